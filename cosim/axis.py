@@ -1,0 +1,163 @@
+"""AXI-Stream bus functional models for MyHDL test benches.
+
+`AxisFrame` is the unit of comparison: a list of beats (ints of the bus width)
+plus the cycle at which each beat was transferred.  `AxisSource` drives frames,
+`AxisSink` accepts them (applying backpressure), `AxisMonitor` records frames
+on a bus without driving it.  All three share one base and a `pause` generator:
+a seeded random stream of booleans; where it yields True the source withholds
+tvalid / the sink withholds tready for that cycle.
+
+Timing, identical on both back ends: outputs change half a cycle after the
+rising edge (at the falling edge) and handshakes are sampled at the rising
+edge.  That keeps MyHDL-driven inputs and co-simulated outputs free of races.
+"""
+import collections
+import random
+
+from myhdl import block, instance
+
+
+class AxisFrame:
+    """One frame: `beats` (ints), optional per-beat `tuser`, and transfer `cycles`."""
+
+    __slots__ = ("beats", "tuser", "cycles")
+
+    def __init__(self, beats, tuser=None, cycles=None):
+        self.beats = [int(b) for b in beats]
+        self.tuser = None if tuser is None else [int(u) for u in tuser]
+        self.cycles = cycles
+
+    def __eq__(self, other):
+        return isinstance(other, AxisFrame) and self.beats == other.beats and (
+            self.tuser is None or other.tuser is None or self.tuser == other.tuser)
+
+    def __len__(self):
+        return len(self.beats)
+
+    def __repr__(self):
+        head = ", ".join(f"{b:#x}" for b in self.beats[:3])
+        more = f", ... ({len(self.beats)} beats)" if len(self.beats) > 3 else ""
+        return f"AxisFrame([{head}{more}])"
+
+
+def pause_generator(probability, seed=0, burst=1):
+    """Endless booleans: True (pause) with the given probability, in bursts of `burst` cycles."""
+    rng = random.Random(seed)
+    while True:
+        if probability > 0 and rng.random() < probability:
+            for _ in range(rng.randint(1, burst)):
+                yield True
+        else:
+            yield False
+
+
+class _AxisBase:
+    def __init__(self, clk, tdata, tvalid, tready, tlast, tuser=None, pause=None, name=""):
+        self.clk, self.tdata, self.tvalid, self.tready, self.tlast, self.tuser = clk, tdata, tvalid, tready, tlast, tuser
+        self.pause = pause
+        self.name = name
+        self.cycle = 0
+
+    def _paused(self):
+        return next(self.pause) if self.pause is not None else False
+
+
+class AxisSource(_AxisBase):
+    """Drives queued frames onto s_axis-style inputs of a design."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.queue = collections.deque()
+        self.sent = []
+        self.beats_sent = 0
+
+    def send(self, frame):
+        self.queue.append(frame if isinstance(frame, AxisFrame) else AxisFrame(frame))
+
+    def idle(self):
+        return not self.queue and not self._busy
+
+    @block
+    def inst(self):
+        self._busy = False
+
+        @instance
+        def drive():
+            frame, index, cycles = None, 0, []
+            while True:
+                yield self.clk.posedge
+                self.cycle += 1
+                if self.tvalid and self.tready:
+                    cycles.append(self.cycle)
+                    self.beats_sent += 1
+                    index += 1
+                    if index == len(frame.beats):
+                        frame.cycles = cycles
+                        self.sent.append(frame)
+                        frame, index, cycles = None, 0, []
+                yield self.clk.negedge
+                if frame is None and self.queue:
+                    frame = self.queue.popleft()
+                self._busy = frame is not None
+                if frame is not None and not self._paused():
+                    self.tdata.next = frame.beats[index]
+                    self.tlast.next = index == len(frame.beats) - 1
+                    if self.tuser is not None:
+                        self.tuser.next = frame.tuser[index] if frame.tuser else 0
+                    self.tvalid.next = 1
+                else:
+                    self.tvalid.next = 0
+        return drive
+
+
+class AxisSink(_AxisBase):
+    """Accepts frames from m_axis-style outputs of a design, with optional backpressure."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.frames = []
+        self.beats_received = 0
+
+    @block
+    def inst(self):
+        @instance
+        def accept():
+            beats, users, cycles = [], [], []
+            while True:
+                yield self.clk.posedge
+                self.cycle += 1
+                if self.tvalid and self.tready:
+                    beats.append(int(self.tdata))
+                    users.append(int(self.tuser) if self.tuser is not None else 0)
+                    cycles.append(self.cycle)
+                    self.beats_received += 1
+                    if self.tlast:
+                        self.frames.append(AxisFrame(beats, users if self.tuser is not None else None, cycles))
+                        beats, users, cycles = [], [], []
+                yield self.clk.negedge
+                self.tready.next = not self._paused()
+        return accept
+
+
+class AxisMonitor(_AxisBase):
+    """Records every frame transferred on a bus; drives nothing."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.frames = []
+
+    @block
+    def inst(self):
+        @instance
+        def watch():
+            beats, cycles = [], []
+            while True:
+                yield self.clk.posedge
+                self.cycle += 1
+                if self.tvalid and self.tready:
+                    beats.append(int(self.tdata))
+                    cycles.append(self.cycle)
+                    if self.tlast:
+                        self.frames.append(AxisFrame(beats, None, cycles))
+                        beats, cycles = [], []
+        return watch

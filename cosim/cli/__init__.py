@@ -1,0 +1,43 @@
+"""The `prism` command.  Each sub-command lives in its own module of this package
+and defines `add_parser(subparsers)` and `run(args) -> int`."""
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "fabric", "package", "topo")
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+def _available():
+    mods = {}
+    for name in SUBCOMMANDS:
+        try:
+            mods[name] = importlib.import_module(f"cosim.cli.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"cosim.cli.{name}":
+                raise
+    return mods
+
+
+def main(argv=None):
+    mods = _available()
+    parser = argparse.ArgumentParser(prog="prism", description="PRISM collective-node verification kit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for mod in mods.values():
+        mod.add_parser(sub)
+    args = parser.parse_args(argv)
+    try:
+        return mods[args.command].run(args) or 0
+    except UsageError as e:
+        print(f"prism {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prism: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Clock and reset generators shared by every test bench."""
+from myhdl import block, delay, instance
+
+CLOCK_PERIOD = 10  # simulation time units per cycle; edges at multiples of 5
+
+
+@block
+def clock_gen(clk, period=CLOCK_PERIOD):
+    half = period // 2
+
+    @instance
+    def tick():
+        while True:
+            yield delay(half)
+            clk.next = not clk
+    return tick
+
+
+@block
+def reset_pulse(clk, rst, cycles=2):
+    """Hold `rst` active for `cycles` rising edges, releasing it at a falling edge."""
+    @instance
+    def pulse():
+        rst.next = rst.active
+        for _ in range(cycles):
+            yield clk.posedge
+        yield clk.negedge
+        rst.next = not rst.active
+    return pulse

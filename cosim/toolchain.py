@@ -1,0 +1,215 @@
+"""MyHDL block -> Verilog -> Icarus, run under MyHDL's `Cosimulation`.
+
+`cosim_factory(block_func)` returns a function with the same name and signature
+as the MyHDL block.  Called with the caller's signals, it
+
+1. converts the block (with fresh copies of those signals, so the caller's are
+   left untouched) into a build folder per parameter set,
+   `build/cosim/<block>-<key>/`, where the key hashes the HDL sources, the
+   non-signal parameters, the port types and widths and the MyHDL version: a
+   changed source or parameter gives a new folder, an unchanged one is reused;
+2. compiles it with `iverilog` (once per folder);
+3. returns a `Cosimulation` that runs `vvp` with `myhdl.vpi`, connected to the
+   caller's signals by port name.
+
+A waveform is written when one is requested with `waves(path)` (both back
+ends: `run()` traces the MyHDL simulation, and the Icarus test bench dumps the
+converted design's own signals through a `+vcd=` plus-argument).
+"""
+import contextlib
+import copy
+import fcntl
+import functools
+import hashlib
+import inspect
+import os
+import subprocess
+import sys
+
+import myhdl
+from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
+
+from .vpi import ToolchainError, require_tool, require_vpi
+
+_HDL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hdl")
+TOOLCHAIN_VERSION = "1"  # bump when the generated files change shape
+
+_waves_path = None
+
+
+def build_root():
+    """Folder for converted/compiled designs: $PRISM_BUILD_DIR or <project>/build."""
+    env = os.environ.get("PRISM_BUILD_DIR")
+    if env:
+        return env
+    return os.path.join(os.path.dirname(_HDL_DIR), "build")
+
+
+@contextlib.contextmanager
+def waves(path):
+    """Within this context, simulations write a VCD file at `path` (None: no waves)."""
+    global _waves_path
+    old, _waves_path = _waves_path, (os.path.abspath(path) if path else None)
+    if _waves_path:
+        os.makedirs(os.path.dirname(_waves_path), exist_ok=True)
+    try:
+        yield _waves_path
+    finally:
+        _waves_path = old
+
+
+def current_waves():
+    return _waves_path
+
+
+def _unwrap(block_func):
+    """The plain Python function behind a MyHDL @block."""
+    return getattr(block_func, "func", block_func)
+
+
+def _is_signal(v):
+    return isinstance(v, myhdl._Signal._Signal)
+
+
+def _port_descr(s):
+    v = s._init
+    if isinstance(v, bool) or s._nrbits == 0:
+        return ("bool", type(s).__name__)
+    return (type(v).__name__, len(v), v.min, v.max, type(s).__name__)
+
+
+def _fresh(s):
+    """An unconnected copy of signal `s` (same type, width and initial value)."""
+    init = copy.copy(s._init)
+    if isinstance(s, ResetSignal):
+        return ResetSignal(init, active=s.active, isasync=s.isasync)
+    return Signal(init)
+
+
+@functools.lru_cache(maxsize=None)
+def _hdl_source_digest(mtime_key):
+    h = hashlib.sha256()
+    for root, _, files in os.walk(_HDL_DIR):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                with open(os.path.join(root, f), "rb") as fh:
+                    h.update(f.encode() + fh.read())
+    return h.hexdigest()
+
+
+def hdl_source_digest():
+    mt = tuple(sorted((f, os.path.getmtime(os.path.join(r, f)))
+                      for r, _, fs in os.walk(_HDL_DIR) for f in fs if f.endswith(".py")))
+    return _hdl_source_digest(mt)
+
+
+def _bind(block_func, args, kwargs):
+    sig = inspect.signature(_unwrap(block_func))
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound
+
+
+def design_key(block_func, bound):
+    parts = [TOOLCHAIN_VERSION, myhdl.__version__, hdl_source_digest(), _unwrap(block_func).__module__,
+             _unwrap(block_func).__name__]
+    for name, v in bound.arguments.items():
+        parts.append(f"{name}={_port_descr(v) if _is_signal(v) else repr(v)}")
+    return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:16]
+
+
+_VCD_HOOK = """
+initial begin : prism_waves
+    reg [8*1024-1:0] prism_vcd_file;
+    if ($value$plusargs("vcd=%s", prism_vcd_file)) begin
+        $dumpfile(prism_vcd_file);
+        $dumpvars(0, {tb});
+    end
+end
+"""
+
+
+def build(block_func, *args, **kwargs):
+    """Convert and compile the block for these arguments; return (folder, module name, bound args)."""
+    bound = _bind(block_func, args, kwargs)
+    name = _unwrap(block_func).__name__
+    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}")
+    vvp = os.path.join(folder, f"{name}.vvp")
+    if os.path.exists(vvp):
+        return folder, name, bound
+    require_tool("iverilog")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers may ask for the same design
+        if os.path.exists(vvp):
+            return folder, name, bound
+        fresh = [(_fresh(v) if _is_signal(v) else v) for v in bound.args]
+        fresh_kw = {k: (_fresh(v) if _is_signal(v) else v) for k, v in bound.kwargs.items()}
+        inst = block_func(*fresh, **fresh_kw)
+        inst.convert(hdl="Verilog", path=folder, name=name, initial_values=True, testbench=True)
+        tb = os.path.join(folder, f"tb_{name}.v")
+        with open(tb) as fh:
+            text = fh.read()
+        head, _, _ = text.rpartition("endmodule")
+        with open(tb, "w") as fh:
+            fh.write(head + _VCD_HOOK.format(tb=f"tb_{name}") + "\nendmodule\n")
+        r = subprocess.run(["iverilog", "-o", vvp + ".tmp", "-s", f"tb_{name}", f"{name}.v", f"tb_{name}.v"],
+                           cwd=folder, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise ToolchainError(f"iverilog could not compile {folder}/{name}.v:\n{r.stderr.strip()}")
+        os.replace(vvp + ".tmp", vvp)
+    return folder, name, bound
+
+
+def cosimulate(block_func, *args, **kwargs):
+    """A `Cosimulation` of the converted block, wired to the caller's signals."""
+    vpi = require_vpi()
+    folder, name, bound = build(block_func, *args, **kwargs)
+    ports = {k: v for k, v in bound.arguments.items() if _is_signal(v)}
+    cmd = f"vvp -n -M {os.path.dirname(vpi)} -m myhdl {os.path.join(folder, name + '.vvp')}"
+    if _waves_path:
+        cmd += f" +vcd={_waves_path}"
+    return Cosimulation(cmd, **ports)
+
+
+def cosim_factory(block_func):
+    """A function with the block's name and signature that returns its Icarus co-simulation."""
+    plain = _unwrap(block_func)
+
+    @functools.wraps(plain)
+    def factory(*args, **kwargs):
+        return cosimulate(block_func, *args, **kwargs)
+
+    factory.__signature__ = inspect.signature(plain)
+    factory.hdl_block = block_func
+    return factory
+
+
+BACKENDS = ("myhdl", "icarus")
+
+
+def select(block_func, backend):
+    """The block itself (backend 'myhdl') or its co-simulation factory ('icarus')."""
+    if backend == "myhdl":
+        return block_func
+    if backend == "icarus":
+        return cosim_factory(block_func)
+    raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def run(top, duration=None, backend="myhdl"):
+    """Run a test-bench @block instance to completion (or `duration`).
+
+    With a waves path set and backend 'myhdl', the MyHDL simulation is traced
+    into that VCD; with 'icarus' the co-simulated design writes it.
+    """
+    if _waves_path and backend == "myhdl":
+        top.config_sim(trace=True, directory=os.path.dirname(_waves_path),
+                       filename=os.path.splitext(os.path.basename(_waves_path))[0])
+    try:
+        top.run_sim(duration=duration, quiet=1)
+    finally:
+        top.quit_sim()
+        if _waves_path and backend == "myhdl":
+            myhdl.traceSignals.directory = None
+            myhdl.traceSignals.filename = None

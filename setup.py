@@ -1,0 +1,35 @@
+"""PRISM collective-node verification kit.
+
+Packages: hdl (MyHDL blocks), golden (bit-exact reference models), ckernels
+(C kernels built through cffi), cosim (conversion, Icarus runner, drivers,
+scoreboards, the `prism` command).
+"""
+import glob
+import os
+
+from setuptools import setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Every ckernels/build_<name>.py defines `ffibuilder`; each becomes ckernels._<name>.
+CFFI_MODULES = sorted(
+    os.path.relpath(p, HERE) + ":ffibuilder"
+    for p in glob.glob(os.path.join(HERE, "ckernels", "build_*.py"))
+)
+
+setup(
+    name="prism-verify",
+    version="0.1.0",
+    description="MyHDL blocks, Icarus co-simulation and bit-exact golden models for in-network collective reduction",
+    python_requires=">=3.11",
+    packages=["hdl", "golden", "ckernels", "cosim", "cosim.cli"],
+    package_data={"ckernels": ["*.h", "*.c"]},
+    setup_requires=["cffi>=1.17"],
+    install_requires=[
+        "myhdl>=0.11.50,<0.12",
+        "numba>=0.68,<0.69",
+        "numpy>=2.0,<2.6",
+        "cffi>=1.17",
+    ],
+    cffi_modules=CFFI_MODULES,
+    entry_points={"console_scripts": ["prism=cosim.cli:main"]},
+)
