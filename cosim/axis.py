@@ -20,12 +20,13 @@ from myhdl import block, instance
 class AxisFrame:
     """One frame: `beats` (ints), optional per-beat `tuser`, and transfer `cycles`."""
 
-    __slots__ = ("beats", "tuser", "cycles")
+    __slots__ = ("beats", "tuser", "cycles", "delay")
 
-    def __init__(self, beats, tuser=None, cycles=None):
+    def __init__(self, beats, tuser=None, cycles=None, delay=0):
         self.beats = [int(b) for b in beats]
         self.tuser = None if tuser is None else [int(u) for u in tuser]
         self.cycles = cycles
+        self.delay = delay   # idle cycles a source waits, after the previous frame, before this one
 
     def __eq__(self, other):
         return isinstance(other, AxisFrame) and self.beats == other.beats and (
@@ -71,8 +72,12 @@ class AxisSource(_AxisBase):
         self.sent = []
         self.beats_sent = 0
 
-    def send(self, frame):
-        self.queue.append(frame if isinstance(frame, AxisFrame) else AxisFrame(frame))
+    def send(self, frame, delay=None):
+        """Queue a frame; `delay` idle cycles (default: the frame's own) go before it."""
+        frame = frame if isinstance(frame, AxisFrame) else AxisFrame(frame)
+        if delay is not None:
+            frame.delay = delay
+        self.queue.append(frame)
 
     def idle(self):
         return not self.queue and not self._busy
@@ -83,7 +88,7 @@ class AxisSource(_AxisBase):
 
         @instance
         def drive():
-            frame, index, cycles = None, 0, []
+            frame, index, cycles, wait = None, 0, [], 0
             while True:
                 yield self.clk.posedge
                 self.cycle += 1
@@ -96,10 +101,17 @@ class AxisSource(_AxisBase):
                         self.sent.append(frame)
                         frame, index, cycles = None, 0, []
                 yield self.clk.negedge
+                # one pause draw per cycle, busy or not, so a pause pattern is a function of
+                # the cycle number alone (the batched test bench replays it from a file)
+                paused = self._paused()
                 if frame is None and self.queue:
                     frame = self.queue.popleft()
+                    wait = frame.delay
                 self._busy = frame is not None
-                if frame is not None and not self._paused():
+                if wait > 0:
+                    wait -= 1
+                    self.tvalid.next = 0
+                elif frame is not None and not paused:
                     self.tdata.next = frame.beats[index]
                     self.tlast.next = index == len(frame.beats) - 1
                     if self.tuser is not None:

@@ -1,0 +1,165 @@
+"""Node scoreboard: input monitors -> golden node model -> compare with output monitors.
+
+Inputs are the frames seen on the two receive streams (AxisFrame with the cycle
+of every beat).  Their admission order is the order of their last beats, port 0
+first in a tie (docs/protocol.md), which is all the golden model needs.
+CONTROL responses are compared in order; RESULT frames per TX port as a set
+keyed by (op_id, generation, offset), since blocks may complete in any order.
+
+A mismatch report names the first differing element: operation, element
+index, range, lane, contributors in admission order, expected and actual bits
+with their decoded values, and the cycle at which the frame left the node.
+"""
+from dataclasses import dataclass, field
+from typing import List
+
+from golden import protocol as P
+from golden.node_model import NodeModel
+
+
+@dataclass
+class Mismatch:
+    kind: str                 # 'result-value', 'result-missing', 'result-unexpected', 'response', 'malformed'
+    port: int
+    message: str
+    op_id: int = None
+    element: int = None
+    expected: object = None
+    actual: object = None
+    cycle: int = None
+
+    def __str__(self):
+        return f"[TX{self.port}] {self.kind}: {self.message}"
+
+
+@dataclass
+class ScoreboardReport:
+    mismatches: List[Mismatch] = field(default_factory=list)
+    results_checked: int = 0
+    elements_checked: int = 0
+    responses_checked: int = 0
+
+    @property
+    def ok(self):
+        return not self.mismatches
+
+    def first(self):
+        return self.mismatches[0] if self.mismatches else None
+
+    def verdict(self):
+        if self.ok:
+            return (f"PASS: {self.results_checked} RESULT frames, {self.elements_checked} elements and "
+                    f"{self.responses_checked} CONTROL responses bit-exact against the golden model")
+        return f"FAIL: {len(self.mismatches)} mismatches; first: {self.mismatches[0]}"
+
+
+def _describe(fmt, v, kulisch_w):
+    from golden.formats import decode
+    if fmt == P.FMT_EXACT:
+        state, flags = v
+        signed = state - (1 << kulisch_w) if state >> (kulisch_w - 1) else state
+        return f"exact state {state:#x} (= {signed} * 2^-149) flags {flags:#x}"
+    name = P.FORMAT_NAMES[fmt]
+    width = P.ELEMENT_BITS[fmt] // 4
+    try:
+        val = decode(name, v)
+        val = float(val) if not isinstance(val, str) else val
+    except Exception:  # a value the decoder cannot represent is still reported by its bits
+        val = "?"
+    return f"{name} {v:#0{width + 2}x} ({val})"
+
+
+class NodeScoreboard:
+    def __init__(self, capacity=4096, kulisch_w=320, ports=2):
+        self.kulisch_w = kulisch_w
+        self.model = NodeModel(capacity=capacity, kulisch_w=kulisch_w, ports=ports)
+        self.ports = ports
+        self.inputs = []          # (last cycle, port, AxisFrame)
+        self.log = []             # transaction log entries (dicts)
+
+    def record_input(self, port, frame):
+        self.inputs.append((frame.cycles[-1] if frame.cycles else 0, port, frame))
+
+    def predict(self):
+        """Feed the recorded inputs to the model in admission order; expected outputs per port."""
+        expected = {p: {"responses": [], "results": {}} for p in range(self.ports)}
+        for cycle, port, frame in sorted(self.inputs, key=lambda t: (t[0], t[1])):
+            self.log.append({"dir": "in", "port": port, "cycle": cycle, "beats": len(frame.beats),
+                             "header": f"{frame.beats[0]:#x}"})
+            for out in self.model.receive(port, frame.beats):
+                if isinstance(out.frame, P.Response):
+                    expected[out.port]["responses"].append(out.frame)
+                else:
+                    key = (out.frame.op_id, out.frame.generation, out.frame.offset)
+                    expected[out.port]["results"][key] = out.frame
+        return expected
+
+    def contributors_of(self, op_id, generation, element):
+        op = self.model.operations.get((op_id, generation))
+        return [] if op is None else [c for c, _ in op.admissions.get(element, [])]
+
+    def compare(self, tx_frames):
+        """tx_frames: {port: [AxisFrame]} as received by the sinks."""
+        expected = self.predict()
+        report = ScoreboardReport()
+        for port in range(self.ports):
+            exp_resp = list(expected[port]["responses"])
+            exp_res = dict(expected[port]["results"])
+            got_resp = []
+            for frame in tx_frames.get(port, []):
+                leave = frame.cycles[-1] if frame.cycles else None
+                self.log.append({"dir": "out", "port": port, "cycle": leave, "beats": len(frame.beats),
+                                 "header": f"{frame.beats[0]:#x}"})
+                try:
+                    obj = P.decode(frame.beats, self.kulisch_w)
+                except P.MalformedFrame as e:
+                    report.mismatches.append(Mismatch("malformed", port, f"undecodable frame leaving at cycle {leave}: {e}", cycle=leave))
+                    continue
+                if isinstance(obj, P.Response):
+                    got_resp.append((obj, leave))
+                elif isinstance(obj, P.Result):
+                    key = (obj.op_id, obj.generation, obj.offset)
+                    want = exp_res.pop(key, None)
+                    if want is None:
+                        report.mismatches.append(Mismatch("result-unexpected", port,
+                                                          f"RESULT op {obj.op_id} offset {obj.offset} not predicted (cycle {leave})",
+                                                          op_id=obj.op_id, cycle=leave))
+                        continue
+                    report.results_checked += 1
+                    self._compare_result(report, port, want, obj, leave)
+                else:
+                    report.mismatches.append(Mismatch("malformed", port, f"unexpected frame {obj} at cycle {leave}", cycle=leave))
+            for key, want in exp_res.items():
+                report.mismatches.append(Mismatch("result-missing", port,
+                                                  f"RESULT op {key[0]} gen {key[1]} offset {key[2]} never sent",
+                                                  op_id=key[0], element=key[2]))
+            for k in range(max(len(exp_resp), len(got_resp))):
+                want = exp_resp[k] if k < len(exp_resp) else None
+                got, leave = got_resp[k] if k < len(got_resp) else (None, None)
+                report.responses_checked += 1
+                if want != got:
+                    report.mismatches.append(Mismatch("response", port,
+                                                      f"CONTROL response #{k}: expected {want}, got {got} (cycle {leave})",
+                                                      expected=want, actual=got, cycle=leave))
+        return report
+
+    def _compare_result(self, report, port, want, got, leave):
+        exp_el = list(want.elements())
+        got_el = list(got.elements())
+        if [(i, f) for i, f, _ in exp_el] != [(i, f) for i, f, _ in got_el]:
+            report.mismatches.append(Mismatch(
+                "result-value", port,
+                f"RESULT op {want.op_id} offset {want.offset}: group layout differs: expected "
+                f"{[(P.FORMAT_NAMES[f], len(v)) for f, v in want.groups]}, got "
+                f"{[(P.FORMAT_NAMES.get(f, f), len(v)) for f, v in got.groups]} (cycle {leave})",
+                op_id=want.op_id, element=want.offset, cycle=leave))
+            return
+        for (i, fmt, ev), (_, _, gv) in zip(exp_el, got_el):
+            report.elements_checked += 1
+            if ev != gv:
+                contributors = self.contributors_of(want.op_id, want.generation, i)
+                msg = (f"op {want.op_id} element {i} (range {i // P.RANGE_ELEMS}, lane {i % P.RANGE_ELEMS}), "
+                       f"contributors {contributors}: expected {_describe(fmt, ev, self.kulisch_w)}, "
+                       f"got {_describe(fmt, gv, self.kulisch_w)}; frame left TX{port} at cycle {leave}")
+                report.mismatches.append(Mismatch("result-value", port, msg, op_id=want.op_id, element=i,
+                                                  expected=ev, actual=gv, cycle=leave))

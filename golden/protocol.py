@@ -1,0 +1,273 @@
+"""Frame encoders and decoders for the PRISM SINGLE node (docs/protocol.md).
+
+A frame on the wire is a list of 512-bit beats (Python ints), header first,
+`tlast` on the last one.  Every field position lives in the FIELDS table at
+the top, which is the one place the bit layout is written down in code.
+"""
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+BEAT_BITS = 512
+RANGE_ELEMS = 16          # elements per range / tile (one 16-lane slice row)
+BLOCK_ELEMS = 256         # elements per RESULT frame (16 ranges)
+MAX_PAYLOAD_BEATS = 256   # frame bank: 1 header + 256 payload beats
+MAX_CONTRIBUTORS = 8
+MAX_GROUPS = 16
+
+# --- field layout: name -> (lsb, width) ---------------------------------------
+FIELDS = {
+    "class": (0, 4),
+    "opcode": (4, 4),
+    "op_id": (8, 8),
+    "generation": (16, 16),
+    # STAGE
+    "policy": (32, 2),
+    "in_format": (36, 2),
+    "result_format": (40, 3),
+    "mode": (44, 1),
+    "count": (48, 13),        # STAGE: element count E
+    "contributors": (64, 8),
+    "recipients": (80, 2),
+    # DATA
+    "contributor": (32, 3),
+    "data_format": (36, 2),
+    "offset": (48, 13),       # DATA / RESULT element offset
+    "n": (64, 13),            # DATA / RESULT element count
+    # RESULT
+    "groups": (80, 5),
+    # response
+    "reason": (32, 8),
+    "request_opcode": (40, 4),
+}
+GROUP_DESC_LSB = 256   # group g descriptor at [256+16g +: 16]: format [2:0], count [15:3]
+
+CLASS_CONTROL, CLASS_DATA, CLASS_RESULT = 1, 2, 3
+OP_STAGE, OP_COMMIT, OP_ACK, OP_NACK = 1, 2, 8, 9
+POLICY_KULISCH, POLICY_FP32_ARRIVAL = 0, 1
+POLICY_NAMES = {POLICY_KULISCH: "kulisch", POLICY_FP32_ARRIVAL: "fp32-arrival"}
+MODE_REDUCE, MODE_ALLREDUCE = 0, 1
+
+FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32, FMT_EXACT, FMT_AUTO = range(6)
+FORMAT_NAMES = {FMT_INT8: "int8", FMT_FP16: "fp16", FMT_BF16: "bf16", FMT_FP32: "fp32",
+                FMT_EXACT: "exact", FMT_AUTO: "auto"}
+FORMAT_CODES = {v: k for k, v in FORMAT_NAMES.items()}
+ELEMENT_BITS = {FMT_INT8: 8, FMT_FP16: 16, FMT_BF16: 16, FMT_FP32: 32}
+ELEMS_PER_BEAT = {f: BEAT_BITS // w for f, w in ELEMENT_BITS.items()}
+
+# reason codes (CONTROL responses)
+OK, BAD_OPCODE, BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS, BAD_RECIPIENTS, \
+    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH = range(11)
+REASON_NAMES = ["OK", "BAD_OPCODE", "BAD_POLICY", "BAD_FORMAT", "BAD_COUNT", "BAD_CONTRIBUTORS",
+                "BAD_RECIPIENTS", "NO_STAGED", "STAGED_MISMATCH", "BUSY", "BAD_LENGTH"]
+
+# DATA drop reasons, in validation order (docs/protocol.md)
+DROP_REASONS = ("too_long", "no_operation", "wrong_op", "stale_generation", "bad_contributor",
+                "bad_format", "bad_range", "bad_length", "duplicate")
+
+EXACT_FLAG_LSB = 508   # {overflow, neg_inf, pos_inf, nan} at [511:508]
+
+
+def get_field(beat, name):
+    lsb, width = FIELDS[name]
+    return (beat >> lsb) & ((1 << width) - 1)
+
+
+def set_field(beat, name, value):
+    lsb, width = FIELDS[name]
+    if not 0 <= value < (1 << width):
+        raise ValueError(f"field {name} = {value} does not fit {width} bits")
+    return (beat & ~(((1 << width) - 1) << lsb)) | (value << lsb)
+
+
+def _header(**fields):
+    beat = 0
+    for k, v in fields.items():
+        beat = set_field(beat, k, v)
+    return beat
+
+
+def pack_elements(values, fmt):
+    """Pack element bit patterns into beats (element j at [w*(j%P) +: w] of beat j//P)."""
+    w, per = ELEMENT_BITS[fmt], ELEMS_PER_BEAT[fmt]
+    mask = (1 << w) - 1
+    beats = []
+    for start in range(0, len(values), per):
+        beat = 0
+        for j, v in enumerate(values[start:start + per]):
+            beat |= (int(v) & mask) << (w * j)
+        beats.append(beat)
+    return beats
+
+
+def unpack_elements(beats, fmt, n):
+    w, per = ELEMENT_BITS[fmt], ELEMS_PER_BEAT[fmt]
+    mask = (1 << w) - 1
+    return [(beats[j // per] >> (w * (j % per))) & mask for j in range(n)]
+
+
+def payload_beats(fmt, n):
+    per = ELEMS_PER_BEAT[fmt]
+    return -(-n // per)
+
+
+# --- frame objects ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stage:
+    op_id: int
+    generation: int
+    policy: int
+    in_format: int
+    result_format: int
+    mode: int
+    count: int
+    contributors: int
+    recipients: int
+
+    def encode(self):
+        return [_header(**{"class": CLASS_CONTROL, "opcode": OP_STAGE, "op_id": self.op_id,
+                           "generation": self.generation, "policy": self.policy,
+                           "in_format": self.in_format, "result_format": self.result_format,
+                           "mode": self.mode, "count": self.count, "contributors": self.contributors,
+                           "recipients": self.recipients})]
+
+
+@dataclass(frozen=True)
+class Commit:
+    op_id: int
+    generation: int
+
+    def encode(self):
+        return [_header(**{"class": CLASS_CONTROL, "opcode": OP_COMMIT, "op_id": self.op_id,
+                           "generation": self.generation})]
+
+
+@dataclass(frozen=True)
+class Response:
+    ack: bool
+    op_id: int
+    generation: int
+    reason: int
+    request_opcode: int
+
+    def encode(self):
+        return [_header(**{"class": CLASS_CONTROL, "opcode": OP_ACK if self.ack else OP_NACK,
+                           "op_id": self.op_id, "generation": self.generation, "reason": self.reason,
+                           "request_opcode": self.request_opcode})]
+
+    def __str__(self):
+        word = "ACK" if self.ack else f"NACK {REASON_NAMES[self.reason] if self.reason < len(REASON_NAMES) else self.reason}"
+        return f"{word} op {self.op_id} gen {self.generation} (request opcode {self.request_opcode})"
+
+
+@dataclass(frozen=True)
+class Data:
+    op_id: int
+    generation: int
+    contributor: int
+    fmt: int
+    offset: int
+    values: Tuple[int, ...]
+    n: Optional[int] = None   # element count in the header; defaults to len(values)
+
+    def encode(self):
+        n = len(self.values) if self.n is None else self.n
+        head = _header(**{"class": CLASS_DATA, "op_id": self.op_id, "generation": self.generation,
+                          "contributor": self.contributor, "data_format": self.fmt,
+                          "offset": self.offset, "n": n})
+        return [head] + pack_elements(self.values, self.fmt)
+
+
+@dataclass(frozen=True)
+class Result:
+    """A RESULT frame.  `groups` is a tuple of (format code, tuple of element values);
+    EXACT values are (state, flags) pairs with state the W-bit two's-complement pattern."""
+    op_id: int
+    generation: int
+    offset: int
+    groups: Tuple[Tuple[int, Tuple], ...] = field(default_factory=tuple)
+
+    @property
+    def count(self):
+        return sum(len(v) for _, v in self.groups)
+
+    def elements(self):
+        """(global index, format code, value) for every element."""
+        i = self.offset
+        for fmt, values in self.groups:
+            for v in values:
+                yield i, fmt, v
+                i += 1
+
+    def encode(self, kulisch_w=320):
+        if not 1 <= len(self.groups) <= MAX_GROUPS:
+            raise ValueError(f"a RESULT frame holds 1..{MAX_GROUPS} groups, not {len(self.groups)}")
+        head = _header(**{"class": CLASS_RESULT, "op_id": self.op_id, "generation": self.generation,
+                          "offset": self.offset, "n": self.count, "groups": len(self.groups)})
+        beats = []
+        for g, (fmt, values) in enumerate(self.groups):
+            head |= (fmt | (len(values) << 3)) << (GROUP_DESC_LSB + 16 * g)
+            if fmt == FMT_EXACT:
+                mask = (1 << kulisch_w) - 1
+                beats += [(state & mask) | (flags << EXACT_FLAG_LSB) for state, flags in values]
+            else:
+                beats += pack_elements(values, fmt)
+        return [head] + beats
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    frame_class: int
+    beats: int
+
+
+class MalformedFrame(ValueError):
+    """A frame that cannot be decoded (the node drops and counts it)."""
+
+
+def decode(beats, kulisch_w=320):
+    """Decode a frame (list of beats) into one of the frame objects above."""
+    if not beats:
+        raise MalformedFrame("empty frame")
+    head = beats[0]
+    cls, opc = get_field(head, "class"), get_field(head, "opcode")
+    op_id, gen = get_field(head, "op_id"), get_field(head, "generation")
+    if cls == CLASS_CONTROL:
+        if opc == OP_STAGE:
+            return Stage(op_id, gen, get_field(head, "policy"), get_field(head, "in_format"),
+                         get_field(head, "result_format"), get_field(head, "mode"), get_field(head, "count"),
+                         get_field(head, "contributors"), get_field(head, "recipients"))
+        if opc == OP_COMMIT:
+            return Commit(op_id, gen)
+        if opc in (OP_ACK, OP_NACK):
+            return Response(opc == OP_ACK, op_id, gen, get_field(head, "reason"), get_field(head, "request_opcode"))
+        raise MalformedFrame(f"CONTROL opcode {opc}")
+    if cls == CLASS_DATA:
+        fmt, n = get_field(head, "data_format"), get_field(head, "n")
+        if len(beats) - 1 < payload_beats(fmt, n):
+            raise MalformedFrame(f"DATA frame of {n} elements has {len(beats) - 1} payload beats")
+        return Data(op_id, gen, get_field(head, "contributor"), fmt, get_field(head, "offset"),
+                    tuple(unpack_elements(beats[1:], fmt, n)))
+    if cls == CLASS_RESULT:
+        ngroups = get_field(head, "groups")
+        groups, pos = [], 1
+        for g in range(ngroups):
+            desc = (head >> (GROUP_DESC_LSB + 16 * g)) & 0xFFFF
+            fmt, cnt = desc & 7, desc >> 3
+            if fmt == FMT_EXACT:
+                mask = (1 << kulisch_w) - 1
+                vals = tuple((b & mask, b >> EXACT_FLAG_LSB) for b in beats[pos:pos + cnt])
+                pos += cnt
+            elif fmt in ELEMENT_BITS:
+                nb = payload_beats(fmt, cnt)
+                vals = tuple(unpack_elements(beats[pos:pos + nb], fmt, cnt))
+                pos += nb
+            else:
+                raise MalformedFrame(f"RESULT group {g} has format code {fmt}")
+            if len(vals) != cnt:
+                raise MalformedFrame(f"RESULT group {g} is truncated")
+            groups.append((fmt, vals))
+        if pos != len(beats):
+            raise MalformedFrame(f"RESULT frame has {len(beats)} beats, its groups need {pos}")
+        return Result(op_id, gen, get_field(head, "offset"), tuple(groups))
+    return Unsupported(cls, len(beats))
