@@ -43,6 +43,8 @@ class BatchResult:
     wall_seconds: float            # simulator process only (not stimulus writing / parsing)
     beats_out: int = 0
     log: str = ""
+    input_beats: Dict[str, List[int]] = field(default_factory=dict)   # cycle of every accepted input beat
+    counters: Dict[int, int] = field(default_factory=dict)            # counter_select -> value (sweep)
 
     @property
     def cycles_per_second(self):
@@ -71,7 +73,7 @@ def _stream_prefixes(ports, kind):
     return sorted(p[: -len("_tdata")] for p in ports if p.startswith(pre) and p.endswith("_tdata"))
 
 
-def _tb_source(module, ports, ins, outs, reset_cycles):
+def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     if "clk" not in ports:
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
@@ -91,6 +93,11 @@ def _tb_source(module, ports, ins, outs, reset_cycles):
               f"reg in{k}_busy = 0;", f"reg in{k}_paused;"]
     for k, p in enumerate(outs):
         L += [f"reg out{k}_pause [0:{MAX_CYCLES - 1}];"]
+    sweep = bool(counter_sweep) and "counter_select" in ports and "counter_value" in ports
+    if sweep:
+        selects, hold = counter_sweep
+        L += [f"reg [31:0] sweep_sel [0:{len(selects) - 1}];", "integer sweep_i = 0, sweep_hold = 0;",
+              "reg sweep_on = 0, do_sweep = 0;"]
     L.append(f"{module} dut({', '.join(conn)});")
     L.append("always #5 clk = ~clk;")
     L.append("initial begin")
@@ -106,12 +113,26 @@ def _tb_source(module, ports, ins, outs, reset_cycles):
     for k in range(len(outs)):
         L.append(f'  if ($value$plusargs("out{k}_pause=%s", path)) $readmemh(path, out{k}_pause);')
     L.append('  if ($value$plusargs("vcd=%s", path)) begin $dumpfile(path); $dumpvars(0, batch_tb); end')
+    if sweep:
+        L.append('  if ($test$plusargs("sweep")) do_sweep = 1;')
+        L += [f"  sweep_sel[{i}] = {sel};" for i, sel in enumerate(selects)]
     L.append("end")
     # rising edge: count the cycle, take handshakes, log output beats
     L.append("always @(posedge clk) begin")
+    if sweep:
+        # after the run: hold each counter_select for `hold` rising edges, then log the value
+        L.append("  if (sweep_on) begin")
+        L.append("    sweep_hold = sweep_hold + 1;")
+        L.append(f"    if (sweep_hold == {hold}) begin")
+        L.append('      $fwrite(fd, "c %0d %0d\\n", sweep_sel[sweep_i], counter_value);')
+        L.append("      sweep_i = sweep_i + 1; sweep_hold = 0;")
+        L.append(f"      if (sweep_i == {len(selects)}) begin $fclose(fd); $finish; end")
+        L.append("    end")
+        L.append("  end else begin")
     L.append("  cycle = cycle + 1;")
     for k, p in enumerate(ins):
         L.append(f"  if ({p}_tvalid && {p}_tready) begin")
+        L.append(f'    if (capture) $fwrite(fd, "i {k} %0d\\n", cycle);')
         L.append(f"    if ({p}_tlast) begin in{k}_busy = 0; in{k}_f = in{k}_f + 1; end")
         L.append(f"    in{k}_b = in{k}_b + 1;")
         L.append("  end")
@@ -124,12 +145,19 @@ def _tb_source(module, ports, ins, outs, reset_cycles):
     busy = " || ".join(act or ["0"])
     L.append(f"  if (({done}) && !({busy})) idle = idle + 1; else idle = 0;")
     L.append("  if (cycle >= max_cycles || (idle_stop > 0 && idle >= idle_stop)) begin")
-    L.append('    if (fd) begin $fwrite(fd, "end %0d\\n", cycle); $fclose(fd); end')
-    L.append("    $finish;")
+    L.append('    if (fd) $fwrite(fd, "end %0d\\n", cycle);')
+    if sweep:
+        L.append("    if (do_sweep) sweep_on = 1; else begin $fclose(fd); $finish; end")
+    else:
+        L.append("    $fclose(fd); $finish;")
     L.append("  end")
+    if sweep:
+        L.append("  end")
     L.append("end")
     # falling edge: release reset, draw pauses, drive sources and sink readies
     L.append("always @(negedge clk) begin")
+    if sweep:
+        L.append("  if (sweep_on) counter_select = sweep_sel[sweep_i];")
     if "rst" in ports:
         L.append(f"  if (cycle >= {reset_cycles}) rst = 0;")
     for k, p in enumerate(ins):
@@ -151,7 +179,9 @@ def _tb_source(module, ports, ins, outs, reset_cycles):
 class BatchDesign:
     """A converted block plus its generated test bench, compiled for one simulator."""
 
-    def __init__(self, block_func, *args, simulator="icarus", reset_cycles=2, **kwargs):
+    def __init__(self, block_func, *args, simulator="icarus", reset_cycles=2, counter_sweep=None, **kwargs):
+        """counter_sweep: (list of counter_select values, hold cycles) read after every run
+        that asks for it, for designs with counter_select / counter_value ports."""
         if simulator not in SIMULATORS:
             raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
         self.folder, self.module, _ = toolchain.build(block_func, *args, **kwargs)
@@ -160,7 +190,7 @@ class BatchDesign:
         self.inputs = _stream_prefixes(self.ports, "in")
         self.outputs = _stream_prefixes(self.ports, "out")
         self.widths = {p: self.ports[f"{p}_tdata"][1] for p in self.inputs + self.outputs}
-        tb = _tb_source(self.module, self.ports, self.inputs, self.outputs, reset_cycles)
+        tb = _tb_source(self.module, self.ports, self.inputs, self.outputs, reset_cycles, counter_sweep)
         self.tb_path = os.path.join(self.folder, f"batch_tb_r{reset_cycles}.v")
         tag = f"{simulator}_r{reset_cycles}"
         self.exe = os.path.join(self.folder, f"batch_{tag}" + (".vvp" if simulator == "icarus" else ""))
@@ -181,7 +211,8 @@ class BatchDesign:
         if r.returncode != 0 or not os.path.exists(self.exe):
             raise ToolchainError(f"{cmd[0]} failed for {self.tb_path}: {r.stderr.strip()[-2000:]}")
 
-    def run(self, stimulus, sink_pause=None, max_cycles=100000, idle_stop=200, capture=True, workdir=None, vcd=None):
+    def run(self, stimulus, sink_pause=None, max_cycles=100000, idle_stop=200, capture=True, workdir=None, vcd=None,
+            sweep_counters=False):
         """stimulus: {input prefix: StreamStimulus}; sink_pause: {output prefix: iterable of bools}."""
         sink_pause = sink_pause or {}
         unknown = (set(stimulus) - set(self.inputs)) | (set(sink_pause) - set(self.outputs))
@@ -213,6 +244,8 @@ class BatchDesign:
             args.append(f"+out{k}_pause={self._pause_file(work, f'out{k}', sink_pause.get(p), npause)}")
         if not capture:
             args.append("+nocapture")
+        if sweep_counters:
+            args.append("+sweep")
         if vcd:
             args.append(f"+vcd={os.path.abspath(vcd)}")
         cmd = (["vvp", "-n", self.exe] if self.simulator == "icarus" else [self.exe]) + args
@@ -237,20 +270,41 @@ class BatchDesign:
     def _parse(self, path, wall, log):
         frames = {p: [] for p in self.outputs}
         partial = {p: ([], []) for p in self.outputs}
+        in_beats = {p: [] for p in self.inputs}
+        counters = {}
         cycles, beats = 0, 0
         if os.path.exists(path):
             with open(path) as fh:
                 for line in fh:
                     parts = line.split()
-                    if parts[0] == "end":
+                    tag = parts[0]
+                    if tag == "end":
                         cycles = int(parts[1])
-                        continue
-                    p = self.outputs[int(parts[0])]
-                    data, cyc = partial[p]
-                    data.append(int(parts[3], 16))
-                    cyc.append(int(parts[1]))
-                    beats += 1
-                    if parts[2] == "1":
-                        frames[p].append(AxisFrame(data, None, cyc))
-                        partial[p] = ([], [])
-        return BatchResult(frames, cycles, wall, beats, log)
+                    elif tag == "i":
+                        in_beats[self.inputs[int(parts[1])]].append(int(parts[2]))
+                    elif tag == "c":
+                        counters[int(parts[1])] = int(parts[2])
+                    else:
+                        p = self.outputs[int(tag)]
+                        data, cyc = partial[p]
+                        data.append(int(parts[3], 16))
+                        cyc.append(int(parts[1]))
+                        beats += 1
+                        if parts[2] == "1":
+                            frames[p].append(AxisFrame(data, None, cyc))
+                            partial[p] = ([], [])
+        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters)
+
+    def input_frame_cycles(self, stimulus, result):
+        """Per input stream: the beat cycles of each accepted frame (by the frames' lengths)."""
+        out = {}
+        for p in self.inputs:
+            cyc = result.input_beats.get(p, [])
+            frames, pos = [], 0
+            for f in stimulus.get(p, StreamStimulus()).frames:
+                if pos + len(f) > len(cyc):
+                    break
+                frames.append(cyc[pos:pos + len(f)])
+                pos += len(f)
+            out[p] = frames
+        return out

@@ -209,7 +209,9 @@ def run(top, duration=None, backend="myhdl"):
     try:
         top.run_sim(duration=duration, quiet=1)
     finally:
-        top.quit_sim()
+        # a StopSimulation has already finalized the run (and closed the co-simulation pipes)
+        if top.sim is not None and not top.sim._finished:
+            top.quit_sim()
         if _waves_path and backend == "myhdl":
             myhdl.traceSignals.directory = None
             myhdl.traceSignals.filename = None

@@ -1,0 +1,207 @@
+"""Run a Scenario through the PRISM node and check it with the scoreboard.
+
+Back ends:
+    myhdl             the MyHDL node simulated by MyHDL
+    icarus            the converted node co-simulated cycle by cycle (MyHDL <-> vvp)
+    batch-icarus      the converted node under native vvp, stimulus from files
+    batch-verilator   the same test bench and files, compiled by Verilator
+
+Every back end sees the same stimulus (frames, start delays, pause patterns
+drawn from the scenario's seed) and reports the same things: the frames that
+left each TX port with their cycles, the cycle at which every input frame's
+last beat was accepted, the counters read at the end, and the cycles run.
+"""
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List
+
+from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
+
+from golden import protocol as P
+
+from . import toolchain
+from .axis import AxisFrame, AxisSink, AxisSource, pause_generator
+from .batch import BatchDesign, StreamStimulus
+from .scoreboard import NodeScoreboard
+from .tbutil import clock_gen, reset_pulse
+
+BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-verilator")
+RESET_CYCLES = 2
+IDLE_STOP = 400            # quiet cycles (all input sent, no output beat) that end a run
+COUNTER_HOLD = 3           # cycles each counter_select is held while sweeping the counters
+
+
+def counter_names():
+    """counter_select index -> the golden model's counter name (per port P = 0, 1)."""
+    from hdl import prism_counters as C
+    names = {}
+    for p in range(2):
+        base = 16 * p
+        names[base + 0] = (p, "control_accepted")
+        names[base + 1] = (p, "data_accepted")
+        for k, reason in enumerate(P.DROP_REASONS):
+            names[base + 2 + k] = (p, f"dropped_{reason}")
+        names[base + C.UNSUPPORTED] = (p, "unsupported")
+        names[base + C.TRUNCATED] = (p, "truncated")
+    names[C.RANGES] = (None, "ranges_completed")
+    names[C.RESULTS] = (None, "results")
+    names[C.RESPONSES] = (None, "responses")
+    return names
+
+
+@dataclass
+class NodeRun:
+    backend: str
+    tx: Dict[int, List[AxisFrame]]
+    rx: Dict[int, List[AxisFrame]]          # input frames, with the cycles their beats were accepted
+    counters: Dict[tuple, int] = field(default_factory=dict)
+    cycles: int = 0
+    wall_seconds: float = 0.0
+
+    def beats_in(self, port):
+        return sum(len(f) for f in self.rx[port])
+
+
+def pause_seeds(seed):
+    return {"src": {p: seed * 8 + p for p in (0, 1)}, "sink": {p: seed * 8 + 4 + p for p in (0, 1)}}
+
+
+def node_signals(width=512):
+    b = lambda: Signal(bool(0))
+    sig = {"clk": b(), "rst": ResetSignal(1, active=1, isasync=False)}
+    for d in ("s", "m"):
+        for p in (0, 1):
+            sig[f"{d}_axis_{p}_tdata"] = Signal(intbv(0)[width:])
+            for n in ("tvalid", "tready", "tlast"):
+                sig[f"{d}_axis_{p}_{n}"] = b()
+    sig["counter_select"] = Signal(intbv(0)[6:])
+    sig["counter_value"] = Signal(intbv(0)[32:])
+    sig["busy"] = b()
+    return sig
+
+
+def _copy_frames(frames):
+    return [AxisFrame(f.beats, delay=f.delay) for f in frames]
+
+
+def run_node(scenario, backend="icarus", kulisch_w=320, capacity=4096, max_cycles=200000, vcd=None,
+             read_counters=True):
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if backend.startswith("batch-"):
+        return _run_batched(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters)
+    return _run_per_cycle(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters)
+
+
+def _run_per_cycle(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters):
+    from hdl.prism_node import prism_node
+    sig = node_signals()
+    seeds = pause_seeds(scenario.seed)
+    sources, sinks = {}, {}
+    for p in (0, 1):
+        sources[p] = AxisSource(sig["clk"], sig[f"s_axis_{p}_tdata"], sig[f"s_axis_{p}_tvalid"],
+                                sig[f"s_axis_{p}_tready"], sig[f"s_axis_{p}_tlast"],
+                                pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]))
+        for f in _copy_frames(scenario.frames.get(p, [])):
+            sources[p].send(f)
+        sinks[p] = AxisSink(sig["clk"], sig[f"m_axis_{p}_tdata"], sig[f"m_axis_{p}_tvalid"],
+                            sig[f"m_axis_{p}_tready"], sig[f"m_axis_{p}_tlast"],
+                            pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]))
+    factory = toolchain.select(prism_node, backend)
+    counters = {}
+    state = {"cycles": 0}
+    names = counter_names()
+
+    @block
+    def bench():
+        dut = factory(**sig, KULISCH_W=kulisch_w, CAPACITY=capacity)
+
+        @instance
+        def supervise():
+            idle, cycle = 0, 0
+            clk = sig["clk"]
+            while True:
+                yield clk.posedge
+                cycle += 1
+                active = any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"] for p in (0, 1))
+                done = all(sources[p].idle() for p in (0, 1)) and cycle > RESET_CYCLES + 1
+                idle = idle + 1 if done and not active else 0
+                if idle >= IDLE_STOP or cycle >= max_cycles:
+                    break
+            state["cycles"] = cycle
+            if read_counters:
+                for sel in sorted(names):
+                    yield clk.negedge
+                    sig["counter_select"].next = sel
+                    for _ in range(COUNTER_HOLD):
+                        yield clk.posedge
+                    counters[names[sel]] = int(sig["counter_value"])
+            raise StopSimulation
+
+        return (dut, clock_gen(sig["clk"]), reset_pulse(sig["clk"], sig["rst"], RESET_CYCLES),
+                sources[0].inst(), sources[1].inst(), sinks[0].inst(), sinks[1].inst(), supervise)
+
+    t0 = time.perf_counter()
+    with toolchain.waves(vcd):
+        toolchain.run(bench(), backend=backend)
+    wall = time.perf_counter() - t0
+    return NodeRun(backend, {p: sinks[p].frames for p in (0, 1)}, {p: sources[p].sent for p in (0, 1)},
+                   counters, state["cycles"], wall)
+
+
+_designs = {}
+
+
+def batch_design(simulator, kulisch_w=320, capacity=4096):
+    from hdl.prism_node import prism_node
+    key = (simulator, kulisch_w, capacity, toolchain.hdl_source_digest())
+    if key not in _designs:
+        sig = node_signals()
+        _designs[key] = BatchDesign(prism_node, **sig, KULISCH_W=kulisch_w, CAPACITY=capacity,
+                                    simulator=simulator, reset_cycles=RESET_CYCLES,
+                                    counter_sweep=(sorted(counter_names()), COUNTER_HOLD))
+    return _designs[key]
+
+
+def _run_batched(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters):
+    design = batch_design(backend.split("-", 1)[1], kulisch_w, capacity)
+    seeds = pause_seeds(scenario.seed)
+    stim = {f"s_axis_{p}": StreamStimulus(_copy_frames(scenario.frames.get(p, [])),
+                                          pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]))
+            for p in (0, 1)}
+    sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]) for p in (0, 1)}
+    res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, vcd=vcd,
+                     sweep_counters=read_counters)
+    names = counter_names()
+    rx = {}
+    per_frame = design.input_frame_cycles(stim, res)
+    for p in (0, 1):
+        frames = stim[f"s_axis_{p}"].frames
+        for f, cyc in zip(frames, per_frame[f"s_axis_{p}"]):
+            f.cycles = cyc
+        rx[p] = frames[:len(per_frame[f"s_axis_{p}"])]
+    counters = {names[k]: v for k, v in res.counters.items() if k in names}
+    return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
+                   res.wall_seconds)
+
+
+def check(scenario, run, kulisch_w=320, capacity=4096):
+    """Scoreboard verdict for a run: RESULT frames, CONTROL responses and counters."""
+    sb = NodeScoreboard(capacity=capacity, kulisch_w=kulisch_w)
+    for p in (0, 1):
+        for f in run.rx[p]:
+            sb.record_input(p, f)
+    report = sb.compare(run.tx)
+    if run.counters:
+        from .scoreboard import Mismatch
+        model = sb.model
+        for (port, name), got in sorted(run.counters.items(), key=lambda kv: (kv[0][0] is None, kv[0])):
+            want = model.counters[port][name] if port is not None else model.node_counters[name]
+            if name == "truncated":
+                continue      # reset mid-frame is not a model event; checked by the reset tests
+            if got != want:
+                report.mismatches.append(Mismatch("counter", port if port is not None else 0,
+                                                  f"counter {name}{'' if port is None else f' (port {port})'}: "
+                                                  f"expected {want}, got {got}", expected=want, actual=got))
+    report.scoreboard = sb
+    return report

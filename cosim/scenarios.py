@@ -1,0 +1,137 @@
+"""Stimulus for the node: operations turned into frames on the two receive ports.
+
+A `Scenario` is static: per port, an ordered list of frames, each with the idle
+cycles that precede it, plus pause probabilities for every stream and a seed.
+Static stimulus is what lets the same scenario run under per-cycle
+co-simulation and under the batched file-driven test bench with identical
+cycle counts.
+"""
+import random
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from golden import protocol as P
+
+from .axis import AxisFrame
+
+DTYPES = {P.FMT_INT8: np.uint8, P.FMT_FP16: np.uint16, P.FMT_BF16: np.uint16, P.FMT_FP32: np.uint32}
+POLICY_CODES = {"kulisch": P.POLICY_KULISCH, "fp32-arrival": P.POLICY_FP32_ARRIVAL}
+
+
+@dataclass
+class Operation:
+    op_id: int
+    generation: int
+    policy: str                 # "kulisch" or "fp32-arrival"
+    in_format: str
+    result_format: str          # int8 fp16 bf16 fp32 exact auto
+    data: np.ndarray            # C x E raw bit patterns; row c is contributor c
+    mode: int = P.MODE_ALLREDUCE
+    recipients: int = 0b11
+    frame_elems: int = 4096     # elements per DATA frame (capped by the frame bank)
+
+    @property
+    def elements(self):
+        return self.data.shape[1]
+
+    @property
+    def contributors(self):
+        return self.data.shape[0]
+
+    def stage(self):
+        return P.Stage(self.op_id, self.generation, POLICY_CODES[self.policy], P.FORMAT_CODES[self.in_format],
+                       P.FORMAT_CODES[self.result_format], self.mode, self.elements,
+                       (1 << self.contributors) - 1, self.recipients)
+
+    def commit(self):
+        return P.Commit(self.op_id, self.generation)
+
+    def data_frames(self, contributor):
+        """DATA frames of one contributor: its row cut into frames that fit a frame bank."""
+        fmt = P.FORMAT_CODES[self.in_format]
+        per_frame = min(self.frame_elems, P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[fmt])
+        per_frame -= per_frame % P.RANGE_ELEMS
+        row = self.data[contributor]
+        return [P.Data(self.op_id, self.generation, contributor, fmt, lo,
+                       tuple(int(x) for x in row[lo:lo + per_frame]))
+                for lo in range(0, self.elements, per_frame)]
+
+
+@dataclass
+class Scenario:
+    seed: int
+    frames: Dict[int, List[AxisFrame]] = field(default_factory=lambda: {0: [], 1: []})
+    source_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
+    sink_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
+    operations: List[Operation] = field(default_factory=list)
+    description: str = ""
+
+    def add(self, port, frame_obj, delay=0):
+        beats = frame_obj.encode() if hasattr(frame_obj, "encode") else list(frame_obj)
+        self.frames[port].append(AxisFrame(beats, delay=delay))
+
+    @property
+    def data_beats(self):
+        return {p: sum(len(f) for f in fs if P.get_field(f.beats[0], "class") == P.CLASS_DATA)
+                for p, fs in self.frames.items()}
+
+
+def random_elements(rng, fmt_name, shape, specials=False):
+    """Random bit patterns of a format; finite unless `specials`."""
+    fmt = P.FORMAT_CODES[fmt_name]
+    w = P.ELEMENT_BITS[fmt]
+    bits = np.array([rng.getrandbits(w) for _ in range(int(np.prod(shape)))], dtype=np.uint64)
+    if not specials and fmt != P.FMT_INT8:
+        exp_shift, exp_mask = {P.FMT_FP16: (10, 0x1F), P.FMT_BF16: (7, 0xFF), P.FMT_FP32: (23, 0xFF)}[fmt]
+        all_ones = ((bits >> exp_shift) & exp_mask) == exp_mask
+        bits[all_ones] ^= np.uint64(1 << exp_shift)    # clear one exponent bit: finite
+    return bits.astype(DTYPES[fmt]).reshape(shape)
+
+
+def collective(op, seed=0, port_of=None, control_port=0, start_delay=0, data_delay=8,
+               source_pause=0.0, sink_pause=0.0, interleave=True, scenario=None):
+    """STAGE + COMMIT on `control_port`, then every contributor's DATA frames.
+
+    Contributor c sends from port `port_of(c)` (default: c % 2).  With
+    `interleave`, both ports send concurrently; otherwise contributors send one
+    at a time (row order = admission order), the other port idle meanwhile.
+    `data_delay` idle cycles separate the COMMIT from the first DATA frame.
+    """
+    sc = scenario or Scenario(seed)
+    port_of = port_of or (lambda c: c % 2)
+    sc.operations.append(op)
+    sc.add(control_port, op.stage(), delay=start_delay)
+    sc.add(control_port, op.commit())
+    ctrl_cycles = start_delay + 2
+    if interleave:
+        first = {0: True, 1: True}
+        for c in range(op.contributors):
+            p = port_of(c)
+            for fr in op.data_frames(c):
+                delay = 0
+                if first[p]:
+                    delay = data_delay + (ctrl_cycles if p != control_port else 0)
+                    first[p] = False
+                sc.add(p, fr, delay=delay)
+    else:
+        # one contributor at a time: the idle port waits for the busy one's beats
+        busy_until = {0: ctrl_cycles, 1: 0}
+        clock = ctrl_cycles + data_delay
+        for c in range(op.contributors):
+            p = port_of(c)
+            for fr in op.data_frames(c):
+                beats = len(fr.encode())
+                sc.add(p, fr, delay=max(0, clock - busy_until[p]))
+                busy_until[p] = clock + beats
+                clock += beats + 4
+    sc.source_pause = {0: source_pause, 1: source_pause}
+    sc.sink_pause = {0: sink_pause, 1: sink_pause}
+    return sc
+
+
+def demo_operation(policy, elements=4096, contributors=4, seed=1, in_format="fp32", result_format="fp32", op_id=1):
+    rng = random.Random(seed)
+    data = random_elements(rng, in_format, (contributors, elements))
+    return Operation(op_id, 1, policy, in_format, result_format, data)
