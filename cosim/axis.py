@@ -82,9 +82,15 @@ class AxisSource(_AxisBase):
     def idle(self):
         return not self.queue and not self._busy
 
+    def abort(self):
+        """Drop the frame in progress at the next falling edge (its link partner was reset)."""
+        self._abort = True
+
     @block
     def inst(self):
         self._busy = False
+        self._abort = False
+        self.aborted = []
 
         @instance
         def drive():
@@ -104,6 +110,11 @@ class AxisSource(_AxisBase):
                 # one pause draw per cycle, busy or not, so a pause pattern is a function of
                 # the cycle number alone (the batched test bench replays it from a file)
                 paused = self._paused()
+                if self._abort:
+                    if frame is not None and index > 0:
+                        self.aborted.append(frame)
+                        frame, index, cycles = None, 0, []
+                    self._abort = False
                 if frame is None and self.queue:
                     frame = self.queue.popleft()
                     wait = frame.delay

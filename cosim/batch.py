@@ -43,7 +43,7 @@ class BatchResult:
     wall_seconds: float            # simulator process only (not stimulus writing / parsing)
     beats_out: int = 0
     log: str = ""
-    input_beats: Dict[str, List[int]] = field(default_factory=dict)   # cycle of every accepted input beat
+    input_beats: Dict[str, list] = field(default_factory=dict)   # (cycle, tlast) per accepted input beat; None: abort
     counters: Dict[int, int] = field(default_factory=dict)            # counter_select -> value (sweep)
 
     @property
@@ -77,7 +77,8 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     if "clk" not in ports:
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
-         "integer max_cycles, idle_stop, idle = 0;", "reg capture = 1;", "reg [8*1024-1:0] path;"]
+         "integer max_cycles, idle_stop, idle = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0;",
+         "integer reset_at [0:63];", "reg capture = 1;", "reg [8*1024-1:0] path;"]
     conn = []
     for name, (direction, width) in ports.items():
         rng = f"[{width - 1}:0] " if width > 1 else ""
@@ -90,7 +91,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         w = ports[f"{p}_tdata"][1]
         L += [f"reg [{w}:0] in{k}_beats [0:{MAX_BEATS - 1}];", f"reg [31:0] in{k}_delay [0:{MAX_FRAMES - 1}];",
               f"reg in{k}_pause [0:{MAX_CYCLES - 1}];", f"integer in{k}_b = 0, in{k}_f = 0, in{k}_nf = 0, in{k}_wait = 0;",
-              f"reg in{k}_busy = 0;", f"reg in{k}_paused;"]
+              f"reg in{k}_busy = 0;", f"reg in{k}_paused;", f"integer in{k}_fs = 0;"]
     for k, p in enumerate(outs):
         L += [f"reg out{k}_pause [0:{MAX_CYCLES - 1}];"]
     sweep = bool(counter_sweep) and "counter_select" in ports and "counter_value" in ports
@@ -113,6 +114,9 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     for k in range(len(outs)):
         L.append(f'  if ($value$plusargs("out{k}_pause=%s", path)) $readmemh(path, out{k}_pause);')
     L.append('  if ($value$plusargs("vcd=%s", path)) begin $dumpfile(path); $dumpvars(0, batch_tb); end')
+    L.append('  if (!$value$plusargs("reset_hold=%d", reset_hold)) reset_hold = 2;')
+    L.append('  if ($value$plusargs("resets=%s", path)) $readmemh(path, reset_at);')
+    L.append('  if (!$value$plusargs("reset_n=%d", reset_n)) reset_n = 0;')
     if sweep:
         L.append('  if ($test$plusargs("sweep")) do_sweep = 1;')
         L += [f"  sweep_sel[{i}] = {sel};" for i, sel in enumerate(selects)]
@@ -132,7 +136,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     L.append("  cycle = cycle + 1;")
     for k, p in enumerate(ins):
         L.append(f"  if ({p}_tvalid && {p}_tready) begin")
-        L.append(f'    if (capture) $fwrite(fd, "i {k} %0d\\n", cycle);')
+        L.append(f'    if (capture) $fwrite(fd, "i {k} %0d %0d\\n", cycle, {p}_tlast);')
         L.append(f"    if ({p}_tlast) begin in{k}_busy = 0; in{k}_f = in{k}_f + 1; end")
         L.append(f"    in{k}_b = in{k}_b + 1;")
         L.append("  end")
@@ -159,10 +163,22 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     if sweep:
         L.append("  if (sweep_on) counter_select = sweep_sel[sweep_i];")
     if "rst" in ports:
-        L.append(f"  if (cycle >= {reset_cycles}) rst = 0;")
+        # initial reset, then mid-run resets: rst held `reset_hold` cycles; sources drop the frame in flight
+        L.append("  if (reset_left > 0) reset_left = reset_left - 1;")
+        L.append(f"  if (cycle >= {reset_cycles} && reset_left == 0) rst = 0;")
+        L.append("  if (reset_i < reset_n && cycle == reset_at[reset_i]) begin")
+        L.append("    rst = 1; reset_left = reset_hold; reset_i = reset_i + 1;")
+        for k in range(len(ins)):
+            L.append(f"    if (in{k}_busy && in{k}_b > in{k}_fs) begin")
+            L.append(f"      while (!in{k}_beats[in{k}_b][{ports[ins[k] + '_tdata'][1]}]) in{k}_b = in{k}_b + 1;")
+            L.append(f"      in{k}_b = in{k}_b + 1; in{k}_f = in{k}_f + 1; in{k}_busy = 0;")
+            L.append(f'      if (capture) $fwrite(fd, "a {k}\\n");')
+            L.append("    end")
+        L.append("  end")
     for k, p in enumerate(ins):
         L.append(f"  in{k}_paused = (cycle - 1 < {MAX_CYCLES}) ? (in{k}_pause[cycle - 1] === 1'b1) : 1'b0;")
-        L.append(f"  if (!in{k}_busy && in{k}_f < in{k}_nf) begin in{k}_busy = 1; in{k}_wait = in{k}_delay[in{k}_f]; end")
+        L.append(f"  if (!in{k}_busy && in{k}_f < in{k}_nf) begin in{k}_busy = 1; in{k}_fs = in{k}_b; "
+                 f"in{k}_wait = in{k}_delay[in{k}_f]; end")
         L.append(f"  if (in{k}_wait > 0) begin in{k}_wait = in{k}_wait - 1; {p}_tvalid = 0; end")
         L.append(f"  else if (in{k}_busy && !in{k}_paused) begin")
         L.append(f"    {{{p}_tlast, {p}_tdata}} = in{k}_beats[in{k}_b];")
@@ -212,7 +228,7 @@ class BatchDesign:
             raise ToolchainError(f"{cmd[0]} failed for {self.tb_path}: {r.stderr.strip()[-2000:]}")
 
     def run(self, stimulus, sink_pause=None, max_cycles=100000, idle_stop=200, capture=True, workdir=None, vcd=None,
-            sweep_counters=False):
+            sweep_counters=False, resets=(), reset_hold=2):
         """stimulus: {input prefix: StreamStimulus}; sink_pause: {output prefix: iterable of bools}."""
         sink_pause = sink_pause or {}
         unknown = (set(stimulus) - set(self.inputs)) | (set(sink_pause) - set(self.outputs))
@@ -246,6 +262,11 @@ class BatchDesign:
             args.append("+nocapture")
         if sweep_counters:
             args.append("+sweep")
+        if resets:
+            path = os.path.join(work, "resets.hex")
+            with open(path, "w") as fh:
+                fh.write("".join(f"{c:08x}\n" for c in sorted(resets)))
+            args += [f"+resets={path}", f"+reset_n={len(resets)}", f"+reset_hold={reset_hold}"]
         if vcd:
             args.append(f"+vcd={os.path.abspath(vcd)}")
         cmd = (["vvp", "-n", self.exe] if self.simulator == "icarus" else [self.exe]) + args
@@ -281,7 +302,9 @@ class BatchDesign:
                     if tag == "end":
                         cycles = int(parts[1])
                     elif tag == "i":
-                        in_beats[self.inputs[int(parts[1])]].append(int(parts[2]))
+                        in_beats[self.inputs[int(parts[1])]].append((int(parts[2]), parts[3] == "1"))
+                    elif tag == "a":
+                        in_beats[self.inputs[int(parts[1])]].append(None)     # frame aborted by a reset
                     elif tag == "c":
                         counters[int(parts[1])] = int(parts[2])
                     else:
@@ -296,15 +319,19 @@ class BatchDesign:
         return BatchResult(frames, cycles, wall, beats, log, in_beats, counters)
 
     def input_frame_cycles(self, stimulus, result):
-        """Per input stream: the beat cycles of each accepted frame (by the frames' lengths)."""
+        """Per input stream: the beat cycles of each frame sent in full (None for a frame
+        a reset cut short), in stimulus order."""
         out = {}
         for p in self.inputs:
-            cyc = result.input_beats.get(p, [])
-            frames, pos = [], 0
-            for f in stimulus.get(p, StreamStimulus()).frames:
-                if pos + len(f) > len(cyc):
-                    break
-                frames.append(cyc[pos:pos + len(f)])
-                pos += len(f)
+            frames, current = [], []
+            for ev in result.input_beats.get(p, []):
+                if ev is None:
+                    frames.append(None)
+                    current = []
+                    continue
+                current.append(ev[0])
+                if ev[1]:
+                    frames.append(current)
+                    current = []
             out[p] = frames
         return out

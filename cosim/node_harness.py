@@ -27,7 +27,8 @@ from .tbutil import clock_gen, reset_pulse
 
 BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-verilator")
 RESET_CYCLES = 2
-IDLE_STOP = 400            # quiet cycles (all input sent, no output beat) that end a run
+RESET_HOLD = 2             # cycles a mid-run reset is held
+IDLE_STOP = 150            # quiet cycles (all input sent, no output beat) that end a run
 COUNTER_HOLD = 3           # cycles each counter_select is held while sweeping the counters
 
 
@@ -57,6 +58,7 @@ class NodeRun:
     counters: Dict[tuple, int] = field(default_factory=dict)
     cycles: int = 0
     wall_seconds: float = 0.0
+    resets: List[int] = field(default_factory=list)
 
     def beats_in(self, port):
         return sum(len(f) for f in self.rx[port])
@@ -138,15 +140,33 @@ def _run_per_cycle(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read
                     counters[names[sel]] = int(sig["counter_value"])
             raise StopSimulation
 
+        @instance
+        def mid_run_resets():
+            clk, cycle = sig["clk"], 0
+            for at in sorted(scenario.resets):
+                while cycle < at:
+                    yield clk.posedge
+                    cycle += 1
+                for src in sources.values():
+                    src.abort()           # the link partners see the reset too (at this falling edge)
+                yield clk.negedge
+                sig["rst"].next = 1
+                for _ in range(RESET_HOLD):
+                    yield clk.posedge
+                    cycle += 1
+                yield clk.negedge
+                sig["rst"].next = 0
+
         return (dut, clock_gen(sig["clk"]), reset_pulse(sig["clk"], sig["rst"], RESET_CYCLES),
-                sources[0].inst(), sources[1].inst(), sinks[0].inst(), sinks[1].inst(), supervise)
+                sources[0].inst(), sources[1].inst(), sinks[0].inst(), sinks[1].inst(), supervise,
+                mid_run_resets)
 
     t0 = time.perf_counter()
     with toolchain.waves(vcd):
         toolchain.run(bench(), backend=backend)
     wall = time.perf_counter() - t0
     return NodeRun(backend, {p: sinks[p].frames for p in (0, 1)}, {p: sources[p].sent for p in (0, 1)},
-                   counters, state["cycles"], wall)
+                   counters, state["cycles"], wall, list(scenario.resets))
 
 
 _designs = {}
@@ -171,18 +191,20 @@ def _run_batched(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_c
             for p in (0, 1)}
     sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]) for p in (0, 1)}
     res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, vcd=vcd,
-                     sweep_counters=read_counters)
+                     sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD)
     names = counter_names()
     rx = {}
     per_frame = design.input_frame_cycles(stim, res)
     for p in (0, 1):
         frames = stim[f"s_axis_{p}"].frames
+        rx[p] = []
         for f, cyc in zip(frames, per_frame[f"s_axis_{p}"]):
-            f.cycles = cyc
-        rx[p] = frames[:len(per_frame[f"s_axis_{p}"])]
+            if cyc is not None:           # frames cut short by a reset never reached the node whole
+                f.cycles = cyc
+                rx[p].append(f)
     counters = {names[k]: v for k, v in res.counters.items() if k in names}
     return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
-                   res.wall_seconds)
+                   res.wall_seconds, list(scenario.resets))
 
 
 def check(scenario, run, kulisch_w=320, capacity=4096):
@@ -191,6 +213,7 @@ def check(scenario, run, kulisch_w=320, capacity=4096):
     for p in (0, 1):
         for f in run.rx[p]:
             sb.record_input(p, f)
+    sb.resets = list(run.resets)
     report = sb.compare(run.tx)
     if run.counters:
         from .scoreboard import Mismatch

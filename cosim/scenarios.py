@@ -66,6 +66,7 @@ class Scenario:
     source_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
     sink_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
     operations: List[Operation] = field(default_factory=list)
+    resets: List[int] = field(default_factory=list)   # cycles at which rst is raised (held RESET_HOLD cycles)
     description: str = ""
 
     def add(self, port, frame_obj, delay=0):
@@ -90,45 +91,58 @@ def random_elements(rng, fmt_name, shape, specials=False):
     return bits.astype(DTYPES[fmt]).reshape(shape)
 
 
-def collective(op, seed=0, port_of=None, control_port=0, start_delay=0, data_delay=8,
-               source_pause=0.0, sink_pause=0.0, interleave=True, scenario=None):
-    """STAGE + COMMIT on `control_port`, then every contributor's DATA frames.
+def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of=None, interleave=True,
+          data_delay=8, gap=150, scenario=None):
+    """Operations one after another: for each, STAGE and COMMIT on `control_port`, then
+    every contributor's DATA frames (contributor c on port `port_of(c)`, default c % 2).
 
-    Contributor c sends from port `port_of(c)` (default: c % 2).  With
-    `interleave`, both ports send concurrently; otherwise contributors send one
-    at a time (row order = admission order), the other port idle meanwhile.
-    `data_delay` idle cycles separate the COMMIT from the first DATA frame.
+    The next operation's STAGE follows the previous COMMIT at once (so it is staged while
+    the previous operation is active); its COMMIT waits `gap` cycles after the previous
+    operation's last DATA beat, time for the RESULT frames to be queued.  With
+    `interleave` both ports send concurrently; otherwise one contributor at a time, so
+    admission order is contributor (row) order.  Timing is planned for the no-pause case
+    and stretched by 1/(1 - pause) to stay ordered under backpressure.
     """
     sc = scenario or Scenario(seed)
     port_of = port_of or (lambda c: c % 2)
-    sc.operations.append(op)
-    sc.add(control_port, op.stage(), delay=start_delay)
-    sc.add(control_port, op.commit())
-    ctrl_cycles = start_delay + 2
-    if interleave:
-        first = {0: True, 1: True}
+    stretch = 1.0 / (1.0 - max(source_pause, sink_pause, 0.0))
+    free = {0: 0.0, 1: 0.0}          # when each port's previous frame is planned to end
+
+    def place(port, frame, at):
+        beats = len(frame.encode())
+        delay = max(0, int(round((at - free[port]))))
+        sc.add(port, frame, delay=delay)
+        free[port] = max(at, free[port]) + beats * stretch
+        return free[port]
+
+    t = 0.0
+    staged_early = False
+    for k, op in enumerate(ops):
+        sc.operations.append(op)
+        if not staged_early:
+            place(control_port, op.stage(), t)
+        t = place(control_port, op.commit(), max(t, free[control_port])) + data_delay
+        if k + 1 < len(ops):            # stage the next operation while this one is active
+            place(control_port, ops[k + 1].stage(), free[control_port])
+            staged_early = True
+        start = {0: t, 1: t}
+        clock = t
         for c in range(op.contributors):
             p = port_of(c)
             for fr in op.data_frames(c):
-                delay = 0
-                if first[p]:
-                    delay = data_delay + (ctrl_cycles if p != control_port else 0)
-                    first[p] = False
-                sc.add(p, fr, delay=delay)
-    else:
-        # one contributor at a time: the idle port waits for the busy one's beats
-        busy_until = {0: ctrl_cycles, 1: 0}
-        clock = ctrl_cycles + data_delay
-        for c in range(op.contributors):
-            p = port_of(c)
-            for fr in op.data_frames(c):
-                beats = len(fr.encode())
-                sc.add(p, fr, delay=max(0, clock - busy_until[p]))
-                busy_until[p] = clock + beats
-                clock += beats + 4
+                if interleave:
+                    start[p] = place(p, fr, max(start[p], free[p]))
+                else:
+                    clock = place(p, fr, max(clock, free[p])) + 4 * stretch
+        t = max(free.values()) + gap * stretch
     sc.source_pause = {0: source_pause, 1: source_pause}
     sc.sink_pause = {0: sink_pause, 1: sink_pause}
     return sc
+
+
+def collective(op, seed=0, **kw):
+    """One operation: see `build`."""
+    return build([op], seed=seed, **kw)
 
 
 def demo_operation(policy, elements=4096, contributors=4, seed=1, in_format="fp32", result_format="fp32", op_id=1):

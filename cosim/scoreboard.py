@@ -75,6 +75,7 @@ class NodeScoreboard:
         self.model = NodeModel(capacity=capacity, kulisch_w=kulisch_w, ports=ports)
         self.ports = ports
         self.inputs = []          # (last cycle, port, AxisFrame)
+        self.resets = []          # cycles at which the node was reset
         self.log = []             # transaction log entries (dicts)
 
     def record_input(self, port, frame):
@@ -83,7 +84,11 @@ class NodeScoreboard:
     def predict(self):
         """Feed the recorded inputs to the model in admission order; expected outputs per port."""
         expected = {p: {"responses": [], "results": {}} for p in range(self.ports)}
+        resets = sorted(self.resets)
         for cycle, port, frame in sorted(self.inputs, key=lambda t: (t[0], t[1])):
+            while resets and resets[0] < cycle:   # rst rises after the edge of cycle resets[0]
+                self.model.reset()
+                self.log.append({"dir": "reset", "cycle": resets.pop(0)})
             self.log.append({"dir": "in", "port": port, "cycle": cycle, "beats": len(frame.beats),
                              "header": f"{frame.beats[0]:#x}"})
             for out in self.model.receive(port, frame.beats):

@@ -58,6 +58,12 @@ class NodeModel:
         self.frames_admitted = 0
         self.operations = {}      # (op_id, generation) -> _Operation, every committed operation
 
+    def reset(self):
+        """A node reset: staged and active operations are gone; counters persist
+        (the node's counters are not cleared by reset, they count it)."""
+        self.staged = None
+        self.active = None
+
     # --- entry point -----------------------------------------------------------
     def receive(self, port, beats):
         """One complete frame from receive port `port`; returns a list of Output."""
