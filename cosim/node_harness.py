@@ -86,17 +86,26 @@ def _copy_frames(frames):
     return [AxisFrame(f.beats, delay=f.delay) for f in frames]
 
 
+def node_block(variant=None):
+    """The node's MyHDL block; `variant` names a test-only variant in hdl/ (e.g. 'prism_node_fault')."""
+    import importlib
+    name = variant or "prism_node"
+    return getattr(importlib.import_module(f"hdl.{name}"), name)
+
+
 def run_node(scenario, backend="icarus", kulisch_w=320, capacity=4096, max_cycles=200000, vcd=None,
-             read_counters=True):
+             read_counters=True, variant=None, variant_params=None):
+    """Run the scenario; `variant`/`variant_params` select a test-only node variant."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(BACKENDS)}")
+    params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **(variant_params or {}))
     if backend.startswith("batch-"):
-        return _run_batched(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters)
-    return _run_per_cycle(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters)
+        return _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant)
+    return _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant)
 
 
-def _run_per_cycle(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters):
-    from hdl.prism_node import prism_node
+def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant):
+    block_func = node_block(variant)
     sig = node_signals()
     seeds = pause_seeds(scenario.seed)
     sources, sinks = {}, {}
@@ -109,14 +118,14 @@ def _run_per_cycle(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read
         sinks[p] = AxisSink(sig["clk"], sig[f"m_axis_{p}_tdata"], sig[f"m_axis_{p}_tvalid"],
                             sig[f"m_axis_{p}_tready"], sig[f"m_axis_{p}_tlast"],
                             pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]))
-    factory = toolchain.select(prism_node, backend)
+    factory = toolchain.select(block_func, backend)
     counters = {}
     state = {"cycles": 0}
     names = counter_names()
 
     @block
     def bench():
-        dut = factory(**sig, KULISCH_W=kulisch_w, CAPACITY=capacity)
+        dut = factory(**sig, **params)
 
         @instance
         def supervise():
@@ -172,19 +181,21 @@ def _run_per_cycle(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read
 _designs = {}
 
 
-def batch_design(simulator, kulisch_w=320, capacity=4096):
-    from hdl.prism_node import prism_node
-    key = (simulator, kulisch_w, capacity, toolchain.hdl_source_digest())
+def batch_design(simulator, kulisch_w=320, capacity=4096, variant=None, **variant_params):
+    """The node (or a variant) converted and compiled with the batched test bench, cached."""
+    params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **variant_params)
+    key = (simulator, variant, tuple(sorted(params.items())), toolchain.hdl_source_digest())
     if key not in _designs:
         sig = node_signals()
-        _designs[key] = BatchDesign(prism_node, **sig, KULISCH_W=kulisch_w, CAPACITY=capacity,
+        _designs[key] = BatchDesign(node_block(variant), **sig, **params,
                                     simulator=simulator, reset_cycles=RESET_CYCLES,
                                     counter_sweep=(sorted(counter_names()), COUNTER_HOLD))
     return _designs[key]
 
 
-def _run_batched(scenario, backend, kulisch_w, capacity, max_cycles, vcd, read_counters):
-    design = batch_design(backend.split("-", 1)[1], kulisch_w, capacity)
+def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant):
+    extra = {k: v for k, v in params.items() if k not in ("KULISCH_W", "CAPACITY")}
+    design = batch_design(backend.split("-", 1)[1], params["KULISCH_W"], params["CAPACITY"], variant, **extra)
     seeds = pause_seeds(scenario.seed)
     stim = {f"s_axis_{p}": StreamStimulus(_copy_frames(scenario.frames.get(p, [])),
                                           pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]))

@@ -1,0 +1,48 @@
+"""`prism replay SEED`: rerun one regression seed exactly, with its first-mismatch
+report, optional waveform and a JSON-lines transaction log."""
+import os
+
+from . import UsageError
+from .regress import BACKENDS, VARIANTS
+
+
+def add_parser(sub):
+    p = sub.add_parser("replay", help="rerun one regression seed exactly")
+    p.add_argument("seed", type=int)
+    p.add_argument("--backend", default="batch-icarus", choices=BACKENDS)
+    p.add_argument("--width", type=int, default=320, choices=(320, 280))
+    p.add_argument("--vcd", help="write a waveform of the run to this file")
+    p.add_argument("--log", help="transaction log (JSON lines) path (default: seed<SEED>.jsonl in --out)")
+    p.add_argument("--out", default="out/replay", help="folder for the log (default out/replay)")
+    p.add_argument("--variant", choices=VARIANTS, help="replay on a deliberately broken node variant")
+
+
+def run(args):
+    from ..node_harness import check, run_node
+    from ..regress import random_scenario, write_transaction_log
+    if args.seed < 0:
+        raise UsageError(f"seed must be non-negative, not {args.seed}")
+    if args.vcd and not os.path.isdir(os.path.dirname(os.path.abspath(args.vcd))):
+        raise UsageError(f"--vcd: folder {os.path.dirname(args.vcd)} does not exist")
+    sc = random_scenario(args.seed)
+    run_ = run_node(sc, args.backend, kulisch_w=args.width, vcd=args.vcd, variant=args.variant)
+    report = check(sc, run_, kulisch_w=args.width)
+    log = args.log or os.path.join(args.out, f"seed{args.seed}.jsonl")
+    write_transaction_log(log, report.scoreboard, run_)
+    print(f"seed {args.seed}: {sc.description}")
+    print(f"{run_.cycles} cycles on {args.backend}; transaction log {log}" + (f"; waves {args.vcd}" if args.vcd else ""))
+    if report.ok:
+        print(report.verdict())
+        return 0
+    print(first_mismatch_report(report))
+    return 1
+
+
+def first_mismatch_report(report):
+    m = report.first()
+    lines = [f"FAIL: {len(report.mismatches)} mismatches", "first mismatch:", f"  {m}"]
+    if m.element is not None:
+        from golden import protocol as P
+        lines.append(f"  operation {m.op_id}, element {m.element}, range {m.element // P.RANGE_ELEMS}, "
+                     f"lane {m.element % P.RANGE_ELEMS}, left the node at cycle {m.cycle}")
+    return "\n".join(lines)
