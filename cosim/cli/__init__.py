@@ -11,6 +11,13 @@ class UsageError(Exception):
     """Bad input: printed as one line, exit status 2."""
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Argument errors as one line (`prog: error: ...`), exit status 2, no usage dump."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def _available():
     mods = {}
     for name in SUBCOMMANDS:
@@ -24,7 +31,7 @@ def _available():
 
 def main(argv=None):
     mods = _available()
-    parser = argparse.ArgumentParser(prog="prism", description="PRISM collective-node verification kit")
+    parser = _OneLineParser(prog="prism", description="PRISM collective-node verification kit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for mod in mods.values():
         mod.add_parser(sub)
