@@ -3,7 +3,7 @@ so the project compiles with one set of flags (no fastmath: bit-exactness
 forbids re-association; cached so the test suite pays compilation once)."""
 from numba import njit
 
-JIT_OPTIONS = dict(nopython=True, nogil=True, cache=True, fastmath=False, error_model="numpy", boundscheck=False)
+JIT_OPTIONS = dict(nogil=True, cache=True, fastmath=False, error_model="numpy", boundscheck=False)
 
 
 def jit(*args, **overrides):

@@ -1,0 +1,763 @@
+"""Cluster topologies as compact graphs: ZCube(n,k) and rail-optimized fat trees.
+
+A `Topology` is an undirected multigraph-free graph of GPUs and switches.
+Nodes are integers: GPUs are ``0 .. N-1``, switches ``N .. N+S-1``.  Links are
+an ``(L, 2)`` int64 array of node pairs; the adjacency is a CSR built on
+demand.  GPUs terminate traffic and never forward it, so every distance in
+this module is a path whose interior nodes are switches only, and the
+*distance between two GPUs* is counted, as the design documents count it, in
+**switches on the path** (a GPU pair on one switch is 1 apart).
+
+Generators
+----------
+``zcube(n, k)``
+    Built literally by the recursive rule: ZCube(n,1) is one switch with n
+    GPUs; ZCube(n,k+1) takes n copies of ZCube(n,k) and adds n^k level-k
+    switches.  The level-k port of GPU i in copy j goes to port j of level-k
+    switch i, and level-(k-1) switch i of every copy connects to level-k
+    switches i*n .. (i+1)*n-1.  ``zcube_closed_form`` gives the same wiring from
+    the GPU's base-n digits (used for graphs too large to build, and checked
+    against the literal construction).
+``roft2(...)`` / ``roft3(...)``
+    Rail-optimized fat trees: GPU r of every server goes to the leaf of rail r
+    in its rail group.  Two tiers: every leaf to every spine.  Three tiers:
+    pods of rail groups whose leaves mesh with the pod's spines, and spines
+    grouped in core planes (spine j of each pod belongs to plane j // (P/Q);
+    every spine of a plane links once to every core of that plane).
+``roft_radix(n)``
+    The non-blocking three-tier ROFT of radix n with n^2 GPUs (4 pods; 2n
+    leaves, 2n spines, n cores; 3n^2 links), the fabric the ZCube(n,2) of 2n
+    half-speed ports is compared with.
+
+Formulas (``zcube_formulas``, ``roft*_formulas``) are the closed-form counts;
+the tests compare them with the generated graphs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+# Link speeds of the comparison in the design document (Gb/s).
+ZCUBE_PORT_GBPS = 200   # each GPU's 400G NIC split into two 200G ports
+ROFT_PORT_GBPS = 400
+
+# Sizes above this are refused by the explicit generators (memory guard);
+# larger instances are handled by formulas and `zcube_closed_form`.
+MAX_EXPLICIT_LINKS = 20_000_000
+
+
+@dataclass(eq=False)
+class Topology:
+    """A GPU/switch graph.
+
+    name            human-readable description, e.g. "ZCube(4,2)"
+    kind            "zcube" or "roft"
+    n_gpus          N; GPU nodes are 0..N-1
+    n_switches      S; switch nodes are N..N+S-1
+    links           (L, 2) int64 node pairs, each physical link once
+    link_gbps       (L,) int64 capacity of each link, per direction (full duplex)
+    switch_level    (S,) int8: ZCube level, or ROFT tier (0 leaf, 1 spine, 2 core)
+    level_names     name of each level value
+    gpus_per_server GPUs that share a server (and, in ZCube, the group switch)
+    params          generator parameters
+    """
+    name: str
+    kind: str
+    n_gpus: int
+    n_switches: int
+    links: np.ndarray
+    link_gbps: np.ndarray
+    switch_level: np.ndarray
+    level_names: tuple
+    gpus_per_server: int
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.links = np.ascontiguousarray(self.links, dtype=np.int64)
+        self.link_gbps = np.ascontiguousarray(self.link_gbps, dtype=np.int64)
+        self.switch_level = np.ascontiguousarray(self.switch_level, dtype=np.int8)
+        if self.links.ndim != 2 or self.links.shape[1] != 2:
+            raise ValueError("links must be an (L, 2) array")
+        if len(self.link_gbps) != len(self.links):
+            raise ValueError("link_gbps must have one entry per link")
+        if len(self.switch_level) != self.n_switches:
+            raise ValueError("switch_level must have one entry per switch")
+
+    # ---- sizes ---------------------------------------------------------
+    @property
+    def n_nodes(self) -> int:
+        return self.n_gpus + self.n_switches
+
+    @property
+    def n_links(self) -> int:
+        return len(self.links)
+
+    def is_switch(self, node) -> np.ndarray:
+        return np.asarray(node) >= self.n_gpus
+
+    # ---- adjacency -----------------------------------------------------
+    @cached_property
+    def csr(self):
+        """(indptr, neighbours, link_id) with neighbours of each node sorted by
+        node id; ``link_id`` is the index into ``links`` of that adjacency."""
+        u, v = self.links[:, 0], self.links[:, 1]
+        src = np.concatenate([u, v])
+        dst = np.concatenate([v, u])
+        lid = np.concatenate([np.arange(self.n_links), np.arange(self.n_links)])
+        order = np.lexsort((dst, src))
+        src, dst, lid = src[order], dst[order], lid[order]
+        indptr = np.zeros(self.n_nodes + 1, dtype=np.int64)
+        np.add.at(indptr, src + 1, 1)
+        np.cumsum(indptr, out=indptr)
+        return indptr, dst.astype(np.int64), lid.astype(np.int64)
+
+    @cached_property
+    def degree(self) -> np.ndarray:
+        indptr = self.csr[0]
+        return np.diff(indptr)
+
+    def neighbours(self, node: int) -> np.ndarray:
+        indptr, nbr, _ = self.csr
+        return nbr[indptr[node]:indptr[node + 1]]
+
+    def gpu_switches(self) -> np.ndarray:
+        """(N, P) switch node ids each GPU's ports attach to (P ports per GPU,
+        in increasing switch-id order); raises if GPUs have unequal port counts."""
+        indptr, nbr, _ = self.csr
+        ports = np.diff(indptr[: self.n_gpus + 1])
+        if self.n_gpus == 0 or ports.min() != ports.max():
+            raise ValueError("GPUs have unequal port counts")
+        return nbr[: indptr[self.n_gpus]].reshape(self.n_gpus, int(ports[0]))
+
+    def has_duplicate_links(self) -> bool:
+        a = np.sort(self.links, axis=1)
+        return len(np.unique(a, axis=0)) != len(a)
+
+    # ---- distances -----------------------------------------------------
+    @cached_property
+    def switch_distances(self) -> np.ndarray:
+        """(S, S) int16 link hops between switches over switch-only paths
+        (-1 where unreachable).  Meant for S up to a few thousand."""
+        if self.n_switches > 20000:
+            raise ValueError(f"{self.name}: {self.n_switches} switches is too many for all-pairs distances")
+        indptr, nbr, _ = self.csr
+        return _switch_apsp(indptr, nbr, self.n_gpus, self.n_switches)
+
+    @cached_property
+    def switch_to_gpu_hops(self) -> np.ndarray:
+        """(S, N) int16 link hops from each switch to each GPU (a switch directly
+        above a GPU is 1 hop away)."""
+        return _switch_to_gpu(self.switch_distances, self.gpu_switches() - self.n_gpus)
+
+    def gpu_distance_row(self, src_gpu: int) -> np.ndarray:
+        """Switches on a shortest path from ``src_gpu`` to every GPU (0 for
+        itself; -1 if unreachable).  BFS from one source over the explicit graph."""
+        indptr, nbr, _ = self.csr
+        return _bfs_gpu_row(indptr, nbr, self.n_gpus, self.n_nodes, int(src_gpu))
+
+    def hop_histogram_bfs(self, sources=None) -> dict:
+        """{switches: ordered GPU pairs} from BFS over ``sources`` (default all
+        GPUs).  Excludes the pair of a GPU with itself."""
+        if sources is None:
+            sources = range(self.n_gpus)
+        hist: dict = {}
+        for s in sources:
+            row = self.gpu_distance_row(int(s))
+            vals, counts = np.unique(row, return_counts=True)
+            for d, c in zip(vals.tolist(), counts.tolist()):
+                if d == 0:
+                    continue
+                hist[d] = hist.get(d, 0) + c
+        return dict(sorted(hist.items()))
+
+    def diameter_bfs(self) -> int:
+        """Largest switch count of any shortest GPU-to-GPU path, from all-pairs
+        switch distances (exhaustive over GPU pairs through their ports)."""
+        hist = self.hop_histogram_all_pairs()
+        if -1 in hist:
+            raise ValueError(f"{self.name} is disconnected")
+        return max(hist)
+
+    def hop_histogram_all_pairs(self) -> dict:
+        """Exhaustive {switches: ordered GPU pairs}, computed from switch
+        all-pairs distances (every GPU pair, no sampling)."""
+        sw = self.gpu_switches() - self.n_gpus
+        counts = _all_pairs_hist(self.switch_distances, sw)
+        return {d: int(c) for d, c in enumerate(counts) if c and d > 0}
+
+
+# ---- numba kernels --------------------------------------------------------
+from golden.jit import jit  # noqa: E402  (after the dataclass for readability)
+
+
+@jit
+def _switch_apsp(indptr, nbr, n_gpus, n_switches):
+    dist = np.full((n_switches, n_switches), -1, dtype=np.int16)
+    queue = np.empty(n_switches, dtype=np.int64)
+    for s in range(n_switches):
+        head = 0
+        tail = 0
+        queue[tail] = s
+        tail += 1
+        dist[s, s] = 0
+        while head < tail:
+            u = queue[head]
+            head += 1
+            node = u + n_gpus
+            for p in range(indptr[node], indptr[node + 1]):
+                v = nbr[p]
+                if v < n_gpus:
+                    continue  # GPUs never forward
+                w = v - n_gpus
+                if dist[s, w] < 0:
+                    dist[s, w] = dist[s, u] + 1
+                    queue[tail] = w
+                    tail += 1
+    return dist
+
+
+@jit
+def _switch_to_gpu(swdist, gpu_sw):
+    n_sw = swdist.shape[0]
+    n_gpu, ports = gpu_sw.shape
+    out = np.full((n_sw, n_gpu), -1, dtype=np.int16)
+    for s in range(n_sw):
+        for g in range(n_gpu):
+            best = -1
+            for p in range(ports):
+                d = swdist[s, gpu_sw[g, p]]
+                if d >= 0 and (best < 0 or d < best):
+                    best = d
+            if best >= 0:
+                out[s, g] = best + 1
+    return out
+
+
+@jit
+def _all_pairs_hist(swdist, gpu_sw):
+    n_gpu, ports = gpu_sw.shape
+    counts = np.zeros(swdist.shape[0] + 2, dtype=np.int64)
+    unreachable = 0
+    for a in range(n_gpu):
+        for b in range(n_gpu):
+            if a == b:
+                continue
+            best = -1
+            for p in range(ports):
+                sa = gpu_sw[a, p]
+                for q in range(ports):
+                    d = swdist[sa, gpu_sw[b, q]]
+                    if d >= 0 and (best < 0 or d < best):
+                        best = d
+            if best < 0:
+                unreachable += 1
+            else:
+                counts[best + 1] += 1
+    if unreachable:
+        counts[0] = -unreachable
+    return counts
+
+
+@jit
+def _bfs_gpu_row(indptr, nbr, n_gpus, n_nodes, src):
+    dist = np.full(n_nodes, -1, dtype=np.int32)
+    queue = np.empty(n_nodes, dtype=np.int64)
+    head = 0
+    tail = 0
+    dist[src] = 0
+    queue[tail] = src
+    tail += 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        if u < n_gpus and u != src:
+            continue  # reached a GPU: it terminates, never forwards
+        for p in range(indptr[u], indptr[u + 1]):
+            v = nbr[p]
+            if dist[v] < 0:
+                dist[v] = dist[u] + 1
+                queue[tail] = v
+                tail += 1
+    row = np.empty(n_gpus, dtype=np.int32)
+    for g in range(n_gpus):
+        # links on a GPU-to-GPU path = switches + 1
+        row[g] = dist[g] - 1 if dist[g] > 0 else dist[g]
+    return row
+
+
+# ---- ZCube -------------------------------------------------------------------
+def _check_int(name, value, lo):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    return int(value)
+
+
+def zcube_formulas(n: int, k: int) -> dict:
+    """Closed-form counts of ZCube(n,k) from the design document: N = n^k GPUs,
+    S = k n^(k-1) switches, L = (2k-1) n^k links, diameter D = k switches; plus
+    the port counts (edge levels 2n, middle levels 3n; n for k = 1)."""
+    n = _check_int("n", n, 2)
+    k = _check_int("k", k, 1)
+    return {
+        "gpus": n ** k,
+        "switches": k * n ** (k - 1),
+        "links": (2 * k - 1) * n ** k,
+        "diameter": k,
+        "gpu_ports": k,
+        "edge_switch_ports": n if k == 1 else 2 * n,
+        "middle_switch_ports": 3 * n if k >= 3 else None,
+    }
+
+
+def zcube_hamming_histogram(n: int, k: int) -> dict:
+    """{d: ordered GPU pairs whose base-n addresses differ in exactly d digits}
+    = n^k C(k,d)(n-1)^d.  This is ZCube(n,2)'s hop histogram (1 switch: same
+    group or index; 2: the rest).  For k >= 3 the graph has shortcuts and the
+    true histogram (``zcube_hop_histogram``) differs from it."""
+    n = _check_int("n", n, 2)
+    k = _check_int("k", k, 1)
+    N = n ** k
+    return {d: N * math.comb(k, d) * (n - 1) ** d for d in range(1, k + 1)}
+
+
+def set_partitions(k: int, max_blocks: int):
+    """Restricted growth strings of length k with at most max_blocks blocks:
+    each is one set partition of the k digit positions."""
+    out = []
+
+    def rec(prefix, blocks):
+        if len(prefix) == k:
+            out.append(tuple(prefix))
+            return
+        for b in range(min(blocks + 1, max_blocks)):
+            rec(prefix + [b], max(blocks, b + 1))
+    rec([], 0)
+    return out
+
+
+def zcube_digit_pattern(g: int, n: int, k: int) -> tuple:
+    """Set partition (restricted growth string, position 0 = digit 0) of GPU
+    g's base-n digits: which digit positions hold equal values."""
+    seen: dict = {}
+    out = []
+    for lvl in range(k):
+        d = (g // n ** lvl) % n
+        out.append(seen.setdefault(d, len(seen)))
+    return tuple(out)
+
+
+def zcube_hop_histogram(n: int, k: int, return_classes: bool = False):
+    """Exact {switches: ordered GPU pairs} of ZCube(n,k) from its symmetry.
+
+    Applying one permutation of {0..n-1} to every base-n digit of every GPU
+    and switch address maps links to links (GPU->switch drops a digit; the
+    level l-1 -> l links (O, c, i) -> (O, i, x) hold for every x), so a
+    source's distance profile depends only on which of its digits are equal:
+    the set partition of its k digit positions.  The histogram is the sum over
+    partitions with b <= n blocks of n(n-1)..(n-b+1) (sources with that
+    pattern) times one representative's BFS profile (``zcube_bfs_from``).
+    With return_classes, also {pattern: (sources, per-source profile)}."""
+    n = _check_int("n", n, 2)
+    k = _check_int("k", k, 1)
+    total: dict = {}
+    classes = {}
+    for pat in set_partitions(k, n):
+        b = max(pat) + 1
+        sources = math.perm(n, b)
+        rep = sum(pat[lvl] * n ** lvl for lvl in range(k))
+        prof = zcube_bfs_from(n, k, rep)
+        classes[pat] = (sources, prof)
+        for d, c in prof.items():
+            total[d] = total.get(d, 0) + sources * c
+    total = dict(sorted(total.items()))
+    return (total, classes) if return_classes else total
+
+
+def zcube_bfs_from(n: int, k: int, src_gpu: int, return_row: bool = False):
+    """BFS from one GPU of ZCube(n,k) using the closed-form wiring, never
+    materialising the graph (so it reaches ZCube(42,4)'s 3.1 M GPUs).
+    Returns {switches: GPUs} (the source itself excluded), or the per-GPU row."""
+    n = _check_int("n", n, 2)
+    k = _check_int("k", k, 1)
+    N = n ** k
+    if not 0 <= src_gpu < N:
+        raise ValueError(f"GPU {src_gpu} outside ZCube({n},{k})")
+    row, _, _ = _zcube_implicit_bfs(n, k, int(src_gpu))
+    if return_row:
+        return row
+    counts = np.bincount(row, minlength=k + 1)
+    if (row < 0).any():
+        raise ValueError(f"ZCube({n},{k}) is disconnected")
+    return {d: int(c) for d, c in enumerate(counts) if d > 0 and c}
+
+
+def zcube(n: int, k: int) -> Topology:
+    """ZCube(n,k) built by the recursive rule (see module docstring).
+
+    n  GPUs per switch and copies per recursion step; integer >= 2
+    k  switch levels = ports per GPU = diameter; integer >= 1
+    GPU g has base-n digits a_{k-1}..a_0 (a_{k-1} = outermost copy).
+    Switch levels are numbered 0..k-1; ``switch_level`` holds the level.
+    """
+    f = zcube_formulas(n, k)
+    if f["links"] > MAX_EXPLICIT_LINKS:
+        raise ValueError(f"ZCube({n},{k}) has {f['links']} links, above the explicit-graph limit "
+                         f"{MAX_EXPLICIT_LINKS}; use zcube_formulas / zcube_closed_form")
+    # State of ZCube(n,m): gpu_sw[l][g] = index of GPU g's level-l switch within
+    # level l; inter[l] = (lower, upper) index pairs of the level l-1 -> l links.
+    gpu_sw = [np.zeros(n, dtype=np.int64)]          # ZCube(n,1): one switch, n GPUs
+    inter: list = [None]
+    for m in range(1, k):                            # build ZCube(n,m+1)
+        n_gpu = n ** m                               # GPUs per copy
+        per_level = n ** (m - 1)                     # switches per level per copy
+        copies = np.arange(n, dtype=np.int64)
+        new_gpu_sw = []
+        for lvl in range(m):
+            # copy j's switches are renumbered j*per_level + old index
+            new_gpu_sw.append((copies[:, None] * per_level + gpu_sw[lvl][None, :]).reshape(-1))
+        # new level m: GPU i of copy j -> level-m switch i (on its port j)
+        new_gpu_sw.append(np.tile(np.arange(n_gpu, dtype=np.int64), n))
+        new_inter = [None]
+        for lvl in range(1, m):
+            lo, up = inter[lvl]
+            new_inter.append(((copies[:, None] * per_level + lo[None, :]).reshape(-1),
+                              (copies[:, None] * per_level + up[None, :]).reshape(-1)))
+        # level-(m-1) switch i of every copy j -> level-m switches i*n .. i*n+n-1
+        j, i, x = np.meshgrid(copies, np.arange(per_level, dtype=np.int64), copies, indexing="ij")
+        new_inter.append(((j * per_level + i).reshape(-1), (i * n + x).reshape(-1)))
+        gpu_sw, inter = new_gpu_sw, new_inter
+    return _zcube_topology(n, k, gpu_sw, inter, name=f"ZCube({n},{k})", construction="recursive")
+
+
+def zcube_closed_form(n: int, k: int, gpus=None):
+    """The ZCube(n,k) wiring from base-n digits, without recursion.
+
+    Returns (gpu_sw, inter) in the layout `zcube` uses: gpu_sw[l][g] = level-l
+    switch of GPU g = g's digits with digit l removed; inter[l] (l >= 1) =
+    (lower, upper): level-(l-1) switch O*n^l + c*n^(l-1) + i links to level-l
+    switch O*n^l + i*n + x for every outer O, copy c, inner i and x < n.
+    ``gpus`` restricts gpu_sw to those GPU ids (for huge instances)."""
+    n = _check_int("n", n, 2)
+    k = _check_int("k", k, 1)
+    g = np.arange(n ** k, dtype=np.int64) if gpus is None else np.asarray(gpus, dtype=np.int64)
+    gpu_sw = []
+    for lvl in range(k):
+        high = g // n ** (lvl + 1)
+        low = g % n ** lvl
+        gpu_sw.append(high * n ** lvl + low)
+    inter: list = [None]
+    for lvl in range(1, k):
+        O, c, i, x = np.meshgrid(np.arange(n ** (k - lvl - 1), dtype=np.int64), np.arange(n, dtype=np.int64),
+                                 np.arange(n ** (lvl - 1), dtype=np.int64), np.arange(n, dtype=np.int64),
+                                 indexing="ij")
+        inter.append(((O * n ** lvl + c * n ** (lvl - 1) + i).reshape(-1),
+                      (O * n ** lvl + i * n + x).reshape(-1)))
+    return gpu_sw, inter
+
+
+def zcube_from_closed_form(n: int, k: int) -> Topology:
+    """ZCube(n,k) assembled from `zcube_closed_form` (a second, independent
+    construction for cross-checking the recursive one)."""
+    gpu_sw, inter = zcube_closed_form(n, k)
+    return _zcube_topology(n, k, gpu_sw, inter, name=f"ZCube({n},{k})", construction="closed-form")
+
+
+def _zcube_topology(n, k, gpu_sw, inter, name, construction):
+    N = n ** k
+    per_level = n ** (k - 1)
+    base = lambda lvl: N + lvl * per_level  # noqa: E731
+    parts = []
+    gpus = np.arange(N, dtype=np.int64)
+    for lvl in range(k):
+        parts.append(np.stack([gpus, base(lvl) + gpu_sw[lvl]], axis=1))
+    for lvl in range(1, k):
+        lo, up = inter[lvl]
+        parts.append(np.stack([base(lvl - 1) + lo, base(lvl) + up], axis=1))
+    links = np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
+    S = k * per_level
+    return Topology(
+        name=name, kind="zcube", n_gpus=N, n_switches=S, links=links,
+        link_gbps=np.full(len(links), ZCUBE_PORT_GBPS, dtype=np.int64),
+        switch_level=np.repeat(np.arange(k, dtype=np.int8), per_level),
+        level_names=tuple(f"level {lvl}" for lvl in range(k)),
+        # the design document puts all NICs of a server on one group switch;
+        # a group switch has n GPU ports, so servers of 8 GPUs when n allows it
+        gpus_per_server=math.gcd(n, 8),
+        params={"n": n, "k": k, "construction": construction},
+    )
+
+
+# ---- rail-optimized fat trees ----------------------------------------------
+def roft2_formulas(rails: int, servers_per_group: int, groups: int, spines: int) -> dict:
+    """Two-tier ROFT: one leaf per rail per rail group, every leaf to every spine."""
+    leaves = rails * groups
+    gpus = rails * servers_per_group * groups
+    return {
+        "gpus": gpus, "leaves": leaves, "spines": spines, "cores": 0,
+        "switches": leaves + spines,
+        "links": gpus + leaves * spines,
+        "diameter": 1 if (leaves == 1) else 3,
+        "leaf_ports": servers_per_group + spines,
+        "spine_ports": leaves,
+    }
+
+
+def roft2(rails: int, servers_per_group: int, groups: int = 1, spines: int | None = None,
+          gbps: int = ROFT_PORT_GBPS) -> Topology:
+    """Two-tier rail-optimized fat tree.
+
+    rails              GPUs per server (= rails = leaves per rail group); >= 1
+    servers_per_group  servers under one rail group (GPUs per leaf); >= 1
+    groups             rail groups; >= 1
+    spines             spine switches, each linked once to every leaf; >= 1
+                       (default servers_per_group: non-blocking leaves)
+    gbps               link speed of every link
+    GPU id = (group * servers_per_group + server) * rails + rail.
+    """
+    r = _check_int("rails", rails, 1)
+    h = _check_int("servers_per_group", servers_per_group, 1)
+    g = _check_int("groups", groups, 1)
+    s = _check_int("spines", h if spines is None else spines, 1)
+    f = roft2_formulas(r, h, g, s)
+    if f["links"] > MAX_EXPLICIT_LINKS:
+        raise ValueError(f"ROFT with {f['links']} links is above the explicit-graph limit")
+    N = f["gpus"]
+    gpu = np.arange(N, dtype=np.int64)
+    rail = gpu % r
+    group = gpu // (r * h)
+    leaf = group * r + rail
+    n_leaf = f["leaves"]
+    host_links = np.stack([gpu, N + leaf], axis=1)
+    L, S = np.meshgrid(np.arange(n_leaf, dtype=np.int64), np.arange(s, dtype=np.int64), indexing="ij")
+    up_links = np.stack([N + L.reshape(-1), N + n_leaf + S.reshape(-1)], axis=1)
+    links = np.concatenate([host_links, up_links])
+    return Topology(
+        name=f"ROFT2(rails={r}, servers/group={h}, groups={g}, spines={s})", kind="roft",
+        n_gpus=N, n_switches=n_leaf + s, links=links,
+        link_gbps=np.full(len(links), gbps, dtype=np.int64),
+        switch_level=np.concatenate([np.zeros(n_leaf, np.int8), np.ones(s, np.int8)]),
+        level_names=("leaf", "spine"), gpus_per_server=r,
+        params={"tiers": 2, "rails": r, "servers_per_group": h, "groups": g, "spines": s, "gbps": gbps},
+    )
+
+
+def roft3_formulas(rails, servers_per_group, groups_per_pod, pods, spines_per_pod, planes, cores_per_plane):
+    leaves_per_pod = rails * groups_per_pod
+    leaves = leaves_per_pod * pods
+    spines = spines_per_pod * pods
+    cores = planes * cores_per_plane
+    gpus = leaves * servers_per_group
+    spines_per_plane_per_pod = spines_per_pod // planes
+    return {
+        "gpus": gpus, "leaves": leaves, "spines": spines, "cores": cores,
+        "switches": leaves + spines + cores,
+        "links": gpus + leaves * spines_per_pod + spines * cores_per_plane,
+        "diameter": 5 if pods > 1 else (3 if leaves_per_pod > 1 else 1),
+        "leaf_ports": servers_per_group + spines_per_pod,
+        "spine_ports": leaves_per_pod + cores_per_plane,
+        "core_ports": spines_per_plane_per_pod * pods,
+    }
+
+
+def roft3(rails: int, servers_per_group: int, groups_per_pod: int, pods: int, spines_per_pod: int,
+          planes: int, cores_per_plane: int, gbps: int = ROFT_PORT_GBPS) -> Topology:
+    """Three-tier rail-optimized fat tree with pods.
+
+    rails              GPUs per server = leaves per rail group; >= 1
+    servers_per_group  servers under a rail group (GPUs per leaf); >= 1
+    groups_per_pod     rail groups per pod; >= 1
+    pods               >= 1
+    spines_per_pod     each leaf links once to every spine of its pod; >= 1
+    planes             core planes; must divide spines_per_pod.  Spine j of a
+                       pod is in plane j // (spines_per_pod / planes)
+    cores_per_plane    every spine of a plane links once to every core of it
+    gbps               link speed of every link
+    GPU id = ((pod * groups_per_pod + group) * servers_per_group + server) * rails + rail.
+    Switch ids: leaves (pod-major, then group, then rail), spines (pod-major), cores (plane-major).
+    """
+    r = _check_int("rails", rails, 1)
+    h = _check_int("servers_per_group", servers_per_group, 1)
+    G = _check_int("groups_per_pod", groups_per_pod, 1)
+    M = _check_int("pods", pods, 1)
+    P = _check_int("spines_per_pod", spines_per_pod, 1)
+    Q = _check_int("planes", planes, 1)
+    C = _check_int("cores_per_plane", cores_per_plane, 1)
+    if P % Q:
+        raise ValueError(f"planes ({Q}) must divide spines_per_pod ({P})")
+    f = roft3_formulas(r, h, G, M, P, Q, C)
+    if f["links"] > MAX_EXPLICIT_LINKS:
+        raise ValueError(f"ROFT with {f['links']} links is above the explicit-graph limit")
+    N = f["gpus"]
+    n_leaf, n_spine, n_core = f["leaves"], f["spines"], f["cores"]
+    leaf0, spine0, core0 = N, N + n_leaf, N + n_leaf + n_spine
+    gpu = np.arange(N, dtype=np.int64)
+    rail = gpu % r
+    group_global = gpu // (r * h)                  # pod * G + group
+    leaf = group_global * r + rail
+    host = np.stack([gpu, leaf0 + leaf], axis=1)
+    lf = np.arange(n_leaf, dtype=np.int64)
+    pod_of_leaf = lf // (r * G)
+    Lm, Pm = np.meshgrid(lf, np.arange(P, dtype=np.int64), indexing="ij")
+    leaf_spine = np.stack([leaf0 + Lm.reshape(-1), spine0 + (pod_of_leaf[:, None] * P + Pm).reshape(-1)], axis=1)
+    sp = np.arange(n_spine, dtype=np.int64)
+    plane = (sp % P) // (P // Q)
+    Sm, Cm = np.meshgrid(sp, np.arange(C, dtype=np.int64), indexing="ij")
+    spine_core = np.stack([spine0 + Sm.reshape(-1), core0 + (plane[:, None] * C + Cm).reshape(-1)], axis=1)
+    links = np.concatenate([host, leaf_spine, spine_core])
+    return Topology(
+        name=f"ROFT3(rails={r}, servers/group={h}, groups/pod={G}, pods={M}, spines/pod={P}, "
+             f"planes={Q}, cores/plane={C})",
+        kind="roft", n_gpus=N, n_switches=n_leaf + n_spine + n_core, links=links,
+        link_gbps=np.full(len(links), gbps, dtype=np.int64),
+        switch_level=np.concatenate([np.zeros(n_leaf, np.int8), np.ones(n_spine, np.int8),
+                                     np.full(n_core, 2, np.int8)]),
+        level_names=("leaf", "spine", "core"), gpus_per_server=r,
+        params={"tiers": 3, "rails": r, "servers_per_group": h, "groups_per_pod": G, "pods": M,
+                "spines_per_pod": P, "planes": Q, "cores_per_plane": C, "gbps": gbps},
+    )
+
+
+def roft_radix_params(n: int, rails: int = 8) -> dict:
+    """roft3 parameters of the non-blocking three-tier ROFT of radix n with n^2
+    GPUs: leaves n/2 down + n/2 up, pods of n/2 leaves and n/2 spines, 4 pods,
+    cores of n ports in 2 planes of n/2 (so 2n leaves, 2n spines, n cores)."""
+    n = _check_int("n", n, 4)
+    r = _check_int("rails", rails, 1)
+    if n % 2 or (n // 2) % r:
+        raise ValueError(f"radix {n} must be even with n/2 a multiple of rails ({r})")
+    half = n // 2
+    # Each core has n ports = (spines of its plane per pod) * pods; 4 pods and
+    # n/2 spines per pod give 2 planes of n/4 spines per pod.
+    if half % 2:
+        raise ValueError(f"radix {n}: n/2 must be even to split spines into 2 planes")
+    return dict(rails=r, servers_per_group=half, groups_per_pod=half // r, pods=4,
+                spines_per_pod=half, planes=2, cores_per_plane=half)
+
+
+def roft_radix(n: int, rails: int = 8, gbps: int = ROFT_PORT_GBPS) -> Topology:
+    """Non-blocking three-tier ROFT of radix n at ``gbps`` (n^2 GPUs, 5n switches, 3n^2 links)."""
+    t = roft3(**roft_radix_params(n, rails), gbps=gbps)
+    t.name = f"ROFT radix {n} ({n * n} GPUs)"
+    return t
+
+
+def roft_hop_histogram_formula(t: Topology) -> dict:
+    """{switches: ordered GPU pairs} of a ROFT by structure: from any GPU,
+    same leaf = 1 switch, same pod (or, two tiers, any other leaf) = 3,
+    other pod = 5."""
+    p = t.params
+    N = t.n_gpus
+    h = p["servers_per_group"]
+    hist = {1: N * (h - 1)}
+    if p["tiers"] == 2:
+        hist[3] = N * (N - h)
+    else:
+        pod = p["rails"] * p["groups_per_pod"] * h
+        hist[3] = N * (pod - h)
+        hist[5] = N * (N - pod)
+    return {d: c for d, c in hist.items() if c}
+
+
+def hop_histogram_structural(t: Topology) -> dict:
+    """Hop histogram without enumerating pairs: ROFT by formula, ZCube by
+    symmetry classes (``zcube_hop_histogram``)."""
+    if t.kind == "zcube":
+        return zcube_hop_histogram(t.params["n"], t.params["k"])
+    return roft_hop_histogram_formula(t)
+
+
+@jit
+def _zcube_implicit_bfs(n, k, src):
+    """Switch distances by BFS over the closed-form ZCube wiring; returns the
+    switch count to every GPU (0 for the source)."""
+    per_level = n ** (k - 1)
+    S = k * per_level
+    N = n ** k
+    dist = np.full(S, -1, dtype=np.int16)
+    queue = np.empty(S, dtype=np.int64)
+    pw = np.empty(k + 1, dtype=np.int64)
+    pw[0] = 1
+    for i in range(1, k + 1):
+        pw[i] = pw[i - 1] * n
+    head = 0
+    tail = 0
+    scanned = 0           # switch-to-switch adjacency entries seen
+    for lvl in range(k):
+        sw = lvl * per_level + (src // pw[lvl + 1]) * pw[lvl] + src % pw[lvl]
+        dist[sw] = 0
+        queue[tail] = sw
+        tail += 1
+    while head < tail:
+        node = queue[head]
+        head += 1
+        lvl = node // per_level
+        s = node % per_level
+        d = dist[node] + 1
+        if lvl + 1 < k:        # up: (O, c, i) -> (O, i, x)
+            O = s // pw[lvl + 1]
+            i = s % pw[lvl]
+            base = (lvl + 1) * per_level + O * pw[lvl + 1] + i * n
+            for x in range(n):
+                v = base + x
+                scanned += 1
+                if dist[v] < 0:
+                    dist[v] = d
+                    queue[tail] = v
+                    tail += 1
+        if lvl >= 1:           # down: (O, i, x) -> (O, c, i)
+            O = s // pw[lvl]
+            i = (s % pw[lvl]) // n
+            base = (lvl - 1) * per_level + O * pw[lvl] + i
+            for c in range(n):
+                v = base + c * pw[lvl - 1]
+                scanned += 1
+                if dist[v] < 0:
+                    dist[v] = d
+                    queue[tail] = v
+                    tail += 1
+    row = np.empty(N, dtype=np.int16)
+    for g in range(N):
+        best = -1
+        for lvl in range(k):
+            dd = dist[lvl * per_level + (g // pw[lvl + 1]) * pw[lvl] + g % pw[lvl]]
+            if dd >= 0 and (best < 0 or dd < best):
+                best = dd
+        row[g] = best + 1 if best >= 0 else -1
+    row[src] = 0
+    return row, tail, scanned
+
+
+def zcube_implicit_counts(n: int, k: int) -> dict:
+    """GPUs, switches, links and diameter of ZCube(n,k) counted from the
+    closed-form wiring without building the graph: one BFS reaches every
+    switch (S), scans every switch-switch link twice, and each of the N GPUs
+    has k ports; the diameter is the largest BFS distance over the symmetry
+    classes of ``zcube_hop_histogram``."""
+    n = _check_int("n", n, 2)
+    k = _check_int("k", k, 1)
+    row, reached, scanned = _zcube_implicit_bfs(n, k, 0)
+    hist = zcube_hop_histogram(n, k)
+    return {"gpus": len(row), "switches": int(reached), "links": int(scanned) // 2 + k * len(row),
+            "diameter": max(hist)}
+
+
+def fat_tree_radix(k: int, tiers: int, rails: int = 8, gbps: int = ROFT_PORT_GBPS) -> Topology:
+    """The full non-blocking rail-optimized fat tree of radix k (Chapter 6's
+    Clos counts): two tiers hold k^2/2 GPUs (k leaves, k/2 spines), three
+    tiers k^3/4 (k pods of k/2 leaves and k/2 spines, (k/2)^2 cores in k/2
+    planes)."""
+    k = _check_int("k", k, 4)
+    if k % 2 or (k // 2) % rails:
+        raise ValueError(f"radix {k} must be even with k/2 a multiple of rails ({rails})")
+    half = k // 2
+    if tiers == 2:
+        t = roft2(rails, half, k // rails, half, gbps=gbps)
+    elif tiers == 3:
+        t = roft3(rails, half, half // rails, k, half, half, half, gbps=gbps)
+    else:
+        raise ValueError(f"tiers must be 2 or 3, got {tiers!r}")
+    t.name = f"{tiers}-tier fat tree radix {k}"
+    return t
