@@ -44,7 +44,7 @@ cmd=${1:-help}; shift || true
 case "$cmd" in
   setup) echo "set-up complete: $VENV" ;;
   demo)  exec "$VENV/bin/prism" demo "$@" ;;
-  test)  exec "$PY" -m pytest "$@" ;;
+  test)  exec "$PY" -m pytest -n "${PRISM_TEST_JOBS:-auto}" "$@" ;;
   bench) exec "$PY" -m pytest bench "$@" ;;
   prism) exec "$VENV/bin/prism" "$@" ;;
   *) echo "usage: bash run.sh {demo|test|bench|setup|prism ARGS...}" >&2; exit 2 ;;
