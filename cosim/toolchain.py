@@ -114,6 +114,10 @@ def _bind(block_func, args, kwargs):
 def design_key(block_func, bound):
     parts = [TOOLCHAIN_VERSION, myhdl.__version__, hdl_source_digest(), _unwrap(block_func).__module__,
              _unwrap(block_func).__name__]
+    src = inspect.getsourcefile(_unwrap(block_func))
+    if src and not os.path.abspath(src).startswith(_HDL_DIR + os.sep):
+        with open(src, "rb") as fh:          # a block defined outside hdl/ (a test-only variant)
+            parts.append(hashlib.sha256(fh.read()).hexdigest())
     for name, v in bound.arguments.items():
         parts.append(f"{name}={_port_descr(v) if _is_signal(v) else repr(v)}")
     return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:16]
