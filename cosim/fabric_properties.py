@@ -1,0 +1,251 @@
+"""The collective fabric's 34 properties (groups A-F) and the test bench that
+checks them every cycle on either back end.
+
+`PROPERTIES` is the table: id (as in the seed), bit in the conformance
+monitor's `violations` vector, the statement as checked, and the block whose
+test fault (FAULT=<id>) breaks it.  `run_fabric(backend, fault, ...)` drives
+`hdl.collective_fabric` (every collective block plus
+`collective_conformance_monitor`) with a deterministic random scenario built
+to exercise every property's antecedent, samples `violations` at every rising
+edge, and returns a `FabricRun` with the first cycle each property fired.
+
+Only the fabric's top-level ports are used, so the same bench runs the MyHDL
+blocks and their Icarus co-simulation.
+"""
+import random
+from dataclasses import dataclass, field
+
+from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
+
+from hdl import collective_pkg as pkg
+
+W = 16
+
+# (id, statement as checked, block owning the fault)
+_TABLE = [
+    ("A1", "collective_gbps == min_gbps (the collective's rate is the minimum)", "slowest_member_tracker"),
+    ("A2", "min_gbps <= mean_gbps", "slowest_member_tracker"),
+    ("A3", "min_gbps <= member_gbps[i] for every member i", "slowest_member_tracker"),
+    ("A4", "slowest_member names a member and member_gbps[slowest_member] == min_gbps",
+     "slowest_member_tracker"),
+    ("A5", "the declared reduction operator (reduction_op) is RED_MIN", "slowest_member_tracker"),
+    ("A6", "mean_over_min_x10 >= 10", "slowest_member_tracker"),
+    ("B1", "steps_total == 2 (N - 1)", "ring_allreduce_model"),
+    ("B2", "step_bytes_kb == floor(S_MB x 1000 / N)", "ring_allreduce_model"),
+    ("B3", "min over links != 0 -> step_time_us == floor(step_bytes_kb x 8 / min over links)",
+     "ring_allreduce_model"),
+    ("B4", "c_steps_done <= steps_total", "ring_allreduce_model"),
+    ("B5", "(c_steps_done >= steps_total && !start) |=> !running", "ring_allreduce_model"),
+    ("B6", "min over links <= RATE -> slowdown_x100 >= 100", "ring_allreduce_model"),
+    ("C1", "collective == ALLREDUCE -> flows_per_leaf == ACC_PER_LEAF", "all_to_all_model"),
+    ("C2", "collective == ALLTOALL -> flows_per_leaf == ACC_PER_LEAF x (N - 1)", "all_to_all_model"),
+    ("C3", "flow_start -> chosen_path < PATHS", "load_aware_selector"),
+    ("C4", "sticky_preserved, and (no flow start or end) |=> path loads unchanged", "load_aware_selector"),
+    ("C5", "efficiency_pct is monotone in flows_per_leaf across consecutive samples", "all_to_all_model"),
+    ("C6", "efficiency_pct <= 100", "all_to_all_model"),
+    ("D1", "flow_start && load_aware_enable -> load[chosen_path] == min over paths of load",
+     "load_aware_selector"),
+    ("D2", "flow_start && !load_aware_enable -> chosen_path == select_path(flow_hash, PATHS, PATH_MODE)",
+     "load_aware_selector"),
+    ("D3", "flow_start |=> load[chosen] == sat(past load[chosen] + declared), no other path moved "
+           "(a flow end on another path excepted)", "load_aware_selector"),
+    ("D4", "every placement load-aware && c_flows_placed <= PATHS -> c_perfect_placements == c_flows_placed",
+     "load_aware_selector"),
+    ("D5", "lightest_gbps <= busiest_gbps", "load_aware_selector"),
+    ("D6", "flow_end |=> load[ending_path] == max(0, past load - ending_gbps) (never wraps below zero)",
+     "load_aware_selector"),
+    ("E1", "member_gbps[m] == sat(sum of member m's stripes)", "striping_controller"),
+    ("E2", "collective_gbps == min over members of member_gbps", "striping_controller"),
+    ("E3", "STRIPES > 1 -> reassembly_required", "striping_controller"),
+    ("E4", "reorder_depth_bytes == stripe_bytes x (STRIPES - 1)", "striping_controller"),
+    ("E5", "connections_total == MEMBERS x STRIPES", "striping_controller"),
+    ("F1", "job_rate_claim -> the job-wide minimum was imported (valid at the snapshot)",
+     "collective_telemetry"),
+    ("F2", "job_rate_claim -> claimed job rate <= this leaf's minimum", "collective_telemetry"),
+    ("F3", "rate_claim_valid == job_min_valid (at the snapshot)", "collective_telemetry"),
+    ("F4", "2 x c_slowest_unchanged > c_samples (at the snapshot) -> caveat PINNED", "collective_telemetry"),
+    ("F5", "accel_seconds_lost == floor(lost_ms_per_collective x ACCELERATORS / 1000)", "stall_accountant"),
+]
+
+
+@dataclass(frozen=True)
+class Property:
+    id: str
+    bit: int
+    statement: str
+    fault_block: str
+
+
+PROPERTIES = [Property(pid, bit, stmt, blk) for bit, (pid, stmt, blk) in enumerate(_TABLE)]
+BY_ID = {p.id: p for p in PROPERTIES}
+assert len(PROPERTIES) == 34
+
+
+def decode(bits):
+    """Property ids whose bit is set in a violations word."""
+    return [p.id for p in PROPERTIES if (bits >> p.bit) & 1]
+
+
+@dataclass
+class FabricConfig:
+    members: int = 6
+    stripes: int = 3
+    paths: int = 8
+    participants: int = 16          # ring: 30 steps
+    s_mb: int = 8000
+    a2a_s_mb: int = 1024
+    acc_per_leaf: int = 8
+    path_mode: str = "mod"
+    cycles: int = 260
+    seed: int = 1
+
+
+@dataclass
+class FabricRun:
+    first_cycle: dict = field(default_factory=dict)   # property id -> first cycle it fired
+    counts: dict = field(default_factory=dict)        # property id -> cycles it fired
+    seen: list = field(default_factory=list)          # violations_seen at the end, decoded
+    placements: int = 0
+    flow_ends: int = 0
+    ring_runs: int = 0
+
+    @property
+    def fired(self):
+        return set(self.first_cycle)
+
+
+# participant counts chosen so all-to-all flows per uplink (ACC=PATHS=8: N-1) cross every bucket
+_PARTICIPANT_MENU = (0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 20, 21, 22, 50, 100, 101, 102, 150, 1024, 3000, 65535)
+
+
+def run_fabric(backend="myhdl", fault="", cfg=None):
+    """Run the scenario on `backend` with test fault `fault` ('' = the correct design)."""
+    from cosim import toolchain
+    from cosim.tbutil import clock_gen, reset_pulse
+    from hdl.collective_fabric import collective_fabric
+
+    cfg = cfg or FabricConfig()
+    rng = random.Random(cfg.seed)
+    M, S, P = cfg.members, cfg.stripes, cfg.paths
+    sig = lambda n: Signal(intbv(0)[n:])
+    b = lambda: Signal(bool(0))
+    clk, rst = b(), ResetSignal(0, active=1, isasync=False)
+    sample, member_gbps, ring_start, step_tick = b(), sig(M * W), b(), b()
+    s_flow_valid, s_flow_tuple, s_flow_gbps = b(), sig(pkg.TUPLE_BITS), sig(W)
+    flow_end, ending_path, ending_gbps, load_aware_enable = b(), sig(8), sig(W), b()
+    chunk_start, chunk_bytes, stripe_gbps = b(), sig(32), sig(M * S * W)
+    collective, participants, steps_per_run, exposed_pct = sig(3), sig(16), sig(32), sig(7)
+    snapshot, job_min_gbps, job_min_valid, active_fix, busiest_uplink_flows = b(), sig(W), b(), sig(3), sig(16)
+    flow_placed, chosen_path, placed_gbps, accounting_error, ring_running = b(), sig(8), sig(W), b(), b()
+    violations, violations_seen = sig(34), sig(34)
+    run = FabricRun()
+    active = []            # (path, rate) of flows the bench believes are placed
+    state = {"members": [0] * M}
+    dut_factory = toolchain.select(collective_fabric, backend)
+
+    def pack(lanes):
+        return sum(v << (W * i) for i, v in enumerate(lanes))
+
+    @block
+    def bench():
+        dut = dut_factory(clk, rst, sample, member_gbps, ring_start, step_tick, s_flow_valid, s_flow_tuple,
+                          s_flow_gbps, flow_end, ending_path, ending_gbps, load_aware_enable, chunk_start,
+                          chunk_bytes, stripe_gbps, collective, participants, steps_per_run, exposed_pct,
+                          snapshot, job_min_gbps, job_min_valid, active_fix, busiest_uplink_flows,
+                          flow_placed, chosen_path, placed_gbps, accounting_error, ring_running,
+                          violations, violations_seen, PATHS=P, PARTICIPANTS=cfg.participants,
+                          S_MB=cfg.s_mb, A2A_S_MB=cfg.a2a_s_mb, ACC_PER_LEAF=cfg.acc_per_leaf,
+                          PATH_MODE=cfg.path_mode, FAULT=fault)
+
+        @instance
+        def drive():
+            yield rst.negedge
+            steps_per_run.next = 100_000
+            exposed_pct.next = 100
+            pinned = [20, 60, 45, 80, 55, 70, 90, 65, 75, 85, 95, 35][:M] + [50] * max(0, M - 12)
+            idle_until = 0
+            for cyc in range(cfg.cycles):
+                yield clk.negedge
+                early = cyc < 60
+                # members: pinned (member 0 slowest, constant) early, then random, a zero now and then
+                if early:
+                    lanes = pinned
+                else:
+                    lanes = [rng.randint(1, pkg.RATE_GBPS) for _ in range(M)]
+                    if cyc % 37 == 0:
+                        lanes[rng.randrange(M)] = 0
+                    if cyc % 11 == 0:
+                        lanes[0] = min(lanes) - 1 if min(lanes) > 1 else lanes[0]
+                state["members"] = lanes
+                member_gbps.next = pack(lanes)
+                sample.next = 1
+                # ring: restart when idle; occasionally restart a running collective
+                ring_start.next = 0
+                if ring_running:
+                    idle_until = cyc + 3             # rest a few cycles after each collective
+                if not ring_running and cyc >= idle_until and rng.random() < 0.5:
+                    ring_start.next = 1
+                    run.ring_runs += 1
+                    idle_until = cyc + 3
+                elif ring_running and rng.random() < 0.01:
+                    ring_start.next = 1
+                step_tick.next = rng.random() < 0.8
+                # flows: load-aware while the first PATHS flows are placed, then phases
+                load_aware_enable.next = early or (110 <= cyc < 170) or cyc >= 215
+                s_flow_valid.next = 0
+                if rng.random() < 0.4:
+                    s_flow_valid.next = 1
+                    s_flow_tuple.next = rng.getrandbits(pkg.TUPLE_BITS)
+                    s_flow_gbps.next = rng.randint(1, 100)
+                flow_end.next = 0
+                if not early and active and rng.random() < 0.3:
+                    path, rate = active.pop(rng.randrange(len(active)))
+                    flow_end.next, ending_path.next, ending_gbps.next = 1, path, rate
+                    run.flow_ends += 1
+                elif cyc in (125, 200):           # an over-removal: D6's clamp
+                    flow_end.next, ending_path.next, ending_gbps.next = 1, rng.randrange(P), 1000
+                # striping
+                stripe_gbps.next = pack([rng.randint(0, 100) for _ in range(M * S)])
+                chunk_start.next = rng.random() < 0.3
+                chunk_bytes.next = rng.getrandbits(rng.choice((8, 20, 31)))
+                # all-to-all model
+                if 60 <= cyc < 140:                   # a sweep: all-to-all flows rise through the buckets
+                    collective.next = pkg.COLL_ALLTOALL
+                    participants.next = cyc - 58
+                elif cyc % 3 == 0:
+                    collective.next = rng.choice((3, 3, 3, 1, 1, 0, 2, 4, 7))
+                    participants.next = rng.choice(_PARTICIPANT_MENU)
+                # stall accountant
+                if cyc % 17 == 0:
+                    exposed_pct.next = rng.choice((100, 100, 40, 0, 120))
+                # telemetry: imports valid half the time, stale (above the local minimum) a fifth
+                snapshot.next = cyc == 40 or rng.random() < 0.15
+                job_min_valid.next = rng.random() < 0.5
+                lo = min(lanes)
+                job_min_gbps.next = rng.randint(lo, lo + 40) if rng.random() < 0.2 else rng.randint(0, lo)
+                active_fix.next = rng.randrange(6)
+                busiest_uplink_flows.next = rng.randrange(64)
+            raise StopSimulation()
+
+        @instance
+        def observe():
+            cyc = 0
+            while True:
+                yield clk.posedge
+                if rst:
+                    continue
+                if flow_placed:
+                    active.append((int(chosen_path), int(placed_gbps)))
+                    run.placements += 1
+                bits = int(violations)
+                if bits:
+                    for pid in decode(bits):
+                        run.first_cycle.setdefault(pid, cyc)
+                        run.counts[pid] = run.counts.get(pid, 0) + 1
+                run.seen = decode(int(violations_seen))
+                cyc += 1
+
+        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, observe
+
+    toolchain.run(bench(), backend=backend)
+    return run
