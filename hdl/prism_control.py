@@ -1,0 +1,348 @@
+"""PRISM operation context: CONTROL (STAGE/COMMIT) and DATA validation/admission.
+
+Phase 2 of the SINGLE node, plus the validation and admission step of phase 1.
+Both live in one process because they read and write the same context in one
+order: a COMMIT on port 0 and a DATA frame on port 1 that complete in the same
+cycle are handled port 0 first, so the DATA frame is validated against the
+operation the COMMIT has just activated (docs/protocol.md, "Admission order").
+
+Each cycle takes at most one completed frame per port (the ingress pulses), in
+port order, and answers it in the same edge:
+
+  * CONTROL: STAGE fills the staged slot (replacing a staged operation) after
+    the checks BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS,
+    BAD_RECIPIENTS, in that order; COMMIT activates the staged operation
+    atomically (NO_STAGED, STAGED_MISMATCH, BUSY); other opcodes BAD_OPCODE; a
+    request longer than one beat BAD_LENGTH.  Each request queues exactly one
+    ACK/NACK response for TX port 0 (16-entry queue; the ingress holds new
+    headers back while fewer than `RESPONSE_MARGIN` entries are free).
+  * DATA: the nine validation rules in protocol order; the first failing rule
+    is the drop reason (a counter event).  Admission marks the frame's ranges
+    in the per-contributor duplicate map (8 x 256 range bits).  Under
+    FP32_ARRIVAL the admitting port is appended to the admission-order queue,
+    which the node uses to feed the FP32 banks in admission order.
+
+An operation is in progress from its COMMIT until `op_finished` (its last
+RESULT frame has been queued).  `commit` pulses when an operation is
+activated: the arithmetic clears its bookkeeping then.
+
+Ports (widths from the signals):
+    clk, rst                    clock; synchronous active-high reset
+    fP_valid, fP_header,        (P = 0, 1) a stored frame from ingress P: pulse, header
+    fP_beats, fP_too_long,      (>= 96 bits), beat count, did not fit the bank,
+    fP_bank                     and its bank
+    rP_valid, rP_admit, rP_bank out: verdict for that frame (one cycle later)
+    evP_valid, evP_code         out: counter event for port P: 0 CONTROL answered, 1 DATA
+                                admitted, 2 + k drop reason k (too_long ... duplicate)
+    resp_valid, resp_data       out: head of the response queue (44-bit response header)
+    resp_pop                    the egress has taken the head
+    room_ok                     out: the response queue can take two more responses
+    op_finished                 pulse: the active operation's last RESULT frame is queued
+    commit                      out: pulse, an operation has been activated
+    act_policy, act_in_fmt,     out: the active operation (valid while act_busy)
+    act_out_fmt, act_count,
+    act_contributors, act_expected (popcount of the set, 4 bits), act_recipients,
+    act_op_id, act_generation
+    act_busy                    out: an operation is in progress
+    ord_valid, ord_port         out: oldest admitted FP32_ARRIVAL frame not yet fed: its port
+    ord_pop                     that frame has started (readers start frames in admission order)
+
+Parameters:
+    CAPACITY    element capacity of the node (1 .. 4096); STAGE with E > CAPACITY is BAD_COUNT
+"""
+from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
+
+CLASS_CONTROL, CLASS_DATA = 1, 2
+OP_STAGE, OP_COMMIT, OP_ACK, OP_NACK = 1, 2, 8, 9
+OK, BAD_OPCODE, BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS, BAD_RECIPIENTS, \
+    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH = range(11)
+EV_CONTROL, EV_ADMITTED = 0, 1
+DROP_TOO_LONG, DROP_NO_OPERATION, DROP_WRONG_OP, DROP_STALE, DROP_CONTRIBUTOR, DROP_FORMAT, \
+    DROP_RANGE, DROP_LENGTH, DROP_DUPLICATE = range(2, 11)
+POLICY_FP32_ARRIVAL = 1
+FMT_EXACT = 4
+RESPONSE_DEPTH = 16
+RESPONSE_MARGIN = 6
+MAX_RANGES = 256
+ORDER_DEPTH = 8
+
+
+@block
+def prism_control(clk, rst,
+                  f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
+                  f1_valid, f1_header, f1_beats, f1_too_long, f1_bank,
+                  r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank,
+                  ev0_valid, ev0_code, ev1_valid, ev1_code,
+                  resp_valid, resp_data, resp_pop, room_ok, op_finished, commit,
+                  act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
+                  act_recipients, act_op_id, act_generation, act_busy,
+                  ord_valid, ord_port, ord_pop, CAPACITY=4096):
+    if not 1 <= CAPACITY <= 4096:
+        raise ValueError(f"prism_control: CAPACITY={CAPACITY}; the node holds 1 .. 4096 elements")
+    hdr_width = len(f0_header)
+    if hdr_width < 96 or len(f1_header) != hdr_width:
+        raise ValueError("prism_control: f0_header/f1_header must be equally wide, >= 96 bits")
+    if len(resp_data) != 44:
+        raise ValueError("prism_control: resp_data is the 44-bit response header")
+    beat_width = len(f0_beats)
+    if len(act_count) != 13 or len(act_contributors) != 8 or len(act_expected) != 4:
+        raise ValueError("prism_control: act_count 13, act_contributors 8, act_expected 4 bits")
+
+    MAP_BITS = 8 * MAX_RANGES
+
+    resp_mem = [Signal(intbv(0)[44:]) for _ in range(RESPONSE_DEPTH)]
+    resp_rp = Signal(modbv(0)[4:])
+    resp_wp = Signal(modbv(0)[4:])
+    resp_count = Signal(intbv(0, min=0, max=RESPONSE_DEPTH + 1))
+
+    st_valid = Signal(bool(0))
+    st_word = Signal(intbv(0)[96:])       # the staged STAGE header (fields read by constant slices)
+    act_word = Signal(intbv(0)[96:])
+    busy = Signal(bool(0))
+    dup_map = Signal(intbv(0)[MAP_BITS:])   # bit 256*c + r: contributor c has contributed range r
+    # admitted FP32_ARRIVAL frames not yet started, oldest first: at most 3 banks x 2 ports
+    ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
+    ord_rp = Signal(modbv(0)[3:])
+    ord_count = Signal(intbv(0, min=0, max=ORDER_DEPTH + 1))
+
+    @always_comb
+    def outputs():
+        resp_valid.next = resp_count != 0
+        room_ok.next = resp_count <= RESPONSE_DEPTH - RESPONSE_MARGIN
+        act_policy.next = act_word[34:32]
+        act_in_fmt.next = act_word[38:36]
+        act_out_fmt.next = act_word[43:40]
+        act_count.next = act_word[61:48]
+        act_contributors.next = act_word[72:64]
+        act_recipients.next = act_word[82:80]
+        act_op_id.next = act_word[16:8]
+        act_generation.next = act_word[32:16]
+        act_busy.next = busy
+        ord_valid.next = ord_count != 0
+        ord_port.next = ord_bits[ord_rp]
+
+    @always_comb
+    def popcount():
+        n = intbv(0)[4:]
+        n[:] = 0
+        for c in range(8):
+            if act_word[64 + c]:
+                n[:] = n + 1
+        act_expected.next = n
+
+    @always_comb
+    def response_head():
+        resp_data.next = resp_mem[resp_rp]
+
+    @always(clk.posedge)
+    def step():
+        hdr = intbv(0)[96:]
+        staged = intbv(0)[96:]
+        active = intbv(0)[96:]
+        dmap = intbv(0)[MAP_BITS:]
+        cmap = intbv(0)[MAP_BITS:]
+        mask = intbv(0)[MAP_BITS:]
+        one = intbv(0)[MAP_BITS:]
+        lo_mask = intbv(0)[MAP_BITS:]
+        hi_mask = intbv(0)[MAP_BITS:]
+        resp = intbv(0)[44:]
+        cls = intbv(0)[4:]
+        opc = intbv(0)[4:]
+        reason = intbv(0)[8:]
+        code = intbv(0)[4:]
+        beats = intbv(0)[beat_width:]
+        count = intbv(0)[14:]
+        offset = intbv(0)[14:]
+        n = intbv(0)[14:]
+        frame_end = intbv(0)[14:]
+        need = intbv(0)[14:]
+        r_first = intbv(0)[9:]
+        r_end = intbv(0)[9:]
+        contributor = intbv(0)[3:]
+        fmt = intbv(0)[2:]
+        recip = intbv(0)[2:]
+        wp = modbv(0)[4:]
+        rc = intbv(0, min=0, max=RESPONSE_DEPTH + 3)
+        ob = intbv(0)[ORDER_DEPTH:]
+        orp = modbv(0)[3:]
+        slot = modbv(0)[3:]
+        oc = intbv(0, min=0, max=ORDER_DEPTH + 2)
+        st_ok = bool(0)
+        is_busy = bool(0)
+        frame_valid = bool(0)
+        too_long = bool(0)
+        admit = bool(0)
+        if rst:
+            st_valid.next = 0
+            busy.next = 0
+            resp_rp.next = 0
+            resp_wp.next = 0
+            resp_count.next = 0
+            r0_valid.next = 0
+            r1_valid.next = 0
+            ev0_valid.next = 0
+            ev1_valid.next = 0
+            commit.next = 0
+            ord_rp.next = 0
+            ord_count.next = 0
+        else:
+            staged[:] = st_word
+            active[:] = act_word
+            st_ok = bool(st_valid)
+            is_busy = bool(busy)
+            dmap[:] = dup_map
+            wp[:] = resp_wp
+            rc[:] = resp_count
+            ob[:] = ord_bits
+            orp[:] = ord_rp
+            oc[:] = ord_count
+            commit.next = 0
+            r0_valid.next = 0
+            r1_valid.next = 0
+            ev0_valid.next = 0
+            ev1_valid.next = 0
+
+            if op_finished:
+                is_busy = False
+            if resp_pop and rc != 0:
+                resp_rp.next = resp_rp + 1
+                rc[:] = rc - 1
+            if ord_pop and oc != 0:
+                orp[:] = orp + 1
+                oc[:] = oc - 1
+
+            for port in range(2):
+                if port == 0:
+                    frame_valid = bool(f0_valid)
+                    hdr[:] = f0_header[96:0]
+                    beats[:] = f0_beats
+                    too_long = bool(f0_too_long)
+                else:
+                    frame_valid = bool(f1_valid)
+                    hdr[:] = f1_header[96:0]
+                    beats[:] = f1_beats
+                    too_long = bool(f1_too_long)
+                admit = False
+                code[:] = EV_CONTROL
+                reason[:] = OK
+                if frame_valid:
+                    cls[:] = hdr[4:0]
+                    opc[:] = hdr[8:4]
+                    if cls == CLASS_CONTROL:
+                        if beats != 1:
+                            reason[:] = BAD_LENGTH
+                        elif opc == OP_STAGE:
+                            count[:] = hdr[61:48]
+                            recip[:] = hdr[82:80]
+                            if hdr[34:32] > 1:
+                                reason[:] = BAD_POLICY
+                            elif hdr[43:40] > 5 or (hdr[43:40] == FMT_EXACT and hdr[34:32] == POLICY_FP32_ARRIVAL):
+                                reason[:] = BAD_FORMAT
+                            elif count == 0 or count > CAPACITY:
+                                reason[:] = BAD_COUNT
+                            elif hdr[72:64] == 0:
+                                reason[:] = BAD_CONTRIBUTORS
+                            elif recip == 0 or (not hdr[44] and recip == 3):
+                                reason[:] = BAD_RECIPIENTS
+                            else:
+                                staged[:] = hdr
+                                st_ok = True
+                        elif opc == OP_COMMIT:
+                            if not st_ok:
+                                reason[:] = NO_STAGED
+                            elif staged[32:8] != hdr[32:8]:
+                                reason[:] = STAGED_MISMATCH
+                            elif is_busy:
+                                reason[:] = BUSY
+                            else:
+                                active[:] = staged
+                                st_ok = False
+                                is_busy = True
+                                dmap[:] = 0
+                                oc[:] = 0
+                                commit.next = 1
+                        else:
+                            reason[:] = BAD_OPCODE
+                        resp[:] = concat(opc, reason, hdr[32:8], intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
+                        if reason != OK:
+                            resp[8:4] = OP_NACK
+                        resp_mem[wp].next = resp
+                        wp[:] = wp + 1
+                        rc[:] = rc + 1
+                    else:
+                        # DATA: the nine rules in protocol order.
+                        count[:] = active[61:48]
+                        contributor[:] = hdr[35:32]
+                        fmt[:] = hdr[38:36]
+                        offset[:] = hdr[61:48]
+                        n[:] = hdr[77:64]
+                        frame_end[:] = offset + n
+                        if fmt == 0:
+                            need[:] = (n + 63) >> 6
+                        elif fmt == 3:
+                            need[:] = (n + 15) >> 4
+                        else:
+                            need[:] = (n + 31) >> 5
+                        r_first[:] = offset[13:4]
+                        r_end[:] = (frame_end + 15) >> 4
+                        one[:] = 1
+                        lo_mask[:] = one << r_first
+                        hi_mask[:] = one << r_end
+                        mask[:] = hi_mask - lo_mask
+                        mask[:] = mask << (contributor * MAX_RANGES)
+                        cmap[:] = dmap & mask
+                        if too_long:
+                            code[:] = DROP_TOO_LONG
+                        elif not is_busy:
+                            code[:] = DROP_NO_OPERATION
+                        elif hdr[16:8] != active[16:8]:
+                            code[:] = DROP_WRONG_OP
+                        elif hdr[32:16] != active[32:16]:
+                            code[:] = DROP_STALE
+                        elif not active[64 + contributor]:
+                            code[:] = DROP_CONTRIBUTOR
+                        elif fmt != active[38:36]:
+                            code[:] = DROP_FORMAT
+                        elif n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count):
+                            code[:] = DROP_RANGE
+                        elif beats != need + 1:
+                            code[:] = DROP_LENGTH
+                        elif cmap != 0:
+                            code[:] = DROP_DUPLICATE
+                        else:
+                            admit = True
+                            code[:] = EV_ADMITTED
+                            dmap[:] = dmap | mask
+                            if active[34:32] == POLICY_FP32_ARRIVAL:
+                                slot[:] = orp + oc
+                                if port == 1:
+                                    ob[slot] = 1
+                                else:
+                                    ob[slot] = 0
+                                oc[:] = oc + 1
+                    # Every frame gets a verdict: a CONTROL frame's bank is freed (never admitted).
+                    if port == 0:
+                        ev0_valid.next = 1
+                        ev0_code.next = code
+                        r0_valid.next = 1
+                        r0_admit.next = admit
+                        r0_bank.next = f0_bank
+                    else:
+                        ev1_valid.next = 1
+                        ev1_code.next = code
+                        r1_valid.next = 1
+                        r1_admit.next = admit
+                        r1_bank.next = f1_bank
+
+            st_word.next = staged
+            st_valid.next = st_ok
+            act_word.next = active
+            busy.next = is_busy
+            dup_map.next = dmap
+            resp_wp.next = wp
+            resp_count.next = rc
+            ord_bits.next = ob
+            ord_rp.next = orp
+            ord_count.next = oc
+
+    return outputs, popcount, response_head, step

@@ -1,0 +1,79 @@
+"""PRISM node counters, read one at a time through a select input.
+
+Phase 1 bookkeeping of the SINGLE node (docs/protocol.md, "Counters").  One
+32-bit counter per event kind; `counter_value` shows the counter chosen by
+`counter_select` one cycle later, which keeps the node's port list narrow.
+
+Counter map (counter_select):
+    16*P + 0    port P: CONTROL requests answered        (P = 0, 1)
+    16*P + 1    port P: DATA frames admitted
+    16*P + 2+k  port P: DATA frames dropped for reason k: too_long, no_operation,
+                wrong_op, stale_generation, bad_contributor, bad_format, bad_range,
+                bad_length, duplicate (k = 0 .. 8)
+    16*P + 11   port P: unsupported frames drained
+    16*P + 12   port P: frames truncated by a reset in the middle of the frame
+    32          ranges completed
+    33          RESULT frames sent (per transmit port: an AllReduce to two ports counts 2)
+    34          CONTROL responses sent
+Other selections read 0.  "Frames accepted" of the protocol is counter 0 + 1.
+
+The counters are not cleared by rst (a reset is itself an event they count:
+`truncated`); they start at 0 and wrap modulo 2^32.
+
+Ports:
+    clk, rst                clock; reset (only observed, to count truncated frames)
+    evP_valid, evP_code     (P = 0, 1) validation event of port P: code 0 .. 10 as above
+    unsupportedP            pulse: port P drained an unsupported frame
+    in_frameP               port P is inside a frame (a reset now truncates it)
+    ranges_done             number of ranges completed this cycle (2 bits)
+    results_sent            number of RESULT frames sent this cycle (2 bits)
+    response_sent           pulse: a CONTROL response was sent
+    counter_select          which counter to show (6 bits)
+    counter_value           out: that counter (32 bits), registered
+"""
+from myhdl import Signal, always, block, modbv
+
+COUNTERS = 48
+UNSUPPORTED, TRUNCATED = 11, 12
+RANGES, RESULTS, RESPONSES = 32, 33, 34
+
+
+@block
+def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupported0, unsupported1,
+                   in_frame0, in_frame1, ranges_done, results_sent, response_sent,
+                   counter_select, counter_value):
+    if len(counter_value) != 32:
+        raise ValueError("prism_counters: counter_value is 32 bits")
+    if len(counter_select) != 6:
+        raise ValueError("prism_counters: counter_select is 6 bits")
+    mem = [Signal(modbv(0)[32:]) for _ in range(COUNTERS)]
+
+    @always(clk.posedge)
+    def count():
+        # Each event kind below updates a different counter, so several may land in one cycle.
+        if rst:
+            if in_frame0:
+                mem[TRUNCATED].next = mem[TRUNCATED] + 1
+            if in_frame1:
+                mem[16 + TRUNCATED].next = mem[16 + TRUNCATED] + 1
+        else:
+            if ev0_valid:
+                mem[ev0_code].next = mem[ev0_code] + 1
+            if ev1_valid:
+                mem[16 + ev1_code].next = mem[16 + ev1_code] + 1
+            if unsupported0:
+                mem[UNSUPPORTED].next = mem[UNSUPPORTED] + 1
+            if unsupported1:
+                mem[16 + UNSUPPORTED].next = mem[16 + UNSUPPORTED] + 1
+            if ranges_done != 0:
+                mem[RANGES].next = mem[RANGES] + ranges_done
+            if results_sent != 0:
+                mem[RESULTS].next = mem[RESULTS] + results_sent
+            if response_sent:
+                mem[RESPONSES].next = mem[RESPONSES] + 1
+        if counter_select < COUNTERS:
+            counter_value.next = mem[counter_select]
+        else:
+            counter_value.next = 0
+
+    return count

@@ -1,0 +1,231 @@
+"""PRISM NumberGroup reader and dispatcher for one receive port.
+
+Phase 3 of the SINGLE node.  Rereads an admitted DATA frame from its frame bank
+and turns it into issue groups of one 16-element range each: the dispatcher's
+unit, because arithmetic ownership follows the global element index (element
+i -> range i // 16, lane i % 16), not packet boundaries.  A 512-bit beat holds
+16 FP32, 32 FP16/BF16 or 64 INT8 elements, i.e. 1, 2 or 4 ranges; the reader
+issues one range per cycle, each lane's element right-aligned in a 32-bit
+field of `iss_data`.
+
+Pipeline: the bank RAM read (one cycle) feeds a registered issue stage; the
+RAM address is chosen combinationally from whether the issue stage advances,
+so one range per cycle is sustained under `iss_ready` backpressure and no range
+is issued twice or skipped.  The bank is released when the frame's last range
+has left the RAM stage (so a new frame can never overwrite a beat still needed),
+and the next admitted frame starts in that same cycle when it is already
+queued, so back-to-back frames leave no gap in the issue stream.
+
+Ports (widths from the signals):
+    clk, rst        clock; synchronous active-high reset
+    rd_avail        an admitted frame waits in the ingress queue
+    rd_bank         its bank
+    rd_header       its header (>= 96 bits: offset [60:48], n [76:64], format [37:36])
+    may_start       the reader may start that frame (FP32_ARRIVAL: it is next in admission order)
+    rd_release      out: pulse, the frame has been read (frees the bank)
+    mem_raddr       out: bank RAM address {bank, beat} (8 bits + the width of rd_bank)
+    mem_rdata       bank RAM data, one cycle after mem_raddr (512 bits)
+    iss_valid       out: an issue group is presented
+    iss_ready       the arithmetic takes it this cycle
+    iss_row         out: its range index (global element index // 16), 8 bits
+    iss_lanes       out: 16-bit mask of the lanes holding an element
+    iss_data        out: 16 x 32-bit lane fields (element bits right-aligned), 512 bits
+    iss_last        out: the group is the frame's last
+    iss_packed      out: the same group in its native packing (element j at [w*j + w - 1 : w*j]), 512 bits
+    iss_count       out: number of elements in the group (1..16), 7 bits
+    rd_next_avail   a second admitted frame waits behind the first (started right after it)
+    rd_next_bank    its bank
+    rd_next_header  its header
+    frm_start       out: a frame starts at this clock edge (combinational)
+    seq_in          the start sequence number the node gives a frame starting now (4 bits)
+    frm_active      out: a frame has groups not yet taken; the fields below describe it: the
+                    frame of the group presented on iss_* (or, between frames, the one starting)
+    frm_seq         out: its start sequence number
+    frm_lo, frm_hi  out: its ranges [frm_lo, frm_hi) (9 bits each)
+    frm_next        out: its lowest range not yet taken (9 bits)
+                    (the node orders FP32_ARRIVAL contributions of two ports with these)
+                    (the node orders FP32_ARRIVAL contributions of two ports with these)
+"""
+from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv
+
+IDLE, RUN, LAST = 0, 1, 2
+FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+
+
+@block
+def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, mem_raddr, mem_rdata,
+                 iss_valid, iss_ready, iss_row, iss_lanes, iss_data, iss_last, iss_packed, iss_count,
+                 frm_start, seq_in, frm_active, frm_seq, frm_lo, frm_hi, frm_next,
+                 rd_next_avail, rd_next_bank, rd_next_header):
+    if len(mem_rdata) != 512 or len(iss_data) != 512:
+        raise ValueError("prism_reader: mem_rdata and iss_data are 512-bit beats")
+    if len(iss_lanes) != 16 or len(iss_row) != 8 or len(mem_raddr) != 8 + len(rd_bank):
+        raise ValueError("prism_reader: iss_lanes 16, iss_row 8 bits, mem_raddr = {rd_bank, beat[7:0]}")
+    if len(rd_header) < 96:
+        raise ValueError("prism_reader: rd_header needs the low 96 header bits")
+
+    state = Signal(intbv(0)[2:])
+    bank = Signal(intbv(0)[len(rd_bank):])
+    fmt = Signal(intbv(0)[2:])
+    next_k = Signal(intbv(0)[9:])         # next range (within the frame) to read
+    ranges = Signal(intbv(0)[9:])         # ranges in the frame
+    first_row = Signal(intbv(0)[8:])
+    tail_lanes = Signal(intbv(0)[5:])     # elements in the last range (1..16)
+    s1_valid = Signal(bool(0))            # RAM stage: mem_rdata belongs to range s1_k
+    s1_k = Signal(intbv(0)[9:])
+    advance = Signal(bool(0))
+    out_valid = Signal(bool(0))
+    chunk = Signal(intbv(0)[512:])        # the beat shifted so the range sits at bit 0
+
+    def lane_fields(elem_bits):
+        parts = []
+        for lane in reversed(range(16)):
+            parts.append(intbv(0)[32 - elem_bits:])
+            parts.append(chunk(elem_bits * lane + elem_bits, elem_bits * lane))
+        return ConcatSignal(*parts)
+
+    lanes8 = lane_fields(8)
+    lanes16 = lane_fields(16)
+
+    start_idle = Signal(bool(0))          # start the queue head from IDLE
+    start_next = Signal(bool(0))          # start the second queue entry right behind the current frame
+    release_wait = Signal(bool(0))
+    s1_seq, out_seq = Signal(intbv(0)[len(seq_in):]), Signal(intbv(0)[len(seq_in):])
+    out_lo, out_hi = Signal(intbv(0)[9:]), Signal(intbv(0)[9:])        # a release was just issued: the ingress queue has not moved yet
+
+    @always_comb
+    def address():
+        beat = intbv(0)[9:]
+        k = intbv(0)[9:]
+        adv = not out_valid or iss_ready
+        advance.next = adv
+        s_idle = state == IDLE and rd_avail and may_start and adv and not release_wait
+        s_next = state == LAST and adv and rd_next_avail and may_start and not release_wait
+        start_idle.next = s_idle
+        start_next.next = s_next
+        frm_start.next = s_idle or s_next
+        if state == RUN and adv:
+            k[:] = next_k
+        else:
+            k[:] = s1_k
+        if fmt == FMT_FP32:
+            beat[:] = k
+        elif fmt == FMT_INT8:
+            beat[:] = k >> 2
+        else:
+            beat[:] = k >> 1
+        if state == IDLE:
+            mem_raddr.next = concat(rd_bank, intbv(0)[8:])
+        elif s_next:
+            mem_raddr.next = concat(rd_next_bank, intbv(0)[8:])
+        else:
+            mem_raddr.next = concat(bank, beat[8:0])
+
+    @always_comb
+    def select():
+        sub = intbv(0)[2:]
+        sub[:] = s1_k[2:0]
+        if fmt == FMT_FP32:
+            chunk.next = mem_rdata
+        elif fmt == FMT_INT8:
+            chunk.next = mem_rdata >> (sub * 128)
+        else:
+            chunk.next = mem_rdata >> (sub[0] * 256)
+
+    @always_comb
+    def outputs():
+        iss_valid.next = out_valid
+        frm_active.next = out_valid or s1_valid
+        if out_valid:
+            frm_seq.next = out_seq
+            frm_lo.next = out_lo
+            frm_hi.next = out_hi
+            frm_next.next = iss_row
+        else:
+            frm_seq.next = s1_seq
+            frm_lo.next = first_row
+            frm_hi.next = first_row + ranges
+            frm_next.next = first_row
+
+    @always(clk.posedge)
+    def step():
+        n = intbv(0)[14:]
+        off = intbv(0)[14:]
+        hdr = intbv(0)[96:]
+        rows = intbv(0)[9:]
+        if rst:
+            state.next = IDLE
+            s1_valid.next = 0
+            out_valid.next = 0
+            rd_release.next = 0
+            release_wait.next = 0
+        else:
+            rd_release.next = 0
+            if advance:
+                # issue stage takes what the RAM stage holds
+                out_valid.next = s1_valid
+                if s1_valid:
+                    out_seq.next = s1_seq
+                    out_lo.next = first_row
+                    out_hi.next = first_row + ranges
+                    iss_row.next = first_row + s1_k[8:0]
+                    iss_last.next = s1_k + 1 == ranges
+                    iss_packed.next = chunk
+                    if s1_k + 1 == ranges and tail_lanes != 16:
+                        iss_lanes.next = (1 << tail_lanes) - 1
+                        iss_count.next = tail_lanes
+                    else:
+                        iss_lanes.next = 0xFFFF
+                        iss_count.next = 16
+                    if fmt == FMT_FP32:
+                        iss_data.next = chunk
+                    elif fmt == FMT_INT8:
+                        iss_data.next = lanes8
+                    else:
+                        iss_data.next = lanes16
+            release_wait.next = 0
+            if start_idle or start_next:
+                if start_idle:
+                    hdr[:] = rd_header[96:0]
+                    bank.next = rd_bank
+                else:
+                    hdr[:] = rd_next_header[96:0]
+                    bank.next = rd_next_bank
+                if start_next:
+                    # the previous frame's last range leaves the RAM stage now: free its bank
+                    rd_release.next = 1
+                    release_wait.next = 1
+                n[:] = hdr[77:64]
+                off[:] = hdr[61:48]
+                rows[:] = (n + 15) >> 4
+                fmt.next = hdr[38:36]
+                first_row.next = off[12:4]
+                ranges.next = rows
+                if n[4:0] == 0:
+                    tail_lanes.next = 16
+                else:
+                    tail_lanes.next = n[4:0]
+                s1_valid.next = 1
+                s1_k.next = 0
+                next_k.next = 1
+                s1_seq.next = seq_in
+                if rows == 1:
+                    state.next = LAST
+                else:
+                    state.next = RUN
+            elif state == RUN:
+                if advance:
+                    s1_valid.next = 1
+                    s1_k.next = next_k
+                    next_k.next = next_k + 1
+                    if next_k + 1 == ranges:
+                        state.next = LAST
+            elif state == LAST:
+                # the last range sits in the RAM stage: the bank is released once it has left
+                if advance:
+                    s1_valid.next = 0
+                    rd_release.next = 1
+                    release_wait.next = 1
+                    state.next = IDLE
+
+    return address, select, outputs, step
