@@ -1,0 +1,108 @@
+"""FP32_ARRIVAL lane: a RAM of running FP32 sums, updated through the pipelined fp32_add.
+
+One lane serves many element positions (one RAM row each).  Each cycle it
+takes one operation:
+
+    add   (op_read = 0): row <- row + op_value, one IEEE binary32 add; the first
+          contribution to an empty row initialises it (it is added to -0.0,
+          which leaves every value unchanged, -0 included, and makes any NaN
+          the canonical 0x7FC00000 like every other NaN result);
+    read  (op_read = 1): hand out the row's sum on rd_value (+0 for an empty
+          row) and empty the row.
+
+Pipeline: the operation is registered at the rising edge with a synchronous
+RAM read, goes through fp32_add (LATENCY cycles), and its result is written
+back the edge after fp32_add's out_valid.  A read travels the same pipeline
+as a clear token, so there is exactly one RAM write per edge.  A write-back
+that coincides with a new operation's read of the same row is bypassed.
+
+Hazard (the caller's duty, checked by the slice's per-lane reservations): an
+operation issued at edge t must not touch a row that an operation issued at
+edges t-LATENCY .. t-1 touched (that sum is still in the adder).
+Independent rows may enter every cycle.
+
+rd_valid/rd_value follow a read operation by 2 rising edges (op captured,
+then rd registered).
+
+Parameters:
+    ROWS      rows in the RAM (1 .. 2^len(op_row)); op_row < ROWS when op_valid
+    LATENCY   fp32_add's latency (1..4, see hdl/fp32_add.py)
+
+Ports (widths come from the signals):
+    clk, rst      clock; synchronous active-high reset (ResetSignal): clears the
+                  pipeline; the RAM is emptied with read operations
+    op_valid      an operation is present
+    op_row        row address
+    op_read       1: read-and-empty the row; 0: add op_value into it
+    op_value      32-bit FP32 operand (the element widened exactly to FP32)
+    rd_valid      out: rd_value holds a read row's sum
+    rd_value      out: 32-bit FP32 sum
+"""
+from myhdl import Signal, always, block, intbv, modbv
+
+from hdl.fp32_add import fp32_add
+
+NEG_ZERO = 0x80000000
+
+
+@block
+def fp32_arrival_lane(clk, rst, op_valid, op_row, op_read, op_value, rd_valid, rd_value, ROWS=256, LATENCY=4):
+    row_width = len(op_row)
+    if not 1 <= ROWS <= (1 << row_width):
+        raise ValueError(f"fp32_arrival_lane: ROWS={ROWS} must be in 1..{1 << row_width} (2^len(op_row))")
+    if len(op_value) != 32 or len(rd_value) != 32:
+        raise ValueError("fp32_arrival_lane: op_value and rd_value must be 32 bits (binary32)")
+    INIT = 32                                 # RAM word: init | value
+    tag_width = row_width + 1                 # read flag | row
+
+    ram = [Signal(modbv(0)[33:]) for _ in range(ROWS)]
+    a_valid = Signal(bool(0))
+    a_tag = Signal(modbv(0)[tag_width:])
+    a_sum = Signal(modbv(0)[32:])             # adder operand A: the row's sum, or -0 for an empty row
+    a_value = Signal(modbv(0)[32:])
+    a_init = Signal(bool(0))
+    add_valid = Signal(bool(0))
+    add_result = Signal(modbv(0)[32:])
+    add_tag = Signal(modbv(0)[tag_width:])
+
+    adder = fp32_add(clk, rst, a_valid, a_sum, a_value, a_tag, add_valid, add_result, add_tag, LATENCY=LATENCY)
+
+    @always(clk.posedge)
+    def step():
+        word = modbv(0)[33:]
+        old = modbv(0)[33:]
+        tag = modbv(0)[tag_width:]
+        # write-back of the sum that leaves the adder (or the clear of a read)
+        tag[:] = add_tag
+        if add_tag[row_width]:
+            word[:] = 0
+        else:
+            word[:] = add_result
+            word[INIT] = 1
+        if add_valid and not rst:
+            ram[tag[row_width:0]].next = word
+
+        rd_valid.next = a_valid and a_tag[row_width] and not rst
+        if a_valid and a_tag[row_width]:
+            if a_init:
+                rd_value.next = a_sum
+            else:
+                rd_value.next = 0
+
+        a_valid.next = op_valid and not rst
+        if op_valid:
+            if add_valid and tag[row_width:0] == op_row:
+                old[:] = word
+            else:
+                old[:] = ram[op_row]
+            tag[:] = op_row
+            tag[row_width] = op_read
+            a_tag.next = tag
+            a_value.next = op_value
+            a_init.next = old[INIT]
+            if old[INIT]:
+                a_sum.next = old[32:0]
+            else:
+                a_sum.next = NEG_ZERO
+
+    return adder, step

@@ -1,0 +1,152 @@
+"""Number decoder: one INT8 / FP16 / BF16 / FP32 element -> Kulisch term + exact FP32.
+
+Combinational (no clock): the outputs follow `data` and `fmt` in the same
+cycle, so a lane can decode and accumulate an element in one clock.
+
+The format is a run-time input because the operation's format is a register of
+the node, not a build option.  Format codes (as everywhere in the node):
+int8 = 0, fp16 = 1, bf16 = 2, fp32 = 3.
+
+Kulisch term: the element's value times 2^149 (LSB weight 2^-149, FP32's
+smallest subnormal), as a W-bit two's-complement pattern.  Every finite value
+of the four formats is an integer multiple of 2^-149 and below 2^128, so the
+term fits in 278 signed bits; W must be at least that.  A special (NaN, +inf,
+-inf) gives term 0 and raises exactly one flag.  Both zeros give term 0.
+
+FP32 widening: the element converted exactly to binary32 (every INT8, FP16 and
+BF16 value is exact in FP32; the sign of a zero is kept; any NaN becomes the
+canonical 0x7FC00000, INT8 -0 does not exist).  The FP32_ARRIVAL path adds this.
+
+Ports (widths come from the signals):
+    data      in   element bit pattern, right-aligned (>= 32 bits; the upper bits
+                   above the format's width are ignored)
+    fmt       in   format code, 2 bits
+    term      out  W-bit Kulisch term (W = len(term) >= 278; 320 or 280 in the node)
+    nan       out  the element is a NaN (FP formats only)
+    pos_inf   out  the element is +inf
+    neg_inf   out  the element is -inf
+    fp32      out  32-bit exact FP32 value of the element (canonical NaN)
+"""
+from myhdl import always_comb, block, intbv, modbv
+
+FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+MIN_TERM_WIDTH = 278   # (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit
+
+
+@block
+def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32):
+    width = len(term)
+    if width < MIN_TERM_WIDTH:
+        raise ValueError(f"number_decoder: term is {width} bits; a Kulisch term needs at least "
+                         f"{MIN_TERM_WIDTH} (use 280 or 320)")
+    if len(data) < 32:
+        raise ValueError(f"number_decoder: data is {len(data)} bits; it must hold an FP32 pattern (>= 32)")
+    if len(fmt) != 2:
+        raise ValueError(f"number_decoder: fmt is {len(fmt)} bits; format codes are 2 bits")
+    if len(fp32) != 32:
+        raise ValueError(f"number_decoder: fp32 is {len(fp32)} bits; it must be 32")
+    CANONICAL_NAN = 0x7FC00000
+
+    @always_comb
+    def decode():
+        d = modbv(0)[32:]
+        d[:] = data           # truncating: the low 32 bits
+        sign = bool(0)
+        special = bool(0)
+        is_nan = bool(0)
+        sig = intbv(0)[24:]        # significand magnitude (hidden bit included)
+        sh = intbv(0)[9:]          # left shift of sig that gives the term (units of 2^-149)
+        ex = intbv(0)[9:]          # exponent field, max(field, 1) applied below
+        image32 = intbv(0)[32:]       # exact FP32 image
+        short_mag = intbv(0)[11:]      # value that needs normalising for the FP32 image
+        lead = intbv(0)[5:]
+        norm = intbv(0)[24:]
+        mag = intbv(0)[width:]
+        t = modbv(0)[width:]
+
+        if fmt == FMT_FP32:
+            sign = bool(d[31])
+            ex[:] = d[31:23]
+            if ex == 255:
+                special = True
+                is_nan = d[23:0] != 0
+            sig[:] = d[23:0]
+            if ex != 0:
+                sig[23] = 1
+            else:
+                ex[:] = 1
+            sh[:] = ex - 1
+            image32[:] = d
+        elif fmt == FMT_BF16:
+            sign = bool(d[15])
+            ex[:] = d[15:7]
+            if ex == 255:
+                special = True
+                is_nan = d[7:0] != 0
+            sig[:] = d[7:0]
+            if ex != 0:
+                sig[7] = 1
+            else:
+                ex[:] = 1
+            sh[:] = ex + 15
+            image32[:] = d[16:0] << 16
+        elif fmt == FMT_FP16:
+            sign = bool(d[15])
+            ex[:] = d[15:10]
+            if ex == 31:
+                special = True
+                is_nan = d[10:0] != 0
+                image32[:] = (sign << 31) | 0x7F800000
+            sig[:] = d[10:0]
+            if ex != 0:
+                sig[10] = 1
+                if not special:
+                    image32[:] = (sign << 31) | ((ex + 112) << 23) | (d[10:0] << 13)
+            else:
+                ex[:] = 1
+                short_mag[:] = d[10:0]
+            sh[:] = ex + 124
+        else:  # INT8: the magnitude of a two's-complement byte, times 2^149
+            sign = bool(d[7])
+            if sign:
+                sig[:] = (d[8:0] ^ 0xFF) + 1
+            else:
+                sig[:] = d[8:0]
+            short_mag[:] = sig[11:0]
+            sh[:] = 149
+
+        # FP16 subnormal or INT8: normalise `short_mag` (< 2^11) into an FP32 normal.
+        if (fmt == FMT_FP16 and d[15:10] == 0) or fmt == FMT_INT8:
+            lead[:] = 0
+            for i in range(11):
+                if short_mag[i]:
+                    lead[:] = i
+            norm[:] = short_mag << (23 - lead)
+            if short_mag != 0:
+                if fmt == FMT_INT8:
+                    image32[:] = (sign << 31) | ((lead + 127) << 23) | norm[23:0]
+                else:   # value short_mag * 2^-24 -> exponent lead - 24
+                    image32[:] = (sign << 31) | ((lead + 103) << 23) | norm[23:0]
+            elif fmt == FMT_FP16:
+                image32[:] = sign << 31
+            else:
+                image32[:] = 0
+
+        if special:
+            mag[:] = 0
+        else:
+            mag[:] = sig << sh
+        if sign:
+            t[:] = ~mag + 1
+        else:
+            t[:] = mag
+        term.next = t
+        nan.next = is_nan
+        pos_inf.next = special and not is_nan and not sign
+        neg_inf.next = special and not is_nan and sign
+        if is_nan:
+            fp32.next = CANONICAL_NAN
+        else:
+            fp32.next = image32
+
+    return decode
