@@ -28,7 +28,7 @@ def prism_node_fault(clk, rst,
         raise ValueError(f"prism_node_fault: FAULT_LANE={FAULT_LANE}; a {width}-bit beat has lanes 0..{width // 32 - 1}")
     inner_tdata = Signal(intbv(0)[width:])
     in_payload = Signal(bool(0))
-    flip = intbv(1 << (32 * FAULT_LANE))[width:]
+    FLIP = 1 << (32 * FAULT_LANE)   # a plain int at block level converts to a sized literal
 
     node = prism_node(clk, rst,
                       s_axis_0_tdata, s_axis_0_tvalid, s_axis_0_tready, s_axis_0_tlast,
@@ -47,7 +47,7 @@ def prism_node_fault(clk, rst,
     @always_comb
     def corrupt():
         if in_payload:
-            m_axis_0_tdata.next = inner_tdata ^ flip
+            m_axis_0_tdata.next = inner_tdata ^ FLIP
         else:
             m_axis_0_tdata.next = inner_tdata
 
