@@ -146,6 +146,8 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         act.append(f"({hs})")
         L.append(f'  if (capture && ({hs})) $fwrite(fd, "{k} %0d %0d %h\\n", cycle, {p}_tlast, {p}_tdata);')
     done = " && ".join([f"in{k}_f >= in{k}_nf" for k in range(len(ins))] or ["1"])
+    if "busy" in ports and ports["busy"][0] == "output":
+        act.append("busy")        # a design that says it is busy is not idle, output or not
     busy = " || ".join(act or ["0"])
     L.append(f"  if (({done}) && !({busy})) idle = idle + 1; else idle = 0;")
     L.append("  if (cycle >= max_cycles || (idle_stop > 0 && idle >= idle_stop)) begin")

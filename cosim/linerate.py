@@ -1,9 +1,11 @@
 """Line-rate measurement of the node (no backpressure).
 
-Two contributors, one per receive port, each sending a whole E-element vector
-as two DATA frames.  *same range*: both ports send their halves in the same
-order, so they hit the same ranges at the same time.  *different ranges*:
-port 1 sends its second half first, so the ports work on disjoint ranges.
+Eight contributors, four per receive port, each sending a whole E-element
+vector as two DATA frames back to back: eight frames per port, more than the
+frame banks hold, so the figure is the sustained rate, not a burst into the
+banks.  *same range*: both ports send their halves in the same order, so they
+hit the same ranges at the same time.  *different ranges*: port 1 sends each
+contributor's second half first, so the ports work on disjoint ranges.
 Reported: DATA beats accepted per cycle per port (first to last DATA beat)
 and the cycles from the last DATA beat to the last RESULT beat.
 
@@ -23,21 +25,22 @@ FORMATS = ("int8", "fp16", "bf16", "fp32")
 POLICIES = ("kulisch", "fp32-arrival")
 
 
-def scenario(policy, in_fmt, same_range, elements=4096, seed=1):
+def scenario(policy, in_fmt, same_range, elements=4096, seed=1, contributors=8):
     rng = random.Random(seed)
-    data = random_elements(rng, in_fmt, (2, elements))
+    data = random_elements(rng, in_fmt, (contributors, elements))
     op = Operation(1, 1, policy, in_fmt, "fp32", data, frame_elems=elements // 2)
     sc = Scenario(seed)
     sc.operations.append(op)
     sc.add(0, op.stage())
     sc.add(0, op.commit())
-    halves = {c: op.data_frames(c) for c in (0, 1)}
-    assert all(len(h) == 2 for h in halves.values())
-    order1 = halves[1] if same_range else halves[1][::-1]
-    for k, fr in enumerate(halves[0]):
-        sc.add(0, fr, delay=8 if k == 0 else 0)
-    for k, fr in enumerate(order1):
-        sc.add(1, fr, delay=10 if k == 0 else 0)
+    first = {0: True, 1: True}
+    for c in range(contributors):
+        port = c % 2
+        halves = op.data_frames(c)
+        assert len(halves) == 2
+        for fr in (halves if same_range or port == 0 else halves[::-1]):
+            sc.add(port, fr, delay=(8 if port == 0 else 10) if first[port] else 0)
+            first[port] = False
     return sc
 
 

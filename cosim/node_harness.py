@@ -28,7 +28,7 @@ from .tbutil import clock_gen, reset_pulse
 BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-verilator")
 RESET_CYCLES = 2
 RESET_HOLD = 2             # cycles a mid-run reset is held
-IDLE_STOP = 150            # quiet cycles (all input sent, no output beat) that end a run
+IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat) that end a run
 COUNTER_HOLD = 3           # cycles each counter_select is held while sweeping the counters
 
 
@@ -134,7 +134,8 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
             while True:
                 yield clk.posedge
                 cycle += 1
-                active = any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"] for p in (0, 1))
+                active = bool(sig["busy"]) or any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"]
+                                                  for p in (0, 1))
                 done = all(sources[p].idle() for p in (0, 1)) and cycle > RESET_CYCLES + 1
                 idle = idle + 1 if done and not active else 0
                 if idle >= IDLE_STOP or cycle >= max_cycles:
