@@ -223,7 +223,7 @@ class BatchDesign:
         else:
             require_tool("verilator")
             mdir = os.path.join(self.folder, f"obj_{tag}")
-            cmd = ["verilator", "--binary", "--timing", "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+            cmd = ["verilator", "--binary", "--timing", "-O3", "--default-language", "1364-2005", "-Wno-fatal", "-Wno-lint", "-Wno-style",
                    "--top-module", "batch_tb", "--Mdir", mdir, "-o", self.exe, "-j", str(os.cpu_count() or 2)] + src
         r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(self.exe):

@@ -213,3 +213,16 @@ def test_bad_arguments_raise(impl):
         mod.bin_flows(fs, 32, n_groups=0)
     with pytest.raises(ValueError, match="group -1"):
         mod.bin_flows(fs, 32, groups=np.full(len(fs), -1, np.int32), n_groups=4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", list(ecmp.HASHES))
+def test_million_flow_all_to_all_identical_across_all_three(algo):
+    """The pure-Python reference over all 1,047,552 all-to-all flows (minutes; slow):
+    every hash and every path bin equal to numba's and C's."""
+    fs = ecmp.all_to_all_flows()
+    ref = ecmp.hash_flows_ref(fs, algo)
+    assert np.array_equal(np.asarray(ref, dtype=np.uint64), ecmp_numba.hash_flows(fs, algo).astype(np.uint64))
+    assert np.array_equal(np.asarray(ref, dtype=np.uint64), c_ecmp.hash_flows(fs, algo).astype(np.uint64))
+    for mode in ecmp.PATH_MODES:
+        assert ecmp.bin_flows_ref(fs, 32, algo, mode) == c_ecmp.bin_flows(fs, 32, algo, mode).tolist()
