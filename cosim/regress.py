@@ -103,8 +103,13 @@ def run_seed(seed, backend="batch-icarus", kulisch_w=320, log_dir=None, vcd=None
     t0 = time.perf_counter()
     try:
         sc = random_scenario(seed)
-        run = run_node(sc, backend, kulisch_w=kulisch_w, vcd=vcd, variant=variant)
+        # generous for the scenario's size; a node that never goes idle fails instead of hanging
+        budget = 20000 + 40 * sum(len(f) + f.delay for fs in sc.frames.values() for f in fs)
+        run = run_node(sc, backend, kulisch_w=kulisch_w, vcd=vcd, variant=variant, max_cycles=budget)
         report = check(sc, run, kulisch_w=kulisch_w)
+        if run.cycles >= budget:
+            from .scoreboard import Mismatch
+            report.mismatches.insert(0, Mismatch("timeout", 0, f"node still busy after {budget} cycles"))
     except Exception as e:  # noqa: BLE001 - a regression reports every failure as a verdict
         return SeedResult(seed, False, 0, 0, 0, time.perf_counter() - t0, "", error=f"{type(e).__name__}: {e}")
     if log_dir:
