@@ -20,13 +20,18 @@ from myhdl import block, instance
 class AxisFrame:
     """One frame: `beats` (ints), optional per-beat `tuser`, and transfer `cycles`."""
 
-    __slots__ = ("beats", "tuser", "cycles", "delay")
+    __slots__ = ("beats", "tuser", "cycles", "delay", "after")
 
-    def __init__(self, beats, tuser=None, cycles=None, delay=0):
+    def __init__(self, beats, tuser=None, cycles=None, delay=0, after=None):
         self.beats = [int(b) for b in beats]
         self.tuser = None if tuser is None else [int(u) for u in tuser]
         self.cycles = cycles
         self.delay = delay   # idle cycles a source waits, after the previous frame, before this one
+        # (stream index, n): the frame is not taken up before source `stream index` of the same
+        # test has finished n frames (sent or cut short); its delay counts from then.  This
+        # orders frames across streams (DATA after the COMMIT on the other port) whatever the
+        # backpressure.  None: no condition.
+        self.after = after
 
     def __eq__(self, other):
         return isinstance(other, AxisFrame) and self.beats == other.beats and (
@@ -70,7 +75,9 @@ class AxisSource(_AxisBase):
         super().__init__(*args, **kwargs)
         self.queue = collections.deque()
         self.sent = []
+        self.aborted = []
         self.beats_sent = 0
+        self.peers = None       # every source of the test, by stream index (for AxisFrame.after)
 
     def send(self, frame, delay=None):
         """Queue a frame; `delay` idle cycles (default: the frame's own) go before it."""
@@ -82,6 +89,18 @@ class AxisSource(_AxisBase):
     def idle(self):
         return not self.queue and not self._busy
 
+    def frames_done(self):
+        """Frames finished so far: sent in full or cut short by a reset."""
+        return len(self.sent) + len(self.aborted)
+
+    def _may_take(self, frame):
+        if frame.after is None:
+            return True
+        if self.peers is None:
+            raise ValueError(f"{self.name or 'source'}: a frame waits on another stream but no peers are set")
+        stream, count = frame.after
+        return self.peers[stream].frames_done() >= count
+
     def abort(self):
         """Drop the frame in progress at the next falling edge (its link partner was reset)."""
         self._abort = True
@@ -90,7 +109,6 @@ class AxisSource(_AxisBase):
     def inst(self):
         self._busy = False
         self._abort = False
-        self.aborted = []
 
         @instance
         def drive():
@@ -115,7 +133,7 @@ class AxisSource(_AxisBase):
                         self.aborted.append(frame)
                         frame, index, cycles = None, 0, []
                     self._abort = False
-                if frame is None and self.queue:
+                if frame is None and self.queue and self._may_take(self.queue[0]):
                     frame = self.queue.popleft()
                     wait = frame.delay
                 self._busy = frame is not None

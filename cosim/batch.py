@@ -45,6 +45,7 @@ class BatchResult:
     log: str = ""
     input_beats: Dict[str, list] = field(default_factory=dict)   # (cycle, tlast) per accepted input beat; None: abort
     counters: Dict[int, int] = field(default_factory=dict)            # counter_select -> value (sweep)
+    busy_at_end: bool = False      # the design's `busy` output when the run ended
 
     @property
     def cycles_per_second(self):
@@ -77,7 +78,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     if "clk" not in ports:
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
-         "integer max_cycles, idle_stop, idle = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0;",
+         "integer max_cycles, idle_stop, busy_stop, idle = 0, quiet = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0;",
          "integer reset_at [0:63];", "reg capture = 1;", "reg [8*1024-1:0] path;"]
     conn = []
     for name, (direction, width) in ports.items():
@@ -90,6 +91,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     for k, p in enumerate(ins):
         w = ports[f"{p}_tdata"][1]
         L += [f"reg [{w}:0] in{k}_beats [0:{MAX_BEATS - 1}];", f"reg [31:0] in{k}_delay [0:{MAX_FRAMES - 1}];",
+              f"reg [31:0] in{k}_after [0:{MAX_FRAMES - 1}];",
               f"reg in{k}_pause [0:{MAX_CYCLES - 1}];", f"integer in{k}_b = 0, in{k}_f = 0, in{k}_nf = 0, in{k}_wait = 0;",
               f"reg in{k}_busy = 0;", f"reg in{k}_paused;", f"integer in{k}_fs = 0;"]
     for k, p in enumerate(outs):
@@ -104,11 +106,13 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     L.append("initial begin")
     L.append('  if (!$value$plusargs("max_cycles=%d", max_cycles)) max_cycles = 100000;')
     L.append('  if (!$value$plusargs("idle_stop=%d", idle_stop)) idle_stop = 0;')
+    L.append('  if (!$value$plusargs("busy_stop=%d", busy_stop)) busy_stop = 0;')
     L.append('  if ($test$plusargs("nocapture")) capture = 0;')
     L.append('  if ($value$plusargs("out=%s", path)) fd = $fopen(path, "w");')
     for k in range(len(ins)):
         L.append(f'  if ($value$plusargs("in{k}_beats=%s", path)) $readmemh(path, in{k}_beats);')
         L.append(f'  if ($value$plusargs("in{k}_delay=%s", path)) $readmemh(path, in{k}_delay);')
+        L.append(f'  if ($value$plusargs("in{k}_after=%s", path)) $readmemh(path, in{k}_after);')
         L.append(f'  if ($value$plusargs("in{k}_pause=%s", path)) $readmemh(path, in{k}_pause);')
         L.append(f'  if (!$value$plusargs("in{k}_frames=%d", in{k}_nf)) in{k}_nf = 0;')
     for k in range(len(outs)):
@@ -146,12 +150,15 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         act.append(f"({hs})")
         L.append(f'  if (capture && ({hs})) $fwrite(fd, "{k} %0d %0d %h\\n", cycle, {p}_tlast, {p}_tdata);')
     done = " && ".join([f"in{k}_f >= in{k}_nf" for k in range(len(ins))] or ["1"])
-    if "busy" in ports and ports["busy"][0] == "output":
-        act.append("busy")        # a design that says it is busy is not idle, output or not
-    busy = " || ".join(act or ["0"])
-    L.append(f"  if (({done}) && !({busy})) idle = idle + 1; else idle = 0;")
-    L.append("  if (cycle >= max_cycles || (idle_stop > 0 && idle >= idle_stop)) begin")
-    L.append('    if (fd) $fwrite(fd, "end %0d\\n", cycle);')
+    moving = " || ".join(act or ["0"])
+    # quiet: every input sent and no output beat.  A run ends after `idle_stop` quiet cycles
+    # with the design not busy, or after `busy_stop` quiet cycles whatever it says (a design
+    # waiting for input that will never come: the caller checks `busy` on the end line)
+    has_busy = "busy" in ports and ports["busy"][0] == "output"
+    L.append(f"  if (({done}) && !({moving})) quiet = quiet + 1; else quiet = 0;")
+    L.append(f"  if (quiet > 0 && !{'busy' if has_busy else '0'}) idle = idle + 1; else idle = 0;")
+    L.append("  if (cycle >= max_cycles || (idle_stop > 0 && idle >= idle_stop) || (busy_stop > 0 && quiet >= busy_stop)) begin")
+    L.append(f'    if (fd) $fwrite(fd, "end %0d %0d\\n", cycle, {"busy" if has_busy else "0"});')
     if sweep:
         L.append("    if (do_sweep) sweep_on = 1; else begin $fclose(fd); $finish; end")
     else:
@@ -179,7 +186,11 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         L.append("  end")
     for k, p in enumerate(ins):
         L.append(f"  in{k}_paused = (cycle - 1 < {MAX_CYCLES}) ? (in{k}_pause[cycle - 1] === 1'b1) : 1'b0;")
-        L.append(f"  if (!in{k}_busy && in{k}_f < in{k}_nf) begin in{k}_busy = 1; in{k}_fs = in{k}_b; "
+        # AxisFrame.after: word {stream + 1 (4 bits), frames (28 bits)}; 0 = no condition
+        after = f"in{k}_after[in{k}_f]"
+        may = " || ".join([f"{after}[31:28] == 0"] + [f"({after}[31:28] == {j + 1} && in{j}_f >= {after}[27:0])"
+                                                      for j in range(len(ins))])
+        L.append(f"  if (!in{k}_busy && in{k}_f < in{k}_nf && ({may})) begin in{k}_busy = 1; in{k}_fs = in{k}_b; "
                  f"in{k}_wait = in{k}_delay[in{k}_f]; end")
         L.append(f"  if (in{k}_wait > 0) begin in{k}_wait = in{k}_wait - 1; {p}_tvalid = 0; end")
         L.append(f"  else if (in{k}_busy && !in{k}_paused) begin")
@@ -192,6 +203,13 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     L.append("end")
     L.append("endmodule")
     return "\n".join(L) + "\n"
+
+
+def _after_word(after, n_inputs):
+    stream, count = after
+    if not (0 <= stream < n_inputs and 0 <= count < (1 << 28)):
+        raise ValueError(f"frame condition after={after!r}: stream must be 0..{n_inputs - 1}, count < 2^28")
+    return ((stream + 1) << 28) | count
 
 
 class BatchDesign:
@@ -230,28 +248,32 @@ class BatchDesign:
             raise ToolchainError(f"{cmd[0]} failed for {self.tb_path}: {r.stderr.strip()[-2000:]}")
 
     def run(self, stimulus, sink_pause=None, max_cycles=100000, idle_stop=200, capture=True, workdir=None, vcd=None,
-            sweep_counters=False, resets=(), reset_hold=2):
-        """stimulus: {input prefix: StreamStimulus}; sink_pause: {output prefix: iterable of bools}."""
+            sweep_counters=False, resets=(), reset_hold=2, busy_stop=0):
+        """stimulus: {input prefix: StreamStimulus}; sink_pause: {output prefix: iterable of bools}.
+        The run ends at `max_cycles`, after `idle_stop` quiet cycles (all input sent, no output
+        beat) with `busy` low, or after `busy_stop` quiet cycles (0: never) with `busy` high."""
         sink_pause = sink_pause or {}
         unknown = (set(stimulus) - set(self.inputs)) | (set(sink_pause) - set(self.outputs))
         if unknown:
             raise ValueError(f"no such stream(s) {sorted(unknown)}; inputs {self.inputs}, outputs {self.outputs}")
         work = workdir or os.path.join(self.folder, f"run-{os.getpid()}")
         os.makedirs(work, exist_ok=True)
-        args = [f"+max_cycles={max_cycles}", f"+idle_stop={idle_stop}", f"+out={os.path.join(work, 'out.txt')}"]
+        args = [f"+max_cycles={max_cycles}", f"+idle_stop={idle_stop}", f"+busy_stop={busy_stop}",
+                f"+out={os.path.join(work, 'out.txt')}"]
         npause = min(max_cycles, MAX_CYCLES)
         for k, p in enumerate(self.inputs):
             st = stimulus.get(p, StreamStimulus())
             w = self.widths[p]
-            beats, delays = [], []
+            beats, delays, afters = [], [], []
             for f in st.frames:
                 delays.append(f.delay)
+                afters.append(0 if f.after is None else _after_word(f.after, len(self.inputs)))
                 for j, b in enumerate(f.beats):
                     beats.append(((1 if j == len(f.beats) - 1 else 0) << w) | b)
             if len(beats) > MAX_BEATS or len(delays) > MAX_FRAMES:
                 raise ValueError(f"stream {p}: {len(beats)} beats / {len(delays)} frames exceed the test bench "
                                  f"capacity ({MAX_BEATS} / {MAX_FRAMES})")
-            for kind, vals, digits in (("beats", beats, (w + 4) // 4), ("delay", delays, 8)):
+            for kind, vals, digits in (("beats", beats, (w + 4) // 4), ("delay", delays, 8), ("after", afters, 8)):
                 path = os.path.join(work, f"in{k}_{kind}.hex")
                 with open(path, "w") as fh:
                     fh.write("".join(f"{v:0{digits}x}\n" for v in vals) or "0\n")
@@ -295,7 +317,7 @@ class BatchDesign:
         partial = {p: ([], []) for p in self.outputs}
         in_beats = {p: [] for p in self.inputs}
         counters = {}
-        cycles, beats = 0, 0
+        cycles, beats, busy = 0, 0, False
         if os.path.exists(path):
             with open(path) as fh:
                 for line in fh:
@@ -303,6 +325,7 @@ class BatchDesign:
                     tag = parts[0]
                     if tag == "end":
                         cycles = int(parts[1])
+                        busy = len(parts) > 2 and parts[2] == "1"
                     elif tag == "i":
                         in_beats[self.inputs[int(parts[1])]].append((int(parts[2]), parts[3] == "1"))
                     elif tag == "a":
@@ -318,7 +341,7 @@ class BatchDesign:
                         if parts[2] == "1":
                             frames[p].append(AxisFrame(data, None, cyc))
                             partial[p] = ([], [])
-        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters)
+        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters, busy)
 
     def input_frame_cycles(self, stimulus, result):
         """Per input stream: the beat cycles of each frame sent in full (None for a frame

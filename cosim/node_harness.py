@@ -29,6 +29,9 @@ BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-verilator")
 RESET_CYCLES = 2
 RESET_HOLD = 2             # cycles a mid-run reset is held
 IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat) that end a run
+BUSY_STOP = 4000           # quiet cycles that end a run although the node says it is busy (an operation
+                           # waiting for contributions that never come); well above the longest internal
+                           # stretch without an output beat (the ~600-cycle FP32_ARRIVAL drain)
 COUNTER_HOLD = 3           # cycles each counter_select is held while sweeping the counters
 
 
@@ -59,6 +62,7 @@ class NodeRun:
     cycles: int = 0
     wall_seconds: float = 0.0
     resets: List[int] = field(default_factory=list)
+    busy_at_end: bool = False               # the node's `busy` output when the run ended
 
     def beats_in(self, port):
         return sum(len(f) for f in self.rx[port])
@@ -80,10 +84,6 @@ def node_signals(width=512):
     sig["counter_value"] = Signal(intbv(0)[32:])
     sig["busy"] = b()
     return sig
-
-
-def _copy_frames(frames):
-    return [AxisFrame(f.beats, delay=f.delay) for f in frames]
 
 
 def node_block(variant=None):
@@ -113,11 +113,13 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
         sources[p] = AxisSource(sig["clk"], sig[f"s_axis_{p}_tdata"], sig[f"s_axis_{p}_tvalid"],
                                 sig[f"s_axis_{p}_tready"], sig[f"s_axis_{p}_tlast"],
                                 pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]))
-        for f in _copy_frames(scenario.frames.get(p, [])):
+        for f in scenario.stream(p):
             sources[p].send(f)
         sinks[p] = AxisSink(sig["clk"], sig[f"m_axis_{p}_tdata"], sig[f"m_axis_{p}_tvalid"],
                             sig[f"m_axis_{p}_tready"], sig[f"m_axis_{p}_tlast"],
                             pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]))
+    for p in (0, 1):
+        sources[p].peers = sources
     factory = toolchain.select(block_func, backend)
     counters = {}
     state = {"cycles": 0}
@@ -129,18 +131,19 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
 
         @instance
         def supervise():
-            idle, cycle = 0, 0
+            idle, quiet, cycle = 0, 0, 0
             clk = sig["clk"]
             while True:
                 yield clk.posedge
                 cycle += 1
-                active = bool(sig["busy"]) or any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"]
-                                                  for p in (0, 1))
+                moving = any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"] for p in (0, 1))
                 done = all(sources[p].idle() for p in (0, 1)) and cycle > RESET_CYCLES + 1
-                idle = idle + 1 if done and not active else 0
-                if idle >= IDLE_STOP or cycle >= max_cycles:
+                quiet = quiet + 1 if done and not moving else 0
+                idle = idle + 1 if quiet and not sig["busy"] else 0
+                if idle >= IDLE_STOP or quiet >= BUSY_STOP or cycle >= max_cycles:
                     break
             state["cycles"] = cycle
+            state["busy"] = bool(sig["busy"])
             if read_counters:
                 for sel in sorted(names):
                     yield clk.negedge
@@ -176,7 +179,7 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
         toolchain.run(bench(), backend=backend)
     wall = time.perf_counter() - t0
     return NodeRun(backend, {p: sinks[p].frames for p in (0, 1)}, {p: sources[p].sent for p in (0, 1)},
-                   counters, state["cycles"], wall, list(scenario.resets))
+                   counters, state["cycles"], wall, list(scenario.resets), state.get("busy", False))
 
 
 _designs = {}
@@ -198,11 +201,11 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     extra = {k: v for k, v in params.items() if k not in ("KULISCH_W", "CAPACITY")}
     design = batch_design(backend.split("-", 1)[1], params["KULISCH_W"], params["CAPACITY"], variant, **extra)
     seeds = pause_seeds(scenario.seed)
-    stim = {f"s_axis_{p}": StreamStimulus(_copy_frames(scenario.frames.get(p, [])),
+    stim = {f"s_axis_{p}": StreamStimulus(scenario.stream(p),
                                           pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]))
             for p in (0, 1)}
     sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]) for p in (0, 1)}
-    res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, vcd=vcd,
+    res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, busy_stop=BUSY_STOP, vcd=vcd,
                      sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD)
     names = counter_names()
     rx = {}
@@ -216,7 +219,7 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
                 rx[p].append(f)
     counters = {names[k]: v for k, v in res.counters.items() if k in names}
     return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
-                   res.wall_seconds, list(scenario.resets))
+                   res.wall_seconds, list(scenario.resets), res.busy_at_end)
 
 
 def check(scenario, run, kulisch_w=320, capacity=4096):
@@ -238,5 +241,15 @@ def check(scenario, run, kulisch_w=320, capacity=4096):
                 report.mismatches.append(Mismatch("counter", port if port is not None else 0,
                                                   f"counter {name}{'' if port is None else f' (port {port})'}: "
                                                   f"expected {want}, got {got}", expected=want, actual=got))
+    # end state: the node is busy exactly while the model still has an operation in progress
+    from .scoreboard import Mismatch
+    op = sb.model.active
+    open_op = op is not None and op.in_progress
+    if run.busy_at_end != open_op:
+        what = (f"operation {op.stage.op_id} still waits for contributions" if open_op
+                else "no operation is in progress")
+        report.mismatches.append(Mismatch("end-state", 0, f"busy at the end of the run: expected {int(open_op)} "
+                                          f"({what}), got {int(run.busy_at_end)}",
+                                          expected=int(open_op), actual=int(run.busy_at_end)))
     report.scoreboard = sb
     return report

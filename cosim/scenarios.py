@@ -69,9 +69,28 @@ class Scenario:
     resets: List[int] = field(default_factory=list)   # cycles at which rst is raised (held RESET_HOLD cycles)
     description: str = ""
 
-    def add(self, port, frame_obj, delay=0):
+    def add(self, port, frame_obj, delay=0, after=None):
+        """Append a frame to `port`; `after` = (other port, one of its AxisFrames): this frame
+        waits until that frame has been sent.  Returns the AxisFrame."""
         beats = frame_obj.encode() if hasattr(frame_obj, "encode") else list(frame_obj)
-        self.frames[port].append(AxisFrame(beats, delay=delay))
+        frame = AxisFrame(beats, delay=delay, after=after)
+        self.frames[port].append(frame)
+        return frame
+
+    def stream(self, port):
+        """Copies of `port`'s frames for a source, each `after` resolved to (port, frames to wait
+        for) by position, so frames inserted later (malformed ones) keep the intended order."""
+        out = []
+        for f in self.frames.get(port, []):
+            after = None
+            if f.after is not None:
+                other, target = f.after
+                index = next((i for i, g in enumerate(self.frames[other]) if g is target), None)
+                if index is None:
+                    raise ValueError(f"port {port}: a frame waits on a frame that is not on port {other}")
+                after = (other, index + 1)
+            out.append(AxisFrame(f.beats, delay=f.delay, after=after))
+        return out
 
     @property
     def data_beats(self):
@@ -111,19 +130,33 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
     the previous operation is active); its COMMIT waits `gap` cycles after the previous
     operation's last DATA beat, time for the RESULT frames to be queued.  With
     `interleave` both ports send concurrently; otherwise one contributor at a time, so
-    admission order is contributor (row) order.  Timing is planned for the no-pause case
-    and stretched by 1/(1 - pause) to stay ordered under backpressure.
+    admission order is contributor (row) order.
+
+    Order across the two ports is enforced, not just planned (AxisFrame.after): DATA on
+    the other port waits for its operation's COMMIT to be sent, the next COMMIT waits for
+    the other port's last DATA frame, and sequential frames wait for the frame before
+    them.  So backpressure can stretch the timeline but never reorders it (a DATA frame
+    overtaking its COMMIT would be dropped and leave the operation open for good).
+    Delays are planned for the no-pause case, stretched by 1/(1 - pause).
     """
     sc = scenario or Scenario(seed)
     port_of = port_of or (lambda c: c % 2)
     stretch = 1.0 / (1.0 - max(source_pause, sink_pause, 0.0))
     free = {0: 0.0, 1: 0.0}          # when each port's previous frame is planned to end
+    last = {0: None, 1: None}        # each port's last frame
+    ends = {}                        # id(frame) -> planned end
 
-    def place(port, frame, at):
+    def place(port, frame, at, after=None):
+        """Plan `frame` on `port` at `at`; `after` = a frame on the other port to wait for."""
         beats = len(frame.encode())
-        delay = max(0, int(round((at - free[port]))))
-        sc.add(port, frame, delay=delay)
-        free[port] = max(at, free[port]) + beats * stretch
+        base = free[port]
+        if after is not None:
+            base = max(base, ends[id(after)])
+        delay = max(0, int(round(at - base)))
+        f = sc.add(port, frame, delay=delay, after=None if after is None else (1 - port, after))
+        free[port] = max(at, base) + beats * stretch
+        ends[id(f)] = free[port]
+        last[port] = f
         return free[port]
 
     t = 0.0
@@ -132,19 +165,31 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
         sc.operations.append(op)
         if not staged_early:
             place(control_port, op.stage(), t)
-        t = place(control_port, op.commit(), max(t, free[control_port])) + data_delay
+        other = 1 - control_port
+        wait = last[other] if k > 0 else None      # the previous operation's last DATA there
+        t = place(control_port, op.commit(), max(t, free[control_port]), after=wait) + data_delay
+        commit = last[control_port]
         if k + 1 < len(ops):            # stage the next operation while this one is active
             place(control_port, ops[k + 1].stage(), free[control_port])
             staged_early = True
         start = {0: t, 1: t}
         clock = t
+        prev = None                     # sequential: the frame placed before
+        first_on = {0: True, 1: True}
         for c in range(op.contributors):
             p = port_of(c)
             for fr in op.data_frames(c):
+                after = None
+                if p != control_port and first_on[p]:
+                    after = commit
+                if not interleave and prev is not None and prev[0] != p:
+                    after = prev[1] if after is None or ends[id(prev[1])] >= ends[id(after)] else after
+                first_on[p] = False
                 if interleave:
-                    start[p] = place(p, fr, max(start[p], free[p]))
+                    start[p] = place(p, fr, max(start[p], free[p]), after=after)
                 else:
-                    clock = place(p, fr, max(clock, free[p])) + 4 * stretch
+                    clock = place(p, fr, max(clock, free[p]), after=after) + 4 * stretch
+                prev = (p, last[p])
         # the next COMMIT must find this operation's RESULT frames queued: allow for sending them
         t = max(free.values()) + (gap + result_beats(op)) * stretch
     sc.source_pause = {0: source_pause, 1: source_pause}

@@ -101,6 +101,10 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
     s3_norm = Signal(intbv(0)[27:])
 
     regs = STAGE_REGISTERS[LATENCY]
+    # A registered step computes only when its input is valid (1 = gated): the simulators run
+    # every clocked process at every edge, and an idle lane then costs one test per step.
+    # A combinational step must always compute (0: no gate, no latch).
+    G1, G2, G3, G4 = (int(r) for r in regs)
 
     def unpack_align():
         a = intbv(0)[32:]
@@ -115,76 +119,78 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
         aligned = intbv(0)[27:]
         back = intbv(0)[27:]
         sticky = False
-        a[:] = in_a
-        b[:] = in_b
-        a_inf_or_nan = a[31:23] == 0xFF
-        b_inf_or_nan = b[31:23] == 0xFF
-        a_nan = a_inf_or_nan and a[23:0] != 0
-        b_nan = b_inf_or_nan and b[23:0] != 0
-        # an infinite result has the sign of the larger-magnitude operand (the infinity)
-        special = a_inf_or_nan or b_inf_or_nan
-        special_nan = a_nan or b_nan or (a_inf_or_nan and b_inf_or_nan and a[31] != b[31])
-        # order by magnitude so the significand difference is never negative
-        if b[31:0] > a[31:0]:
-            larger[:] = b
-            smaller[:] = a
-        else:
-            larger[:] = a
-            smaller[:] = b
-        # subnormals: exponent field 0 means exponent 1 without the hidden bit
-        if larger[31:23] == 0:
-            exp_big[:] = 1
-            sig_big[:] = concat(False, larger[23:0], intbv(0)[3:])
-        else:
-            exp_big[:] = larger[31:23]
-            sig_big[:] = concat(True, larger[23:0], intbv(0)[3:])
-        if smaller[31:23] == 0:
-            exp_small[:] = 1
-            sig_small[:] = concat(False, smaller[23:0], intbv(0)[3:])
-        else:
-            exp_small[:] = smaller[31:23]
-            sig_small[:] = concat(True, smaller[23:0], intbv(0)[3:])
-        shift[:] = exp_big - exp_small
-        if shift > 26:
-            aligned[:] = 0
-            sticky = sig_small != 0
-        else:
-            aligned[:] = sig_small >> shift
-            back[:] = aligned << shift
-            sticky = back != sig_small
-        if sticky:
-            aligned[0] = True
         if rst == RESET_ACTIVE:
             s1_valid.next = False
         else:
             s1_valid.next = in_valid
-        s1_tag.next = in_tag
-        s1_special.next = special
-        s1_special_nan.next = special_nan
-        s1_sign.next = larger[31]
-        s1_zero_sign.next = a[31] and b[31]
-        s1_subtract.next = a[31] != b[31]
-        s1_exp.next = exp_big
-        s1_big.next = sig_big
-        s1_small.next = aligned
+        if in_valid or not G1:
+            a[:] = in_a
+            b[:] = in_b
+            a_inf_or_nan = a[31:23] == 0xFF
+            b_inf_or_nan = b[31:23] == 0xFF
+            a_nan = a_inf_or_nan and a[23:0] != 0
+            b_nan = b_inf_or_nan and b[23:0] != 0
+            # an infinite result has the sign of the larger-magnitude operand (the infinity)
+            special = a_inf_or_nan or b_inf_or_nan
+            special_nan = a_nan or b_nan or (a_inf_or_nan and b_inf_or_nan and a[31] != b[31])
+            # order by magnitude so the significand difference is never negative
+            if b[31:0] > a[31:0]:
+                larger[:] = b
+                smaller[:] = a
+            else:
+                larger[:] = a
+                smaller[:] = b
+            # subnormals: exponent field 0 means exponent 1 without the hidden bit
+            if larger[31:23] == 0:
+                exp_big[:] = 1
+                sig_big[:] = concat(False, larger[23:0], intbv(0)[3:])
+            else:
+                exp_big[:] = larger[31:23]
+                sig_big[:] = concat(True, larger[23:0], intbv(0)[3:])
+            if smaller[31:23] == 0:
+                exp_small[:] = 1
+                sig_small[:] = concat(False, smaller[23:0], intbv(0)[3:])
+            else:
+                exp_small[:] = smaller[31:23]
+                sig_small[:] = concat(True, smaller[23:0], intbv(0)[3:])
+            shift[:] = exp_big - exp_small
+            if shift > 26:
+                aligned[:] = 0
+                sticky = sig_small != 0
+            else:
+                aligned[:] = sig_small >> shift
+                back[:] = aligned << shift
+                sticky = back != sig_small
+            if sticky:
+                aligned[0] = True
+            s1_tag.next = in_tag
+            s1_special.next = special
+            s1_special_nan.next = special_nan
+            s1_sign.next = larger[31]
+            s1_zero_sign.next = a[31] and b[31]
+            s1_subtract.next = a[31] != b[31]
+            s1_exp.next = exp_big
+            s1_big.next = sig_big
+            s1_small.next = aligned
 
     def add():
         total = modbv(0)[28:]
-        if s1_subtract:
-            total[:] = s1_big - s1_small
-        else:
-            total[:] = s1_big + s1_small
         if rst == RESET_ACTIVE:
             s2_valid.next = False
         else:
             s2_valid.next = s1_valid
-        s2_tag.next = s1_tag
-        s2_special.next = s1_special
-        s2_special_nan.next = s1_special_nan
-        s2_sign.next = s1_sign
-        s2_zero_sign.next = s1_zero_sign
-        s2_exp.next = s1_exp
-        s2_sum.next = total
+        if s1_valid or not G2:
+            if s1_subtract:
+                total[:] = s1_big - s1_small
+            else:
+                total[:] = s1_big + s1_small
+            s2_tag.next = s1_tag
+            s2_special.next = s1_special
+            s2_special_nan.next = s1_special_nan
+            s2_sign.next = s1_sign
+            s2_zero_sign.next = s1_zero_sign
+            s2_exp.next = s1_exp
+            s2_sum.next = total
 
     def normalise():
         total = intbv(0)[28:]
@@ -193,78 +199,80 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
         exp = modbv(0)[9:]
         limit = modbv(0)[8:]
         lead = intbv(0)[5:]
-        total[:] = s2_sum
-        if total[27]:
-            # carry out: one right shift, the dropped bit stays in the sticky LSB
-            norm[:] = total[28:1]
-            if total[0]:
-                norm[0] = True
-            exp[:] = s2_exp + 1
-        else:
-            # leading-zero shift, stopped where the exponent reaches 1 (subnormal)
-            norm[:] = total[27:0]
-            limit[:] = s2_exp - 1
-            lead[:] = 0
-            if norm[27:11] == 0 and lead + 16 <= limit:
-                norm[:] = norm << 16
-                lead[:] = lead + 16
-            if norm[27:19] == 0 and lead + 8 <= limit:
-                norm[:] = norm << 8
-                lead[:] = lead + 8
-            if norm[27:23] == 0 and lead + 4 <= limit:
-                norm[:] = norm << 4
-                lead[:] = lead + 4
-            if norm[27:25] == 0 and lead + 2 <= limit:
-                norm[:] = norm << 2
-                lead[:] = lead + 2
-            if norm[27:26] == 0 and lead + 1 <= limit:
-                norm[:] = norm << 1
-                lead[:] = lead + 1
-            exp[:] = s2_exp - lead
         if rst == RESET_ACTIVE:
             s3_valid.next = False
         else:
             s3_valid.next = s2_valid
-        s3_tag.next = s2_tag
-        s3_special.next = s2_special
-        s3_special_nan.next = s2_special_nan
-        s3_sign.next = s2_sign
-        s3_zero.next = total == 0
-        s3_zero_sign.next = s2_zero_sign
-        s3_exp.next = exp
-        s3_norm.next = norm
+        if s2_valid or not G3:
+            total[:] = s2_sum
+            if total[27]:
+                # carry out: one right shift, the dropped bit stays in the sticky LSB
+                norm[:] = total[28:1]
+                if total[0]:
+                    norm[0] = True
+                exp[:] = s2_exp + 1
+            else:
+                # leading-zero shift, stopped where the exponent reaches 1 (subnormal)
+                norm[:] = total[27:0]
+                limit[:] = s2_exp - 1
+                lead[:] = 0
+                if norm[27:11] == 0 and lead + 16 <= limit:
+                    norm[:] = norm << 16
+                    lead[:] = lead + 16
+                if norm[27:19] == 0 and lead + 8 <= limit:
+                    norm[:] = norm << 8
+                    lead[:] = lead + 8
+                if norm[27:23] == 0 and lead + 4 <= limit:
+                    norm[:] = norm << 4
+                    lead[:] = lead + 4
+                if norm[27:25] == 0 and lead + 2 <= limit:
+                    norm[:] = norm << 2
+                    lead[:] = lead + 2
+                if norm[27:26] == 0 and lead + 1 <= limit:
+                    norm[:] = norm << 1
+                    lead[:] = lead + 1
+                exp[:] = s2_exp - lead
+            s3_tag.next = s2_tag
+            s3_special.next = s2_special
+            s3_special_nan.next = s2_special_nan
+            s3_sign.next = s2_sign
+            s3_zero.next = total == 0
+            s3_zero_sign.next = s2_zero_sign
+            s3_exp.next = exp
+            s3_norm.next = norm
 
     def round_pack():
         norm = intbv(0)[27:]
         keep = intbv(0)[24:]
         packed = modbv(0)[33:]
         result = intbv(0)[32:]
-        norm[:] = s3_norm
-        keep[:] = norm[27:3]
-        round_up = norm[2] and (norm[1] or norm[0] or keep[0])
-        # the significand's hidden bit adds 1 to (exp-1): a rounding carry
-        # therefore moves into the exponent, and a subnormal can round up to
-        # the smallest normal
-        packed[:] = ((s3_exp - 1) << 23) + keep
-        if round_up:
-            packed[:] = packed + 1
-        if packed >= INFINITY:
-            packed[:] = INFINITY
-        if s3_special and s3_special_nan:
-            result[:] = CANONICAL_NAN
-        elif s3_special:
-            result[:] = INFINITY
-            result[31] = s3_sign
-        elif s3_zero:
-            result[:] = concat(s3_zero_sign, intbv(0)[31:])
-        else:
-            result[:] = concat(s3_sign, packed[31:0])
         if rst == RESET_ACTIVE:
             out_valid.next = False
         else:
             out_valid.next = s3_valid
-        out_tag.next = s3_tag
-        out_result.next = result
+        if s3_valid or not G4:
+            norm[:] = s3_norm
+            keep[:] = norm[27:3]
+            round_up = norm[2] and (norm[1] or norm[0] or keep[0])
+            # the significand's hidden bit adds 1 to (exp-1): a rounding carry
+            # therefore moves into the exponent, and a subnormal can round up to
+            # the smallest normal
+            packed[:] = ((s3_exp - 1) << 23) + keep
+            if round_up:
+                packed[:] = packed + 1
+            if packed >= INFINITY:
+                packed[:] = INFINITY
+            if s3_special and s3_special_nan:
+                result[:] = CANONICAL_NAN
+            elif s3_special:
+                result[:] = INFINITY
+                result[31] = s3_sign
+            elif s3_zero:
+                result[:] = concat(s3_zero_sign, intbv(0)[31:])
+            else:
+                result[:] = concat(s3_sign, packed[31:0])
+            out_tag.next = s3_tag
+            out_result.next = result
 
     # (the decorators are applied here, in the block's own frame, as MyHDL requires)
     clocked = always(clk.posedge)

@@ -72,15 +72,17 @@ def fp32_arrival_lane(clk, rst, op_valid, op_row, op_read, op_value, rd_valid, r
         word = modbv(0)[33:]
         old = modbv(0)[33:]
         tag = modbv(0)[tag_width:]
-        # write-back of the sum that leaves the adder (or the clear of a read)
-        tag[:] = add_tag
-        if add_tag[row_width]:
-            word[:] = 0
-        else:
-            word[:] = add_result
-            word[INIT] = 1
-        if add_valid and not rst:
-            ram[tag[row_width:0]].next = word
+        # write-back of the sum that leaves the adder (or the clear of a read); only when one
+        # leaves, so an idle lane costs the simulator a few tests per edge
+        if add_valid:
+            tag[:] = add_tag
+            if add_tag[row_width]:
+                word[:] = 0
+            else:
+                word[:] = add_result
+                word[INIT] = 1
+            if not rst:
+                ram[tag[row_width:0]].next = word
 
         rd_valid.next = a_valid and a_tag[row_width] and not rst
         if a_valid and a_tag[row_width]:

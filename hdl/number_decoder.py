@@ -26,6 +26,12 @@ Ports (widths come from the signals):
     pos_inf   out  the element is +inf
     neg_inf   out  the element is -inf
     fp32      out  32-bit exact FP32 value of the element (canonical NaN)
+
+Parameters:
+    TERM      True (default): drive `term`.  False: `term` stays 0 and the W-bit shift
+              and negation are left out (an FP32-only user such as the FP32_ARRIVAL
+              banks needs only `fp32` and the flags; the wide term is most of this
+              block's simulation time)
 """
 from myhdl import always_comb, block, intbv, modbv
 
@@ -34,7 +40,7 @@ MIN_TERM_WIDTH = 278   # (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit
 
 
 @block
-def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32):
+def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
     width = len(term)
     if width < MIN_TERM_WIDTH:
         raise ValueError(f"number_decoder: term is {width} bits; a Kulisch term needs at least "
@@ -132,14 +138,15 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32):
             else:
                 image32[:] = 0
 
-        if special:
-            mag[:] = 0
-        else:
-            mag[:] = sig << sh
-        if sign:
-            t[:] = ~mag + 1
-        else:
-            t[:] = mag
+        if TERM:
+            if special:
+                mag[:] = 0
+            else:
+                mag[:] = sig << sh
+            if sign:
+                t[:] = ~mag + 1
+            else:
+                t[:] = mag
         term.next = t
         nan.next = is_nan
         pos_inf.next = special and not is_nan and not sign

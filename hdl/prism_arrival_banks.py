@@ -16,6 +16,9 @@ started frames run at the same time:
   * the younger frame may issue range x only if the older frame does not
     still have x ahead of it (x outside the older frame's ranges, or already
     issued: older frames issue their ranges in increasing order);
+  * the same holds against a frame that has started behind the other port's
+    running one but has not issued anything yet (the reader's "pending"
+    frame): when it is older, none of its ranges may be overtaken;
   * when both want the same bank in one cycle, the older frame gets it.
 Within a bank, contributions enter in the order granted; the bank's
 reservations make a later contribution to the same position wait for the
@@ -40,6 +43,9 @@ Ports (widths from the signals):
     p{P}_active, p{P}_seq           reader P has a frame with groups not yet taken; its start number
                                     (frames start in admission order; 4 bits, compared modulo 16)
     p{P}_lo, p{P}_hi, p{P}_next     that frame's ranges [lo, hi) and its lowest range not yet taken
+    p{P}_pend, p{P}_pseq            reader P has started a second frame behind it, nothing taken yet;
+                                    its start number
+    p{P}_plo, p{P}_phi              that pending frame's ranges [plo, phi)
     cmd_valid, cmd_row              read out a completed range
     cmd_ready                       out: the command is taken
     ev0_valid, ev0_row              out: bank 0 took a range contribution (for completion tracking)
@@ -56,7 +62,9 @@ QUEUE = 8      # read-out commands in flight per bank (> the slice's output queu
 @block
 def prism_arrival_banks(clk, rst, enable, fmt,
                         p0_valid, p0_ready, p0_row, p0_packed, p0_count, p0_active, p0_seq, p0_lo, p0_hi, p0_next,
+                        p0_pend, p0_pseq, p0_plo, p0_phi,
                         p1_valid, p1_ready, p1_row, p1_packed, p1_count, p1_active, p1_seq, p1_lo, p1_hi, p1_next,
+                        p1_pend, p1_pseq, p1_plo, p1_phi,
                         cmd_valid, cmd_row, cmd_ready, ev0_valid, ev0_row, ev1_valid, ev1_row,
                         o_valid, o_row, o_tile, KULISCH_W=320, CAPACITY=4096, FP32_LATENCY=4):
     if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
@@ -118,6 +126,8 @@ def prism_arrival_banks(clk, rst, enable, fmt,
     def arbitrate():
         ok_0 = bool(0)
         ok_1 = bool(0)
+        d0 = modbv(0)[4:]
+        d1 = modbv(0)[4:]
         # admission order between the two running frames: the younger waits while the older one
         # still has the younger one's range ahead of it
         ok_0 = bool(p0_valid)
@@ -129,6 +139,13 @@ def prism_arrival_banks(clk, rst, enable, fmt,
             else:
                 if p1_row >= p0_lo and p1_row < p0_hi and p0_next <= p1_row:
                     ok_1 = False
+        # ... and while a pending frame of the other port, older than it, has the range at all
+        d0[:] = p0_seq - p1_pseq           # 1..7: port 1's pending frame started before port 0's frame
+        if p1_pend and d0 != 0 and d0 < 8 and p0_row >= p1_plo and p0_row < p1_phi:
+            ok_0 = False
+        d1[:] = p1_seq - p0_pseq
+        if p0_pend and d1 != 0 and d1 < 8 and p1_row >= p0_plo and p1_row < p0_phi:
+            ok_1 = False
         # one group per bank per cycle: the older frame first
         if ok_0 and ok_1 and p0_row[0] == p1_row[0]:
             if older and p1_active:

@@ -110,14 +110,15 @@ def prism_node(clk, rst,
     # ---- phase 3: readers ----
     iss = [dict(valid=sig(), ready=sig(), row=sig(8), lanes=sig(16), data=sig(512), last=sig(), may=sig(),
                 packed=sig(512), count=sig(7), start=sig(), active=sig(), seq=sig(4), lo=sig(9), hi=sig(9),
-                next=sig(9)) for _ in range(2)]
+                next=sig(9), pend=sig(), pseq=sig(4), plo=sig(9), phi=sig(9)) for _ in range(2)]
     start_seq = sig(4)      # frames are numbered as they start (FP32_ARRIVAL: in admission order)
     for p in range(2):
         r, i = rd[p], iss[p]
         insts.append(prism_reader(clk, rst, r["avail"], r["bank"], r["header"], i["may"], r["release"], r["raddr"],
                                   r["rdata"], i["valid"], i["ready"], i["row"], i["lanes"], i["data"], i["last"],
                                   i["packed"], i["count"], i["start"], start_seq, i["active"], i["seq"], i["lo"],
-                                  i["hi"], i["next"], r["next_avail"], r["next_bank"], r["next_header"]))
+                                  i["hi"], i["next"], r["next_avail"], r["next_bank"], r["next_header"],
+                                  i["pend"], i["pseq"], i["plo"], i["phi"]))
     may0, may1 = iss[0]["may"], iss[1]["may"]
     i0_valid, i0_ready, i0_start = iss[0]["valid"], iss[0]["ready"], iss[0]["start"]
     i1_valid, i1_ready, i1_start = iss[1]["valid"], iss[1]["ready"], iss[1]["start"]
@@ -175,7 +176,7 @@ def prism_node(clk, rst,
     for p, ready in ((0, f0_ready), (1, f1_ready)):
         i = iss[p]
         ports += [i["valid"], ready, i["row"], i["packed"], i["count"], i["active"], i["seq"], i["lo"], i["hi"],
-                  i["next"]]
+                  i["next"], i["pend"], i["pseq"], i["plo"], i["phi"]]
     insts.append(prism_arrival_banks(clk, rst, arrival, act_in_fmt, *ports, f_cmd_valid, cmd_row, f_cmd_ready,
                                      fe0_valid, fe0_row, fe1_valid, fe1_row, fo_valid, fo_row, fo_data,
                                      KULISCH_W=W, CAPACITY=CAPACITY))

@@ -44,7 +44,12 @@ Ports (widths from the signals):
     frm_lo, frm_hi  out: its ranges [frm_lo, frm_hi) (9 bits each)
     frm_next        out: its lowest range not yet taken (9 bits)
                     (the node orders FP32_ARRIVAL contributions of two ports with these)
-                    (the node orders FP32_ARRIVAL contributions of two ports with these)
+    pend_active     out: a second frame has started behind it and none of its groups is taken yet
+                    (its first group waits in the RAM stage while the issue stage still holds
+                    the previous frame's last group); the fields below describe it
+    pend_seq        out: its start sequence number
+    pend_lo, pend_hi  out: its ranges [pend_lo, pend_hi) (9 bits each)
+                    (without these a younger frame on the other port could overtake it)
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv
 
@@ -56,7 +61,7 @@ FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
 def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, mem_raddr, mem_rdata,
                  iss_valid, iss_ready, iss_row, iss_lanes, iss_data, iss_last, iss_packed, iss_count,
                  frm_start, seq_in, frm_active, frm_seq, frm_lo, frm_hi, frm_next,
-                 rd_next_avail, rd_next_bank, rd_next_header):
+                 rd_next_avail, rd_next_bank, rd_next_header, pend_active, pend_seq, pend_lo, pend_hi):
     if len(mem_rdata) != 512 or len(iss_data) != 512:
         raise ValueError("prism_reader: mem_rdata and iss_data are 512-bit beats")
     if len(iss_lanes) != 16 or len(iss_row) != 8 or len(mem_raddr) != 8 + len(rd_bank):
@@ -136,6 +141,10 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
     def outputs():
         iss_valid.next = out_valid
         frm_active.next = out_valid or s1_valid
+        pend_active.next = out_valid and s1_valid and s1_seq != out_seq
+        pend_seq.next = s1_seq
+        pend_lo.next = first_row
+        pend_hi.next = first_row + ranges
         if out_valid:
             frm_seq.next = out_seq
             frm_lo.next = out_lo

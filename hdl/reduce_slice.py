@@ -175,7 +175,7 @@ def reduce_slice(clk, rst, policy,
         lane_nan, lane_pinf, lane_ninf = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
         lane_fp32 = Signal(intbv(0)[32:])
         insts.append(number_decoder(elem_bits(32 * lane + 32, 32 * lane), issue_fmt, lane_term, lane_nan,
-                                    lane_pinf, lane_ninf, lane_fp32))
+                                    lane_pinf, lane_ninf, lane_fp32, TERM=KULISCH))
         row = lane_rows(RB * lane + RB, RB * lane)
         if KULISCH:
             rv, rrow, rst_, rn, rp, rm, rw = (Signal(bool(0)), Signal(intbv(0)[RB:]), Signal(intbv(0)[W:]),

@@ -74,6 +74,22 @@ def test_random_backpressure_on_all_four_streams(backend, policy):
     assert report.results_checked == 2 * 2 * 2     # 2 ops x 2 blocks x 2 ports
 
 
+def test_fp32_arrival_frame_waiting_behind_a_stalled_one_is_not_overtaken(backend):
+    """Eight contributors in one-range frames over both ports under source backpressure.
+    This seed once caught the node adding a later-admitted frame's range before an
+    earlier one's: the earlier frame had started on its port behind a group stalled by a
+    bank reservation, where the other port could not see it (reader's `pend_*` outputs
+    now show it).  The FP32 sums of element 19 then differed in the last bit."""
+    rng = random.Random(256)
+    elements = rng.choice((32, 48, 64))
+    op = Operation(1, 9, "fp32-arrival", "fp32", "fp32", random_elements(rng, "fp32", (8, elements)),
+                   mode=P.MODE_REDUCE, recipients=0b01, frame_elems=16)
+    sc = build([op], seed=256, source_pause=rng.choice((0.2, 0.4)))
+    report = check(sc, run_node(sc, backend))
+    assert_pass(report)
+    assert report.elements_checked == elements
+
+
 def malformed_frames(op):
     """One DATA frame of every validation class against `op` (active), plus unsupported traffic."""
     fmt = P.FORMAT_CODES[op.in_format]
