@@ -33,7 +33,7 @@ def test_batched_capture_overhead(benchmark, simulator, capture):
     from cosim.batch import StreamStimulus
     design = batch_design(simulator)
     sc = collective(demo_operation("kulisch", elements=4096, contributors=4), seed=1)
-    stim = {f"s_axis_{p}": StreamStimulus(list(sc.frames[p])) for p in (0, 1)}
+    stim = {f"s_axis_{p}": StreamStimulus(sc.stream(p)) for p in (0, 1)}
     res = benchmark.pedantic(design.run, args=(stim,), kwargs={"capture": capture, "idle_stop": 150},
                              rounds=3, iterations=1)
     benchmark.extra_info.update(cycles=res.cycles, cycles_per_second=res.cycles / res.wall_seconds)

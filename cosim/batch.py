@@ -15,6 +15,7 @@ The test bench does not depend on the stimulus size (capacities are
 compile-time maxima, actual counts come as plus-arguments), so one compiled
 simulator serves every run of a design.
 """
+import fcntl
 import os
 import re
 import shutil
@@ -230,8 +231,14 @@ class BatchDesign:
         self.tb_path = os.path.join(self.folder, f"batch_tb_r{reset_cycles}.v")
         tag = f"{simulator}_r{reset_cycles}"
         self.exe = os.path.join(self.folder, f"batch_{tag}" + (".vvp" if simulator == "icarus" else ""))
-        if os.path.exists(self.exe) and open(self.tb_path).read() == tb:
-            return
+        # parallel workers may compile the same design: one at a time, the others reuse it
+        with open(os.path.join(self.folder, f".lock-{tag}"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if os.path.exists(self.exe) and os.path.exists(self.tb_path) and open(self.tb_path).read() == tb:
+                return
+            self._compile(tb, simulator, tag)
+
+    def _compile(self, tb, simulator, tag):
         with open(self.tb_path, "w") as fh:
             fh.write(tb)
         src = [self.module + ".v", os.path.basename(self.tb_path)]
@@ -243,6 +250,8 @@ class BatchDesign:
             mdir = os.path.join(self.folder, f"obj_{tag}")
             cmd = ["verilator", "--binary", "--timing", "-O3", "--default-language", "1364-2005", "-Wno-fatal", "-Wno-lint", "-Wno-style",
                    "--top-module", "batch_tb", "--Mdir", mdir, "-o", self.exe, "-j", str(os.cpu_count() or 2)] + src
+        if os.path.exists(self.exe):
+            os.remove(self.exe)
         r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(self.exe):
             raise ToolchainError(f"{cmd[0]} failed for {self.tb_path}: {r.stderr.strip()[-2000:]}")
