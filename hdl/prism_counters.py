@@ -25,7 +25,7 @@ Ports:
     evP_valid, evP_code     (P = 0, 1) validation event of port P: code 0 .. 10 as above
     unsupportedP            pulse: port P drained an unsupported frame
     in_frameP               port P is inside a frame (a reset now truncates it)
-    ranges_done             number of ranges completed this cycle (2 bits)
+    ranges_done             number of ranges completed this cycle (0 .. 8; any width up to 32 bits)
     results_sent            number of RESULT frames sent this cycle (2 bits)
     response_sent           pulse: a CONTROL response was sent
     counter_select          which counter to show (6 bits)

@@ -1,8 +1,13 @@
 """One lane of the node's KULISCH_FIXED stores: a port-local Kulisch RAM per receive port, and their merge.
 
-The node keeps one Kulisch store per receive port so both ports accumulate at
-line rate without sharing a RAM port.  This block is lane l of both stores:
-RAM A (port 0) and RAM B (port 1), one row per range (element 16*row + l).
+The node keeps Kulisch stores per receive port so both ports accumulate at
+line rate without sharing a RAM port; each store is split into four sub-stores
+by range % 4 (hdl/prism_kulisch_store.py).  This block is lane l of one
+sub-store S of both ports: RAM A (port 0) and RAM B (port 1), one row per range
+of that sub-store (row k holds element 16 * (4k + S) + l).
+
+The whole process body is skipped in a cycle without a contribution or merge
+request, so an idle lane costs the simulators almost nothing.
 
 Per cycle, independently:
   * port A: decode `a_data` (its exact term, as hdl/number_decoder.py, decoded
@@ -24,7 +29,7 @@ sum's sign differs wrapped (+1 past the top, -1 past the bottom).  The true sum
 is state + wraps * 2^W; overflow <=> wraps != 0, its sign is the true sum's.
 
 Parameters:
-    ROWS        rows per RAM (ranges held, 1 .. 256)
+    ROWS        rows per RAM (ranges held by the sub-store, 1 .. 256)
     WRAP_BITS   wrap counter width (>= 6: at most 8 contributions per port and element)
 
 Ports (widths from the signals):
@@ -70,146 +75,148 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
 
     @always(clk.posedge)
     def step():
-        d = intbv(0)[32:]
-        sig = intbv(0)[24:]
-        ex = intbv(0)[9:]
-        sh = intbv(0)[9:]
-        mag = modbv(0)[W:]
-        term = modbv(0)[W:]
-        old = modbv(0)[WORD:]
-        new = modbv(0)[WORD:]
-        s_old = modbv(0)[W:]
-        s_new = modbv(0)[W:]
-        wraps = modbv(0)[WB:]
-        row = intbv(0)[8:]
-        x = modbv(0)[WORD:]
-        y = modbv(0)[WORD:]
-        sx = modbv(0)[W:]
-        sy = modbv(0)[W:]
-        total = modbv(0)[W:]
-        mw = modbv(0)[WB:]
-        go = bool(0)
-        first = bool(0)
-        sign = bool(0)
-        special = bool(0)
-        frac_nz = bool(0)
-        nan = bool(0)
-        pinf = bool(0)
-        ninf = bool(0)
-        for port in range(2):
-            if port == 0:
-                go = bool(a_valid)
-                first = bool(a_first)
-                row[:] = a_row
-                d[:] = a_data
-            else:
-                go = bool(b_valid)
-                first = bool(b_first)
-                row[:] = b_row
-                d[:] = b_data
-            if go and not rst:
-                # the element's exact term: value * 2^149 (as hdl/number_decoder.py)
-                special = False
-                if fmt == FMT_FP32:
-                    sign = bool(d[31])
-                    ex[:] = d[31:23]
-                    special = ex == 255
-                    frac_nz = d[23:0] != 0
-                    sig[:] = d[23:0]
-                    if ex != 0:
-                        sig[23] = 1
-                    else:
-                        ex[:] = 1
-                    sh[:] = ex - 1
-                elif fmt == FMT_BF16:
-                    sign = bool(d[15])
-                    ex[:] = d[15:7]
-                    special = ex == 255
-                    frac_nz = d[7:0] != 0
-                    sig[:] = d[7:0]
-                    if ex != 0:
-                        sig[7] = 1
-                    else:
-                        ex[:] = 1
-                    sh[:] = ex + 15
-                elif fmt == FMT_FP16:
-                    sign = bool(d[15])
-                    ex[:] = d[15:10]
-                    special = ex == 31
-                    frac_nz = d[10:0] != 0
-                    sig[:] = d[10:0]
-                    if ex != 0:
-                        sig[10] = 1
-                    else:
-                        ex[:] = 1
-                    sh[:] = ex + 124
-                else:
-                    sign = bool(d[7])
-                    frac_nz = False
-                    if sign:
-                        sig[:] = (d[8:0] ^ 0xFF) + 1
-                    else:
-                        sig[:] = d[8:0]
-                    sh[:] = 149
-                nan = special and frac_nz
-                pinf = special and not frac_nz and not sign
-                ninf = special and not frac_nz and sign
-                if special:
-                    mag[:] = 0
-                else:
-                    mag[:] = sig << sh
-                if sign:
-                    term[:] = ~mag + 1
-                else:
-                    term[:] = mag
-                # accumulate into the port's RAM row (the first contribution replaces it)
-                if first:
-                    old[:] = 0
-                elif port == 0:
-                    old[:] = ram_a[row]
-                else:
-                    old[:] = ram_b[row]
-                s_old[:] = old[W:0]
-                s_new[:] = s_old + term
-                wraps[:] = old[WORD:WRAP_LO]
-                if s_old[SIGN] == term[SIGN] and s_new[SIGN] != s_old[SIGN]:
-                    if term[SIGN]:
-                        wraps[:] = wraps + WRAP_MINUS_ONE
-                    else:
-                        wraps[:] = wraps + 1
-                new[:] = s_new
-                new[WORD:WRAP_LO] = wraps
-                new[NAN_BIT] = old[NAN_BIT] or nan
-                new[PINF_BIT] = old[PINF_BIT] or pinf
-                new[NINF_BIT] = old[NINF_BIT] or ninf
+        if a_valid or b_valid or m_valid:
+            # nothing to do in an idle cycle (the simulators run this process on every edge)
+            d = intbv(0)[32:]
+            sig = intbv(0)[24:]
+            ex = intbv(0)[9:]
+            sh = intbv(0)[9:]
+            mag = modbv(0)[W:]
+            term = modbv(0)[W:]
+            old = modbv(0)[WORD:]
+            new = modbv(0)[WORD:]
+            s_old = modbv(0)[W:]
+            s_new = modbv(0)[W:]
+            wraps = modbv(0)[WB:]
+            row = intbv(0)[8:]
+            x = modbv(0)[WORD:]
+            y = modbv(0)[WORD:]
+            sx = modbv(0)[W:]
+            sy = modbv(0)[W:]
+            total = modbv(0)[W:]
+            mw = modbv(0)[WB:]
+            go = bool(0)
+            first = bool(0)
+            sign = bool(0)
+            special = bool(0)
+            frac_nz = bool(0)
+            nan = bool(0)
+            pinf = bool(0)
+            ninf = bool(0)
+            for port in range(2):
                 if port == 0:
-                    ram_a[row].next = new
+                    go = bool(a_valid)
+                    first = bool(a_first)
+                    row[:] = a_row
+                    d[:] = a_data
                 else:
-                    ram_b[row].next = new
-        # merge of a completed row (second read port of both RAMs)
-        if m_valid:
-            if m_use_a:
-                x[:] = ram_a[m_row]
-            else:
-                x[:] = 0
-            if m_use_b:
-                y[:] = ram_b[m_row]
-            else:
-                y[:] = 0
-            sx[:] = x[W:0]
-            sy[:] = y[W:0]
-            total[:] = sx + sy
-            mw[:] = x[WORD:WRAP_LO] + y[WORD:WRAP_LO]
-            if sx[SIGN] == sy[SIGN] and total[SIGN] != sx[SIGN]:
-                if sy[SIGN]:
-                    mw[:] = mw + WRAP_MINUS_ONE
+                    go = bool(b_valid)
+                    first = bool(b_first)
+                    row[:] = b_row
+                    d[:] = b_data
+                if go and not rst:
+                    # the element's exact term: value * 2^149 (as hdl/number_decoder.py)
+                    special = False
+                    if fmt == FMT_FP32:
+                        sign = bool(d[31])
+                        ex[:] = d[31:23]
+                        special = ex == 255
+                        frac_nz = d[23:0] != 0
+                        sig[:] = d[23:0]
+                        if ex != 0:
+                            sig[23] = 1
+                        else:
+                            ex[:] = 1
+                        sh[:] = ex - 1
+                    elif fmt == FMT_BF16:
+                        sign = bool(d[15])
+                        ex[:] = d[15:7]
+                        special = ex == 255
+                        frac_nz = d[7:0] != 0
+                        sig[:] = d[7:0]
+                        if ex != 0:
+                            sig[7] = 1
+                        else:
+                            ex[:] = 1
+                        sh[:] = ex + 15
+                    elif fmt == FMT_FP16:
+                        sign = bool(d[15])
+                        ex[:] = d[15:10]
+                        special = ex == 31
+                        frac_nz = d[10:0] != 0
+                        sig[:] = d[10:0]
+                        if ex != 0:
+                            sig[10] = 1
+                        else:
+                            ex[:] = 1
+                        sh[:] = ex + 124
+                    else:
+                        sign = bool(d[7])
+                        frac_nz = False
+                        if sign:
+                            sig[:] = (d[8:0] ^ 0xFF) + 1
+                        else:
+                            sig[:] = d[8:0]
+                        sh[:] = 149
+                    nan = special and frac_nz
+                    pinf = special and not frac_nz and not sign
+                    ninf = special and not frac_nz and sign
+                    if special:
+                        mag[:] = 0
+                    else:
+                        mag[:] = sig << sh
+                    if sign:
+                        term[:] = ~mag + 1
+                    else:
+                        term[:] = mag
+                    # accumulate into the port's RAM row (the first contribution replaces it)
+                    if first:
+                        old[:] = 0
+                    elif port == 0:
+                        old[:] = ram_a[row]
+                    else:
+                        old[:] = ram_b[row]
+                    s_old[:] = old[W:0]
+                    s_new[:] = s_old + term
+                    wraps[:] = old[WORD:WRAP_LO]
+                    if s_old[SIGN] == term[SIGN] and s_new[SIGN] != s_old[SIGN]:
+                        if term[SIGN]:
+                            wraps[:] = wraps + WRAP_MINUS_ONE
+                        else:
+                            wraps[:] = wraps + 1
+                    new[:] = s_new
+                    new[WORD:WRAP_LO] = wraps
+                    new[NAN_BIT] = old[NAN_BIT] or nan
+                    new[PINF_BIT] = old[PINF_BIT] or pinf
+                    new[NINF_BIT] = old[NINF_BIT] or ninf
+                    if port == 0:
+                        ram_a[row].next = new
+                    else:
+                        ram_b[row].next = new
+            # merge of a completed row (second read port of both RAMs)
+            if m_valid:
+                if m_use_a:
+                    x[:] = ram_a[m_row]
                 else:
-                    mw[:] = mw + 1
-            o_state.next = total
-            o_nan.next = x[NAN_BIT] or y[NAN_BIT]
-            o_pos_inf.next = x[PINF_BIT] or y[PINF_BIT]
-            o_neg_inf.next = x[NINF_BIT] or y[NINF_BIT]
-            o_overflow.next = mw != 0
-            o_wrap_sign.next = mw[WB - 1]
+                    x[:] = 0
+                if m_use_b:
+                    y[:] = ram_b[m_row]
+                else:
+                    y[:] = 0
+                sx[:] = x[W:0]
+                sy[:] = y[W:0]
+                total[:] = sx + sy
+                mw[:] = x[WORD:WRAP_LO] + y[WORD:WRAP_LO]
+                if sx[SIGN] == sy[SIGN] and total[SIGN] != sx[SIGN]:
+                    if sy[SIGN]:
+                        mw[:] = mw + WRAP_MINUS_ONE
+                    else:
+                        mw[:] = mw + 1
+                o_state.next = total
+                o_nan.next = x[NAN_BIT] or y[NAN_BIT]
+                o_pos_inf.next = x[PINF_BIT] or y[PINF_BIT]
+                o_neg_inf.next = x[NINF_BIT] or y[NINF_BIT]
+                o_overflow.next = mw != 0
+                o_wrap_sign.next = mw[WB - 1]
 
     return step

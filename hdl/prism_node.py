@@ -9,10 +9,11 @@ each a block of its own:
      first in a tie), duplicate detection;  prism_counters: event counters;
   2. prism_control: STAGE/COMMIT with the staged slot and atomic activation,
      ACK/NACK responses queued for TX port 0;
-  3. prism_reader (one per receive port): NumberGroup reader + dispatcher,
-     one 16-element range per cycle by global element index;
-  4. prism_kulisch_slice: KULISCH_FIXED, one Kulisch store per receive port
-     (16 lanes each), merged when a range has all its contributors;
+  3. prism_reader (one per receive port): NumberGroup reader + dispatcher by
+     global element index: KULISCH_FIXED a whole beat per cycle (up to four
+     16-element ranges), FP32_ARRIVAL one range per cycle;
+  4. prism_kulisch_store: KULISCH_FIXED, per receive port four 16-lane Kulisch
+     sub-stores (range % 4), merged when a range has all its contributors;
      prism_arrival_banks: FP32_ARRIVAL banked FP32 sums in admission order
      (two 16-lane reduce_slice banks by range parity, both ports in parallel);
   5. prism_completion: contributions per range, completed ranges to readout;
@@ -108,13 +109,15 @@ def prism_node(clk, rst,
                                ord_valid, ord_port, ord_pop, CAPACITY=CAPACITY))
 
     # ---- phase 3: readers ----
-    iss = [dict(valid=sig(), ready=sig(), row=sig(8), lanes=sig(16), data=sig(512), last=sig(), may=sig(),
+    iss = [dict(valid=sig(), ready=sig(), row=sig(8), lanes=sig(64), data=sig(2048), last=sig(), may=sig(),
                 packed=sig(512), count=sig(7), start=sig(), active=sig(), seq=sig(4), lo=sig(9), hi=sig(9),
                 next=sig(9), pend=sig(), pseq=sig(4), plo=sig(9), phi=sig(9)) for _ in range(2)]
     start_seq = sig(4)      # frames are numbered as they start (FP32_ARRIVAL: in admission order)
+    wide = sig()            # KULISCH_FIXED: the readers issue a whole beat (up to four ranges) per cycle
     for p in range(2):
         r, i = rd[p], iss[p]
-        insts.append(prism_reader(clk, rst, r["avail"], r["bank"], r["header"], i["may"], r["release"], r["raddr"],
+        insts.append(prism_reader(clk, rst, r["avail"], r["bank"], r["header"], i["may"], wide, r["release"],
+                                  r["raddr"],
                                   r["rdata"], i["valid"], i["ready"], i["row"], i["lanes"], i["data"], i["last"],
                                   i["packed"], i["count"], i["start"], start_seq, i["active"], i["seq"], i["lo"],
                                   i["hi"], i["next"], r["next_avail"], r["next_bank"], r["next_header"],
@@ -132,6 +135,7 @@ def prism_node(clk, rst,
         # FP32_ARRIVAL: frames start in admission order and feed the FP32 banks (prism_arrival_banks).
         if act_policy == 0:
             arrival.next = 0
+            wide.next = 1
             may0.next = 1
             may1.next = 1
             i0_ready.next = 1
@@ -141,6 +145,7 @@ def prism_node(clk, rst,
             ord_pop.next = 0
         else:
             arrival.next = 1
+            wide.next = 0
             may0.next = ord_valid and not ord_port
             may1.next = ord_valid and ord_port
             i0_ready.next = f0_ready
@@ -164,11 +169,11 @@ def prism_node(clk, rst,
     cmd_valid, cmd_row, cmd_ready = sig(), sig(8), sig()
     m_valid = sig()
     ko_valid, ko_row, ko_states, ko_flags = sig(), sig(8), sig(16 * W), sig(80)
-    ev0_valid, ev0_row, ev1_valid, ev1_row = sig(), sig(8), sig(), sig(8)
+    ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
     insts.append(prism_kulisch_store(clk, rst, commit, act_in_fmt, k0_valid, iss[0]["row"], iss[0]["lanes"],
                                      iss[0]["data"], k1_valid, iss[1]["row"], iss[1]["lanes"], iss[1]["data"],
                                      m_valid, cmd_row, ko_valid, ko_row, ko_states, ko_flags,
-                                     ev0_valid, ev0_row, ev1_valid, ev1_row, ROWS=rows))
+                                     ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n, ROWS=rows))
     f_cmd_valid, f_cmd_ready = sig(), sig()
     fe0_valid, fe0_row, fe1_valid, fe1_row = sig(), sig(8), sig(), sig(8)
     fo_valid, fo_row, fo_data = sig(), sig(8), sig(512)
@@ -182,29 +187,33 @@ def prism_node(clk, rst,
                                      KULISCH_W=W, CAPACITY=CAPACITY))
 
     # ---- phase 5: completion, read-out ----
-    e0_valid, e0_row, e1_valid, e1_row = sig(), sig(8), sig(), sig(8)
-    ranges_done = sig(2)
+    e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
+    ranges_done = sig(4)
 
     @always_comb
     def completion_events():
         if act_policy == 0:
             e0_valid.next = ev0_valid
             e0_row.next = ev0_row
+            e0_n.next = ev0_n
             e1_valid.next = ev1_valid
             e1_row.next = ev1_row
+            e1_n.next = ev1_n
             m_valid.next = cmd_valid
             f_cmd_valid.next = 0
             cmd_ready.next = 1
         else:
             e0_valid.next = fe0_valid
             e0_row.next = fe0_row
+            e0_n.next = 1
             e1_valid.next = fe1_valid
             e1_row.next = fe1_row
+            e1_n.next = 1
             m_valid.next = 0
             f_cmd_valid.next = cmd_valid
             cmd_ready.next = f_cmd_ready
     insts.append(completion_events)
-    insts.append(prism_completion(clk, rst, commit, act_expected, e0_valid, e0_row, e1_valid, e1_row,
+    insts.append(prism_completion(clk, rst, commit, act_expected, e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n,
                                   cmd_valid, cmd_row, cmd_ready, ranges_done))
 
     w_valid, w_row, w_packed, w_fmt, w_exact = sig(), sig(8), sig(512), sig(3), sig(16 * (W + 4))

@@ -1,17 +1,28 @@
 """PRISM NumberGroup reader and dispatcher for one receive port.
 
 Phase 3 of the SINGLE node.  Rereads an admitted DATA frame from its frame bank
-and turns it into issue groups of one 16-element range each: the dispatcher's
-unit, because arithmetic ownership follows the global element index (element
-i -> range i // 16, lane i % 16), not packet boundaries.  A 512-bit beat holds
-16 FP32, 32 FP16/BF16 or 64 INT8 elements, i.e. 1, 2 or 4 ranges; the reader
-issues one range per cycle, each lane's element right-aligned in a 32-bit
-field of `iss_data`.
+and turns it into issue groups of consecutive 16-element ranges: the
+dispatcher's unit, because arithmetic ownership follows the global element
+index (element i -> range i // 16, lane i % 16), not packet boundaries.  A
+512-bit beat holds 16 FP32, 32 FP16/BF16 or 64 INT8 elements, i.e. 1, 2 or 4
+ranges.  Frame offsets are multiples of 16, so a beat's ranges are consecutive.
+
+Two issue modes, chosen per frame when it starts:
+  * `wide` high (KULISCH_FIXED): one group per beat, i.e. all the ranges of a
+    beat in one cycle (4 ranges INT8, 2 FP16/BF16, 1 FP32): one beat per cycle
+    in every format.  Group element e (0 .. 63) belongs to range iss_row + e // 16,
+    lane e % 16; the frame's last group may hold fewer ranges and a partial
+    last range (iss_lanes, iss_count).
+  * `wide` low (FP32_ARRIVAL): one range per group and cycle, the frm_* and
+    pend_* outputs describing the frames for the node's admission-order logic.
+
+Each element is right-aligned in a 32-bit field of `iss_data` (group element e
+at [32e + 31 : 32e]); `iss_packed` carries the group in its native packing.
 
 Pipeline: the bank RAM read (one cycle) feeds a registered issue stage; the
 RAM address is chosen combinationally from whether the issue stage advances,
-so one range per cycle is sustained under `iss_ready` backpressure and no range
-is issued twice or skipped.  The bank is released when the frame's last range
+so one group per cycle is sustained under `iss_ready` backpressure and no group
+is issued twice or skipped.  The bank is released when the frame's last group
 has left the RAM stage (so a new frame can never overwrite a beat still needed),
 and the next admitted frame starts in that same cycle when it is already
 queued, so back-to-back frames leave no gap in the issue stream.
@@ -22,22 +33,24 @@ Ports (widths from the signals):
     rd_bank         its bank
     rd_header       its header (>= 96 bits: offset [60:48], n [76:64], format [37:36])
     may_start       the reader may start that frame (FP32_ARRIVAL: it is next in admission order)
+    wide            issue whole beats (several ranges per group) for the frame starting now
     rd_release      out: pulse, the frame has been read (frees the bank)
     mem_raddr       out: bank RAM address {bank, beat} (8 bits + the width of rd_bank)
     mem_rdata       bank RAM data, one cycle after mem_raddr (512 bits)
     iss_valid       out: an issue group is presented
     iss_ready       the arithmetic takes it this cycle
-    iss_row         out: its range index (global element index // 16), 8 bits
-    iss_lanes       out: 16-bit mask of the lanes holding an element
-    iss_data        out: 16 x 32-bit lane fields (element bits right-aligned), 512 bits
+    iss_row         out: its first range index (global element index // 16), 8 bits
+    iss_lanes       out: 64-bit mask of the group elements present (bit e: range iss_row + e // 16, lane e % 16)
+    iss_data        out: 64 x 32-bit element fields (element bits right-aligned), 2048 bits
     iss_last        out: the group is the frame's last
     iss_packed      out: the same group in its native packing (element j at [w*j + w - 1 : w*j]), 512 bits
-    iss_count       out: number of elements in the group (1..16), 7 bits
+    iss_count       out: number of elements in the group (1..16; wide: 1..64), 7 bits
     rd_next_avail   a second admitted frame waits behind the first (started right after it)
     rd_next_bank    its bank
     rd_next_header  its header
     frm_start       out: a frame starts at this clock edge (combinational)
     seq_in          the start sequence number the node gives a frame starting now (4 bits)
+    The frm_* and pend_* outputs below are meaningful for frames issued one range per group (wide low).
     frm_active      out: a frame has groups not yet taken; the fields below describe it: the
                     frame of the group presented on iss_* (or, between frames, the one starting)
     frm_seq         out: its start sequence number
@@ -55,17 +68,23 @@ from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intb
 
 IDLE, RUN, LAST = 0, 1, 2
 FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+LANES = 64                                # lane fields of an issue group: a whole INT8 beat
+ALL_LANES = (1 << LANES) - 1
 
 
 @block
-def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, mem_raddr, mem_rdata,
+def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, wide, rd_release, mem_raddr, mem_rdata,
                  iss_valid, iss_ready, iss_row, iss_lanes, iss_data, iss_last, iss_packed, iss_count,
                  frm_start, seq_in, frm_active, frm_seq, frm_lo, frm_hi, frm_next,
                  rd_next_avail, rd_next_bank, rd_next_header, pend_active, pend_seq, pend_lo, pend_hi):
-    if len(mem_rdata) != 512 or len(iss_data) != 512:
-        raise ValueError("prism_reader: mem_rdata and iss_data are 512-bit beats")
-    if len(iss_lanes) != 16 or len(iss_row) != 8 or len(mem_raddr) != 8 + len(rd_bank):
-        raise ValueError("prism_reader: iss_lanes 16, iss_row 8 bits, mem_raddr = {rd_bank, beat[7:0]}")
+    if len(mem_rdata) != 512 or len(iss_packed) != 512:
+        raise ValueError("prism_reader: mem_rdata and iss_packed are 512-bit beats")
+    if len(iss_data) != 32 * LANES:
+        raise ValueError(f"prism_reader: iss_data is {LANES} x 32-bit lane fields ({32 * LANES} bits)")
+    if len(iss_lanes) != LANES or len(iss_row) != 8 or len(mem_raddr) != 8 + len(rd_bank):
+        raise ValueError(f"prism_reader: iss_lanes {LANES} bits, iss_row 8 bits, mem_raddr = {{rd_bank, beat[7:0]}}")
+    if len(iss_count) != 7:
+        raise ValueError("prism_reader: iss_count is 7 bits (1 .. 64 elements)")
     if len(rd_header) < 96:
         raise ValueError("prism_reader: rd_header needs the low 96 header bits")
 
@@ -75,7 +94,8 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
     next_k = Signal(intbv(0)[9:])         # next range (within the frame) to read
     ranges = Signal(intbv(0)[9:])         # ranges in the frame
     first_row = Signal(intbv(0)[8:])
-    tail_lanes = Signal(intbv(0)[5:])     # elements in the last range (1..16)
+    n_elem = Signal(intbv(0)[14:])        # elements in the frame
+    gstep = Signal(intbv(1)[3:])          # ranges per issue group: 1, or 2 / 4 (a whole narrow beat, `wide`)
     s1_valid = Signal(bool(0))            # RAM stage: mem_rdata belongs to range s1_k
     s1_k = Signal(intbv(0)[9:])
     advance = Signal(bool(0))
@@ -84,7 +104,10 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
 
     def lane_fields(elem_bits):
         parts = []
-        for lane in reversed(range(16)):
+        lanes = 512 // elem_bits
+        if lanes < LANES:
+            parts.append(intbv(0)[32 * (LANES - lanes):])
+        for lane in reversed(range(lanes)):
             parts.append(intbv(0)[32 - elem_bits:])
             parts.append(chunk(elem_bits * lane + elem_bits, elem_bits * lane))
         return ConcatSignal(*parts)
@@ -162,6 +185,12 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
         off = intbv(0)[14:]
         hdr = intbv(0)[96:]
         rows = intbv(0)[9:]
+        rem = intbv(0)[14:]
+        cnt = intbv(0)[7:]
+        sh = intbv(0)[7:]
+        mask = intbv(0)[LANES:]
+        gs = intbv(0)[3:]
+        gsz = intbv(0)[7:]
         if rst:
             state.next = IDLE
             s1_valid.next = 0
@@ -178,14 +207,20 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
                     out_lo.next = first_row
                     out_hi.next = first_row + ranges
                     iss_row.next = first_row + s1_k[8:0]
-                    iss_last.next = s1_k + 1 == ranges
+                    iss_last.next = s1_k + gstep >= ranges
                     iss_packed.next = chunk
-                    if s1_k + 1 == ranges and tail_lanes != 16:
-                        iss_lanes.next = (1 << tail_lanes) - 1
-                        iss_count.next = tail_lanes
+                    # elements in the group: a whole group (16 per range) or the frame's tail
+                    rem[:] = n_elem - (s1_k << 4)
+                    gsz[:] = gstep << 4
+                    if rem >= gsz:
+                        cnt[:] = gsz
                     else:
-                        iss_lanes.next = 0xFFFF
-                        iss_count.next = 16
+                        cnt[:] = rem[7:0]
+                    sh[:] = LANES - cnt
+                    mask[:] = ALL_LANES
+                    mask[:] = mask >> sh
+                    iss_lanes.next = mask
+                    iss_count.next = cnt
                     if fmt == FMT_FP32:
                         iss_data.next = chunk
                     elif fmt == FMT_INT8:
@@ -210,15 +245,20 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
                 fmt.next = hdr[38:36]
                 first_row.next = off[12:4]
                 ranges.next = rows
-                if n[4:0] == 0:
-                    tail_lanes.next = 16
-                else:
-                    tail_lanes.next = n[4:0]
+                n_elem.next = n
+                # ranges per group: one, or (wide) all the ranges of a beat
+                gs[:] = 1
+                if wide:
+                    if hdr[38:36] == FMT_INT8:
+                        gs[:] = 4
+                    elif hdr[38:36] != FMT_FP32:
+                        gs[:] = 2
+                gstep.next = gs
                 s1_valid.next = 1
                 s1_k.next = 0
-                next_k.next = 1
+                next_k.next = gs
                 s1_seq.next = seq_in
-                if rows == 1:
+                if rows <= gs:
                     state.next = LAST
                 else:
                     state.next = RUN
@@ -226,8 +266,8 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
                 if advance:
                     s1_valid.next = 1
                     s1_k.next = next_k
-                    next_k.next = next_k + 1
-                    if next_k + 1 == ranges:
+                    next_k.next = next_k + gstep
+                    if next_k + gstep >= ranges:
                         state.next = LAST
             elif state == LAST:
                 # the last range sits in the RAM stage: the bank is released once it has left

@@ -18,6 +18,9 @@ from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
 
 from cosim import toolchain
 from cosim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
+from cosim.metrics import line_rate
+from cosim.node_harness import check, run_node
+from cosim.scenarios import Operation, Scenario, random_elements
 from cosim.tbutil import clock_gen, reset_pulse
 from golden import protocol as P
 from golden.reduce import reduce
@@ -417,6 +420,42 @@ def test_kulisch_line_rate_both_ports():
     assert got0 == want and got1 == want
     print(f"KULISCH_FIXED beats/cycle: port 0 {r0:.3f}, port 1 {r1:.3f}")
     assert r0 == 1.0 and r1 == 1.0
+
+
+@pytest.mark.parametrize("same_range", [False, True], ids=["different-ranges", "same-range"])
+@pytest.mark.parametrize("in_fmt,kulisch_w", [("int8", 320), ("bf16", 320), ("int8", 280)])
+def test_kulisch_narrow_formats_at_one_beat_per_cycle(in_fmt, same_range, kulisch_w):
+    """KULISCH_FIXED with INT8 / BF16 input: back-to-back DATA frames on both ports are taken at one beat
+    per cycle per port (the reader issues a whole beat, 4 or 2 ranges, per cycle; four sub-stores per
+    port), counted in simulated cycles; the results are bit-exact against the golden node model.
+    E = 3992 in two frames per contributor (2000 + 1992 elements): both frames end in a partial beat, the
+    second in a partial range.  Eight contributors, four per port; 'different-ranges': port 1 sends its
+    frames in reverse order."""
+    rng = random.Random(31)
+    elements, contributors = 3992, 8
+    op = Operation(1, 1, "kulisch", in_fmt, "fp32", random_elements(rng, in_fmt, (contributors, elements)),
+                   frame_elems=2000)
+    sc = Scenario(7)
+    sc.operations.append(op)
+    sc.add(0, op.stage())
+    sc.add(0, op.commit())
+    first = {0: True, 1: True}
+    for c in range(contributors):
+        port = c % 2
+        frames = op.data_frames(c)
+        assert [len(f.values) for f in frames] == [2000, 1992]
+        for fr in (frames if same_range or port == 0 else frames[::-1]):
+            sc.add(port, fr, delay=(8 if port == 0 else 10) if first[port] else 0)
+            first[port] = False
+    run = run_node(sc, "batch-icarus", kulisch_w=kulisch_w)
+    report = check(sc, run, kulisch_w=kulisch_w)
+    assert report.ok, "\n".join(str(m) for m in report.mismatches[:8])
+    assert report.elements_checked == 2 * elements
+    lr = line_rate(run)
+    beats = {p: lr.data_beats[p] for p in (0, 1)}
+    assert beats[0] == beats[1] == 4 * sum(len(f.encode()) for f in op.data_frames(0))
+    for p in (0, 1):
+        assert lr.beats_per_cycle(p) == 1.0, f"port {p}: {lr.data_beats[p]} beats in {lr.data_cycles[p]} cycles"
 
 
 @pytest.mark.parametrize("layout", ["split", "same"])
