@@ -25,10 +25,13 @@ FORMATS = ("int8", "fp16", "bf16", "fp32")
 POLICIES = ("kulisch", "fp32-arrival")
 
 
-def scenario(policy, in_fmt, same_range, elements=4096, seed=1, contributors=8):
+def scenario(policy, in_fmt, same_range, elements=4096, seed=1, contributors=8, frame_elems=None):
+    """Every contributor sends its vector as two DATA frames back to back (`frame_elems` in the
+    first, default half), contributors alternating ports; port 1 sends its halves in reverse
+    order unless `same_range`."""
     rng = random.Random(seed)
     data = random_elements(rng, in_fmt, (contributors, elements))
-    op = Operation(1, 1, policy, in_fmt, "fp32", data, frame_elems=elements // 2)
+    op = Operation(1, 1, policy, in_fmt, "fp32", data, frame_elems=frame_elems or elements // 2)
     sc = Scenario(seed)
     sc.operations.append(op)
     sc.add(0, op.stage())

@@ -81,11 +81,14 @@ class Scenario:
         """Copies of `port`'s frames for a source, each `after` resolved to (port, frames to wait
         for) by position, so frames inserted later (malformed ones) keep the intended order."""
         out = []
+        position = {}                   # per port: id(frame) -> its index, built once
         for f in self.frames.get(port, []):
             after = None
             if f.after is not None:
                 other, target = f.after
-                index = next((i for i, g in enumerate(self.frames[other]) if g is target), None)
+                if other not in position:
+                    position[other] = {id(g): i for i, g in enumerate(self.frames[other])}
+                index = position[other].get(id(target))
                 if index is None:
                     raise ValueError(f"port {port}: a frame waits on a frame that is not on port {other}")
                 after = (other, index + 1)

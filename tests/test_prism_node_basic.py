@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
 
-from cosim import toolchain
+from cosim import linerate, toolchain
 from cosim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
 from cosim.metrics import line_rate
 from cosim.node_harness import check, run_node
-from cosim.scenarios import Operation, Scenario, random_elements
 from cosim.tbutil import clock_gen, reset_pulse
 from golden import protocol as P
 from golden.reduce import reduce
@@ -431,22 +430,10 @@ def test_kulisch_narrow_formats_at_one_beat_per_cycle(in_fmt, same_range, kulisc
     E = 3992 in two frames per contributor (2000 + 1992 elements): both frames end in a partial beat, the
     second in a partial range.  Eight contributors, four per port; 'different-ranges': port 1 sends its
     frames in reverse order."""
-    rng = random.Random(31)
-    elements, contributors = 3992, 8
-    op = Operation(1, 1, "kulisch", in_fmt, "fp32", random_elements(rng, in_fmt, (contributors, elements)),
-                   frame_elems=2000)
-    sc = Scenario(7)
-    sc.operations.append(op)
-    sc.add(0, op.stage())
-    sc.add(0, op.commit())
-    first = {0: True, 1: True}
-    for c in range(contributors):
-        port = c % 2
-        frames = op.data_frames(c)
-        assert [len(f.values) for f in frames] == [2000, 1992]
-        for fr in (frames if same_range or port == 0 else frames[::-1]):
-            sc.add(port, fr, delay=(8 if port == 0 else 10) if first[port] else 0)
-            first[port] = False
+    elements = 3992
+    sc = linerate.scenario("kulisch", in_fmt, same_range, elements=elements, seed=31, frame_elems=2000)
+    op = sc.operations[0]
+    assert [len(f.values) for f in op.data_frames(0)] == [2000, 1992]
     run = run_node(sc, "batch-icarus", kulisch_w=kulisch_w)
     report = check(sc, run, kulisch_w=kulisch_w)
     assert report.ok, "\n".join(str(m) for m in report.mismatches[:8])
