@@ -39,6 +39,33 @@ def test_batched_capture_overhead(benchmark, simulator, capture):
     benchmark.extra_info.update(cycles=res.cycles, cycles_per_second=res.cycles / res.wall_seconds)
 
 
+@pytest.mark.parametrize("simulator", ["icarus", "verilator"])
+def test_batched_sustained(benchmark, simulator):
+    """Four collectives back to back (E 4096, eight contributors each, ~6,000 cycles): the
+    simulators' sustained speed, with their fixed start-up (test_batched_startup) amortised."""
+    from cosim.batch import StreamStimulus
+    from cosim.scenarios import build
+    design = batch_design(simulator)
+    ops = [demo_operation("kulisch", elements=4096, contributors=8, seed=k, op_id=k) for k in range(1, 5)]
+    sc = build(ops, seed=1)
+    stim = {f"s_axis_{p}": StreamStimulus(sc.stream(p)) for p in (0, 1)}
+    res = benchmark.pedantic(design.run, args=(stim,), kwargs={"capture": False, "idle_stop": 150},
+                             rounds=1, iterations=1)
+    benchmark.extra_info.update(cycles=res.cycles, cycles_per_second=res.cycles / res.wall_seconds)
+
+
+@pytest.mark.parametrize("simulator", ["icarus", "verilator"])
+def test_batched_startup(benchmark, simulator):
+    """The fixed cost of one batched run: load the design and a collective's stimulus, run one cycle."""
+    from cosim.batch import StreamStimulus
+    design = batch_design(simulator)
+    sc = collective(demo_operation("kulisch", elements=4096, contributors=4), seed=1)
+    stim = {f"s_axis_{p}": StreamStimulus(sc.stream(p)) for p in (0, 1)}
+    res = benchmark.pedantic(design.run, args=(stim,), kwargs={"capture": False, "max_cycles": 1},
+                             rounds=3, iterations=1)
+    benchmark.extra_info.update(cycles=res.cycles, seconds=res.wall_seconds)
+
+
 @pytest.mark.parametrize("same_range", [False, True], ids=["different-ranges", "same-range"])
 @pytest.mark.parametrize("fmt", ["int8", "fp16", "bf16", "fp32"])
 @pytest.mark.parametrize("policy", ["kulisch", "fp32-arrival"])

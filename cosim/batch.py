@@ -16,6 +16,7 @@ compile-time maxima, actual counts come as plus-arguments), so one compiled
 simulator serves every run of a design.
 """
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -31,8 +32,16 @@ from .vpi import ToolchainError, require_tool
 
 MAX_BEATS = 1 << 16       # per input stream
 MAX_FRAMES = 1 << 12      # per input stream
-MAX_CYCLES = 1 << 20      # pause patterns
+MAX_CYCLES = 1 << 20      # pause patterns (one bit per cycle, 32 cycles per memory word)
+PAUSE_WORDS = MAX_CYCLES // 32
 SIMULATORS = ("icarus", "verilator")
+# Verilator: X values resolved for speed (every design register has an initial value; the test
+# bench compares pause bits with ===, which treats an unloaded word as "no pause" either way),
+# and the generated C++ built at -O2 rather than Verilator's default -Os, which keeps its
+# wide-word helpers out of line.
+VERILATOR_FLAGS = ("--binary", "--timing", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+                   "--default-language", "1364-2005", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+                   "-MAKEFLAGS", "OPT_FAST=-O2 OPT_GLOBAL=-O2")
 
 _PORT_RE = re.compile(r"^\s*(input|output)\s+(?:signed\s+)?(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
 
@@ -80,7 +89,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
          "integer max_cycles, idle_stop, busy_stop, idle = 0, quiet = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0;",
-         "integer reset_at [0:63];", "reg capture = 1;", "reg [8*1024-1:0] path;"]
+         "integer reset_at [0:63];", "reg capture = 1;", "reg [31:0] pause_word;", "reg [8*1024-1:0] path;"]
     conn = []
     for name, (direction, width) in ports.items():
         rng = f"[{width - 1}:0] " if width > 1 else ""
@@ -93,10 +102,10 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         w = ports[f"{p}_tdata"][1]
         L += [f"reg [{w}:0] in{k}_beats [0:{MAX_BEATS - 1}];", f"reg [31:0] in{k}_delay [0:{MAX_FRAMES - 1}];",
               f"reg [31:0] in{k}_after [0:{MAX_FRAMES - 1}];",
-              f"reg in{k}_pause [0:{MAX_CYCLES - 1}];", f"integer in{k}_b = 0, in{k}_f = 0, in{k}_nf = 0, in{k}_wait = 0;",
+              f"reg [31:0] in{k}_pause [0:{PAUSE_WORDS - 1}];", f"integer in{k}_b = 0, in{k}_f = 0, in{k}_nf = 0, in{k}_wait = 0;",
               f"reg in{k}_busy = 0;", f"reg in{k}_paused;", f"integer in{k}_fs = 0;"]
     for k, p in enumerate(outs):
-        L += [f"reg out{k}_pause [0:{MAX_CYCLES - 1}];"]
+        L += [f"reg [31:0] out{k}_pause [0:{PAUSE_WORDS - 1}];"]
     sweep = bool(counter_sweep) and "counter_select" in ports and "counter_value" in ports
     if sweep:
         selects, hold = counter_sweep
@@ -186,7 +195,8 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
             L.append("    end")
         L.append("  end")
     for k, p in enumerate(ins):
-        L.append(f"  in{k}_paused = (cycle - 1 < {MAX_CYCLES}) ? (in{k}_pause[cycle - 1] === 1'b1) : 1'b0;")
+        L.append(f"  pause_word = in{k}_pause[(cycle - 1) >> 5];")
+        L.append(f"  in{k}_paused = (cycle >= 1 && cycle - 1 < {MAX_CYCLES}) ? (pause_word[(cycle - 1) & 31] === 1'b1) : 1'b0;")
         # AxisFrame.after: word {stream + 1 (4 bits), frames (28 bits)}; 0 = no condition
         after = f"in{k}_after[in{k}_f]"
         may = " || ".join([f"{after}[31:28] == 0"] + [f"({after}[31:28] == {j + 1} && in{j}_f >= {after}[27:0])"
@@ -200,7 +210,8 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         L.append("  end")
         L.append(f"  else {p}_tvalid = 0;")
     for k, p in enumerate(outs):
-        L.append(f"  {p}_tready = !((cycle - 1 < {MAX_CYCLES}) ? (out{k}_pause[cycle - 1] === 1'b1) : 1'b0);")
+        L.append(f"  pause_word = out{k}_pause[(cycle - 1) >> 5];")
+        L.append(f"  {p}_tready = !((cycle >= 1 && cycle - 1 < {MAX_CYCLES}) ? (pause_word[(cycle - 1) & 31] === 1'b1) : 1'b0);")
     L.append("end")
     L.append("endmodule")
     return "\n".join(L) + "\n"
@@ -234,9 +245,16 @@ class BatchDesign:
         # parallel workers may compile the same design: one at a time, the others reuse it
         with open(os.path.join(self.folder, f".lock-{tag}"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if os.path.exists(self.exe) and os.path.exists(self.tb_path) and open(self.tb_path).read() == tb:
+            # the executable is reused only if built from this test bench with these flags (the
+            # test bench file is shared by both simulators, so its text alone does not say that)
+            stamp_path = os.path.join(self.folder, f".built-{tag}")
+            flags = " ".join(VERILATOR_FLAGS) if simulator == "verilator" else "iverilog"
+            stamp = hashlib.sha256((flags + "\n" + tb).encode()).hexdigest()
+            if os.path.exists(self.exe) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
                 return
             self._compile(tb, simulator, tag)
+            with open(stamp_path, "w") as fh:
+                fh.write(stamp)
 
     def _compile(self, tb, simulator, tag):
         with open(self.tb_path, "w") as fh:
@@ -248,8 +266,7 @@ class BatchDesign:
         else:
             require_tool("verilator")
             mdir = os.path.join(self.folder, f"obj_{tag}")
-            cmd = ["verilator", "--binary", "--timing", "-O3", "--default-language", "1364-2005", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-                   "--top-module", "batch_tb", "--Mdir", mdir, "-o", self.exe, "-j", str(os.cpu_count() or 2)] + src
+            cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", "batch_tb", "--Mdir", mdir, "-o", self.exe, "-j", str(os.cpu_count() or 2)] + src
         if os.path.exists(self.exe):
             os.remove(self.exe)
         r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
@@ -315,10 +332,15 @@ class BatchDesign:
 
     @staticmethod
     def _pause_file(work, tag, pause, n):
+        """One bit per cycle, 32 cycles per word (bit i of word w: cycle 32 w + i), so the
+        test bench's pause memories stay small and quick to load and clear."""
         path = os.path.join(work, f"{tag}_pause.hex")
         bits = [] if pause is None else [1 if x else 0 for x in islice(iter(pause), n)]
+        words = []
+        for w in range(0, len(bits), 32):
+            words.append(sum(b << i for i, b in enumerate(bits[w:w + 32])))
         with open(path, "w") as fh:
-            fh.write("".join(f"{b}\n" for b in bits) or "0\n")
+            fh.write("".join(f"{v:08x}\n" for v in words) or "0\n")
         return path
 
     def _parse(self, path, wall, log):
