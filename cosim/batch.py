@@ -84,12 +84,19 @@ def _stream_prefixes(ports, kind):
     return sorted(p[: -len("_tdata")] for p in ports if p.startswith(pre) and p.endswith("_tdata"))
 
 
+def _beat_words(width):
+    """32-bit memory words per input beat ({tlast, tdata}, word 0 = bits 31:0).  The beats are
+    loaded as 32-bit words because $readmemh of one wide word per beat costs time quadratic in
+    the width in Verilator (it shifts the whole word for every digit)."""
+    return (width + 1 + 31) // 32
+
+
 def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     if "clk" not in ports:
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
          "integer max_cycles, idle_stop, busy_stop, idle = 0, quiet = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0;",
-         "integer reset_at [0:63];", "reg capture = 1;", "reg [31:0] pause_word;", "reg [8*1024-1:0] path;"]
+         "integer reset_at [0:63];", "reg capture = 1;", "reg [31:0] pause_word;", "integer word_i;", "reg [8*1024-1:0] path;"]
     conn = []
     for name, (direction, width) in ports.items():
         rng = f"[{width - 1}:0] " if width > 1 else ""
@@ -100,7 +107,9 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         conn.append(f".{name}({name})")
     for k, p in enumerate(ins):
         w = ports[f"{p}_tdata"][1]
-        L += [f"reg [{w}:0] in{k}_beats [0:{MAX_BEATS - 1}];", f"reg [31:0] in{k}_delay [0:{MAX_FRAMES - 1}];",
+        nw = _beat_words(w)
+        L += [f"reg [31:0] in{k}_words [0:{MAX_BEATS * nw - 1}];", f"reg [{32 * nw - 1}:0] in{k}_beat;",
+              f"reg [31:0] in{k}_delay [0:{MAX_FRAMES - 1}];",
               f"reg [31:0] in{k}_after [0:{MAX_FRAMES - 1}];",
               f"reg [31:0] in{k}_pause [0:{PAUSE_WORDS - 1}];", f"integer in{k}_b = 0, in{k}_f = 0, in{k}_nf = 0, in{k}_wait = 0;",
               f"reg in{k}_busy = 0;", f"reg in{k}_paused;", f"integer in{k}_fs = 0;"]
@@ -120,7 +129,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     L.append('  if ($test$plusargs("nocapture")) capture = 0;')
     L.append('  if ($value$plusargs("out=%s", path)) fd = $fopen(path, "w");')
     for k in range(len(ins)):
-        L.append(f'  if ($value$plusargs("in{k}_beats=%s", path)) $readmemh(path, in{k}_beats);')
+        L.append(f'  if ($value$plusargs("in{k}_beats=%s", path)) $readmemh(path, in{k}_words);')
         L.append(f'  if ($value$plusargs("in{k}_delay=%s", path)) $readmemh(path, in{k}_delay);')
         L.append(f'  if ($value$plusargs("in{k}_after=%s", path)) $readmemh(path, in{k}_after);')
         L.append(f'  if ($value$plusargs("in{k}_pause=%s", path)) $readmemh(path, in{k}_pause);')
@@ -189,7 +198,8 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         L.append("    rst = 1; reset_left = reset_hold; reset_i = reset_i + 1;")
         for k in range(len(ins)):
             L.append(f"    if (in{k}_busy && in{k}_b > in{k}_fs) begin")
-            L.append(f"      while (!in{k}_beats[in{k}_b][{ports[ins[k] + '_tdata'][1]}]) in{k}_b = in{k}_b + 1;")
+            w = ports[ins[k] + "_tdata"][1]
+            L.append(f"      while (!in{k}_words[in{k}_b * {_beat_words(w)} + {w // 32}][{w % 32}]) in{k}_b = in{k}_b + 1;")
             L.append(f"      in{k}_b = in{k}_b + 1; in{k}_f = in{k}_f + 1; in{k}_busy = 0;")
             L.append(f'      if (capture) $fwrite(fd, "a {k}\\n");')
             L.append("    end")
@@ -205,7 +215,11 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
                  f"in{k}_wait = in{k}_delay[in{k}_f]; end")
         L.append(f"  if (in{k}_wait > 0) begin in{k}_wait = in{k}_wait - 1; {p}_tvalid = 0; end")
         L.append(f"  else if (in{k}_busy && !in{k}_paused) begin")
-        L.append(f"    {{{p}_tlast, {p}_tdata}} = in{k}_beats[in{k}_b];")
+        w = ports[f"{p}_tdata"][1]
+        nw = _beat_words(w)
+        L.append(f"    for (word_i = 0; word_i < {nw}; word_i = word_i + 1) "
+                 f"in{k}_beat[word_i * 32 +: 32] = in{k}_words[in{k}_b * {nw} + word_i];")
+        L.append(f"    {{{p}_tlast, {p}_tdata}} = in{k}_beat[{w}:0];")
         L.append(f"    {p}_tvalid = 1;")
         L.append("  end")
         L.append(f"  else {p}_tvalid = 0;")
@@ -299,7 +313,9 @@ class BatchDesign:
             if len(beats) > MAX_BEATS or len(delays) > MAX_FRAMES:
                 raise ValueError(f"stream {p}: {len(beats)} beats / {len(delays)} frames exceed the test bench "
                                  f"capacity ({MAX_BEATS} / {MAX_FRAMES})")
-            for kind, vals, digits in (("beats", beats, (w + 4) // 4), ("delay", delays, 8), ("after", afters, 8)):
+            nw = _beat_words(w)
+            words = [(b >> (32 * i)) & 0xFFFFFFFF for b in beats for i in range(nw)]
+            for kind, vals, digits in (("beats", words, 8), ("delay", delays, 8), ("after", afters, 8)):
                 path = os.path.join(work, f"in{k}_{kind}.hex")
                 with open(path, "w") as fh:
                     fh.write("".join(f"{v:0{digits}x}\n" for v in vals) or "0\n")
