@@ -275,6 +275,7 @@ class BatchDesign:
             fh.write(tb)
         src = [self.module + ".v", os.path.basename(self.tb_path)]
         if simulator == "icarus":
+            src[0] = os.path.basename(toolchain.icarus_source(self.folder, self.module))
             require_tool("iverilog")
             cmd = ["iverilog", "-o", self.exe, "-s", "batch_tb"] + src
         else:

@@ -30,11 +30,11 @@ import warnings
 import myhdl
 from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 
-from .verilog_post import hoist_block_locals
+from .verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats
 from .vpi import ToolchainError, require_tool, require_vpi
 
 _HDL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hdl")
-TOOLCHAIN_VERSION = "2"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "3"  # bump when the generated files change shape
 
 _waves_path = None
 
@@ -135,6 +135,12 @@ end
 """
 
 
+def icarus_source(folder, name):
+    """The design as Icarus compiles it: `<name>.v` with wide concatenations as processes
+    (cosim/verilog_post.py); `<name>.v` itself is what Verilator and other tools read."""
+    return os.path.join(folder, f"{name}_icarus.v")
+
+
 def build(block_func, *args, **kwargs):
     """Convert and compile the block for these arguments; return (folder, module name, bound args)."""
     bound = _bind(block_func, args, kwargs)
@@ -159,15 +165,21 @@ def build(block_func, *args, **kwargs):
         design_v = os.path.join(folder, f"{name}.v")
         with open(design_v) as fh:
             text = fh.read()
+        # Icarus forks into every named block (up to 3x slower) and resolves a wire with several
+        # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators)
+        text = coalesce_part_assigns(hoist_block_locals(text))
         with open(design_v, "w") as fh:
-            fh.write(hoist_block_locals(text))     # Icarus forks into every named block: up to 3x slower
+            fh.write(text)
+        with open(icarus_source(folder, name), "w") as fh:
+            fh.write(procedural_concats(text))     # wide concatenations copied by words, not bits
         tb = os.path.join(folder, f"tb_{name}.v")
         with open(tb) as fh:
             text = fh.read()
         head, _, _ = text.rpartition("endmodule")
         with open(tb, "w") as fh:
             fh.write(head + _VCD_HOOK.format(tb=f"tb_{name}") + "\nendmodule\n")
-        r = subprocess.run(["iverilog", "-o", vvp + ".tmp", "-s", f"tb_{name}", f"{name}.v", f"tb_{name}.v"],
+        r = subprocess.run(["iverilog", "-o", vvp + ".tmp", "-s", f"tb_{name}", os.path.basename(icarus_source(folder, name)),
+                            f"tb_{name}.v"],
                            cwd=folder, capture_output=True, text=True)
         if r.returncode != 0:
             raise ToolchainError(f"iverilog could not compile {folder}/{name}.v:\n{r.stderr.strip()}")

@@ -65,3 +65,122 @@ def hoist_block_locals(text):
         out.append("end")
         i = k + 1
     return "\n".join(out)
+
+
+# ---- part-select assigns of one wire -> one concatenation ----
+#
+# MyHDL converts a ConcatSignal (and a signal built from slices) into one
+# continuous assign per part: `assign w[16-1:0] = a;`, `assign w[32-1:16] = 'b0;` ...
+# Icarus resolves a net with several part drivers bit by bit through its
+# strength-aware concatenation (`set_bit`, `reduce4`, `concat8`: over half the
+# node's simulation time); one `assign w = {..., a};` is a plain vector copy.
+
+_WIDTH_DECL = re.compile(r"^\s*(input|output|wire|reg)\s+(?:signed\s+)?(?:\[(\d+)(-1)?:0\]\s+)?(\w+)\s*(?:=[^;]*)?;\s*$")
+_PART_ASSIGN = re.compile(r"^assign (\w+)\[(\d+)(?:-1:(\d+))?\] = (.+);\s*$")
+_FULL_ASSIGN = re.compile(r"^assign (\w+) = ")
+
+
+def _rhs_width(rhs, widths):
+    """Width of a part's right-hand side, or None when it cannot be told for sure."""
+    m = re.fullmatch(r"(\w+)\[(\d+)-1:(\d+)\]", rhs)
+    if m:
+        return int(m.group(2)) - int(m.group(3))
+    m = re.fullmatch(r"(\w+)\[(\d+):(\d+)\]", rhs)
+    if m:
+        return int(m.group(2)) - int(m.group(3)) + 1
+    if re.fullmatch(r"\w+\[\d+\]", rhs):
+        return 1
+    m = re.fullmatch(r"(\d+)'[bdhoBDHO][0-9a-fA-F_]+", rhs)
+    if m:
+        return int(m.group(1))
+    if re.fullmatch(r"[A-Za-z_]\w*", rhs):
+        return widths.get(rhs)
+    return None
+
+
+def coalesce_part_assigns(text):
+    """Replace the part assigns of a wire by one concatenation when they cover the wire
+    exactly once, every part's width is known and equals its slot, and nothing else drives
+    the wire; anything else is left as it is.  Unsized binary constants become sized."""
+    lines = text.split("\n")
+    widths, regs = {}, set()
+    for line in lines:
+        m = _WIDTH_DECL.match(line)
+        if m:
+            kind, msb, minus_one, name = m.groups()
+            widths[name] = 1 if msb is None else int(msb) + (0 if minus_one else 1)
+            if kind == "reg":
+                regs.add(name)
+    full = {m.group(1) for m in map(_FULL_ASSIGN.match, lines) if m}
+    parts = {}                                    # wire -> [(line index, lo, width, rhs)]
+    for i, line in enumerate(lines):
+        m = _PART_ASSIGN.match(line)
+        if not m:
+            continue
+        name, a, b, rhs = m.group(1), int(m.group(2)), m.group(3), m.group(4).strip()
+        lo, width = (int(b), a - int(b)) if b is not None else (a, 1)
+        lit = re.fullmatch(r"'b([01]+)", rhs)
+        if lit:
+            rhs = f"{width}'b{lit.group(1)}"
+        parts.setdefault(name, []).append((i, lo, width, rhs))
+    drop, replace = set(), {}
+    for name, ps in parts.items():
+        if name in regs or name in full or name not in widths:
+            continue
+        ps_sorted = sorted(ps, key=lambda p: p[1])
+        at, ok = 0, True
+        for _, lo, width, rhs in ps_sorted:
+            if lo != at or width <= 0 or _rhs_width(rhs, widths) != width:
+                ok = False
+                break
+            at += width
+        if not ok or at != widths[name]:
+            continue
+        first = min(p[0] for p in ps)
+        replace[first] = f"assign {name} = {{{', '.join(p[3] for p in reversed(ps_sorted))}}};"
+        drop.update(p[0] for p in ps if p[0] != first)
+    return "\n".join(replace.get(i, line) for i, line in enumerate(lines) if i not in drop)
+
+
+# ---- Icarus only: a wide concatenation as a process ----
+#
+# Even a single `assign w = {a, b, ...};` costs Icarus one `set_bit` per bit of
+# a part whenever the part changes (its concatenation functor works bit by
+# bit); a process computing the same concatenation copies whole words.  The
+# process evaluates once at time 0 and then after every change of a source, so
+# it holds the same value as the continuous assign at every time step:
+#     always begin w = {a, b}; @(a or b); end
+# (unlike `always @*`, which would leave w unknown until a source first
+# changes).  Verilator compiles continuous assigns well and would turn such a
+# process into a coroutine, so this form is produced for Icarus only.
+
+_CONCAT_ASSIGN = re.compile(r"^assign (\w+) = \{(.+)\};\s*$")
+_CONCAT_PART = re.compile(r"([A-Za-z_]\w*)(\[\d+(?:-1)?(?::\d+)?\])?|\d+'[bdhoBDHO][0-9a-fA-F_]+")
+
+
+def procedural_concats(text):
+    lines = text.split("\n")
+    converted = {}
+    for i, line in enumerate(lines):
+        m = _CONCAT_ASSIGN.match(line)
+        if not m:
+            continue
+        parts = [p.strip() for p in m.group(2).split(",")]
+        if len(parts) < 2 or not all(_CONCAT_PART.fullmatch(p) for p in parts):
+            continue
+        sources = []
+        for p in parts:
+            name = re.match(r"[A-Za-z_]\w*", p)
+            if name and name.group(0) not in sources:
+                sources.append(name.group(0))
+        if not sources:                                  # constant: nothing would ever trigger it
+            continue
+        converted[m.group(1)] = i
+        lines[i] = f"always begin {m.group(1)} = {{{m.group(2)}}}; @({' or '.join(sources)}); end"
+    if converted:
+        decl = re.compile(rf"^wire\b(.*?)\b({'|'.join(map(re.escape, converted))})\s*;\s*$")
+        for i, line in enumerate(lines):
+            m = decl.match(line)
+            if m:
+                lines[i] = f"reg{m.group(1)}{m.group(2)};"
+    return "\n".join(lines)

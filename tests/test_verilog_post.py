@@ -1,7 +1,11 @@
 """Hoisting named-block variables out of MyHDL's processes keeps behaviour and drops the fork."""
 import subprocess
 
-from cosim.verilog_post import hoist_block_locals
+import random
+
+import pytest
+
+from cosim.verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats
 
 # MyHDL's layout: named processes with their variables declared inside; `total` shadows a
 # module signal of the same name, `i` is a loop variable, and one block is a `disable` target.
@@ -73,3 +77,73 @@ def test_declarations_leave_the_blocks_and_labels_go_unless_disabled():
     assert "reg [7:0] total = 8'd5;" in hoisted            # the module signal is untouched
     # inside t_second `total` is the module signal (no local of that name there)
     assert "t_second_acc = total + 1;" in hoisted
+
+
+# MyHDL's layout for ConcatSignals: one assign per part, MSB part first, unsized binary
+# constants.  `fixed` has only sources that never change after their declaration (its value
+# must still be right from time 0); `gap` leaves bit 4 undriven and `odd` has a part whose
+# width cannot be told, so both must stay as they are.
+CONCAT_SOURCE = """module c;
+reg clk = 0;
+reg [7:0] a = 8'd0;
+reg [3:0] b = 4'd0;
+reg flag = 1'b0;
+reg [3:0] k = 4'd9;
+wire [15:0] w;
+wire [7:0] fixed;
+wire [7:0] gap;
+wire [7:0] odd;
+wire [15:0] copy;
+assign w[16-1:12] = b;
+assign w[12-1:11] = flag;
+assign w[11-1:8] = 'b101;
+assign w[8-1:0] = a;
+assign fixed[8-1:4] = k;
+assign fixed[4-1:0] = 'b0110;
+assign gap[8-1:5] = a[3-1:0];
+assign gap[4-1:0] = b;
+assign odd[8-1:4] = a + 1;
+assign odd[4-1:0] = b;
+assign copy[16-1:8] = w[16-1:8];
+assign copy[8-1:0] = w[8-1:0];
+initial begin
+    #1 $display("t0 %h %h %h", w, fixed, copy);
+    repeat (40) begin
+        #5 clk = 1;
+        a = $random; b = $random; flag = $random;
+        #0 $display("%h %h %h %h %h", w, fixed, gap, odd, copy);
+        #5 clk = 0;
+        $display("%h %h %h %h %h", w, fixed, gap, odd, copy);
+    end
+    $finish;
+end
+endmodule
+"""
+
+
+def test_part_assigns_become_one_concatenation_per_wire():
+    text = coalesce_part_assigns(CONCAT_SOURCE)
+    assert "assign w = {b, flag, 3'b101, a};" in text
+    assert "assign fixed = {k, 4'b0110};" in text
+    assert "assign copy = {w[16-1:8], w[8-1:0]};" in text
+    # a gap, or a part whose width is unknown: left alone
+    assert "assign gap[8-1:5] = a[3-1:0];" in text and "assign odd[8-1:4] = a + 1;" in text
+    assert "assign w[" not in text and "assign fixed[" not in text
+
+
+def test_icarus_form_makes_processes_of_non_constant_concatenations_only():
+    text = procedural_concats(coalesce_part_assigns(CONCAT_SOURCE))
+    assert "always begin w = {b, flag, 3'b101, a}; @(b or flag or a); end" in text
+    assert "reg [15:0] w;" in text and "wire [15:0] w;" not in text
+    assert "always begin fixed = {k, 4'b0110}; @(k); end" in text
+    assert "always begin copy = {w[16-1:8], w[8-1:0]}; @(w); end" in text
+
+
+def test_joined_and_procedural_forms_simulate_the_same_from_time_0(tmp_path):
+    original = simulate(tmp_path, CONCAT_SOURCE, "parts")
+    joined = simulate(tmp_path, coalesce_part_assigns(CONCAT_SOURCE), "joined")
+    procedural = simulate(tmp_path, procedural_concats(coalesce_part_assigns(CONCAT_SOURCE)), "procedural")
+    assert original.startswith("t0 0500 96 0500")        # every value known at time 0
+    assert "x" not in original.lower()
+    assert joined == original and procedural == original
+    assert len(set(original.split("\n"))) > 20           # the inputs did move
