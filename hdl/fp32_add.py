@@ -106,24 +106,26 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
     # A combinational step must always compute (0: no gate, no latch).
     G1, G2, G3, G4 = (int(r) for r in regs)
 
+    # Each step creates its variables inside its gate: the converted process then initialises
+    # them only when the step computes (an idle step costs the simulators a test, not ~10 stores).
     def unpack_align():
-        a = intbv(0)[32:]
-        b = intbv(0)[32:]
-        larger = intbv(0)[32:]
-        smaller = intbv(0)[32:]
-        exp_big = intbv(0)[8:]
-        exp_small = intbv(0)[8:]
-        shift = intbv(0)[8:]
-        sig_big = intbv(0)[27:]
-        sig_small = intbv(0)[27:]
-        aligned = intbv(0)[27:]
-        back = intbv(0)[27:]
-        sticky = False
         if rst == RESET_ACTIVE:
             s1_valid.next = False
         else:
             s1_valid.next = in_valid
         if in_valid or not G1:
+            a = intbv(0)[32:]
+            b = intbv(0)[32:]
+            larger = intbv(0)[32:]
+            smaller = intbv(0)[32:]
+            exp_big = intbv(0)[8:]
+            exp_small = intbv(0)[8:]
+            shift = intbv(0)[8:]
+            sig_big = intbv(0)[27:]
+            sig_small = intbv(0)[27:]
+            aligned = intbv(0)[27:]
+            back = intbv(0)[27:]
+            sticky = False
             a[:] = in_a
             b[:] = in_b
             a_inf_or_nan = a[31:23] == 0xFF
@@ -174,12 +176,12 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
             s1_small.next = aligned
 
     def add():
-        total = modbv(0)[28:]
         if rst == RESET_ACTIVE:
             s2_valid.next = False
         else:
             s2_valid.next = s1_valid
         if s1_valid or not G2:
+            total = modbv(0)[28:]
             if s1_subtract:
                 total[:] = s1_big - s1_small
             else:
@@ -193,17 +195,17 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
             s2_sum.next = total
 
     def normalise():
-        total = intbv(0)[28:]
-        norm = intbv(0)[27:]
-        # modular: an idle (not valid) stage may hold exponent 0
-        exp = modbv(0)[9:]
-        limit = modbv(0)[8:]
-        lead = intbv(0)[5:]
         if rst == RESET_ACTIVE:
             s3_valid.next = False
         else:
             s3_valid.next = s2_valid
         if s2_valid or not G3:
+            total = intbv(0)[28:]
+            norm = intbv(0)[27:]
+            # modular: an idle (not valid) stage may hold exponent 0
+            exp = modbv(0)[9:]
+            limit = modbv(0)[8:]
+            lead = intbv(0)[5:]
             total[:] = s2_sum
             if total[27]:
                 # carry out: one right shift, the dropped bit stays in the sticky LSB
@@ -242,15 +244,15 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
             s3_norm.next = norm
 
     def round_pack():
-        norm = intbv(0)[27:]
-        keep = intbv(0)[24:]
-        packed = modbv(0)[33:]
-        result = intbv(0)[32:]
         if rst == RESET_ACTIVE:
             out_valid.next = False
         else:
             out_valid.next = s3_valid
         if s3_valid or not G4:
+            norm = intbv(0)[27:]
+            keep = intbv(0)[24:]
+            packed = modbv(0)[33:]
+            result = intbv(0)[32:]
             norm[:] = s3_norm
             keep[:] = norm[27:3]
             round_up = norm[2] and (norm[1] or norm[0] or keep[0])
