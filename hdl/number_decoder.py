@@ -42,7 +42,7 @@ MIN_TERM_WIDTH = 278   # (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit
 @block
 def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
     width = len(term)
-    if width < MIN_TERM_WIDTH:
+    if TERM and width < MIN_TERM_WIDTH:
         raise ValueError(f"number_decoder: term is {width} bits; a Kulisch term needs at least "
                          f"{MIN_TERM_WIDTH} (use 280 or 320)")
     if len(data) < 32:

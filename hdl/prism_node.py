@@ -10,12 +10,12 @@ each a block of its own:
   2. prism_control: STAGE/COMMIT with the staged slot and atomic activation,
      ACK/NACK responses queued for TX port 0;
   3. prism_reader (one per receive port): NumberGroup reader + dispatcher by
-     global element index: KULISCH_FIXED a whole beat per cycle (up to four
-     16-element ranges), FP32_ARRIVAL one range per cycle;
+     global element index: a whole beat per cycle (up to four 16-element
+     ranges) under both policies;
   4. prism_kulisch_store: KULISCH_FIXED, per receive port four 16-lane Kulisch
      sub-stores (range % 4), merged when a range has all its contributors;
      prism_arrival_banks: FP32_ARRIVAL banked FP32 sums in admission order
-     (two 16-lane reduce_slice banks by range parity, both ports in parallel);
+     (sixteen 16-lane banks by range % 16, a whole beat of each port per cycle);
   5. prism_completion: contributions per range, completed ranges to readout;
      prism_readout: rounding to the result format, AUTO per tile;
   6. prism_result_sender: RESULT frames per 256-element block, groups joined
@@ -110,16 +110,15 @@ def prism_node(clk, rst,
 
     # ---- phase 3: readers ----
     iss = [dict(valid=sig(), ready=sig(), row=sig(8), lanes=sig(64), data=sig(2048), last=sig(), may=sig(),
-                packed=sig(512), count=sig(7), start=sig(), active=sig(), seq=sig(4), lo=sig(9), hi=sig(9),
+                start=sig(), active=sig(), seq=sig(4), lo=sig(9), hi=sig(9),
                 next=sig(9), pend=sig(), pseq=sig(4), plo=sig(9), phi=sig(9)) for _ in range(2)]
     start_seq = sig(4)      # frames are numbered as they start (FP32_ARRIVAL: in admission order)
-    wide = sig()            # KULISCH_FIXED: the readers issue a whole beat (up to four ranges) per cycle
     for p in range(2):
         r, i = rd[p], iss[p]
-        insts.append(prism_reader(clk, rst, r["avail"], r["bank"], r["header"], i["may"], wide, r["release"],
+        insts.append(prism_reader(clk, rst, r["avail"], r["bank"], r["header"], i["may"], r["release"],
                                   r["raddr"],
                                   r["rdata"], i["valid"], i["ready"], i["row"], i["lanes"], i["data"], i["last"],
-                                  i["packed"], i["count"], i["start"], start_seq, i["active"], i["seq"], i["lo"],
+                                  i["start"], start_seq, i["active"], i["seq"], i["lo"],
                                   i["hi"], i["next"], r["next_avail"], r["next_bank"], r["next_header"],
                                   i["pend"], i["pseq"], i["plo"], i["phi"]))
     may0, may1 = iss[0]["may"], iss[1]["may"]
@@ -135,7 +134,6 @@ def prism_node(clk, rst,
         # FP32_ARRIVAL: frames start in admission order and feed the FP32 banks (prism_arrival_banks).
         if act_policy == 0:
             arrival.next = 0
-            wide.next = 1
             may0.next = 1
             may1.next = 1
             i0_ready.next = 1
@@ -145,7 +143,6 @@ def prism_node(clk, rst,
             ord_pop.next = 0
         else:
             arrival.next = 1
-            wide.next = 0
             may0.next = ord_valid and not ord_port
             may1.next = ord_valid and ord_port
             i0_ready.next = f0_ready
@@ -175,16 +172,16 @@ def prism_node(clk, rst,
                                      m_valid, cmd_row, ko_valid, ko_row, ko_states, ko_flags,
                                      ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n, ROWS=rows))
     f_cmd_valid, f_cmd_ready = sig(), sig()
-    fe0_valid, fe0_row, fe1_valid, fe1_row = sig(), sig(8), sig(), sig(8)
+    fe0_valid, fe0_row, fe0_n, fe1_valid, fe1_row, fe1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
     fo_valid, fo_row, fo_data = sig(), sig(8), sig(512)
     ports = []
     for p, ready in ((0, f0_ready), (1, f1_ready)):
         i = iss[p]
-        ports += [i["valid"], ready, i["row"], i["packed"], i["count"], i["active"], i["seq"], i["lo"], i["hi"],
+        ports += [i["valid"], ready, i["row"], i["lanes"], i["data"], i["active"], i["seq"], i["lo"], i["hi"],
                   i["next"], i["pend"], i["pseq"], i["plo"], i["phi"]]
     insts.append(prism_arrival_banks(clk, rst, arrival, act_in_fmt, *ports, f_cmd_valid, cmd_row, f_cmd_ready,
-                                     fe0_valid, fe0_row, fe1_valid, fe1_row, fo_valid, fo_row, fo_data,
-                                     KULISCH_W=W, CAPACITY=CAPACITY))
+                                     fe0_valid, fe0_row, fe0_n, fe1_valid, fe1_row, fe1_n, fo_valid, fo_row,
+                                     fo_data, CAPACITY=CAPACITY))
 
     # ---- phase 5: completion, read-out ----
     e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
@@ -205,10 +202,10 @@ def prism_node(clk, rst,
         else:
             e0_valid.next = fe0_valid
             e0_row.next = fe0_row
-            e0_n.next = 1
+            e0_n.next = fe0_n
             e1_valid.next = fe1_valid
             e1_row.next = fe1_row
-            e1_n.next = 1
+            e1_n.next = fe1_n
             m_valid.next = 0
             f_cmd_valid.next = cmd_valid
             cmd_ready.next = f_cmd_ready

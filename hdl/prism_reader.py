@@ -7,17 +7,15 @@ index (element i -> range i // 16, lane i % 16), not packet boundaries.  A
 512-bit beat holds 16 FP32, 32 FP16/BF16 or 64 INT8 elements, i.e. 1, 2 or 4
 ranges.  Frame offsets are multiples of 16, so a beat's ranges are consecutive.
 
-Two issue modes, chosen per frame when it starts:
-  * `wide` high (KULISCH_FIXED): one group per beat, i.e. all the ranges of a
-    beat in one cycle (4 ranges INT8, 2 FP16/BF16, 1 FP32): one beat per cycle
-    in every format.  Group element e (0 .. 63) belongs to range iss_row + e // 16,
-    lane e % 16; the frame's last group may hold fewer ranges and a partial
-    last range (iss_lanes, iss_count).
-  * `wide` low (FP32_ARRIVAL): one range per group and cycle, the frm_* and
-    pend_* outputs describing the frames for the node's admission-order logic.
+One group per beat: all the ranges of a beat in one cycle (4 ranges INT8, 2
+FP16/BF16, 1 FP32), so one beat per cycle in every format.  Group element e
+(0 .. 63) belongs to range iss_row + e // 16, lane e % 16; the frame's last
+group may hold fewer ranges and a partial last range (iss_lanes).  The frm_*
+and pend_* outputs describe the frames for the node's FP32_ARRIVAL
+admission-order logic.
 
 Each element is right-aligned in a 32-bit field of `iss_data` (group element e
-at [32e + 31 : 32e]); `iss_packed` carries the group in its native packing.
+at [32e + 31 : 32e]).
 
 Pipeline: the bank RAM read (one cycle) feeds a registered issue stage; the
 RAM address is chosen combinationally from whether the issue stage advances,
@@ -33,7 +31,6 @@ Ports (widths from the signals):
     rd_bank         its bank
     rd_header       its header (>= 96 bits: offset [60:48], n [76:64], format [37:36])
     may_start       the reader may start that frame (FP32_ARRIVAL: it is next in admission order)
-    wide            issue whole beats (several ranges per group) for the frame starting now
     rd_release      out: pulse, the frame has been read (frees the bank)
     mem_raddr       out: bank RAM address {bank, beat} (8 bits + the width of rd_bank)
     mem_rdata       bank RAM data, one cycle after mem_raddr (512 bits)
@@ -43,14 +40,11 @@ Ports (widths from the signals):
     iss_lanes       out: 64-bit mask of the group elements present (bit e: range iss_row + e // 16, lane e % 16)
     iss_data        out: 64 x 32-bit element fields (element bits right-aligned), 2048 bits
     iss_last        out: the group is the frame's last
-    iss_packed      out: the same group in its native packing (element j at [w*j + w - 1 : w*j]), 512 bits
-    iss_count       out: number of elements in the group (1..16; wide: 1..64), 7 bits
     rd_next_avail   a second admitted frame waits behind the first (started right after it)
     rd_next_bank    its bank
     rd_next_header  its header
     frm_start       out: a frame starts at this clock edge (combinational)
     seq_in          the start sequence number the node gives a frame starting now (4 bits)
-    The frm_* and pend_* outputs below are meaningful for frames issued one range per group (wide low).
     frm_active      out: a frame has groups not yet taken; the fields below describe it: the
                     frame of the group presented on iss_* (or, between frames, the one starting)
     frm_seq         out: its start sequence number
@@ -73,18 +67,16 @@ ALL_LANES = (1 << LANES) - 1
 
 
 @block
-def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, wide, rd_release, mem_raddr, mem_rdata,
-                 iss_valid, iss_ready, iss_row, iss_lanes, iss_data, iss_last, iss_packed, iss_count,
+def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, mem_raddr, mem_rdata,
+                 iss_valid, iss_ready, iss_row, iss_lanes, iss_data, iss_last,
                  frm_start, seq_in, frm_active, frm_seq, frm_lo, frm_hi, frm_next,
                  rd_next_avail, rd_next_bank, rd_next_header, pend_active, pend_seq, pend_lo, pend_hi):
-    if len(mem_rdata) != 512 or len(iss_packed) != 512:
-        raise ValueError("prism_reader: mem_rdata and iss_packed are 512-bit beats")
+    if len(mem_rdata) != 512:
+        raise ValueError("prism_reader: mem_rdata is a 512-bit beat")
     if len(iss_data) != 32 * LANES:
         raise ValueError(f"prism_reader: iss_data is {LANES} x 32-bit lane fields ({32 * LANES} bits)")
     if len(iss_lanes) != LANES or len(iss_row) != 8 or len(mem_raddr) != 8 + len(rd_bank):
         raise ValueError(f"prism_reader: iss_lanes {LANES} bits, iss_row 8 bits, mem_raddr = {{rd_bank, beat[7:0]}}")
-    if len(iss_count) != 7:
-        raise ValueError("prism_reader: iss_count is 7 bits (1 .. 64 elements)")
     if len(rd_header) < 96:
         raise ValueError("prism_reader: rd_header needs the low 96 header bits")
 
@@ -95,7 +87,7 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, wide, rd_rel
     ranges = Signal(intbv(0)[9:])         # ranges in the frame
     first_row = Signal(intbv(0)[8:])
     n_elem = Signal(intbv(0)[14:])        # elements in the frame
-    gstep = Signal(intbv(1)[3:])          # ranges per issue group: 1, or 2 / 4 (a whole narrow beat, `wide`)
+    gstep = Signal(intbv(1)[3:])          # ranges per issue group: a whole beat (FP32 1, FP16/BF16 2, INT8 4)
     s1_valid = Signal(bool(0))            # RAM stage: mem_rdata belongs to range s1_k
     s1_k = Signal(intbv(0)[9:])
     advance = Signal(bool(0))
@@ -208,7 +200,6 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, wide, rd_rel
                     out_hi.next = first_row + ranges
                     iss_row.next = first_row + s1_k[8:0]
                     iss_last.next = s1_k + gstep >= ranges
-                    iss_packed.next = chunk
                     # elements in the group: a whole group (16 per range) or the frame's tail
                     rem[:] = n_elem - (s1_k << 4)
                     gsz[:] = gstep << 4
@@ -220,7 +211,6 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, wide, rd_rel
                     mask[:] = ALL_LANES
                     mask[:] = mask >> sh
                     iss_lanes.next = mask
-                    iss_count.next = cnt
                     if fmt == FMT_FP32:
                         iss_data.next = chunk
                     elif fmt == FMT_INT8:
@@ -246,13 +236,12 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, wide, rd_rel
                 first_row.next = off[12:4]
                 ranges.next = rows
                 n_elem.next = n
-                # ranges per group: one, or (wide) all the ranges of a beat
+                # ranges per group: all the ranges of a beat
                 gs[:] = 1
-                if wide:
-                    if hdr[38:36] == FMT_INT8:
-                        gs[:] = 4
-                    elif hdr[38:36] != FMT_FP32:
-                        gs[:] = 2
+                if hdr[38:36] == FMT_INT8:
+                    gs[:] = 4
+                elif hdr[38:36] != FMT_FP32:
+                    gs[:] = 2
                 gstep.next = gs
                 s1_valid.next = 1
                 s1_k.next = 0

@@ -422,16 +422,19 @@ def test_kulisch_line_rate_both_ports():
 
 
 @pytest.mark.parametrize("same_range", [False, True], ids=["different-ranges", "same-range"])
-@pytest.mark.parametrize("in_fmt,kulisch_w", [("int8", 320), ("bf16", 320), ("int8", 280)])
-def test_kulisch_narrow_formats_at_one_beat_per_cycle(in_fmt, same_range, kulisch_w):
-    """KULISCH_FIXED with INT8 / BF16 input: back-to-back DATA frames on both ports are taken at one beat
-    per cycle per port (the reader issues a whole beat, 4 or 2 ranges, per cycle; four sub-stores per
-    port), counted in simulated cycles; the results are bit-exact against the golden node model.
+@pytest.mark.parametrize("policy,in_fmt,kulisch_w", [("kulisch", "int8", 320), ("kulisch", "bf16", 320),
+                                                     ("kulisch", "int8", 280), ("fp32-arrival", "int8", 320),
+                                                     ("fp32-arrival", "fp16", 320)])
+def test_narrow_formats_at_one_beat_per_cycle(policy, in_fmt, same_range, kulisch_w):
+    """INT8 / FP16 / BF16 input under both policies: back-to-back DATA frames on both ports are taken at
+    one beat per cycle per port (the reader issues a whole beat, 4 or 2 ranges, per cycle; KULISCH_FIXED
+    has four sub-stores per port, FP32_ARRIVAL sixteen banks shared in admission order), counted in
+    simulated cycles; the results are bit-exact against the golden node model.
     E = 3992 in two frames per contributor (2000 + 1992 elements): both frames end in a partial beat, the
-    second in a partial range.  Eight contributors, four per port; 'different-ranges': port 1 sends its
-    frames in reverse order."""
+    second in a partial range, and the second frame's groups start at range 125, not on a multiple of 4.
+    Eight contributors, four per port; 'different-ranges': port 1 sends its frames in reverse order."""
     elements = 3992
-    sc = linerate.scenario("kulisch", in_fmt, same_range, elements=elements, seed=31, frame_elems=2000)
+    sc = linerate.scenario(policy, in_fmt, same_range, elements=elements, seed=31, frame_elems=2000)
     op = sc.operations[0]
     assert [len(f.values) for f in op.data_frames(0)] == [2000, 1992]
     run = run_node(sc, "batch-icarus", kulisch_w=kulisch_w)
