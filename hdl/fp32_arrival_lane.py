@@ -69,42 +69,44 @@ def fp32_arrival_lane(clk, rst, op_valid, op_row, op_read, op_value, rd_valid, r
 
     @always(clk.posedge)
     def step():
-        word = modbv(0)[33:]
-        old = modbv(0)[33:]
-        tag = modbv(0)[tag_width:]
-        # write-back of the sum that leaves the adder (or the clear of a read); only when one
-        # leaves, so an idle lane costs the simulator a few tests per edge
-        if add_valid:
-            tag[:] = add_tag
-            if add_tag[row_width]:
-                word[:] = 0
-            else:
-                word[:] = add_result
-                word[INIT] = 1
-            if not rst:
-                ram[tag[row_width:0]].next = word
+        # an idle lane (nothing entering, in flight or leaving) skips everything: most lanes are
+        # idle most cycles, and the simulator pays for every statement of every lane
+        if op_valid or a_valid or add_valid or rd_valid:
+            word = modbv(0)[33:]
+            old = modbv(0)[33:]
+            tag = modbv(0)[tag_width:]
+            # write-back of the sum that leaves the adder (or the clear of a read)
+            if add_valid:
+                tag[:] = add_tag
+                if add_tag[row_width]:
+                    word[:] = 0
+                else:
+                    word[:] = add_result
+                    word[INIT] = 1
+                if not rst:
+                    ram[tag[row_width:0]].next = word
 
-        rd_valid.next = a_valid and a_tag[row_width] and not rst
-        if a_valid and a_tag[row_width]:
-            if a_init:
-                rd_value.next = a_sum
-            else:
-                rd_value.next = 0
+            rd_valid.next = a_valid and a_tag[row_width] and not rst
+            if a_valid and a_tag[row_width]:
+                if a_init:
+                    rd_value.next = a_sum
+                else:
+                    rd_value.next = 0
 
-        a_valid.next = op_valid and not rst
-        if op_valid:
-            if add_valid and tag[row_width:0] == op_row:
-                old[:] = word
-            else:
-                old[:] = ram[op_row]
-            tag[:] = op_row
-            tag[row_width] = op_read
-            a_tag.next = tag
-            a_value.next = op_value
-            a_init.next = old[INIT]
-            if old[INIT]:
-                a_sum.next = old[32:0]
-            else:
-                a_sum.next = NEG_ZERO
+            a_valid.next = op_valid and not rst
+            if op_valid:
+                if add_valid and tag[row_width:0] == op_row:
+                    old[:] = word
+                else:
+                    old[:] = ram[op_row]
+                tag[:] = op_row
+                tag[row_width] = op_read
+                a_tag.next = tag
+                a_value.next = op_value
+                a_init.next = old[INIT]
+                if old[INIT]:
+                    a_sum.next = old[32:0]
+                else:
+                    a_sum.next = NEG_ZERO
 
     return adder, step

@@ -62,7 +62,7 @@ def prism_node(clk, rst,
         raise ValueError(f"prism_node: KULISCH_W={KULISCH_W}; the node is built with 320 (default) or 280")
     if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
         raise ValueError(f"prism_node: CAPACITY={CAPACITY}; the stores hold 32 .. 4096 elements, "
-                         "a multiple of 32 (whole ranges in two FP32 banks)")
+                         "a multiple of 32")
     for name, sig in (("s_axis_0_tdata", s_axis_0_tdata), ("s_axis_1_tdata", s_axis_1_tdata),
                       ("m_axis_0_tdata", m_axis_0_tdata), ("m_axis_1_tdata", m_axis_1_tdata)):
         if len(sig) != 512:

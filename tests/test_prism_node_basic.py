@@ -567,3 +567,19 @@ def test_operations_back_to_back_start_clean():
         P.Response(True, op, 1, P.OK, opc) for op, *_ in ops for opc in (P.OP_STAGE, P.OP_COMMIT)]
     for port in (0, 1):
         assert [f for f in b.frames(port) if isinstance(f, P.Result)] == wants, f"port {port}"
+
+
+@pytest.mark.parametrize("kwargs,match", [(dict(BANKS=32), "BANKS=32"), (dict(BANKS=2), "BANKS=2"),
+                                          (dict(BANK=16), "BANK=16"), (dict(ROWS=17), "ROWS=17"),
+                                          (dict(FP32_LATENCY=5), "FP32_LATENCY=5")])
+def test_fp32_bank_rejects_impossible_parameters(kwargs, match):
+    """A bank must own whole groups' ranges (a group of up to 4 ranges needs 4 distinct banks), hold at
+    most 256 ranges in all, and use an adder latency fp32_add supports."""
+    from hdl.prism_fp32_bank import prism_fp32_bank
+    mk = lambda w=None: Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
+    ports = [mk(), ResetSignal(0, active=1, isasync=False)]
+    for _ in range(2):
+        ports += [mk(), mk(8), mk(64), mk(2048)]
+    ports += [mk(), mk(8), mk(), mk(), mk(), mk(), mk(512)]
+    with pytest.raises(ValueError, match=match):
+        prism_fp32_bank(*ports, **kwargs)
