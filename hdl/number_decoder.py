@@ -21,7 +21,8 @@ Ports (widths come from the signals):
     data      in   element bit pattern, right-aligned (>= 32 bits; the upper bits
                    above the format's width are ignored)
     fmt       in   format code, 2 bits
-    term      out  W-bit Kulisch term (W = len(term) >= 278; 320 or 280 in the node)
+    term      out  W-bit Kulisch term (W = len(term) >= 278; 320 or 280 in the node;
+                   any width, left 0, when TERM is False)
     nan       out  the element is a NaN (FP formats only)
     pos_inf   out  the element is +inf
     neg_inf   out  the element is -inf
