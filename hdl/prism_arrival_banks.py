@@ -35,7 +35,8 @@ Read-out: a completed range (cmd_valid, cmd_row) is read from its bank when
 that bank takes no port group this cycle and the range is not reserved
 (cmd_ready); the bank empties the row.  Every read has the same latency
 (3 cycles), and at most one is taken per cycle, so read-outs leave in command
-order on o_valid / o_row / o_tile.
+order on o_valid / o_row / o_tile; the sums come through the chain of banks
+(only the reading bank puts its sums on it).
 
 Parameters:
     CAPACITY        elements held (multiple of 32, 32 .. 4096): CAPACITY / 16 ranges; the
@@ -113,21 +114,22 @@ def prism_arrival_banks(clk, rst, enable, fmt,
 
     # ---- banks ----
     take0, take1, rd_take = sig(), sig(), sig()
-    free0, free1, free_rd, bank_data = [], [], [], []
+    free0, free1, free_rd = [], [], []
+    chain = sig(512)                    # read-out sums travel the chain of banks (prism_fp32_bank)
     for b in range(NB):
         f0, f1, fr, ov, od = sig(), sig(), sig(), sig(), sig(512)
         insts.append(prism_fp32_bank(clk, rst, take0, p0_row, p0_lanes, p0_values, take1, p1_row, p1_lanes,
-                                     p1_values, rd_take, cmd_row, f0, f1, fr, ov, od,
+                                     p1_values, rd_take, cmd_row, f0, f1, fr, ov, chain, od,
                                      BANK=b, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=FP32_LATENCY))
         free0.append(f0)
         free1.append(f1)
         free_rd.append(fr)
-        bank_data.append(od)
+        chain = od
+    sums_out = chain
     pad = [] if NB == BANKS else [Signal(intbv(UNBUILT >> NB)[BANKS - NB:])]
     free0_all = ConcatSignal(*(pad + list(reversed(free0))))
     free1_all = ConcatSignal(*(pad + list(reversed(free1))))
     free_rd_all = ConcatSignal(*(pad + list(reversed(free_rd))))
-    all_data = ConcatSignal(*reversed(bank_data)) if NB > 1 else bank_data[0]
 
     n0, n1 = sig(3), sig(3)
     mask0, mask1 = sig(BANKS), sig(BANKS)
@@ -253,15 +255,10 @@ def prism_arrival_banks(clk, rst, enable, fmt,
     @always_comb
     def read_out():
         ent = intbv(0)[9:]
-        t = modbv(0)[512:]
-        sh = intbv(0)[14:]
         ent[:] = (rd_rows >> (9 * LAST)) & 0x1FF
         o_valid.next = ent[8]
         o_row.next = ent[8:0]
-        sh[:] = ent[4:0]
-        sh[:] = sh << 9
-        t[:] = all_data >> sh
-        o_tile.next = t
+        o_tile.next = sums_out
 
     insts += [group_banks, arbitrate, bookkeeping, read_out]
     return insts

@@ -21,7 +21,11 @@ rd_free low) and the arbiter holds the operation back.  Other ranges of the
 bank enter every cycle.
 
 Read-out latency is fixed: the 16 sums of a read taken at edge t are on o_data
-from edge t + 3 (one cycle; o_valid marks it).
+from edge t + 3 (one cycle; o_valid marks it).  Outside that cycle o_data is
+o_chain: the banks are chained (o_chain of bank b is o_data of bank b - 1), so
+the last bank's o_data carries whichever bank is reading, without a wide
+multiplexer over all banks' outputs (a compiled simulator evaluates one on
+every cycle).
 
 Parameters:
     BANK            this bank's number (0 .. BANKS - 1)
@@ -39,7 +43,9 @@ Ports (widths from the signals):
     rd_take, rd_row         a read-out of range rd_row is taken at this edge (8 bits)
     p{P}_free               out: the range of port P's group in this bank is not reserved
     rd_free                 out: range rd_row is not reserved
-    o_valid, o_data         out: a read-out's 16 sums (lane i at [32i + 31 : 32i]; +0 where nothing arrived)
+    o_chain                 the previous bank's o_data (512 bits; 0 for the first bank)
+    o_valid, o_data         out: a read-out's 16 sums (lane i at [32i + 31 : 32i]; +0 where nothing
+                            arrived) in the cycle o_valid is high, else o_chain
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
@@ -50,7 +56,7 @@ LANES = 16
 
 @block
 def prism_fp32_bank(clk, rst, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_row, p1_lanes, p1_values,
-                    rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_data,
+                    rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_chain, o_data,
                     BANK=0, BANKS=16, ROWS=16, FP32_LATENCY=4):
     if BANKS not in (4, 8, 16):
         raise ValueError(f"prism_fp32_bank: BANKS={BANKS}; a power of two in 4 .. 16 (a group holds up to 4 ranges)")
@@ -62,7 +68,8 @@ def prism_fp32_bank(clk, rst, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_
         raise ValueError(f"prism_fp32_bank: FP32_LATENCY={FP32_LATENCY}; fp32_add supports 1 .. 4")
     for name, s, w in (("p0_row", p0_row, 8), ("p1_row", p1_row, 8), ("rd_row", rd_row, 8),
                        ("p0_lanes", p0_lanes, 64), ("p1_lanes", p1_lanes, 64),
-                       ("p0_values", p0_values, 2048), ("p1_values", p1_values, 2048), ("o_data", o_data, 512)):
+                       ("p0_values", p0_values, 2048), ("p1_values", p1_values, 2048), ("o_data", o_data, 512),
+                       ("o_chain", o_chain, 512)):
         if len(s) != w:
             raise ValueError(f"prism_fp32_bank: {name} is {len(s)} bits; it must be {w}")
 
@@ -171,7 +178,10 @@ def prism_fp32_bank(clk, rst, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_
     @always_comb
     def outputs():
         o_valid.next = lane0_valid
-        o_data.next = sums
+        if lane0_valid:
+            o_data.next = sums
+        else:
+            o_data.next = o_chain
 
     insts += [reservations, front, outputs]
     return insts
