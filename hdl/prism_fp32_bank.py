@@ -77,7 +77,6 @@ def prism_fp32_bank(clk, rst, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_
     BB = BANKS.bit_length() - 1               # bank-number bits
     RB = max(1, (ROWS - 1).bit_length())      # lane row-address bits
     E = 9                                     # reservation entry: valid | range
-    KMASK = BANKS - 1
 
     op_lanes = Signal(intbv(0)[LANES:])       # lanes that take the operation at the next edge
     op_row = Signal(intbv(0)[RB:])
