@@ -58,14 +58,18 @@ def pause_generator(probability, seed=0, burst=1):
 
 
 class _AxisBase:
-    def __init__(self, clk, tdata, tvalid, tready, tlast, tuser=None, pause=None, name=""):
+    def __init__(self, clk, tdata, tvalid, tready, tlast, tuser=None, pause=None, name="", rst=None):
         self.clk, self.tdata, self.tvalid, self.tready, self.tlast, self.tuser = clk, tdata, tvalid, tready, tlast, tuser
         self.pause = pause
         self.name = name
+        self.rst = rst          # the link's reset (a ResetSignal): no beat moves while it is active
         self.cycle = 0
 
     def _paused(self):
         return next(self.pause) if self.pause is not None else False
+
+    def _in_reset(self):
+        return self.rst is not None and bool(self.rst == self.rst.active)
 
 
 class AxisSource(_AxisBase):
@@ -78,6 +82,7 @@ class AxisSource(_AxisBase):
         self.aborted = []
         self.beats_sent = 0
         self.peers = None       # every source of the test, by stream index (for AxisFrame.after)
+        self.resets_done = None  # [number of mid-run resets over], shared by the test's sources
 
     def send(self, frame, delay=None):
         """Queue a frame; `delay` idle cycles (default: the frame's own) go before it."""
@@ -96,9 +101,13 @@ class AxisSource(_AxisBase):
     def _may_take(self, frame):
         if frame.after is None:
             return True
+        stream, count = frame.after
+        if stream == "reset":           # wait until `count` mid-run resets are over
+            if self.resets_done is None:
+                raise ValueError(f"{self.name or 'source'}: a frame waits for a reset but no reset counter is set")
+            return self.resets_done[0] >= count
         if self.peers is None:
             raise ValueError(f"{self.name or 'source'}: a frame waits on another stream but no peers are set")
-        stream, count = frame.after
         return self.peers[stream].frames_done() >= count
 
     def abort(self):
@@ -116,7 +125,7 @@ class AxisSource(_AxisBase):
             while True:
                 yield self.clk.posedge
                 self.cycle += 1
-                if self.tvalid and self.tready:
+                if self.tvalid and self.tready and not self._in_reset():
                     cycles.append(self.cycle)
                     self.beats_sent += 1
                     index += 1
@@ -140,7 +149,7 @@ class AxisSource(_AxisBase):
                 if wait > 0:
                     wait -= 1
                     self.tvalid.next = 0
-                elif frame is not None and not paused:
+                elif frame is not None and not paused and not self._in_reset():
                     self.tdata.next = frame.beats[index]
                     self.tlast.next = index == len(frame.beats) - 1
                     if self.tuser is not None:
@@ -157,7 +166,13 @@ class AxisSink(_AxisBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.frames = []
+        self.cut = []           # frames a reset cut short (their beats so far)
         self.beats_received = 0
+        self._abort = False
+
+    def abort(self):
+        """Drop the frame being received (the design was reset in the middle of it)."""
+        self._abort = True
 
     @block
     def inst(self):
@@ -167,7 +182,12 @@ class AxisSink(_AxisBase):
             while True:
                 yield self.clk.posedge
                 self.cycle += 1
-                if self.tvalid and self.tready:
+                if self._abort:
+                    if beats:
+                        self.cut.append(AxisFrame(beats, None, cycles))
+                    beats, users, cycles = [], [], []
+                    self._abort = False
+                if self.tvalid and self.tready and not self._in_reset():
                     beats.append(int(self.tdata))
                     users.append(int(self.tuser) if self.tuser is not None else 0)
                     cycles.append(self.cycle)

@@ -34,7 +34,10 @@ MAX_BEATS = 1 << 16       # per input stream
 MAX_FRAMES = 1 << 12      # per input stream
 MAX_CYCLES = 1 << 20      # pause patterns (one bit per cycle, 32 cycles per memory word)
 PAUSE_WORDS = MAX_CYCLES // 32
-SIMULATORS = ("icarus", "verilator")
+SIMULATORS = ("icarus", "icarus-2012", "verilator")
+# Icarus language generation per simulator name: IEEE 1364-2005 (Icarus's default), or
+# IEEE 1800-2012, the mode cocotb's Icarus runner uses (no time-0 events from initialisers)
+ICARUS_GENERATIONS = {"icarus": "-g2005", "icarus-2012": "-g2012"}
 # Verilator: X values resolved for speed (every design register has an initial value; the test
 # bench compares pause bits with ===, which treats an unloaded word as "no pause" either way),
 # and the generated C++ built at -O2 rather than Verilator's default -Os, which keeps its
@@ -56,6 +59,8 @@ class BatchResult:
     input_beats: Dict[str, list] = field(default_factory=dict)   # (cycle, tlast) per accepted input beat; None: abort
     counters: Dict[int, int] = field(default_factory=dict)            # counter_select -> value (sweep)
     busy_at_end: bool = False      # the design's `busy` output when the run ended
+    resets: List[int] = field(default_factory=list)                 # cycles at which mid-run resets rose
+    cut_frames: Dict[str, List[AxisFrame]] = field(default_factory=dict)   # output frames a reset cut short
 
     @property
     def cycles_per_second(self):
@@ -95,8 +100,8 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     if "clk" not in ports:
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
-         "integer max_cycles, idle_stop, busy_stop, idle = 0, quiet = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0;",
-         "integer reset_at [0:63];", "reg capture = 1;", "reg [31:0] pause_word;", "integer word_i;", "reg [8*1024-1:0] path;"]
+         "integer max_cycles, idle_stop, busy_stop, idle = 0, quiet = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0, reset_wait = -1, resets_done = 0;",
+         "reg [31:0] reset_at [0:63];", "reg [31:0] reset_when [0:63];", "reg capture = 1;", "reg [31:0] pause_word;", "integer word_i;", "reg [8*1024-1:0] path;"]
     conn = []
     for name, (direction, width) in ports.items():
         rng = f"[{width - 1}:0] " if width > 1 else ""
@@ -114,7 +119,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
               f"reg [31:0] in{k}_pause [0:{PAUSE_WORDS - 1}];", f"integer in{k}_b = 0, in{k}_f = 0, in{k}_nf = 0, in{k}_wait = 0;",
               f"reg in{k}_busy = 0;", f"reg in{k}_paused;", f"integer in{k}_fs = 0;"]
     for k, p in enumerate(outs):
-        L += [f"reg [31:0] out{k}_pause [0:{PAUSE_WORDS - 1}];"]
+        L += [f"reg [31:0] out{k}_pause [0:{PAUSE_WORDS - 1}];", f"integer out{k}_nb = 0;"]
     sweep = bool(counter_sweep) and "counter_select" in ports and "counter_value" in ports
     if sweep:
         selects, hold = counter_sweep
@@ -139,6 +144,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     L.append('  if ($value$plusargs("vcd=%s", path)) begin $dumpfile(path); $dumpvars(0, batch_tb); end')
     L.append('  if (!$value$plusargs("reset_hold=%d", reset_hold)) reset_hold = 2;')
     L.append('  if ($value$plusargs("resets=%s", path)) $readmemh(path, reset_at);')
+    L.append('  if ($value$plusargs("reset_when=%s", path)) $readmemh(path, reset_when);')
     L.append('  if (!$value$plusargs("reset_n=%d", reset_n)) reset_n = 0;')
     if sweep:
         L.append('  if ($test$plusargs("sweep")) do_sweep = 1;')
@@ -157,17 +163,19 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         L.append("    end")
         L.append("  end else begin")
     L.append("  cycle = cycle + 1;")
+    live = " && !rst" if "rst" in ports else ""      # no beat moves while the links are reset
     for k, p in enumerate(ins):
-        L.append(f"  if ({p}_tvalid && {p}_tready) begin")
+        L.append(f"  if ({p}_tvalid && {p}_tready{live}) begin")
         L.append(f'    if (capture) $fwrite(fd, "i {k} %0d %0d\\n", cycle, {p}_tlast);')
         L.append(f"    if ({p}_tlast) begin in{k}_busy = 0; in{k}_f = in{k}_f + 1; end")
         L.append(f"    in{k}_b = in{k}_b + 1;")
         L.append("  end")
     act = []
     for k, p in enumerate(outs):
-        hs = f"{p}_tvalid && {p}_tready"
+        hs = f"{p}_tvalid && {p}_tready{live}"
         act.append(f"({hs})")
         L.append(f'  if (capture && ({hs})) $fwrite(fd, "{k} %0d %0d %h\\n", cycle, {p}_tlast, {p}_tdata);')
+        L.append(f"  if ({hs}) out{k}_nb = out{k}_nb + 1;")
     done = " && ".join([f"in{k}_f >= in{k}_nf" for k in range(len(ins))] or ["1"])
     moving = " || ".join(act or ["0"])
     # quiet: every input sent and no output beat.  A run ends after `idle_stop` quiet cycles
@@ -191,11 +199,27 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     if sweep:
         L.append("  if (sweep_on) counter_select = sweep_sel[sweep_i];")
     if "rst" in ports:
-        # initial reset, then mid-run resets: rst held `reset_hold` cycles; sources drop the frame in flight
+        # initial reset, then mid-run resets (cosim.batch.ResetEvent): each is raised when its
+        # condition holds (a cycle reached, or an input stream's frames finished / an output
+        # stream's beats received, then a delay), held `reset_hold` cycles; sources drop the
+        # frame in flight, and frames may wait for a number of resets to be over
         L.append("  if (reset_left > 0) reset_left = reset_left - 1;")
-        L.append(f"  if (cycle >= {reset_cycles} && reset_left == 0) rst = 0;")
-        L.append("  if (reset_i < reset_n && cycle == reset_at[reset_i]) begin")
-        L.append("    rst = 1; reset_left = reset_hold; reset_i = reset_i + 1;")
+        L.append(f"  if (cycle >= {reset_cycles} && reset_left == 0 && rst) begin")
+        L.append("    rst = 0;")
+        L.append("    if (reset_i > 0) resets_done = resets_done + 1;")
+        L.append("  end")
+        L.append("  if (!rst && reset_i < reset_n && reset_wait < 0) begin")
+        conds = ["(reset_when[reset_i][31:28] == 0 && cycle >= reset_at[reset_i])"]
+        conds += [f"(reset_when[reset_i][31:28] == {1 + k} && in{k}_f >= reset_when[reset_i][27:0])"
+                  for k in range(len(ins))]
+        conds += [f"(reset_when[reset_i][31:28] == {8 + k} && out{k}_nb >= reset_when[reset_i][27:0])"
+                  for k in range(len(outs))]
+        L.append(f"    if ({' || '.join(conds)}) reset_wait = (reset_when[reset_i][31:28] == 0) ? 0 : reset_at[reset_i];")
+        L.append("  end")
+        L.append("  if (reset_wait > 0) reset_wait = reset_wait - 1;")
+        L.append("  else if (reset_wait == 0) begin")
+        L.append("    rst = 1; reset_left = reset_hold; reset_i = reset_i + 1; reset_wait = -1;")
+        L.append('    if (capture) $fwrite(fd, "r %0d\\n", cycle);')
         for k in range(len(ins)):
             L.append(f"    if (in{k}_busy && in{k}_b > in{k}_fs) begin")
             w = ports[ins[k] + "_tdata"][1]
@@ -209,12 +233,12 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
         L.append(f"  in{k}_paused = (cycle >= 1 && cycle - 1 < {MAX_CYCLES}) ? (pause_word[(cycle - 1) & 31] === 1'b1) : 1'b0;")
         # AxisFrame.after: word {stream + 1 (4 bits), frames (28 bits)}; 0 = no condition
         after = f"in{k}_after[in{k}_f]"
-        may = " || ".join([f"{after}[31:28] == 0"] + [f"({after}[31:28] == {j + 1} && in{j}_f >= {after}[27:0])"
-                                                      for j in range(len(ins))])
+        may = " || ".join([f"{after}[31:28] == 0", f"({after}[31:28] == 15 && resets_done >= {after}[27:0])"]
+                          + [f"({after}[31:28] == {j + 1} && in{j}_f >= {after}[27:0])" for j in range(len(ins))])
         L.append(f"  if (!in{k}_busy && in{k}_f < in{k}_nf && ({may})) begin in{k}_busy = 1; in{k}_fs = in{k}_b; "
                  f"in{k}_wait = in{k}_delay[in{k}_f]; end")
         L.append(f"  if (in{k}_wait > 0) begin in{k}_wait = in{k}_wait - 1; {p}_tvalid = 0; end")
-        L.append(f"  else if (in{k}_busy && !in{k}_paused) begin")
+        L.append(f"  else if (in{k}_busy && !in{k}_paused{live}) begin")
         w = ports[f"{p}_tdata"][1]
         nw = _beat_words(w)
         L.append(f"    for (word_i = 0; word_i < {nw}; word_i = word_i + 1) "
@@ -231,8 +255,44 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     return "\n".join(L) + "\n"
 
 
+RESET_STREAM = "reset"     # AxisFrame.after = ("reset", n): wait until n mid-run resets are over
+
+
+@dataclass(frozen=True)
+class ResetEvent:
+    """A mid-run reset, raised when its condition first holds (after the previous one is over):
+        source "cycle"   at cycle `delay` (an absolute cycle; `count` unused)
+        source "in K"    `delay` cycles after input stream K (index) has finished `count` frames
+        source "out K"   `delay` cycles after output stream K has transferred `count` beats
+    Conditions on stream progress reach the same phase of a design whatever the backpressure."""
+    source: str = "cycle"
+    count: int = 0
+    delay: int = 0
+
+    def word(self, n_inputs, n_outputs):
+        if self.source == "cycle":
+            kind = 0
+        else:
+            side, _, k = self.source.partition(" ")
+            k = int(k)
+            if side == "in" and 0 <= k < n_inputs:
+                kind = 1 + k
+            elif side == "out" and 0 <= k < n_outputs:
+                kind = 8 + k
+            else:
+                raise ValueError(f"reset source {self.source!r}: 'cycle', 'in K' (K < {n_inputs}) or 'out K' "
+                                 f"(K < {n_outputs})")
+        if not (0 <= self.count < (1 << 28) and 0 <= self.delay < (1 << 31)):
+            raise ValueError(f"reset event {self}: count < 2^28, 0 <= delay < 2^31")
+        return (kind << 28) | self.count
+
+
 def _after_word(after, n_inputs):
     stream, count = after
+    if stream == RESET_STREAM:
+        if not 0 <= count < (1 << 28):
+            raise ValueError(f"frame condition after={after!r}: count < 2^28")
+        return (15 << 28) | count
     if not (0 <= stream < n_inputs and 0 <= count < (1 << 28)):
         raise ValueError(f"frame condition after={after!r}: stream must be 0..{n_inputs - 1}, count < 2^28")
     return ((stream + 1) << 28) | count
@@ -255,14 +315,14 @@ class BatchDesign:
         tb = _tb_source(self.module, self.ports, self.inputs, self.outputs, reset_cycles, counter_sweep)
         self.tb_path = os.path.join(self.folder, f"batch_tb_r{reset_cycles}.v")
         tag = f"{simulator}_r{reset_cycles}"
-        self.exe = os.path.join(self.folder, f"batch_{tag}" + (".vvp" if simulator == "icarus" else ""))
+        self.exe = os.path.join(self.folder, f"batch_{tag}" + (".vvp" if simulator in ICARUS_GENERATIONS else ""))
         # parallel workers may compile the same design: one at a time, the others reuse it
         with open(os.path.join(self.folder, f".lock-{tag}"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             # the executable is reused only if built from this test bench with these flags (the
             # test bench file is shared by both simulators, so its text alone does not say that)
             stamp_path = os.path.join(self.folder, f".built-{tag}")
-            flags = " ".join(VERILATOR_FLAGS) if simulator == "verilator" else "iverilog"
+            flags = " ".join(VERILATOR_FLAGS) if simulator == "verilator" else "iverilog " + ICARUS_GENERATIONS[simulator]
             stamp = hashlib.sha256((flags + "\n" + tb).encode()).hexdigest()
             if os.path.exists(self.exe) and os.path.exists(stamp_path) and open(stamp_path).read() == stamp:
                 return
@@ -274,10 +334,10 @@ class BatchDesign:
         with open(self.tb_path, "w") as fh:
             fh.write(tb)
         src = [self.module + ".v", os.path.basename(self.tb_path)]
-        if simulator == "icarus":
+        if simulator in ICARUS_GENERATIONS:
             src[0] = os.path.basename(toolchain.icarus_source(self.folder, self.module))
             require_tool("iverilog")
-            cmd = ["iverilog", "-o", self.exe, "-s", "batch_tb"] + src
+            cmd = ["iverilog", ICARUS_GENERATIONS[simulator], "-o", self.exe, "-s", "batch_tb"] + src
         else:
             require_tool("verilator")
             mdir = os.path.join(self.folder, f"obj_{tag}")
@@ -330,13 +390,21 @@ class BatchDesign:
         if sweep_counters:
             args.append("+sweep")
         if resets:
-            path = os.path.join(work, "resets.hex")
-            with open(path, "w") as fh:
-                fh.write("".join(f"{c:08x}\n" for c in sorted(resets)))
-            args += [f"+resets={path}", f"+reset_n={len(resets)}", f"+reset_hold={reset_hold}"]
+            if len(resets) > 64:
+                raise ValueError(f"{len(resets)} resets: the test bench holds 64")
+            events = [r if isinstance(r, ResetEvent) else ResetEvent("cycle", 0, int(r)) for r in resets]
+            if all(e.source == "cycle" for e in events):
+                events.sort(key=lambda e: e.delay)
+            for kind, vals in (("resets", [e.delay for e in events]),
+                               ("reset_when", [e.word(len(self.inputs), len(self.outputs)) for e in events])):
+                path = os.path.join(work, f"{kind}.hex")
+                with open(path, "w") as fh:
+                    fh.write("".join(f"{v:08x}\n" for v in vals))
+                args.append(f"+{kind}={path}")
+            args += [f"+reset_n={len(events)}", f"+reset_hold={reset_hold}"]
         if vcd:
             args.append(f"+vcd={os.path.abspath(vcd)}")
-        cmd = (["vvp", "-n", self.exe] if self.simulator == "icarus" else [self.exe]) + args
+        cmd = (["vvp", "-n", self.exe] if self.simulator in ICARUS_GENERATIONS else [self.exe]) + args
         t0 = time.perf_counter()
         r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -365,6 +433,7 @@ class BatchDesign:
         partial = {p: ([], []) for p in self.outputs}
         in_beats = {p: [] for p in self.inputs}
         counters = {}
+        resets, cut = [], {p: [] for p in self.outputs}
         cycles, beats, busy = 0, 0, False
         if os.path.exists(path):
             with open(path) as fh:
@@ -380,6 +449,13 @@ class BatchDesign:
                         in_beats[self.inputs[int(parts[1])]].append(None)     # frame aborted by a reset
                     elif tag == "c":
                         counters[int(parts[1])] = int(parts[2])
+                    elif tag == "r":
+                        resets.append(int(parts[1]))
+                        for p in self.outputs:        # a reset cuts the frames being sent
+                            data, cyc = partial[p]
+                            if data:
+                                cut[p].append(AxisFrame(data, None, cyc))
+                            partial[p] = ([], [])
                     else:
                         p = self.outputs[int(tag)]
                         data, cyc = partial[p]
@@ -389,7 +465,7 @@ class BatchDesign:
                         if parts[2] == "1":
                             frames[p].append(AxisFrame(data, None, cyc))
                             partial[p] = ([], [])
-        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters, busy)
+        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters, busy, resets, cut)
 
     def input_frame_cycles(self, stimulus, result):
         """Per input stream: the beat cycles of each frame sent in full (None for a frame

@@ -3,7 +3,8 @@
 Back ends:
     myhdl             the MyHDL node simulated by MyHDL
     icarus            the converted node co-simulated cycle by cycle (MyHDL <-> vvp)
-    batch-icarus      the converted node under native vvp, stimulus from files
+    batch-icarus      the converted node under native vvp, stimulus from files (iverilog -g2005)
+    batch-icarus-2012 the same compiled as SystemVerilog (iverilog -g2012, cocotb's mode)
     batch-verilator   the same test bench and files, compiled by Verilator
 
 Every back end sees the same stimulus (frames, start delays, pause patterns
@@ -15,17 +16,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List
 
-from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
+from myhdl import ResetSignal, Signal, StopSimulation, block, delay, instance, intbv
 
 from golden import protocol as P
 
 from . import toolchain
 from .axis import AxisFrame, AxisSink, AxisSource, pause_generator
-from .batch import BatchDesign, StreamStimulus
+from .batch import BatchDesign, ResetEvent, StreamStimulus
 from .scoreboard import NodeScoreboard
 from .tbutil import clock_gen, reset_pulse
 
-BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-verilator")
+BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
 RESET_CYCLES = 2
 RESET_HOLD = 2             # cycles a mid-run reset is held
 IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat) that end a run
@@ -61,8 +62,10 @@ class NodeRun:
     counters: Dict[tuple, int] = field(default_factory=dict)
     cycles: int = 0
     wall_seconds: float = 0.0
-    resets: List[int] = field(default_factory=list)
+    resets: List[int] = field(default_factory=list)      # cycles at which mid-run resets rose
     busy_at_end: bool = False               # the node's `busy` output when the run ended
+    truncated: Dict[int, int] = field(default_factory=dict)   # per receive port: frames a reset cut short
+    cut: Dict[int, List[AxisFrame]] = field(default_factory=dict)   # per transmit port: frames a reset cut
 
     def beats_in(self, port):
         return sum(len(f) for f in self.rx[port])
@@ -112,14 +115,19 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
     for p in (0, 1):
         sources[p] = AxisSource(sig["clk"], sig[f"s_axis_{p}_tdata"], sig[f"s_axis_{p}_tvalid"],
                                 sig[f"s_axis_{p}_tready"], sig[f"s_axis_{p}_tlast"],
-                                pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]))
+                                pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]),
+                                rst=sig["rst"])
         for f in scenario.stream(p):
             sources[p].send(f)
         sinks[p] = AxisSink(sig["clk"], sig[f"m_axis_{p}_tdata"], sig[f"m_axis_{p}_tvalid"],
                             sig[f"m_axis_{p}_tready"], sig[f"m_axis_{p}_tlast"],
-                            pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]))
+                            pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]),
+                            rst=sig["rst"])
+    resets_done = [0]
     for p in (0, 1):
         sources[p].peers = sources
+        sources[p].resets_done = resets_done
+    raised = []
     factory = toolchain.select(block_func, backend)
     counters = {}
     state = {"cycles": 0}
@@ -155,20 +163,50 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
 
         @instance
         def mid_run_resets():
-            clk, cycle = sig["clk"], 0
-            for at in sorted(scenario.resets):
-                while cycle < at:
-                    yield clk.posedge
-                    cycle += 1
-                for src in sources.values():
-                    src.abort()           # the link partners see the reset too (at this falling edge)
-                yield clk.negedge
-                sig["rst"].next = 1
-                for _ in range(RESET_HOLD):
-                    yield clk.posedge
-                    cycle += 1
-                yield clk.negedge
-                sig["rst"].next = 0
+            # the batched test bench's schedule (cosim/batch.py, ResetEvent), evaluated just after
+            # each rising edge, once every monitor has counted that edge's beats
+            clk, rst, cycle = sig["clk"], sig["rst"], 0
+            events = [e if isinstance(e, ResetEvent) else ResetEvent("cycle", 0, int(e)) for e in scenario.resets]
+            if all(e.source == "cycle" for e in events):
+                events.sort(key=lambda e: e.delay)
+            i, wait, left, held = 0, None, 0, False
+            while True:
+                yield clk.posedge
+                cycle += 1
+                yield delay(1)
+                if cycle < RESET_CYCLES:        # the power-on reset
+                    continue
+                if held:
+                    left -= 1
+                    if left == 0:
+                        rst.next = 0
+                        held = False
+                        resets_done[0] += 1
+                    else:
+                        continue
+                if i < len(events) and wait is None:
+                    e = events[i]
+                    side, _, k = e.source.partition(" ")
+                    if side == "cycle":
+                        fire, start = cycle >= e.delay, 0
+                    elif side == "in":
+                        fire, start = sources[int(k)].frames_done() >= e.count, e.delay
+                    else:
+                        fire, start = sinks[int(k)].beats_received >= e.count, e.delay
+                    if fire:
+                        wait = start
+                if wait is not None:
+                    if wait > 0:
+                        wait -= 1
+                    else:
+                        wait, i = None, i + 1
+                        for src in sources.values():
+                            src.abort()        # the link partners see the reset too
+                        for snk in sinks.values():
+                            snk.abort()
+                        rst.next = 1
+                        held, left = True, RESET_HOLD
+                        raised.append(cycle)
 
         return (dut, clock_gen(sig["clk"]), reset_pulse(sig["clk"], sig["rst"], RESET_CYCLES),
                 sources[0].inst(), sources[1].inst(), sinks[0].inst(), sinks[1].inst(), supervise,
@@ -179,7 +217,8 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
         toolchain.run(bench(), backend=backend)
     wall = time.perf_counter() - t0
     return NodeRun(backend, {p: sinks[p].frames for p in (0, 1)}, {p: sources[p].sent for p in (0, 1)},
-                   counters, state["cycles"], wall, list(scenario.resets), state.get("busy", False))
+                   counters, state["cycles"], wall, raised, state.get("busy", False),
+                   {p: len(sources[p].aborted) for p in (0, 1)}, {p: sinks[p].cut for p in (0, 1)})
 
 
 _designs = {}
@@ -208,18 +247,22 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, busy_stop=BUSY_STOP, vcd=vcd,
                      sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD)
     names = counter_names()
-    rx = {}
+    rx, truncated = {}, {}
     per_frame = design.input_frame_cycles(stim, res)
     for p in (0, 1):
         frames = stim[f"s_axis_{p}"].frames
         rx[p] = []
+        truncated[p] = 0
         for f, cyc in zip(frames, per_frame[f"s_axis_{p}"]):
             if cyc is not None:           # frames cut short by a reset never reached the node whole
                 f.cycles = cyc
                 rx[p].append(f)
+            else:
+                truncated[p] += 1
     counters = {names[k]: v for k, v in res.counters.items() if k in names}
     return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
-                   res.wall_seconds, list(scenario.resets), res.busy_at_end)
+                   res.wall_seconds, list(res.resets), res.busy_at_end, truncated,
+                   {p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)})
 
 
 def check(scenario, run, kulisch_w=320, capacity=4096):
@@ -234,9 +277,10 @@ def check(scenario, run, kulisch_w=320, capacity=4096):
         from .scoreboard import Mismatch
         model = sb.model
         for (port, name), got in sorted(run.counters.items(), key=lambda kv: (kv[0][0] is None, kv[0])):
-            want = model.counters[port][name] if port is not None else model.node_counters[name]
             if name == "truncated":
-                continue      # reset mid-frame is not a model event; checked by the reset tests
+                want = run.truncated.get(port, 0)     # frames the input monitors saw a reset cut
+            else:
+                want = model.counters[port][name] if port is not None else model.node_counters[name]
             if got != want:
                 report.mismatches.append(Mismatch("counter", port if port is not None else 0,
                                                   f"counter {name}{'' if port is None else f' (port {port})'}: "

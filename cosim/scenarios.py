@@ -125,13 +125,14 @@ def result_beats(op):
 
 
 def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of=None, interleave=True,
-          data_delay=8, gap=150, scenario=None):
+          data_delay=8, gap=0, scenario=None):
     """Operations one after another: for each, STAGE and COMMIT on `control_port`, then
     every contributor's DATA frames (contributor c on port `port_of(c)`, default c % 2).
 
     The next operation's STAGE follows the previous COMMIT at once (so it is staged while
-    the previous operation is active); its COMMIT waits `gap` cycles after the previous
-    operation's last DATA beat, time for the RESULT frames to be queued.  With
+    the previous operation is active); its COMMIT follows the previous operation's last
+    DATA frame after `gap` idle cycles (default none: the node holds a COMMIT that comes
+    while the previous operation's RESULT frames are still being formed).  With
     `interleave` both ports send concurrently; otherwise one contributor at a time, so
     admission order is contributor (row) order.
 
@@ -193,8 +194,7 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
                 else:
                     clock = place(p, fr, max(clock, free[p]), after=after) + 4 * stretch
                 prev = (p, last[p])
-        # the next COMMIT must find this operation's RESULT frames queued: allow for sending them
-        t = max(free.values()) + (gap + result_beats(op)) * stretch
+        t = max(free.values()) + gap * stretch
     sc.source_pause = {0: source_pause, 1: source_pause}
     sc.sink_pause = {0: sink_pause, 1: sink_pause}
     return sc

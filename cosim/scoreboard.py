@@ -1,10 +1,20 @@
 """Node scoreboard: input monitors -> golden node model -> compare with output monitors.
 
 Inputs are the frames seen on the two receive streams (AxisFrame with the cycle
-of every beat).  Their admission order is the order of their last beats, port 0
+of every beat).  Their processing order is the order of their last beats, port 0
 first in a tie (docs/protocol.md), which is all the golden model needs.
 CONTROL responses are compared in order; RESULT frames per TX port as a set
 keyed by (op_id, generation, offset), since blocks may complete in any order.
+
+Resets cut a run into segments.  `rst` rises at the falling edge after cycle
+R and is first sampled at the rising edge R + 1: frames whose last beat came
+before R are processed before the reset, a frame completing at R is lost (the
+ingress took it, the reset comes before its validation), and later frames
+belong to the next segment.  Outputs leaving at cycles up to R belong to the segment
+before the reset.  Every output must match a prediction of its own segment,
+bit for bit and (responses) in order; a prediction of a segment that ended in
+a reset may be missing (the node had not sent it yet: it is lost to the
+reset), never a prediction of the last segment.
 
 A mismatch report names the first differing element: operation, element
 index, range, lane, contributors in admission order, expected and actual bits
@@ -38,6 +48,8 @@ class ScoreboardReport:
     results_checked: int = 0
     elements_checked: int = 0
     responses_checked: int = 0
+    lost_to_reset: int = 0          # predicted outputs a reset came before (allowed)
+    frames_lost_to_reset: int = 0   # input frames complete at the cycle rst rose (never processed)
 
     @property
     def ok(self):
@@ -56,9 +68,8 @@ class ScoreboardReport:
 def _describe(fmt, v, kulisch_w):
     from golden.formats import decode
     if fmt == P.FMT_EXACT:
-        state, flags = v
-        signed = state - (1 << kulisch_w) if state >> (kulisch_w - 1) else state
-        return f"exact state {state:#x} (= {signed} * 2^-149) flags {flags:#x}"
+        total, flags = v
+        return f"exact sum {total} * 2^-149 flags {flags:#x}"
     name = P.FORMAT_NAMES[fmt]
     width = P.ELEMENT_BITS[fmt] // 4
     try:
@@ -82,70 +93,97 @@ class NodeScoreboard:
         self.inputs.append((frame.cycles[-1] if frame.cycles else 0, port, frame))
 
     def predict(self):
-        """Feed the recorded inputs to the model in admission order; expected outputs per port."""
-        expected = {p: {"responses": [], "results": {}} for p in range(self.ports)}
+        """Feed the recorded inputs to the model in processing order; expected outputs per
+        segment (between resets) and port."""
+        def segment():
+            return {p: {"responses": [], "results": {}} for p in range(self.ports)}
+        segments = [segment()]
         resets = sorted(self.resets)
+        self.frames_lost = 0
         for cycle, port, frame in sorted(self.inputs, key=lambda t: (t[0], t[1])):
-            while resets and resets[0] < cycle:   # rst rises after the edge of cycle resets[0]
+            while resets and resets[0] < cycle:
                 self.model.reset()
                 self.log.append({"dir": "reset", "cycle": resets.pop(0)})
+                segments.append(segment())
+            if resets and cycle == resets[0]:
+                # completed in the cycle rst rose: the reset comes before its validation
+                self.frames_lost += 1
+                self.log.append({"dir": "lost", "port": port, "cycle": cycle, "beats": len(frame.beats),
+                                 "header": f"{frame.beats[0]:#x}"})
+                continue
             self.log.append({"dir": "in", "port": port, "cycle": cycle, "beats": len(frame.beats),
                              "header": f"{frame.beats[0]:#x}"})
             for out in self.model.receive(port, frame.beats):
                 if isinstance(out.frame, P.Response):
-                    expected[out.port]["responses"].append(out.frame)
+                    segments[-1][out.port]["responses"].append(out.frame)
                 else:
                     key = (out.frame.op_id, out.frame.generation, out.frame.offset)
-                    expected[out.port]["results"][key] = out.frame
-        return expected
+                    segments[-1][out.port]["results"][key] = out.frame
+        while resets:
+            self.model.reset()
+            self.log.append({"dir": "reset", "cycle": resets.pop(0)})
+            segments.append(segment())
+        return segments
 
     def contributors_of(self, op_id, generation, element):
         op = self.model.operations.get((op_id, generation))
         return [] if op is None else [c for c, _ in op.admissions.get(element, [])]
 
     def compare(self, tx_frames):
-        """tx_frames: {port: [AxisFrame]} as received by the sinks."""
-        expected = self.predict()
-        report = ScoreboardReport()
+        """tx_frames: {port: [AxisFrame]} as received by the sinks (frames a reset cut are not here)."""
+        segments = self.predict()
+        resets = sorted(self.resets)
+        report = ScoreboardReport(frames_lost_to_reset=self.frames_lost)
+        last = len(segments) - 1
         for port in range(self.ports):
-            exp_resp = list(expected[port]["responses"])
-            exp_res = dict(expected[port]["results"])
-            got_resp = []
+            got_resp = [[] for _ in segments]
+            exp_res = [dict(seg[port]["results"]) for seg in segments]
             for frame in tx_frames.get(port, []):
                 leave = frame.cycles[-1] if frame.cycles else None
+                k = sum(1 for r in resets if leave is not None and r < leave)     # its segment
                 self.log.append({"dir": "out", "port": port, "cycle": leave, "beats": len(frame.beats),
                                  "header": f"{frame.beats[0]:#x}"})
                 try:
-                    obj = P.decode(frame.beats, self.kulisch_w)
+                    obj = P.decode(frame.beats)
                 except P.MalformedFrame as e:
                     report.mismatches.append(Mismatch("malformed", port, f"undecodable frame leaving at cycle {leave}: {e}", cycle=leave))
                     continue
                 if isinstance(obj, P.Response):
-                    got_resp.append((obj, leave))
+                    got_resp[k].append((obj, leave))
                 elif isinstance(obj, P.Result):
                     key = (obj.op_id, obj.generation, obj.offset)
-                    want = exp_res.pop(key, None)
+                    want = exp_res[k].pop(key, None)
                     if want is None:
+                        where = "" if not resets else f" in segment {k} (after {k} resets)"
                         report.mismatches.append(Mismatch("result-unexpected", port,
-                                                          f"RESULT op {obj.op_id} offset {obj.offset} not predicted (cycle {leave})",
+                                                          f"RESULT op {obj.op_id} offset {obj.offset} not predicted{where} (cycle {leave})",
                                                           op_id=obj.op_id, cycle=leave))
                         continue
                     report.results_checked += 1
                     self._compare_result(report, port, want, obj, leave)
                 else:
                     report.mismatches.append(Mismatch("malformed", port, f"unexpected frame {obj} at cycle {leave}", cycle=leave))
-            for key, want in exp_res.items():
-                report.mismatches.append(Mismatch("result-missing", port,
-                                                  f"RESULT op {key[0]} gen {key[1]} offset {key[2]} never sent",
-                                                  op_id=key[0], element=key[2]))
-            for k in range(max(len(exp_resp), len(got_resp))):
-                want = exp_resp[k] if k < len(exp_resp) else None
-                got, leave = got_resp[k] if k < len(got_resp) else (None, None)
-                report.responses_checked += 1
-                if want != got:
-                    report.mismatches.append(Mismatch("response", port,
-                                                      f"CONTROL response #{k}: expected {want}, got {got} (cycle {leave})",
-                                                      expected=want, actual=got, cycle=leave))
+            for k, seg in enumerate(segments):
+                for key, want in exp_res[k].items():
+                    if k < last:
+                        report.lost_to_reset += 1
+                        continue
+                    report.mismatches.append(Mismatch("result-missing", port,
+                                                      f"RESULT op {key[0]} gen {key[1]} offset {key[2]} never sent",
+                                                      op_id=key[0], element=key[2]))
+                exp_resp = seg[port]["responses"]
+                got = got_resp[k]
+                n = len(got) if k < last else max(len(exp_resp), len(got))
+                report.lost_to_reset += max(0, len(exp_resp) - len(got)) if k < last else 0
+                for j in range(n):
+                    want = exp_resp[j] if j < len(exp_resp) else None
+                    have, leave = got[j] if j < len(got) else (None, None)
+                    report.responses_checked += 1
+                    if want != have:
+                        report.mismatches.append(Mismatch("response", port,
+                                                          f"CONTROL response #{j}{f' after reset {k}' if k else ''}: "
+                                                          f"expected {want}, got {have} (cycle {leave})",
+                                                          expected=want, actual=have, cycle=leave))
         return report
 
     def _compare_result(self, report, port, want, got, leave):

@@ -30,11 +30,11 @@ import warnings
 import myhdl
 from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 
-from .verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats
+from .verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats, wake_at_time0
 from .vpi import ToolchainError, require_tool, require_vpi
 
 _HDL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hdl")
-TOOLCHAIN_VERSION = "3"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "4"  # bump when the generated files change shape
 
 _waves_path = None
 
@@ -168,6 +168,8 @@ def build(block_func, *args, **kwargs):
         # Icarus forks into every named block (up to 3x slower) and resolves a wire with several
         # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators)
         text = coalesce_part_assigns(hoist_block_locals(text))
+        # combinational processes run once at power-on in every simulator and language mode
+        text, _ = wake_at_time0(text)
         with open(design_v, "w") as fh:
             fh.write(text)
         with open(icarus_source(folder, name), "w") as fh:

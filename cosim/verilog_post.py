@@ -184,3 +184,45 @@ def procedural_concats(text):
             if m:
                 lines[i] = f"reg{m.group(1)}{m.group(2)};"
     return "\n".join(lines)
+
+
+# ---- every combinational process runs once at power-on ----
+#
+# MyHDL turns `@always_comb` into `always @(a, b) begin ... end` and gives its
+# targets a declaration initialiser (`reg x = 0`).  Such a process first runs
+# when one of its inputs changes.  Under Verilog-2005 rules Icarus treats the
+# initialisers of its inputs as time-0 events, so it runs at time 0; under
+# SystemVerilog rules (`iverilog -g2012`, the mode cocotb uses, and commercial
+# simulators in SV mode) an initialiser is no event, and a process whose inputs
+# keep their initial values never runs: its outputs keep their declared 0
+# whatever the logic says.  As in Yosys's Verilog back end and sv2v, each
+# combinational process gets one more input, a register that changes once at
+# time 0 through a non-blocking assignment (after every process has reached its
+# event control), so every one of them runs at power-on in every simulator and
+# language mode.  Synthesis ignores it (the register is constant, read by no logic).
+
+TIME0 = "prism_time0"
+_COMB_HEAD = re.compile(r"^(\s*always\s*@\()([^)]*)(\)\s*begin\b.*)$")
+
+
+def wake_at_time0(text):
+    """Add the time-0 trigger to every combinational process (an `always @(...)` without an
+    edge).  Returns (text, number of processes changed)."""
+    lines = text.split("\n")
+    changed = 0
+    for i, line in enumerate(lines):
+        m = _COMB_HEAD.match(line)
+        if not m or re.search(r"\b(posedge|negedge)\b", m.group(2)) or m.group(2).strip() in ("", "*"):
+            continue
+        lines[i] = f"{m.group(1)}{m.group(2)}, {TIME0}{m.group(3)}"
+        changed += 1
+    if not changed:
+        return text, 0
+    for i, line in enumerate(lines):
+        if line.strip() == ");":                  # end of the module's port list
+            lines[i + 1:i + 1] = ["", f"reg {TIME0};  // changes once at time 0: wakes the combinational processes",
+                                  f"initial {TIME0} <= 1'b0;"]
+            break
+    else:
+        raise ValueError("wake_at_time0: no module port list found")
+    return "\n".join(lines), changed

@@ -4,6 +4,11 @@ Feed it every frame in admission order (`receive(port, beats)`); it returns what
 the node must send: CONTROL responses on TX port 0 and RESULT frames on their
 recipient ports, bit-exactly.  It keeps the node's counters too.
 
+An operation is open from its COMMIT until the admission that completes its
+last range, or until an ABORT of it (docs/protocol.md, "Operation lifetime");
+the node's drain after that is timing, which the model does not predict (a
+COMMIT the node holds during the drain gets the answer the model gives).
+
 What the model does not predict is timing: RESULT frames of different blocks
 may leave in any order the hardware's latencies give, so a scoreboard compares
 responses in order and RESULT frames per port as a set keyed by (op, offset).
@@ -35,6 +40,7 @@ class _Operation:
         self.range_contributors = [0] * self.ranges
         self.expected = bin(stage.contributors).count("1")
         self.blocks_sent = set()
+        self.aborted = False
         if stage.policy == P.POLICY_KULISCH:
             self.acc = [KulischAccumulator(kulisch_w) for _ in range(e)]
         else:
@@ -43,7 +49,8 @@ class _Operation:
 
     @property
     def in_progress(self):
-        return len(self.blocks_sent) < self.blocks
+        """Open: DATA is admitted, a COMMIT of another operation is BUSY."""
+        return not self.aborted and len(self.blocks_sent) < self.blocks
 
 
 class NodeModel:
@@ -108,6 +115,17 @@ class NodeModel:
                 self.operations[(op_id, gen)] = self.active
                 self.staged = None
             return self._respond(port, head, reason, "COMMIT")
+        if opc == P.OP_ABORT:
+            op_id, gen = P.get_field(head, "op_id"), P.get_field(head, "generation")
+            op = self.active
+            if op is None or not op.in_progress:
+                reason = P.NOT_OPEN
+            elif (op.stage.op_id, op.stage.generation) != (op_id, gen):
+                reason = P.ACTIVE_MISMATCH
+            else:
+                reason = P.OK
+                op.aborted = True
+            return self._respond(port, head, reason, "ABORT")
         return self._respond(port, head, P.BAD_OPCODE, f"opcode {opc}")
 
     def _check_stage(self, st):
@@ -161,7 +179,7 @@ class NodeModel:
             return []
         self.counters[port]["data_accepted"] += 1
         self.frames_admitted += 1
-        frame = P.decode(beats, self.kulisch_w)
+        frame = P.decode(beats)
         op = self.active
         st = op.stage
         for j, bits in enumerate(frame.values):
@@ -206,7 +224,7 @@ class NodeModel:
         if op.stage.policy == P.POLICY_KULISCH:
             acc = op.acc[i]
             if fmt == P.FMT_EXACT:
-                return (acc.state, acc.flags)   # flag bits as the EXACT beat carries them
+                return (acc.true_sum, acc.flags)   # the exact sum; flag bits as the EXACT beat carries them
             return acc.result(P.FORMAT_NAMES[fmt])
         bits32 = op.acc[i]
         return bits32 if fmt == P.FMT_FP32 else fp32_to_format(P.FORMAT_NAMES[fmt], bits32)
@@ -228,4 +246,4 @@ class NodeModel:
                 groups[-1][1].extend(vals)   # join adjacent uniform tiles within the frame
             else:
                 groups.append((fmt, list(vals)))
-        return P.Result(st.op_id, st.generation, lo, tuple((f, tuple(v)) for f, v in groups))
+        return P.Result(st.op_id, st.generation, lo, tuple((f, tuple(v)) for f, v in groups), self.kulisch_w)

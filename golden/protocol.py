@@ -35,6 +35,7 @@ FIELDS = {
     "n": (64, 13),            # DATA / RESULT element count
     # RESULT
     "groups": (80, 5),
+    "kulisch_w": (96, 9),     # the node's Kulisch accumulator width W (EXACT values)
     # response
     "reason": (32, 8),
     "request_opcode": (40, 4),
@@ -42,7 +43,7 @@ FIELDS = {
 GROUP_DESC_LSB = 256   # group g descriptor at [256+16g +: 16]: format [2:0], count [15:3]
 
 CLASS_CONTROL, CLASS_DATA, CLASS_RESULT = 1, 2, 3
-OP_STAGE, OP_COMMIT, OP_ACK, OP_NACK = 1, 2, 8, 9
+OP_STAGE, OP_COMMIT, OP_ABORT, OP_ACK, OP_NACK = 1, 2, 3, 8, 9
 POLICY_KULISCH, POLICY_FP32_ARRIVAL = 0, 1
 POLICY_NAMES = {POLICY_KULISCH: "kulisch", POLICY_FP32_ARRIVAL: "fp32-arrival"}
 MODE_REDUCE, MODE_ALLREDUCE = 0, 1
@@ -56,15 +57,17 @@ ELEMS_PER_BEAT = {f: BEAT_BITS // w for f, w in ELEMENT_BITS.items()}
 
 # reason codes (CONTROL responses)
 OK, BAD_OPCODE, BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS, BAD_RECIPIENTS, \
-    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH = range(11)
+    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH, NOT_OPEN, ACTIVE_MISMATCH = range(13)
 REASON_NAMES = ["OK", "BAD_OPCODE", "BAD_POLICY", "BAD_FORMAT", "BAD_COUNT", "BAD_CONTRIBUTORS",
-                "BAD_RECIPIENTS", "NO_STAGED", "STAGED_MISMATCH", "BUSY", "BAD_LENGTH"]
+                "BAD_RECIPIENTS", "NO_STAGED", "STAGED_MISMATCH", "BUSY", "BAD_LENGTH", "NOT_OPEN",
+                "ACTIVE_MISMATCH"]
 
 # DATA drop reasons, in validation order (docs/protocol.md)
 DROP_REASONS = ("too_long", "no_operation", "wrong_op", "stale_generation", "bad_contributor",
                 "bad_format", "bad_range", "bad_length", "duplicate")
 
 EXACT_FLAG_LSB = 508   # {overflow, neg_inf, pos_inf, nan} at [511:508]
+EXACT_SUM_BITS = 508   # the exact sum (units of 2^-149) as a two's complement integer at [507:0]
 
 
 def get_field(beat, name):
@@ -143,6 +146,32 @@ class Commit:
 
 
 @dataclass(frozen=True)
+class Abort:
+    op_id: int
+    generation: int
+
+    def encode(self):
+        return [_header(**{"class": CLASS_CONTROL, "opcode": OP_ABORT, "op_id": self.op_id,
+                           "generation": self.generation})]
+
+
+def encode_exact(total, flags):
+    """An EXACT value's beat: the exact sum `total` (a signed int, units of 2^-149) as a 508-bit
+    two's complement integer at [507:0], the flag nibble at [511:508]."""
+    if not -(1 << (EXACT_SUM_BITS - 1)) <= total < (1 << (EXACT_SUM_BITS - 1)):
+        raise ValueError(f"exact sum {total} does not fit {EXACT_SUM_BITS} signed bits")
+    return (total & ((1 << EXACT_SUM_BITS) - 1)) | ((flags & 0xF) << EXACT_FLAG_LSB)
+
+
+def decode_exact(beat):
+    """(exact sum as a signed int, flag nibble) of an EXACT beat."""
+    total = beat & ((1 << EXACT_SUM_BITS) - 1)
+    if total >> (EXACT_SUM_BITS - 1):
+        total -= 1 << EXACT_SUM_BITS
+    return total, beat >> EXACT_FLAG_LSB
+
+
+@dataclass(frozen=True)
 class Response:
     ack: bool
     op_id: int
@@ -181,11 +210,13 @@ class Data:
 @dataclass(frozen=True)
 class Result:
     """A RESULT frame.  `groups` is a tuple of (format code, tuple of element values);
-    EXACT values are (state, flags) pairs with state the W-bit two's-complement pattern."""
+    EXACT values are (sum, flags) pairs: the exact sum as a signed int (units of 2^-149) and
+    the flag nibble {overflow, neg_inf, pos_inf, nan}.  `kulisch_w` is the header's W field."""
     op_id: int
     generation: int
     offset: int
     groups: Tuple[Tuple[int, Tuple], ...] = field(default_factory=tuple)
+    kulisch_w: int = 320
 
     @property
     def count(self):
@@ -199,17 +230,17 @@ class Result:
                 yield i, fmt, v
                 i += 1
 
-    def encode(self, kulisch_w=320):
+    def encode(self):
         if not 1 <= len(self.groups) <= MAX_GROUPS:
             raise ValueError(f"a RESULT frame holds 1..{MAX_GROUPS} groups, not {len(self.groups)}")
         head = _header(**{"class": CLASS_RESULT, "op_id": self.op_id, "generation": self.generation,
-                          "offset": self.offset, "n": self.count, "groups": len(self.groups)})
+                          "offset": self.offset, "n": self.count, "groups": len(self.groups),
+                          "kulisch_w": self.kulisch_w})
         beats = []
         for g, (fmt, values) in enumerate(self.groups):
             head |= (fmt | (len(values) << 3)) << (GROUP_DESC_LSB + 16 * g)
             if fmt == FMT_EXACT:
-                mask = (1 << kulisch_w) - 1
-                beats += [(state & mask) | (flags << EXACT_FLAG_LSB) for state, flags in values]
+                beats += [encode_exact(total, flags) for total, flags in values]
             else:
                 beats += pack_elements(values, fmt)
         return [head] + beats
@@ -225,7 +256,7 @@ class MalformedFrame(ValueError):
     """A frame that cannot be decoded (the node drops and counts it)."""
 
 
-def decode(beats, kulisch_w=320):
+def decode(beats):
     """Decode a frame (list of beats) into one of the frame objects above."""
     if not beats:
         raise MalformedFrame("empty frame")
@@ -239,6 +270,8 @@ def decode(beats, kulisch_w=320):
                          get_field(head, "contributors"), get_field(head, "recipients"))
         if opc == OP_COMMIT:
             return Commit(op_id, gen)
+        if opc == OP_ABORT:
+            return Abort(op_id, gen)
         if opc in (OP_ACK, OP_NACK):
             return Response(opc == OP_ACK, op_id, gen, get_field(head, "reason"), get_field(head, "request_opcode"))
         raise MalformedFrame(f"CONTROL opcode {opc}")
@@ -255,8 +288,7 @@ def decode(beats, kulisch_w=320):
             desc = (head >> (GROUP_DESC_LSB + 16 * g)) & 0xFFFF
             fmt, cnt = desc & 7, desc >> 3
             if fmt == FMT_EXACT:
-                mask = (1 << kulisch_w) - 1
-                vals = tuple((b & mask, b >> EXACT_FLAG_LSB) for b in beats[pos:pos + cnt])
+                vals = tuple(decode_exact(b) for b in beats[pos:pos + cnt])
                 pos += cnt
             elif fmt in ELEMENT_BITS:
                 nb = payload_beats(fmt, cnt)
@@ -269,5 +301,5 @@ def decode(beats, kulisch_w=320):
             groups.append((fmt, vals))
         if pos != len(beats):
             raise MalformedFrame(f"RESULT frame has {len(beats)} beats, its groups need {pos}")
-        return Result(op_id, gen, get_field(head, "offset"), tuple(groups))
+        return Result(op_id, gen, get_field(head, "offset"), tuple(groups), get_field(head, "kulisch_w"))
     return Unsupported(cls, len(beats))

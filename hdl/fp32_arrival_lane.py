@@ -10,11 +10,18 @@ takes one operation:
     read  (op_read = 1): hand out the row's sum on rd_value (+0 for an empty
           row) and empty the row.
 
+Which rows hold a sum is kept in a register of ROWS bits beside the RAM, not
+in the RAM: `rst` and `clear` empty every row at once (the RAM's contents are
+then never read), so a reset in the middle of an operation leaves no partial
+sum behind, and the RAM needs no clearing pass and no reset (it can be a
+block RAM).
+
 Pipeline: the operation is registered at the rising edge with a synchronous
 RAM read, goes through fp32_add (LATENCY cycles), and its result is written
 back the edge after fp32_add's out_valid.  A read travels the same pipeline
-as a clear token, so there is exactly one RAM write per edge.  A write-back
-that coincides with a new operation's read of the same row is bypassed.
+and empties its row when it leaves, so there is at most one RAM write per
+edge.  A write-back that coincides with a new operation's read of the same
+row is bypassed.
 
 Hazard (the caller's duty, checked by the slice's per-lane reservations): an
 operation issued at edge t must not touch a row that an operation issued at
@@ -29,8 +36,9 @@ Parameters:
     LATENCY   fp32_add's latency (1..4, see hdl/fp32_add.py)
 
 Ports (widths come from the signals):
-    clk, rst      clock; synchronous active-high reset (ResetSignal): clears the
-                  pipeline; the RAM is emptied with read operations
+    clk, rst      clock; synchronous active-high reset (ResetSignal): empties the
+                  pipeline and every row (operations in flight are dropped)
+    clear         pulse: empty every row (the caller issues it with nothing in flight)
     op_valid      an operation is present
     op_row        row address
     op_read       1: read-and-empty the row; 0: add op_value into it
@@ -38,7 +46,7 @@ Ports (widths come from the signals):
     rd_valid      out: rd_value holds a read row's sum
     rd_value      out: 32-bit FP32 sum
 """
-from myhdl import Signal, always, block, intbv, modbv
+from myhdl import Signal, always, block, concat, intbv, modbv
 
 from hdl.fp32_add import fp32_add
 
@@ -46,21 +54,21 @@ NEG_ZERO = 0x80000000
 
 
 @block
-def fp32_arrival_lane(clk, rst, op_valid, op_row, op_read, op_value, rd_valid, rd_value, ROWS=256, LATENCY=4):
+def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_valid, rd_value, ROWS=256, LATENCY=4):
     row_width = len(op_row)
     if not 1 <= ROWS <= (1 << row_width):
         raise ValueError(f"fp32_arrival_lane: ROWS={ROWS} must be in 1..{1 << row_width} (2^len(op_row))")
     if len(op_value) != 32 or len(rd_value) != 32:
         raise ValueError("fp32_arrival_lane: op_value and rd_value must be 32 bits (binary32)")
-    INIT = 32                                 # RAM word: init | value
     tag_width = row_width + 1                 # read flag | row
 
-    ram = [Signal(modbv(0)[33:]) for _ in range(ROWS)]
+    ram = [Signal(modbv(0)[32:]) for _ in range(ROWS)]
+    filled = Signal(intbv(0)[ROWS:])          # row r holds a sum
     a_valid = Signal(bool(0))
     a_tag = Signal(modbv(0)[tag_width:])
     a_sum = Signal(modbv(0)[32:])             # adder operand A: the row's sum, or -0 for an empty row
     a_value = Signal(modbv(0)[32:])
-    a_init = Signal(bool(0))
+    a_filled = Signal(bool(0))
     add_valid = Signal(bool(0))
     add_result = Signal(modbv(0)[32:])
     add_tag = Signal(modbv(0)[tag_width:])
@@ -69,44 +77,47 @@ def fp32_arrival_lane(clk, rst, op_valid, op_row, op_read, op_value, rd_valid, r
 
     @always(clk.posedge)
     def step():
-        # an idle lane (nothing entering, in flight or leaving) skips everything: most lanes are
-        # idle most cycles, and the simulator pays for every statement of every lane
-        if op_valid or a_valid or add_valid or rd_valid:
-            word = modbv(0)[33:]
-            old = modbv(0)[33:]
+        # an idle lane (nothing entering, in flight or leaving, no reset or clear) skips everything:
+        # most lanes are idle most cycles, and the simulator pays for every statement of every lane
+        if rst or clear or op_valid or a_valid or add_valid or rd_valid:
+            rows = intbv(0)[ROWS:]
             tag = modbv(0)[tag_width:]
-            # write-back of the sum that leaves the adder (or the clear of a read)
+            back = bool(0)          # the row written back this edge holds a sum afterwards
+            rows[:] = filled
+            # write-back of the sum that leaves the adder (a read empties its row instead)
             if add_valid:
                 tag[:] = add_tag
-                if add_tag[row_width]:
-                    word[:] = 0
-                else:
-                    word[:] = add_result
-                    word[INIT] = 1
-                if not rst:
-                    ram[tag[row_width:0]].next = word
+                back = not add_tag[row_width]
+                if back:
+                    ram[tag[row_width:0]].next = add_result
+                rows[tag[row_width:0]] = back
 
             rd_valid.next = a_valid and a_tag[row_width] and not rst
             if a_valid and a_tag[row_width]:
-                if a_init:
+                if a_filled:
                     rd_value.next = a_sum
                 else:
                     rd_value.next = 0
 
             a_valid.next = op_valid and not rst
             if op_valid:
-                if add_valid and tag[row_width:0] == op_row:
-                    old[:] = word
-                else:
-                    old[:] = ram[op_row]
-                tag[:] = op_row
-                tag[row_width] = op_read
-                a_tag.next = tag
+                a_tag.next = concat(op_read, op_row)
                 a_value.next = op_value
-                a_init.next = old[INIT]
-                if old[INIT]:
-                    a_sum.next = old[32:0]
+                if add_valid and tag[row_width:0] == op_row:
+                    a_filled.next = back
+                    if back:
+                        a_sum.next = add_result
+                    else:
+                        a_sum.next = NEG_ZERO
                 else:
-                    a_sum.next = NEG_ZERO
+                    a_filled.next = filled[op_row]
+                    if filled[op_row]:
+                        a_sum.next = ram[op_row]
+                    else:
+                        a_sum.next = NEG_ZERO
+            if rst or clear:
+                filled.next = 0
+            else:
+                filled.next = rows
 
     return adder, step

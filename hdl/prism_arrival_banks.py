@@ -44,7 +44,8 @@ Parameters:
     FP32_LATENCY    fp32_add latency (1 .. 4)
 
 Ports (widths from the signals):
-    clk, rst                        clock; synchronous reset
+    clk, rst                        clock; synchronous reset: empties the banks
+    clear                           pulse: a new operation starts (the banks forget every sum)
     enable                          the active operation is FP32_ARRIVAL
     fmt                             input format code (2 bits)
     p{P}_valid, p{P}_ready (out)    (P = 0, 1) reader P's issue group handshake
@@ -74,7 +75,7 @@ READ_LATENCY = 3                    # read taken -> sums on the bank's output (s
 
 
 @block
-def prism_arrival_banks(clk, rst, enable, fmt,
+def prism_arrival_banks(clk, rst, clear, enable, fmt,
                         p0_valid, p0_ready, p0_row, p0_lanes, p0_data, p0_active, p0_seq, p0_lo, p0_hi, p0_next,
                         p0_pend, p0_pseq, p0_plo, p0_phi,
                         p1_valid, p1_ready, p1_row, p1_lanes, p1_data, p1_active, p1_seq, p1_lo, p1_hi, p1_next,
@@ -118,7 +119,7 @@ def prism_arrival_banks(clk, rst, enable, fmt,
     chain = sig(512)                    # read-out sums travel the chain of banks (prism_fp32_bank)
     for b in range(NB):
         f0, f1, fr, ov, od = sig(), sig(), sig(), sig(), sig(512)
-        insts.append(prism_fp32_bank(clk, rst, take0, p0_row, p0_lanes, p0_values, take1, p1_row, p1_lanes,
+        insts.append(prism_fp32_bank(clk, rst, clear, take0, p0_row, p0_lanes, p0_values, take1, p1_row, p1_lanes,
                                      p1_values, rd_take, cmd_row, f0, f1, fr, ov, chain, od,
                                      BANK=b, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=FP32_LATENCY))
         free0.append(f0)

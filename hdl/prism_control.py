@@ -1,49 +1,66 @@
-"""PRISM operation context: CONTROL (STAGE/COMMIT) and DATA validation/admission.
+"""PRISM operation context: CONTROL (STAGE/COMMIT/ABORT) and DATA validation/admission.
 
 Phase 2 of the SINGLE node, plus the validation and admission step of phase 1.
 Both live in one process because they read and write the same context in one
-order: a COMMIT on port 0 and a DATA frame on port 1 that complete in the same
-cycle are handled port 0 first, so the DATA frame is validated against the
-operation the COMMIT has just activated (docs/protocol.md, "Admission order").
+order (docs/protocol.md, "Processing order"): frames are processed in the
+order their last beats were accepted, port 0 first in a tie, each against the
+state the earlier ones left.
 
-Each cycle takes at most one completed frame per port (the ingress pulses), in
-port order, and answers it in the same edge:
+Each cycle takes the completed frames (the ingress pulses) in that order and
+answers them in the same edge:
 
   * CONTROL: STAGE fills the staged slot (replacing a staged operation) after
     the checks BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS,
     BAD_RECIPIENTS, in that order; COMMIT activates the staged operation
-    atomically (NO_STAGED, STAGED_MISMATCH, BUSY); other opcodes BAD_OPCODE; a
-    request longer than one beat BAD_LENGTH.  Each request queues exactly one
-    ACK/NACK response for TX port 0 (16-entry queue; the ingress holds new
-    headers back while fewer than `RESPONSE_MARGIN` entries are free).
+    atomically (NO_STAGED, STAGED_MISMATCH, BUSY); ABORT ends the open operation
+    (NOT_OPEN, ACTIVE_MISMATCH); other opcodes BAD_OPCODE; a request longer than
+    one beat BAD_LENGTH.  Each request queues exactly one ACK/NACK response for
+    TX port 0 (16-entry queue; the ingress holds new headers back while fewer
+    than `RESPONSE_MARGIN` entries are free).
   * DATA: the nine validation rules in protocol order; the first failing rule
     is the drop reason (a counter event).  Admission marks the frame's ranges
-    in the per-contributor duplicate map (8 x 256 range bits).  Under
-    FP32_ARRIVAL the admitting port is appended to the admission-order queue,
-    which the node uses to feed the FP32 banks in admission order.
+    in the per-contributor duplicate map (8 x 256 range bits) and counts them.
+    Under FP32_ARRIVAL the admitting port is appended to the admission-order
+    queue, which the node uses to feed the FP32 banks in admission order.
 
-An operation is in progress from its COMMIT until `op_finished` (its last
-RESULT frame has been queued).  `commit` pulses when an operation is
-activated: the arithmetic clears its bookkeeping then.
+Operation lifetime (docs/protocol.md, "Operation lifetime").  An operation is
+*open* from its COMMIT until the admission that gives its last range all its
+contributors (the admitted (contributor, range) pairs reach contributors x
+ranges), or until an ABORT of it.  The datapath is *busy* from the COMMIT
+until the operation's last RESULT frame is queued (`op_finished`), or, after an
+ABORT, until the datapath has been quiet (`dp_idle`) for ABORT_QUIET cycles:
+everything admitted before the ABORT has then been accumulated and every
+block it completed queued.  A COMMIT that passes its checks while the
+datapath is busy is *held*: it and every frame after it wait in a small queue
+(HOLD_DEPTH entries; the three frame banks per port bound what can be
+waiting) and are processed in order once the datapath is free.  So every
+answer depends only on the processing order, never on timing, which is what
+lets the transaction-level model predict it.
+
+`clear` pulses when a COMMIT activates an operation and when an ABORT's drain
+is over: the datapath forgets the previous operation (accumulators, counts,
+result bookkeeping).
 
 Ports (widths from the signals):
     clk, rst                    clock; synchronous active-high reset
     fP_valid, fP_header,        (P = 0, 1) a stored frame from ingress P: pulse, header
     fP_beats, fP_too_long,      (>= 96 bits), beat count, did not fit the bank,
     fP_bank                     and its bank
-    rP_valid, rP_admit, rP_bank out: verdict for that frame (one cycle later)
+    rP_valid, rP_admit, rP_bank out: verdict for a frame of port P (frees or queues its bank)
     evP_valid, evP_code         out: counter event for port P: 0 CONTROL answered, 1 DATA
                                 admitted, 2 + k drop reason k (too_long ... duplicate)
     resp_valid, resp_data       out: head of the response queue (44-bit response header)
     resp_pop                    the egress has taken the head
     room_ok                     out: the response queue can take two more responses
     op_finished                 pulse: the active operation's last RESULT frame is queued
-    commit                      out: pulse, an operation has been activated
+    dp_idle                     the datapath holds no work (admitted frames, groups, ranges,
+                                tiles or RESULT frames in progress); watched after an ABORT
+    clear                       out: pulse, the datapath forgets the previous operation
     act_policy, act_in_fmt,     out: the active operation (valid while act_busy)
     act_out_fmt, act_count,
     act_contributors, act_expected (popcount of the set, 4 bits), act_recipients,
     act_op_id, act_generation
-    act_busy                    out: an operation is in progress
+    act_busy                    out: an operation is open or its datapath is busy (the node's `busy`)
     ord_valid, ord_port         out: oldest admitted FP32_ARRIVAL frame not yet fed: its port
     ord_pop                     that frame has started (readers start frames in admission order)
 
@@ -53,9 +70,9 @@ Parameters:
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 CLASS_CONTROL, CLASS_DATA = 1, 2
-OP_STAGE, OP_COMMIT, OP_ACK, OP_NACK = 1, 2, 8, 9
+OP_STAGE, OP_COMMIT, OP_ABORT, OP_ACK, OP_NACK = 1, 2, 3, 8, 9
 OK, BAD_OPCODE, BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS, BAD_RECIPIENTS, \
-    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH = range(11)
+    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH, NOT_OPEN, ACTIVE_MISMATCH = range(13)
 EV_CONTROL, EV_ADMITTED = 0, 1
 DROP_TOO_LONG, DROP_NO_OPERATION, DROP_WRONG_OP, DROP_STALE, DROP_CONTRIBUTOR, DROP_FORMAT, \
     DROP_RANGE, DROP_LENGTH, DROP_DUPLICATE = range(2, 11)
@@ -65,6 +82,10 @@ RESPONSE_DEPTH = 16
 RESPONSE_MARGIN = 6
 MAX_RANGES = 256
 ORDER_DEPTH = 8
+HOLD_DEPTH = 8          # frames waiting behind a held COMMIT: at most 3 banks x 2 ports
+ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the longest stretch
+                        # with work in flight but none of dp_idle's signals high (the read-out
+                        # pipeline between a range leaving the completion FIFO and its tile, 6)
 
 
 @block
@@ -73,7 +94,7 @@ def prism_control(clk, rst,
                   f1_valid, f1_header, f1_beats, f1_too_long, f1_bank,
                   r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank,
                   ev0_valid, ev0_code, ev1_valid, ev1_code,
-                  resp_valid, resp_data, resp_pop, room_ok, op_finished, commit,
+                  resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
                   act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
                   act_recipients, act_op_id, act_generation, act_busy,
                   ord_valid, ord_port, ord_pop, CAPACITY=4096):
@@ -85,10 +106,15 @@ def prism_control(clk, rst,
     if len(resp_data) != 44:
         raise ValueError("prism_control: resp_data is the 44-bit response header")
     beat_width = len(f0_beats)
+    if len(f1_beats) != beat_width:
+        raise ValueError("prism_control: f0_beats/f1_beats must be equally wide")
     if len(act_count) != 13 or len(act_contributors) != 8 or len(act_expected) != 4:
         raise ValueError("prism_control: act_count 13, act_contributors 8, act_expected 4 bits")
 
     MAP_BITS = 8 * MAX_RANGES
+    # a waiting frame: {port, bank, too_long, beats, header[95:0]}
+    H_BEATS, H_LONG, H_BANK, H_PORT = 96, 96 + beat_width, 97 + beat_width, 99 + beat_width
+    HOLD_W = 100 + beat_width
 
     resp_mem = [Signal(intbv(0)[44:]) for _ in range(RESPONSE_DEPTH)]
     resp_rp = Signal(modbv(0)[4:])
@@ -98,12 +124,23 @@ def prism_control(clk, rst,
     st_valid = Signal(bool(0))
     st_word = Signal(intbv(0)[96:])       # the staged STAGE header (fields read by constant slices)
     act_word = Signal(intbv(0)[96:])
-    busy = Signal(bool(0))
+    op_open = Signal(bool(0))             # the active operation admits DATA
+    dp_busy = Signal(bool(0))             # the datapath works for the active operation
+    aborting = Signal(bool(0))            # ... which was aborted: its drain ends after ABORT_QUIET quiet cycles
+    quiet = Signal(intbv(0, min=0, max=ABORT_QUIET + 1))
+    pairs_done = Signal(intbv(0)[12:])    # admitted (contributor, range) pairs of the open operation
+    pairs_all = Signal(intbv(0)[12:])     # contributors x ranges: the operation ends when reached
     dup_map = Signal(intbv(0)[MAP_BITS:])   # bit 256*c + r: contributor c has contributed range r
     # admitted FP32_ARRIVAL frames not yet started, oldest first: at most 3 banks x 2 ports
     ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
     ord_rp = Signal(modbv(0)[3:])
     ord_count = Signal(intbv(0, min=0, max=ORDER_DEPTH + 1))
+    # frames waiting behind a held COMMIT, oldest first
+    hold_mem = [Signal(intbv(0)[HOLD_W:]) for _ in range(HOLD_DEPTH)]
+    hold_rp = Signal(modbv(0)[3:])
+    hold_count = Signal(intbv(0, min=0, max=HOLD_DEPTH + 1))
+    hold_head0 = Signal(intbv(0)[HOLD_W:])
+    hold_head1 = Signal(intbv(0)[HOLD_W:])
 
     @always_comb
     def outputs():
@@ -117,7 +154,7 @@ def prism_control(clk, rst,
         act_recipients.next = act_word[82:80]
         act_op_id.next = act_word[16:8]
         act_generation.next = act_word[32:16]
-        act_busy.next = busy
+        act_busy.next = op_open or dp_busy
         ord_valid.next = ord_count != 0
         ord_port.next = ord_bits[ord_rp]
 
@@ -131,8 +168,13 @@ def prism_control(clk, rst,
         act_expected.next = n
 
     @always_comb
-    def response_head():
+    def queue_heads():
+        a = modbv(0)[3:]
         resp_data.next = resp_mem[resp_rp]
+        a[:] = hold_rp
+        hold_head0.next = hold_mem[a]
+        a[:] = hold_rp + 1
+        hold_head1.next = hold_mem[a]
 
     @always(clk.posedge)
     def step():
@@ -145,6 +187,7 @@ def prism_control(clk, rst,
         one = intbv(0)[MAP_BITS:]
         lo_mask = intbv(0)[MAP_BITS:]
         hi_mask = intbv(0)[MAP_BITS:]
+        entry = intbv(0)[HOLD_W:]
         resp = intbv(0)[44:]
         cls = intbv(0)[4:]
         opc = intbv(0)[4:]
@@ -158,23 +201,41 @@ def prism_control(clk, rst,
         need = intbv(0)[14:]
         r_first = intbv(0)[9:]
         r_end = intbv(0)[9:]
+        done_pairs = intbv(0)[12:]
+        all_pairs = intbv(0)[12:]
+        members = intbv(0)[4:]
         contributor = intbv(0)[3:]
         fmt = intbv(0)[2:]
         recip = intbv(0)[2:]
+        bank = intbv(0)[2:]
         wp = modbv(0)[4:]
         rc = intbv(0, min=0, max=RESPONSE_DEPTH + 3)
         ob = intbv(0)[ORDER_DEPTH:]
         orp = modbv(0)[3:]
         slot = modbv(0)[3:]
         oc = intbv(0, min=0, max=ORDER_DEPTH + 2)
+        hrp = modbv(0)[3:]
+        hwp = modbv(0)[3:]
+        hc = intbv(0, min=0, max=HOLD_DEPTH + 3)
+        popped = intbv(0, min=0, max=3)
+        qt = intbv(0, min=0, max=ABORT_QUIET + 1)
         st_ok = bool(0)
+        is_open = bool(0)
         is_busy = bool(0)
+        is_aborting = bool(0)
         frame_valid = bool(0)
         too_long = bool(0)
         admit = bool(0)
+        port = bool(0)
+        stopped = bool(0)
+        used0 = bool(0)
+        used1 = bool(0)
         if rst:
             st_valid.next = 0
-            busy.next = 0
+            op_open.next = 0
+            dp_busy.next = 0
+            aborting.next = 0
+            quiet.next = 0
             resp_rp.next = 0
             resp_wp.next = 0
             resp_count.next = 0
@@ -182,28 +243,49 @@ def prism_control(clk, rst,
             r1_valid.next = 0
             ev0_valid.next = 0
             ev1_valid.next = 0
-            commit.next = 0
+            clear.next = 0
             ord_rp.next = 0
             ord_count.next = 0
+            hold_rp.next = 0
+            hold_count.next = 0
         else:
             staged[:] = st_word
             active[:] = act_word
             st_ok = bool(st_valid)
-            is_busy = bool(busy)
+            is_open = bool(op_open)
+            is_busy = bool(dp_busy)
+            is_aborting = bool(aborting)
+            qt[:] = quiet
+            done_pairs[:] = pairs_done
+            all_pairs[:] = pairs_all
             dmap[:] = dup_map
             wp[:] = resp_wp
             rc[:] = resp_count
             ob[:] = ord_bits
             orp[:] = ord_rp
             oc[:] = ord_count
-            commit.next = 0
+            hrp[:] = hold_rp
+            hc[:] = hold_count
+            clear.next = 0
             r0_valid.next = 0
             r1_valid.next = 0
             ev0_valid.next = 0
             ev1_valid.next = 0
 
+            # end of the datapath's work for the active operation
             if op_finished:
                 is_busy = False
+            if is_aborting:
+                if dp_idle:
+                    if qt == ABORT_QUIET - 1:
+                        is_busy = False
+                        is_aborting = False
+                        qt[:] = 0
+                        clear.next = 1
+                    else:
+                        qt[:] = qt + 1
+                else:
+                    qt[:] = 0
             if resp_pop and rc != 0:
                 resp_rp.next = resp_rp + 1
                 rc[:] = rc - 1
@@ -211,21 +293,43 @@ def prism_control(clk, rst,
                 orp[:] = orp + 1
                 oc[:] = oc - 1
 
-            for port in range(2):
-                if port == 0:
-                    frame_valid = bool(f0_valid)
-                    hdr[:] = f0_header[96:0]
-                    beats[:] = f0_beats
-                    too_long = bool(f0_too_long)
+            # Candidates in processing order: the two oldest waiting frames, then this cycle's
+            # frames (port 0 first).  At most one verdict per port per cycle; the first frame
+            # that cannot be processed now (a held COMMIT, or its port already answered) stops
+            # the walk, and every later frame waits behind it.
+            popped[:] = 0
+            for k in range(4):
+                frame_valid = False
+                if k == 0:
+                    if hc >= 1:
+                        frame_valid = True
+                        entry[:] = hold_head0
+                elif k == 1:
+                    if hc >= 2:
+                        frame_valid = True
+                        entry[:] = hold_head1
+                elif k == 2:
+                    if hc > 2:
+                        stopped = True      # a third waiting frame comes before this cycle's frames
+                    if f0_valid:
+                        frame_valid = True
+                        entry[:] = concat(False, f0_bank, f0_too_long, f0_beats, f0_header[96:0])
                 else:
-                    frame_valid = bool(f1_valid)
-                    hdr[:] = f1_header[96:0]
-                    beats[:] = f1_beats
-                    too_long = bool(f1_too_long)
-                admit = False
-                code[:] = EV_CONTROL
-                reason[:] = OK
-                if frame_valid:
+                    if f1_valid:
+                        frame_valid = True
+                        entry[:] = concat(True, f1_bank, f1_too_long, f1_beats, f1_header[96:0])
+                if frame_valid and not stopped:
+                    port = bool(entry[H_PORT])
+                    if (port and used1) or (not port and used0):
+                        stopped = True
+                if frame_valid and not stopped:
+                    hdr[:] = entry[96:0]
+                    beats[:] = entry[H_LONG:H_BEATS]
+                    too_long = bool(entry[H_LONG])
+                    bank[:] = entry[H_PORT:H_BANK]
+                    admit = False
+                    code[:] = EV_CONTROL
+                    reason[:] = OK
                     cls[:] = hdr[4:0]
                     opc[:] = hdr[8:4]
                     if cls == CLASS_CONTROL:
@@ -252,23 +356,44 @@ def prism_control(clk, rst,
                                 reason[:] = NO_STAGED
                             elif staged[32:8] != hdr[32:8]:
                                 reason[:] = STAGED_MISMATCH
-                            elif is_busy:
+                            elif is_open:
                                 reason[:] = BUSY
+                            elif is_busy:
+                                stopped = True      # held until the previous operation's drain is over
                             else:
                                 active[:] = staged
                                 st_ok = False
+                                is_open = True
                                 is_busy = True
                                 dmap[:] = 0
                                 oc[:] = 0
-                                commit.next = 1
+                                done_pairs[:] = 0
+                                members[:] = 0
+                                for c in range(8):
+                                    if staged[64 + c]:
+                                        members[:] = members + 1
+                                count[:] = staged[61:48]
+                                r_end[:] = (count + 15) >> 4
+                                all_pairs[:] = members * r_end
+                                clear.next = 1
+                        elif opc == OP_ABORT:
+                            if not is_open:
+                                reason[:] = NOT_OPEN
+                            elif active[32:8] != hdr[32:8]:
+                                reason[:] = ACTIVE_MISMATCH
+                            else:
+                                is_open = False
+                                is_aborting = True
+                                qt[:] = 0
                         else:
                             reason[:] = BAD_OPCODE
-                        resp[:] = concat(opc, reason, hdr[32:8], intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
-                        if reason != OK:
-                            resp[8:4] = OP_NACK
-                        resp_mem[wp].next = resp
-                        wp[:] = wp + 1
-                        rc[:] = rc + 1
+                        if not stopped:
+                            resp[:] = concat(opc, reason, hdr[32:8], intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
+                            if reason != OK:
+                                resp[8:4] = OP_NACK
+                            resp_mem[wp].next = resp
+                            wp[:] = wp + 1
+                            rc[:] = rc + 1
                     else:
                         # DATA: the nine rules in protocol order.
                         count[:] = active[61:48]
@@ -293,7 +418,7 @@ def prism_control(clk, rst,
                         cmap[:] = dmap & mask
                         if too_long:
                             code[:] = DROP_TOO_LONG
-                        elif not is_busy:
+                        elif not is_open:
                             code[:] = DROP_NO_OPERATION
                         elif hdr[16:8] != active[16:8]:
                             code[:] = DROP_WRONG_OP
@@ -313,36 +438,58 @@ def prism_control(clk, rst,
                             admit = True
                             code[:] = EV_ADMITTED
                             dmap[:] = dmap | mask
+                            done_pairs[:] = done_pairs + (r_end - r_first)
+                            if done_pairs == all_pairs:
+                                is_open = False     # the last range has all its contributors
                             if active[34:32] == POLICY_FP32_ARRIVAL:
                                 slot[:] = orp + oc
-                                if port == 1:
+                                if port:
                                     ob[slot] = 1
                                 else:
                                     ob[slot] = 0
                                 oc[:] = oc + 1
-                    # Every frame gets a verdict: a CONTROL frame's bank is freed (never admitted).
-                    if port == 0:
-                        ev0_valid.next = 1
-                        ev0_code.next = code
-                        r0_valid.next = 1
-                        r0_admit.next = admit
-                        r0_bank.next = f0_bank
-                    else:
-                        ev1_valid.next = 1
-                        ev1_code.next = code
-                        r1_valid.next = 1
-                        r1_admit.next = admit
-                        r1_bank.next = f1_bank
+                    if not stopped:
+                        # Every frame gets a verdict: a CONTROL frame's bank is freed (never admitted).
+                        if k < 2:
+                            popped[:] = popped + 1
+                        if port:
+                            used1 = True
+                            ev1_valid.next = 1
+                            ev1_code.next = code
+                            r1_valid.next = 1
+                            r1_admit.next = admit
+                            r1_bank.next = bank
+                        else:
+                            used0 = True
+                            ev0_valid.next = 1
+                            ev0_code.next = code
+                            r0_valid.next = 1
+                            r0_admit.next = admit
+                            r0_bank.next = bank
+                # a frame of this cycle that was not processed waits, in order
+                if k >= 2 and frame_valid and stopped:
+                    hwp[:] = hrp + hc
+                    hold_mem[hwp].next = entry
+                    hc[:] = hc + 1
+            hrp[:] = hrp + popped
+            hc[:] = hc - popped
 
             st_word.next = staged
             st_valid.next = st_ok
             act_word.next = active
-            busy.next = is_busy
+            op_open.next = is_open
+            dp_busy.next = is_busy
+            aborting.next = is_aborting
+            quiet.next = qt
+            pairs_done.next = done_pairs
+            pairs_all.next = all_pairs
             dup_map.next = dmap
             resp_wp.next = wp
             resp_count.next = rc
             ord_bits.next = ob
             ord_rp.next = orp
             ord_count.next = oc
+            hold_rp.next = hrp
+            hold_count.next = hc
 
-    return outputs, popcount, response_head, step
+    return outputs, popcount, queue_heads, step

@@ -35,7 +35,8 @@ Parameters:
     FP32_LATENCY    fp32_add latency (1 .. 4)
 
 Ports (widths from the signals):
-    clk, rst                clock; synchronous reset (empties the pipeline, not the RAMs)
+    clk, rst                clock; synchronous reset: empties the pipeline and every range
+    clear                   pulse: a new operation starts, every range is emptied (nothing in flight)
     p{P}_take               (P = 0, 1) port P's issue group is taken at this edge
     p{P}_row                its first range (8 bits)
     p{P}_lanes              its element mask (64 bits, bit e: range row + e // 16, lane e % 16)
@@ -55,7 +56,7 @@ LANES = 16
 
 
 @block
-def prism_fp32_bank(clk, rst, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_row, p1_lanes, p1_values,
+def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_row, p1_lanes, p1_values,
                     rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_chain, o_data,
                     BANK=0, BANKS=16, ROWS=16, FP32_LATENCY=4):
     if BANKS not in (4, 8, 16):
@@ -88,7 +89,7 @@ def prism_fp32_bank(clk, rst, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_
     insts = []
     for lane in range(LANES):
         rv, rval = Signal(bool(0)), Signal(intbv(0)[32:])
-        insts.append(fp32_arrival_lane(clk, rst, op_lanes(lane), op_row, op_read, op_values(32 * lane + 32, 32 * lane),
+        insts.append(fp32_arrival_lane(clk, rst, clear, op_lanes(lane), op_row, op_read, op_values(32 * lane + 32, 32 * lane),
                                        rv, rval, ROWS=ROWS, LATENCY=L))
         lane_valid.append(rv)
         lane_value.append(rval)

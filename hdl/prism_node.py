@@ -92,7 +92,7 @@ def prism_node(clk, rst,
     # ---- phases 1-2: validation, admission, CONTROL ----
     ev = [dict(valid=sig(), code=sig(4)) for _ in range(2)]
     resp_valid, resp_data, resp_pop = sig(), sig(44), sig()
-    op_finished, commit = sig(), sig()
+    op_finished, clear, dp_idle = sig(), sig(), sig()
     act_policy, act_in_fmt, act_out_fmt = sig(2), sig(2), sig(3)
     act_count, act_contributors, act_expected = sig(13), sig(8), sig(4)
     act_recipients, act_op_id, act_generation, act_busy = sig(2), sig(8), sig(16), sig()
@@ -103,7 +103,7 @@ def prism_node(clk, rst,
                                verdict[0]["valid"], verdict[0]["admit"], verdict[0]["bank"],
                                verdict[1]["valid"], verdict[1]["admit"], verdict[1]["bank"],
                                ev[0]["valid"], ev[0]["code"], ev[1]["valid"], ev[1]["code"],
-                               resp_valid, resp_data, resp_pop, room_ok, op_finished, commit,
+                               resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
                                act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
                                act_recipients, act_op_id, act_generation, act_busy,
                                ord_valid, ord_port, ord_pop, CAPACITY=CAPACITY))
@@ -167,7 +167,7 @@ def prism_node(clk, rst,
     m_valid = sig()
     ko_valid, ko_row, ko_states, ko_flags = sig(), sig(8), sig(16 * W), sig(80)
     ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
-    insts.append(prism_kulisch_store(clk, rst, commit, act_in_fmt, k0_valid, iss[0]["row"], iss[0]["lanes"],
+    insts.append(prism_kulisch_store(clk, rst, clear, act_in_fmt, k0_valid, iss[0]["row"], iss[0]["lanes"],
                                      iss[0]["data"], k1_valid, iss[1]["row"], iss[1]["lanes"], iss[1]["data"],
                                      m_valid, cmd_row, ko_valid, ko_row, ko_states, ko_flags,
                                      ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n, ROWS=rows))
@@ -179,7 +179,7 @@ def prism_node(clk, rst,
         i = iss[p]
         ports += [i["valid"], ready, i["row"], i["lanes"], i["data"], i["active"], i["seq"], i["lo"], i["hi"],
                   i["next"], i["pend"], i["pseq"], i["plo"], i["phi"]]
-    insts.append(prism_arrival_banks(clk, rst, arrival, act_in_fmt, *ports, f_cmd_valid, cmd_row, f_cmd_ready,
+    insts.append(prism_arrival_banks(clk, rst, clear, arrival, act_in_fmt, *ports, f_cmd_valid, cmd_row, f_cmd_ready,
                                      fe0_valid, fe0_row, fe0_n, fe1_valid, fe1_row, fe1_n, fo_valid, fo_row,
                                      fo_data, CAPACITY=CAPACITY))
 
@@ -210,18 +210,29 @@ def prism_node(clk, rst,
             f_cmd_valid.next = cmd_valid
             cmd_ready.next = f_cmd_ready
     insts.append(completion_events)
-    insts.append(prism_completion(clk, rst, commit, act_expected, e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n,
+    insts.append(prism_completion(clk, rst, clear, act_expected, e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n,
                                   cmd_valid, cmd_row, cmd_ready, ranges_done))
 
-    w_valid, w_row, w_packed, w_fmt, w_exact = sig(), sig(8), sig(512), sig(3), sig(16 * (W + 4))
+    w_valid, w_row, w_packed, w_fmt, w_exact = sig(), sig(8), sig(512), sig(3), sig(16 * (W + 5))
     insts.append(prism_readout(clk, rst, act_policy, act_out_fmt, act_count, ko_valid, ko_row, ko_states, ko_flags,
                                fo_valid, fo_row, fo_data, w_valid, w_row, w_packed, w_fmt, w_exact))
 
     # ---- phase 6: result sender ----
-    res_valid, res_data, res_last, res_mask, res_ready = sig(), sig(512), sig(), sig(2), sig()
-    insts.append(prism_result_sender(clk, rst, commit, act_count, act_op_id, act_generation, act_recipients,
+    res_valid, res_data, res_last, res_mask, res_ready, sender_idle = sig(), sig(512), sig(), sig(2), sig(), sig()
+    insts.append(prism_result_sender(clk, rst, clear, act_count, act_op_id, act_generation, act_recipients,
                                      w_valid, w_row, w_packed, w_fmt, w_exact, res_valid, res_data, res_last,
-                                     res_mask, res_ready, op_finished))
+                                     res_mask, res_ready, op_finished, sender_idle))
+    rd0_avail, rd1_avail = rd[0]["avail"], rd[1]["avail"]
+    iss0_active, iss1_active = iss[0]["active"], iss[1]["active"]
+
+    @always_comb
+    def datapath_idle():
+        # nothing admitted waits or is read, no completed range waits for its read-out, no tile is
+        # written, no RESULT frame is formed (the gaps between these stages are shorter than the
+        # quiet time prism_control waits for after an ABORT)
+        dp_idle.next = (not rd0_avail and not rd1_avail and not iss0_active and not iss1_active
+                        and not cmd_valid and not w_valid and sender_idle)
+    insts.append(datapath_idle)
 
     # ---- phase 7: egress ----
     sent_response, sent_result0, sent_result1 = sig(), sig(), sig()

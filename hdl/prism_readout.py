@@ -30,7 +30,7 @@ Ports (widths from the signals; W = KULISCH_W):
     w_valid, w_row              out: a finished tile, its row
     w_packed                    out: 512 bits, the tile packed in its format
     w_fmt                       out: the tile's format code (0..4)
-    w_exact                     out: 16 x (4 + W) bits, lane l = {flags {ovf, -inf, +inf, nan}, state}
+    w_exact                     out: 16 x (5 + W) bits, lane l = {flags {wrap_sign, ovf, -inf, +inf, nan}, state}
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
 
@@ -47,8 +47,8 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     W = len(k_states) // LANES
     if W not in (280, 320) or len(k_states) != W * LANES:
         raise ValueError("prism_readout: k_states is 16 x KULISCH_W (320 or 280) bits")
-    if len(w_exact) != LANES * (W + 4):
-        raise ValueError("prism_readout: w_exact is 16 x (KULISCH_W + 4) bits")
+    if len(w_exact) != LANES * (W + 5):
+        raise ValueError("prism_readout: w_exact is 16 x (KULISCH_W + 5) bits")
     if len(k_flags) != 5 * LANES or len(f_tile) != 512 or len(w_packed) != 512:
         raise ValueError("prism_readout: k_flags 80 bits, f_tile and w_packed 512 bits")
     if len(out_fmt) != 3 or len(w_fmt) != 3 or len(count) != 13:
@@ -65,10 +65,11 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     zero512 = sig(512)
     insts.append(prism_round16(clk, rst, k_valid, no, k_states, k_flags, zero512, fmt_a, k_row,
                                a_valid, a_tile, a_tag))
-    # EXACT: state and flags {ovf, -inf, +inf, nan} (the low 4 of the 5 lane flags) pass through
+    # EXACT: state and flags {wrap_sign, ovf, -inf, +inf, nan} pass through (the result sender
+    # rebuilds the exact sum from the state and the wrap)
     exact_in = ConcatSignal(*[s for lane in reversed(range(LANES))
-                              for s in (k_flags(5 * lane + 4, 5 * lane), k_states(W * lane + W, W * lane))])
-    a_exact = sig(LANES * (W + 4))
+                              for s in (k_flags(5 * lane + 5, 5 * lane), k_states(W * lane + W, W * lane))])
+    a_exact = sig(LANES * (W + 5))
 
     # ---- stage B: AUTO classifier + FP32 -> format ----
     b_in_valid, b_in_row, b_in_tile, b_in_keep = sig(), sig(8), sig(512), sig(16)

@@ -3,15 +3,16 @@
 Phase 6 of the SINGLE node (docs/protocol.md, "RESULT").  Finished tiles from
 the read-out are kept in a striped result store (256 rows of 512 bits, a tile
 packed in its format per row: 4,096 FP32 values at most, in vector order) plus
-an exact store for EXACT results (16 x (W + 4) bits per row), with each tile's
+an exact store for EXACT results (16 x (W + 5) bits per row), with each tile's
 format.  A block b (elements [256b, min(256b + 256, E))) is sent once all its
 tiles are in; blocks go out lowest-numbered first among those complete.
 
 Frame: a header beat (class 3, op_id, generation, offset 256b, element count,
 G groups and their descriptors {count, format} at [256+16g +: 16]), then each
 group from a new beat, packed like DATA (64 INT8, 32 FP16/BF16, 16 FP32 per
-beat; EXACT one value per beat: state [W-1:0], flags {ovf, -inf, +inf, nan} at
-[511:508]).  A group is a maximal run of adjacent tiles of one format (with a
+beat; EXACT one value per beat: the exact sum as a 508-bit two's complement
+integer at [507:0], the W-bit state being its low bits, flags {ovf, -inf, +inf,
+nan} at [511:508]; the header carries W at [104:96]).  A group is a maximal run of adjacent tiles of one format (with a
 fixed result format the block is one group; with AUTO adjacent tiles of the
 same format are joined across tile boundaries within the frame).  Unused
 bits of a group's last beat are 0.
@@ -27,11 +28,13 @@ Ports (widths from the signals; W = KULISCH_W):
     commit                          pulse: a new operation starts
     count, op_id, generation        the active operation's E (13 bits), op_id (8), generation (16)
     recipients                      transmit port mask (2 bits)
-    w_valid, w_row, w_packed, w_fmt, w_exact   a finished tile (prism_readout's outputs)
+    w_valid, w_row, w_packed, w_fmt, w_exact   a finished tile (prism_readout's outputs; w_exact lane l =
+                                    {wrap_sign, overflow, -inf, +inf, nan, W-bit state}, W + 5 bits)
     res_valid, res_data, res_last   out: the beat presented to the egress
     res_mask                        out: its ports
     res_ready                       the egress has taken the beat
     op_finished                     out: pulse, the last RESULT frame of the operation is queued
+    idle                            out: no frame is being formed or offered to the egress
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
@@ -42,11 +45,14 @@ FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32, FMT_EXACT = 0, 1, 2, 3, 4
 
 @block
 def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, w_valid, w_row, w_packed, w_fmt,
-                        w_exact, res_valid, res_data, res_last, res_mask, res_ready, op_finished):
+                        w_exact, res_valid, res_data, res_last, res_mask, res_ready, op_finished, idle):
     XW = len(w_exact) // 16
-    W = XW - 4
+    W = XW - 5
     if W not in (280, 320) or len(w_exact) != 16 * XW:
-        raise ValueError("prism_result_sender: w_exact is 16 x (KULISCH_W + 4) bits")
+        raise ValueError("prism_result_sender: w_exact is 16 x (KULISCH_W + 5) bits")
+    SUM_BITS = 508                              # EXACT beat: the exact sum at [507:0]
+    HIGH_ONES = ((1 << SUM_BITS) - 1) ^ ((1 << W) - 1)     # bits [507:W]: sign extension of the state
+    WRAP = 1 << W                               # one wrap of the W-bit accumulator
     if len(w_packed) != 512 or len(res_data) != 512:
         raise ValueError("prism_result_sender: w_packed and res_data are 512 bits")
     if len(count) != 13 or len(w_fmt) != 3 or len(w_row) != 8:
@@ -74,6 +80,7 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
     def handshake():
         load.next = not out_valid or res_ready
         res_valid.next = out_valid
+        idle.next = state == IDLE and not out_valid
 
     @always(clk.posedge)
     def store_write():
@@ -113,6 +120,7 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
         row_data = intbv(0)[512:]
         xrow = intbv(0)[16 * XW:]
         xv = modbv(0)[XW:]
+        total = modbv(0)[SUM_BITS:]
         per = intbv(0)[3:]
         t = intbv(0)[9:]
         gi = intbv(0)[5:]
@@ -211,6 +219,7 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                         elems[:] = 256
                     hdr[77:64] = elems
                     hdr[85:80] = ng
+                    hdr[105:96] = W
                     for i in range(16):
                         if i < ng:
                             desc[:] = concat(ge[13:0], gf[3:0])
@@ -243,8 +252,18 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                     if f == FMT_EXACT:
                         xrow[:] = exact[t[8:0]]
                         xv[:] = xrow >> (ln * XW)
-                        beat[:] = xv[W:]
-                        beat[512:508] = xv[XW:W]
+                        # the exact sum: the state sign-extended, plus the wraps it lost
+                        # (at most one either way: |sum| < 2^280, docs/protocol.md)
+                        total[:] = xv[W:]
+                        if xv[W - 1]:
+                            total[:] = total | HIGH_ONES
+                        if xv[W + 3]:
+                            if xv[W + 4]:
+                                total[:] = total - WRAP
+                            else:
+                                total[:] = total + WRAP
+                        beat[SUM_BITS:] = total
+                        beat[512:508] = xv[W + 4:W]
                         te[:] = 16
                         if t + 1 == tiles_all and tail != 0:
                             te[:] = tail

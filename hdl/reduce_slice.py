@@ -58,8 +58,8 @@ Parameters:
                   are built (policy must select a built one)
 
 Ports (widths come from the signals):
-    clk, rst          clock; synchronous active-high reset (ResetSignal); the RAMs are
-                      not cleared by reset (read ranges out to empty them)
+    clk, rst          clock; synchronous active-high reset (ResetSignal); a reset empties
+                      the FP32 ranges; Kulisch ranges are emptied by reading them out
     policy            in: 0 KULISCH_FIXED, 1 FP32_ARRIVAL (change only while idle and empty)
     s_axis_tdata      in: 512-bit beat
     s_axis_tvalid     in
@@ -167,6 +167,7 @@ def reduce_slice(clk, rst, policy,
 
     # ---- lanes ---------------------------------------------------------------------------
     insts = []
+    no_clear = Signal(bool(0))      # the slice empties a range by reading it out (a reset empties all)
     k_rd_valid, k_rd_state, k_rd_nan, k_rd_pinf, k_rd_ninf, k_rd_wraps = [], [], [], [], [], []
     f_rd_valid, f_rd_value = [], []
     for lane in range(LANES):
@@ -195,7 +196,7 @@ def reduce_slice(clk, rst, policy,
         k_rd_wraps.append(rw)
         fv, fval = Signal(bool(0)), Signal(intbv(0)[32:])
         if FP32:
-            insts.append(fp32_arrival_lane(clk, rst, f_valid(lane), row, op_read, lane_fp32, fv, fval,
+            insts.append(fp32_arrival_lane(clk, rst, no_clear, f_valid(lane), row, op_read, lane_fp32, fv, fval,
                                            ROWS=ROWS, LATENCY=L))
         f_rd_valid.append(fv)
         f_rd_value.append(fval)

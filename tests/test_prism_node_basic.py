@@ -112,7 +112,7 @@ class NodeBench:
         return self.counters[idx + 16 * port if idx < 32 else idx]
 
     def frames(self, port):
-        return [P.decode(f.beats, self.kulisch_w) for f in self.sink[port].frames]
+        return [P.decode(f.beats) for f in self.sink[port].frames]
 
     def received(self, port):
         return len(self.sink[port].frames)
