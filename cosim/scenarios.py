@@ -15,6 +15,7 @@ import numpy as np
 from golden import protocol as P
 
 from .axis import AxisFrame
+from .batch import RESET_STREAM, ResetEvent
 
 DTYPES = {P.FMT_INT8: np.uint8, P.FMT_FP16: np.uint16, P.FMT_BF16: np.uint16, P.FMT_FP32: np.uint32}
 POLICY_CODES = {"kulisch": P.POLICY_KULISCH, "fp32-arrival": P.POLICY_FP32_ARRIVAL}
@@ -66,12 +67,21 @@ class Scenario:
     source_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
     sink_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
     operations: List[Operation] = field(default_factory=list)
-    resets: List[int] = field(default_factory=list)   # cycles at which rst is raised (held RESET_HOLD cycles)
+    # mid-run resets, held RESET_HOLD cycles: ResetEvent (a cycle, or a stream's progress plus a delay)
+    # or a plain int (a cycle)
+    resets: List[object] = field(default_factory=list)
     description: str = ""
+
+    def add_reset(self, event):
+        """Schedule a mid-run reset (ResetEvent or cycle); returns how many resets are then
+        scheduled, the count a frame waits for with after=("reset", n)."""
+        self.resets.append(event)
+        return len(self.resets)
 
     def add(self, port, frame_obj, delay=0, after=None):
         """Append a frame to `port`; `after` = (other port, one of its AxisFrames): this frame
-        waits until that frame has been sent.  Returns the AxisFrame."""
+        waits until that frame has been sent, or ("reset", n): until n resets are over.
+        Returns the AxisFrame."""
         beats = frame_obj.encode() if hasattr(frame_obj, "encode") else list(frame_obj)
         frame = AxisFrame(beats, delay=delay, after=after)
         self.frames[port].append(frame)
@@ -84,7 +94,9 @@ class Scenario:
         position = {}                   # per port: id(frame) -> its index, built once
         for f in self.frames.get(port, []):
             after = None
-            if f.after is not None:
+            if f.after is not None and f.after[0] == RESET_STREAM:
+                after = f.after             # ("reset", n): waits until n mid-run resets are over
+            elif f.after is not None:
                 other, target = f.after
                 if other not in position:
                     position[other] = {id(g): i for i, g in enumerate(self.frames[other])}
@@ -125,7 +137,7 @@ def result_beats(op):
 
 
 def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of=None, interleave=True,
-          data_delay=8, gap=0, scenario=None):
+          data_delay=8, gap=0, scenario=None, after_reset=None):
     """Operations one after another: for each, STAGE and COMMIT on `control_port`, then
     every contributor's DATA frames (contributor c on port `port_of(c)`, default c % 2).
 
@@ -142,8 +154,12 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
     them.  So backpressure can stretch the timeline but never reorders it (a DATA frame
     overtaking its COMMIT would be dropped and leave the operation open for good).
     Delays are planned for the no-pause case, stretched by 1/(1 - pause).
+
+    `after_reset` = n: the operations start once n mid-run resets are over (the first frame on
+    `control_port` waits for them; every other frame follows it).
     """
     sc = scenario or Scenario(seed)
+    first_new = len(sc.frames[control_port])
     port_of = port_of or (lambda c: c % 2)
     stretch = 1.0 / (1.0 - max(source_pause, sink_pause, 0.0))
     free = {0: 0.0, 1: 0.0}          # when each port's previous frame is planned to end
@@ -195,6 +211,8 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
                     clock = place(p, fr, max(clock, free[p]), after=after) + 4 * stretch
                 prev = (p, last[p])
         t = max(free.values()) + gap * stretch
+    if after_reset is not None:
+        sc.frames[control_port][first_new].after = (RESET_STREAM, after_reset)
     sc.source_pause = {0: source_pause, 1: source_pause}
     sc.sink_pause = {0: sink_pause, 1: sink_pause}
     return sc

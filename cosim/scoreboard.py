@@ -100,10 +100,10 @@ class NodeScoreboard:
         segments = [segment()]
         resets = sorted(self.resets)
         self.frames_lost = 0
+        self.segment_ranges = []      # ranges the model completed in each segment but the last
         for cycle, port, frame in sorted(self.inputs, key=lambda t: (t[0], t[1])):
             while resets and resets[0] < cycle:
-                self.model.reset()
-                self.log.append({"dir": "reset", "cycle": resets.pop(0)})
+                self._reset(resets.pop(0))
                 segments.append(segment())
             if resets and cycle == resets[0]:
                 # completed in the cycle rst rose: the reset comes before its validation
@@ -120,10 +120,30 @@ class NodeScoreboard:
                     key = (out.frame.op_id, out.frame.generation, out.frame.offset)
                     segments[-1][out.port]["results"][key] = out.frame
         while resets:
-            self.model.reset()
-            self.log.append({"dir": "reset", "cycle": resets.pop(0)})
+            self._reset(resets.pop(0))
             segments.append(segment())
         return segments
+
+    def _reset(self, cycle):
+        done = self.model.node_counters["ranges_completed"]
+        self.segment_ranges.append(done - sum(self.segment_ranges))
+        self.model.reset()
+        self.log.append({"dir": "reset", "cycle": cycle})
+
+    def ranges_surely_completed(self, tx_frames):
+        """Ranges the node must have completed: every range of the last segment (after the last
+        reset) and those of the blocks whose RESULT frames left before a reset."""
+        resets = sorted(self.resets)
+        last_start = resets[-1] if resets else -1
+        total = self.model.node_counters["ranges_completed"] - sum(self.segment_ranges)
+        seen = set()
+        for frames in tx_frames.values():
+            for f in frames:
+                if P.get_field(f.beats[0], "class") == P.CLASS_RESULT and f.cycles and f.cycles[-1] <= last_start:
+                    head = f.beats[0]
+                    seen.add((P.get_field(head, "op_id"), P.get_field(head, "generation"),
+                              P.get_field(head, "offset"), P.get_field(head, "n")))
+        return total + sum(-(-n // P.RANGE_ELEMS) for *_, n in seen)
 
     def contributors_of(self, op_id, generation, element):
         op = self.model.operations.get((op_id, generation))

@@ -13,8 +13,9 @@ Counter map (counter_select):
     16*P + 11   port P: unsupported frames drained
     16*P + 12   port P: frames truncated by a reset in the middle of the frame
     32          ranges completed
-    33          RESULT frames sent (per transmit port: an AllReduce to two ports counts 2)
-    34          CONTROL responses sent
+    33          RESULT frames sent (their last beat taken on a transmit port: an AllReduce to two
+                ports counts 2)
+    34          CONTROL responses sent (taken on TX port 0)
 Other selections read 0.  "Frames accepted" of the protocol is counter 0 + 1.
 
 The counters are not cleared by rst (a reset is itself an event they count:
@@ -51,26 +52,31 @@ def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupport
     @always(clk.posedge)
     def count():
         # Each event kind below updates a different counter, so several may land in one cycle.
+        # Events are pulses registered by their blocks at the edge they happened, so one that
+        # happened at the last edge before a reset is counted during it.  The drain pulse of an
+        # unsupported frame is registered at its TLAST, like the stored frames' hand-over to
+        # validation: a frame completing in the cycle rst rises is neither validated nor
+        # counted, whatever its class.
         if rst:
             if in_frame0:
                 mem[TRUNCATED].next = mem[TRUNCATED] + 1
             if in_frame1:
                 mem[16 + TRUNCATED].next = mem[16 + TRUNCATED] + 1
         else:
-            if ev0_valid:
-                mem[ev0_code].next = mem[ev0_code] + 1
-            if ev1_valid:
-                mem[16 + ev1_code].next = mem[16 + ev1_code] + 1
             if unsupported0:
                 mem[UNSUPPORTED].next = mem[UNSUPPORTED] + 1
             if unsupported1:
                 mem[16 + UNSUPPORTED].next = mem[16 + UNSUPPORTED] + 1
-            if ranges_done != 0:
-                mem[RANGES].next = mem[RANGES] + ranges_done
-            if results_sent != 0:
-                mem[RESULTS].next = mem[RESULTS] + results_sent
-            if response_sent:
-                mem[RESPONSES].next = mem[RESPONSES] + 1
+        if ev0_valid:
+            mem[ev0_code].next = mem[ev0_code] + 1
+        if ev1_valid:
+            mem[16 + ev1_code].next = mem[16 + ev1_code] + 1
+        if ranges_done != 0:
+            mem[RANGES].next = mem[RANGES] + ranges_done
+        if results_sent != 0:
+            mem[RESULTS].next = mem[RESULTS] + results_sent
+        if response_sent:
+            mem[RESPONSES].next = mem[RESPONSES] + 1
         if counter_select < COUNTERS:
             counter_value.next = mem[counter_select]
         else:

@@ -27,9 +27,10 @@ Ports (widths from the signals):
     res_mask            2 bits: bit p set: the beat goes out of TX port p
     res_ready           out: every masked port has taken the beat (the sender advances)
     m_axis_P_tdata/tvalid/tready/tlast   (P = 0, 1) transmit streams
-    sent_response       out: pulse, a response beat left through port 0's register
-    sent_result0        out: pulse, a RESULT frame's last beat was loaded for port 0
-    sent_result1        out: pulse, same for port 1
+    sent_response       out: pulse, a response beat was taken on TX port 0 (tvalid and tready)
+    sent_result0        out: pulse, a RESULT frame's last beat was taken on TX port 0
+    sent_result1        out: pulse, same for TX port 1
+                        (counted on the wire, so a frame a reset cuts is never counted)
 """
 from myhdl import Signal, always, always_comb, block
 
@@ -52,6 +53,7 @@ def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data,
     out0_valid, out1_valid = Signal(bool(0)), Signal(bool(0))
     taken0, taken1 = Signal(bool(0)), Signal(bool(0))   # this beat already loaded for port p
     locked0 = Signal(bool(0))       # port 0 is inside a RESULT frame
+    result0 = Signal(bool(0))       # port 0's register holds a RESULT beat (else a response)
     last_grant = Signal(bool(0))    # round robin on port 0 between frames
     load0_resp, load0_res, load1_res = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
     ready = Signal(bool(0))
@@ -97,29 +99,29 @@ def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data,
             sent_result0.next = 0
             sent_result1.next = 0
         else:
-            sent_response.next = 0
-            sent_result0.next = 0
-            sent_result1.next = 0
+            # what the link partners took at this edge
+            sent_response.next = out0_valid and m_axis_0_tready and not result0
+            sent_result0.next = out0_valid and m_axis_0_tready and result0 and m_axis_0_tlast
+            sent_result1.next = out1_valid and m_axis_1_tready and m_axis_1_tlast
             if load0_resp:
                 m_axis_0_tdata.next = resp_data
                 m_axis_0_tlast.next = 1
                 out0_valid.next = 1
+                result0.next = 0
                 last_grant.next = GRANT_RESPONSE
-                sent_response.next = 1
             elif load0_res:
                 m_axis_0_tdata.next = res_data
                 m_axis_0_tlast.next = res_last
                 out0_valid.next = 1
+                result0.next = 1
                 locked0.next = not res_last
                 last_grant.next = GRANT_RESULT
-                sent_result0.next = res_last
             elif m_axis_0_tready:
                 out0_valid.next = 0
             if load1_res:
                 m_axis_1_tdata.next = res_data
                 m_axis_1_tlast.next = res_last
                 out1_valid.next = 1
-                sent_result1.next = res_last
             elif m_axis_1_tready:
                 out1_valid.next = 0
             if ready:

@@ -148,9 +148,11 @@ def test_result_values_match_array_reduction(policy, in_fmt):
         name = P.FORMAT_NAMES[res]
         want = golden_reduce(policy, P.FORMAT_NAMES[in_fmt], name, data, impl="python")
         if res == P.FMT_EXACT:
+            # the exact sum: the signed 320-bit state (limbs sign-extended) plus its wraps
             limbs = want.bits
             states = [sum(int(l) << (64 * k) for k, l in enumerate(row)) & ((1 << 320) - 1) for row in limbs]
-            assert got == [(s, int(f)) for s, f in zip(states, want.flags)]
+            sums = [(s - (1 << 320) if s >> 319 else s) + (int(w) << 320) for s, w in zip(states, want.wraps)]
+            assert got == [(t, int(f)) for t, f in zip(sums, want.flags)]
         else:
             assert got == [int(x) for x in want.bits]
         if res == P.FMT_AUTO:
@@ -172,3 +174,54 @@ def test_reduce_goes_to_one_port_and_counts_ranges():
     assert [o.port for o in outs] == [1]
     assert m.node_counters["ranges_completed"] == 3
     assert outs[0].frame.count == 40
+
+
+def abort(op=1, gen=1):
+    return P.Abort(op, gen).encode()
+
+
+def data(contributor, offset, n, op=1, gen=1, fmt=P.FMT_FP32, value=0x3F800000):
+    return P.Data(op, gen, contributor, fmt, offset, (value,) * n).encode()
+
+
+def test_an_operation_ends_at_the_admission_that_completes_its_last_range():
+    """docs/protocol.md, "Operation lifetime": from the completing admission on, the next
+    COMMIT is ACKed, DATA of the ended operation is no_operation and ABORT is NOT_OPEN."""
+    m = started(NodeModel(), count=32, contributors=0b11)
+    m.receive(0, stage(op=2, gen=9, count=16, contributors=0b1))
+    m.receive(0, data(0, 0, 32))
+    assert responses(m.receive(1, commit(2, 9))) == [(False, P.BUSY)]       # contributor 1 still owes
+    outs = m.receive(1, data(1, 0, 32))                                     # completes the operation
+    assert {o.frame.offset for o in outs if isinstance(o.frame, P.Result)} == {0}
+    assert responses(m.receive(0, abort(1, 1))) == [(False, P.NOT_OPEN)]
+    m.receive(1, data(1, 0, 16))
+    assert m.counters[1]["dropped_no_operation"] == 1
+    assert responses(m.receive(1, commit(2, 9))) == [(True, P.OK)]
+
+
+def test_abort_ends_the_open_operation_and_keeps_the_completed_blocks():
+    m = started(NodeModel(), count=512, contributors=0b11)
+    outs = m.receive(0, data(0, 0, 256)) + m.receive(1, data(1, 0, 256))     # block 0 complete
+    assert [o.frame.offset for o in outs if isinstance(o.frame, P.Result)] == [0, 0]   # both ports
+    m.receive(0, data(0, 256, 256))                                         # block 1 half done
+    assert responses(m.receive(1, abort(1, 2))) == [(False, P.ACTIVE_MISMATCH)]
+    assert responses(m.receive(1, abort(2, 1))) == [(False, P.ACTIVE_MISMATCH)]
+    assert responses(m.receive(1, abort(1, 1))) == [(True, P.OK)]
+    assert responses(m.receive(1, abort(1, 1))) == [(False, P.NOT_OPEN)]
+    assert m.receive(1, data(1, 256, 256)) == []                            # never completes block 1
+    assert m.counters[1]["dropped_no_operation"] == 1
+    # the staged slot is untouched; the next operation starts from nothing
+    assert responses(m.receive(0, stage(op=3, gen=3, count=512, contributors=0b1))) == [(True, P.OK)]
+    assert responses(m.receive(0, commit(3, 3))) == [(True, P.OK)]
+    outs = m.receive(0, data(0, 256, 256, op=3, gen=3, value=0x40000000))
+    res = [o.frame for o in outs if isinstance(o.frame, P.Result)]
+    assert res and all(v == 0x40000000 for r in res for _, _, v in r.elements())
+
+
+def test_abort_nacks_without_an_operation_and_after_a_reset():
+    m = NodeModel()
+    assert responses(m.receive(0, abort())) == [(False, P.NOT_OPEN)]
+    started(m)
+    m.reset()
+    assert responses(m.receive(0, abort())) == [(False, P.NOT_OPEN)]
+    assert responses(m.receive(0, abort() + [0])) == [(False, P.BAD_LENGTH)]

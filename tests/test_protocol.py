@@ -67,14 +67,37 @@ def test_result_round_trip_with_exact_and_mixed_groups():
     rng = random.Random(1)
     groups = ((P.FMT_INT8, tuple(rng.getrandbits(8) for _ in range(32))),
               (P.FMT_FP16, tuple(rng.getrandbits(16) for _ in range(16))),
-              (P.FMT_EXACT, tuple((rng.getrandbits(320), rng.getrandbits(4)) for _ in range(16))))
-    r = P.Result(3, 77, 256, groups)
+              (P.FMT_EXACT, tuple((rng.randrange(-(1 << 281), 1 << 281), rng.getrandbits(4)) for _ in range(16))))
+    r = P.Result(3, 77, 256, groups, kulisch_w=280)
     beats = r.encode()
     assert len(beats) == 1 + 1 + 1 + 16
     assert P.get_field(beats[0], "n") == 64 and P.get_field(beats[0], "groups") == 3
+    assert P.get_field(beats[0], "kulisch_w") == 280
     assert P.decode(beats) == r
-    # EXACT flags at [511:508], bit 508 = nan
-    assert beats[3] >> 508 == groups[2][1][0][1]
+    # EXACT: the sum as a 508-bit two's complement integer at [507:0], flags at [511:508] (bit 508 = nan)
+    total, flags = groups[2][1][0]
+    assert beats[3] >> 508 == flags
+    assert beats[3] & ((1 << 508) - 1) == total % (1 << 508)
+
+
+def test_exact_beat_keeps_the_whole_sum():
+    """A sum beyond a 280-bit accumulator: the low W bits are the wrapped state, the rest above."""
+    total = (1 << 279) + 12345            # one wrap past the top of a 280-bit register
+    beat = P.encode_exact(total, 0b1000)
+    state = beat & ((1 << 280) - 1)
+    assert state - (1 << 280) == total - (1 << 280)      # the register holds total - 2^280
+    assert P.decode_exact(beat) == (total, 0b1000)
+    assert P.decode_exact(P.encode_exact(-5, 0)) == (-5, 0)
+    assert (P.encode_exact(-5, 0) >> 280) & 1 == 1      # sign extension above the state
+    with pytest.raises(ValueError):
+        P.encode_exact(1 << 507, 0)
+
+
+def test_abort_round_trip():
+    a = P.Abort(7, 300)
+    beats = a.encode()
+    assert P.get_field(beats[0], "opcode") == P.OP_ABORT == 3
+    assert P.decode(beats) == a
 
 
 def test_response_round_trip():
