@@ -139,7 +139,8 @@ class AxisSource(_AxisBase):
                 paused = self._paused()
                 if self._abort:
                     if frame is not None and index > 0:
-                        self.aborted.append(frame)
+                        cut = AxisFrame(frame.beats[:index], cycles=cycles)
+                        self.aborted.append(cut)
                         frame, index, cycles = None, 0, []
                     self._abort = False
                 if frame is None and self.queue and self._may_take(self.queue[0]):

@@ -65,6 +65,7 @@ class NodeRun:
     resets: List[int] = field(default_factory=list)      # cycles at which mid-run resets rose
     busy_at_end: bool = False               # the node's `busy` output when the run ended
     truncated: Dict[int, int] = field(default_factory=dict)   # per receive port: frames a reset cut short
+    rx_cut: Dict[int, List[int]] = field(default_factory=dict)  # per receive port: last beat cycle of each
     cut: Dict[int, List[AxisFrame]] = field(default_factory=dict)   # per transmit port: frames a reset cut
 
     def beats_in(self, port):
@@ -115,13 +116,15 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
     for p in (0, 1):
         sources[p] = AxisSource(sig["clk"], sig[f"s_axis_{p}_tdata"], sig[f"s_axis_{p}_tvalid"],
                                 sig[f"s_axis_{p}_tready"], sig[f"s_axis_{p}_tlast"],
-                                pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]),
+                                pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
+                                                      scenario.source_burst),
                                 rst=sig["rst"])
         for f in scenario.stream(p):
             sources[p].send(f)
         sinks[p] = AxisSink(sig["clk"], sig[f"m_axis_{p}_tdata"], sig[f"m_axis_{p}_tvalid"],
                             sig[f"m_axis_{p}_tready"], sig[f"m_axis_{p}_tlast"],
-                            pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]),
+                            pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p],
+                                                  scenario.sink_burst),
                             rst=sig["rst"])
     resets_done = [0]
     for p in (0, 1):
@@ -218,7 +221,9 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
     wall = time.perf_counter() - t0
     return NodeRun(backend, {p: sinks[p].frames for p in (0, 1)}, {p: sources[p].sent for p in (0, 1)},
                    counters, state["cycles"], wall, raised, state.get("busy", False),
-                   {p: len(sources[p].aborted) for p in (0, 1)}, {p: sinks[p].cut for p in (0, 1)})
+                   truncated={p: len(sources[p].aborted) for p in (0, 1)},
+                   cut={p: sinks[p].cut for p in (0, 1)},
+                   rx_cut={p: [f.cycles[-1] for f in sources[p].aborted] for p in (0, 1)})
 
 
 _designs = {}
@@ -241,14 +246,23 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     design = batch_design(backend.split("-", 1)[1], params["KULISCH_W"], params["CAPACITY"], variant, **extra)
     seeds = pause_seeds(scenario.seed)
     stim = {f"s_axis_{p}": StreamStimulus(scenario.stream(p),
-                                          pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p]))
+                                          pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
+                                                          scenario.source_burst))
             for p in (0, 1)}
-    sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p]) for p in (0, 1)}
+    sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p], scenario.sink_burst)
+            for p in (0, 1)}
     res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, busy_stop=BUSY_STOP, vcd=vcd,
                      sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD)
     names = counter_names()
-    rx, truncated = {}, {}
+    rx, truncated, rx_cut = {}, {}, {}
     per_frame = design.input_frame_cycles(stim, res)
+    for p in (0, 1):            # the last accepted beat before each abort marker
+        rx_cut[p], prev = [], None
+        for ev in res.input_beats.get(f"s_axis_{p}", []):
+            if ev is None:
+                rx_cut[p].append(prev)
+            else:
+                prev = ev[0]
     for p in (0, 1):
         frames = stim[f"s_axis_{p}"].frames
         rx[p] = []
@@ -261,8 +275,8 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
                 truncated[p] += 1
     counters = {names[k]: v for k, v in res.counters.items() if k in names}
     return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
-                   res.wall_seconds, list(res.resets), res.busy_at_end, truncated,
-                   {p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)})
+                   res.wall_seconds, list(res.resets), res.busy_at_end, truncated=truncated,
+                   cut={p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)}, rx_cut=rx_cut)
 
 
 def expected_counter(sb, run, port, name):

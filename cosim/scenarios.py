@@ -70,6 +70,10 @@ class Scenario:
     # mid-run resets, held RESET_HOLD cycles: ResetEvent (a cycle, or a stream's progress plus a delay)
     # or a plain int (a cycle)
     resets: List[object] = field(default_factory=list)
+    op_frames: List[dict] = field(default_factory=list)   # per built operation: its frames (see build)
+    sink_burst: int = 1         # pauses come in bursts of 1 .. burst cycles (long stalls when large)
+    source_burst: int = 1
+    kulisch_w: int = 320        # the node build the scenario is meant for
     description: str = ""
 
     def add_reset(self, event):
@@ -137,7 +141,7 @@ def result_beats(op):
 
 
 def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of=None, interleave=True,
-          data_delay=8, gap=0, scenario=None, after_reset=None):
+          data_delay=8, gap=0, scenario=None, after_reset=None, reset_before=None):
     """Operations one after another: for each, STAGE and COMMIT on `control_port`, then
     every contributor's DATA frames (contributor c on port `port_of(c)`, default c % 2).
 
@@ -156,8 +160,14 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
     Delays are planned for the no-pause case, stretched by 1/(1 - pause).
 
     `after_reset` = n: the operations start once n mid-run resets are over (the first frame on
-    `control_port` waits for them; every other frame follows it).
+    `control_port` waits for them; every other frame follows it).  `reset_before` = {k: n}:
+    operation k (an index into `ops`) is staged and committed once n resets are over (it is
+    not staged early, since a reset would empty the staged slot).
+
+    Each operation's frames are recorded in `scenario.op_frames` (stage, commit, and the DATA
+    frames per port), for callers that add frames around them.
     """
+    reset_before = reset_before or {}
     sc = scenario or Scenario(seed)
     first_new = len(sc.frames[control_port])
     port_of = port_of or (lambda c: c % 2)
@@ -183,15 +193,24 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
     staged_early = False
     for k, op in enumerate(ops):
         sc.operations.append(op)
+        record = {"op": op, "stage": None, "commit": None, "data": {0: [], 1: []}}
+        sc.op_frames.append(record)
         if not staged_early:
             place(control_port, op.stage(), t)
+            record["stage"] = last[control_port]
+            if k in reset_before:
+                last[control_port].after = (RESET_STREAM, reset_before[k])
+        else:
+            record["stage"] = staged_early
         other = 1 - control_port
         wait = last[other] if k > 0 else None      # the previous operation's last DATA there
         t = place(control_port, op.commit(), max(t, free[control_port]), after=wait) + data_delay
         commit = last[control_port]
-        if k + 1 < len(ops):            # stage the next operation while this one is active
+        record["commit"] = commit
+        staged_early = None
+        if k + 1 < len(ops) and k + 1 not in reset_before:   # stage the next one while this one runs
             place(control_port, ops[k + 1].stage(), free[control_port])
-            staged_early = True
+            staged_early = last[control_port]
         start = {0: t, 1: t}
         clock = t
         prev = None                     # sequential: the frame placed before
@@ -210,6 +229,7 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
                 else:
                     clock = place(p, fr, max(clock, free[p]), after=after) + 4 * stretch
                 prev = (p, last[p])
+                record["data"][p].append(last[p])
         t = max(free.values()) + gap * stretch
     if after_reset is not None:
         sc.frames[control_port][first_new].after = (RESET_STREAM, after_reset)

@@ -88,6 +88,7 @@ class NodeScoreboard:
         self.inputs = []          # (last cycle, port, AxisFrame)
         self.resets = []          # cycles at which the node was reset
         self.log = []             # transaction log entries (dicts)
+        self.events = []          # per processed frame and reset: what it met (for coverage)
 
     def record_input(self, port, frame):
         self.inputs.append((frame.cycles[-1] if frame.cycles else 0, port, frame))
@@ -108,12 +109,16 @@ class NodeScoreboard:
             if resets and cycle == resets[0]:
                 # completed in the cycle rst rose: the reset comes before its validation
                 self.frames_lost += 1
+                self.events.append({"kind": "lost", "cycle": cycle, "port": port})
                 self.log.append({"dir": "lost", "port": port, "cycle": cycle, "beats": len(frame.beats),
                                  "header": f"{frame.beats[0]:#x}"})
                 continue
             self.log.append({"dir": "in", "port": port, "cycle": cycle, "beats": len(frame.beats),
                              "header": f"{frame.beats[0]:#x}"})
-            for out in self.model.receive(port, frame.beats):
+            outs = self.model.receive(port, frame.beats)
+            self.events.append(dict(self.model.last, cycle=cycle, port=port, beats=len(frame.beats),
+                                    header=frame.beats[0]))
+            for out in outs:
                 if isinstance(out.frame, P.Response):
                     segments[-1][out.port]["responses"].append(out.frame)
                 else:
@@ -125,6 +130,10 @@ class NodeScoreboard:
         return segments
 
     def _reset(self, cycle):
+        op = self.model.active
+        self.events.append({"kind": "reset", "cycle": cycle, "op": op,
+                            "open": op is not None and op.in_progress,
+                            "admitted_before": 0 if op is None else op.frames_admitted})
         done = self.model.node_counters["ranges_completed"]
         self.segment_ranges.append(done - sum(self.segment_ranges))
         self.model.reset()

@@ -41,6 +41,7 @@ class _Operation:
         self.expected = bin(stage.contributors).count("1")
         self.blocks_sent = set()
         self.aborted = False
+        self.frames_admitted = 0
         if stage.policy == P.POLICY_KULISCH:
             self.acc = [KulischAccumulator(kulisch_w) for _ in range(e)]
         else:
@@ -64,6 +65,7 @@ class NodeModel:
         self.node_counters = Counter()
         self.frames_admitted = 0
         self.operations = {}      # (op_id, generation) -> _Operation, every committed operation
+        self.last = {}            # what the last frame met (see receive)
 
     def reset(self):
         """A node reset: staged and active operations are gone; counters persist
@@ -73,12 +75,27 @@ class NodeModel:
 
     # --- entry point -----------------------------------------------------------
     def receive(self, port, beats):
-        """One complete frame from receive port `port`; returns a list of Output."""
+        """One complete frame from receive port `port`; returns a list of Output.  What the
+        frame met and what became of it is left in `last` (for coverage and logs):
+        {"kind": STAGE/COMMIT/ABORT/CONTROL/DATA/unsupported, "verdict": a reason or drop name,
+        "op": the active operation before the frame (or None), "open": it was open}."""
         cls = P.get_field(beats[0], "class")
+        op = self.active
+        self.last = {"op": op, "open": op is not None and op.in_progress,
+                     "admitted_before": 0 if op is None else op.frames_admitted,
+                     "blocks_before": 0 if op is None else len(op.blocks_sent)}
         if cls == P.CLASS_CONTROL:
-            return self._control(port, beats)
+            opc = P.get_field(beats[0], "opcode")
+            self.last["kind"] = {P.OP_STAGE: "STAGE", P.OP_COMMIT: "COMMIT", P.OP_ABORT: "ABORT"}.get(opc, "CONTROL")
+            out = self._control(port, beats)
+            self.last["verdict"] = P.REASON_NAMES[out[0].frame.reason]
+            self.last["new_op"] = self.active
+            return out
         if cls == P.CLASS_DATA:
-            return self._data(port, beats)
+            self.last["kind"] = "DATA"
+            out = self._data(port, beats)
+            return out
+        self.last.update(kind="unsupported", verdict="unsupported")
         self.counters[port]["unsupported"] += 1
         return []
 
@@ -174,11 +191,13 @@ class NodeModel:
 
     def _data(self, port, beats):
         reason = self.validate(beats)
+        self.last["verdict"] = reason or "admitted"
         if reason is not None:
             self.counters[port][f"dropped_{reason}"] += 1
             return []
         self.counters[port]["data_accepted"] += 1
         self.frames_admitted += 1
+        self.active.frames_admitted += 1
         frame = P.decode(beats)
         op = self.active
         st = op.stage
