@@ -181,7 +181,7 @@ def sample(scenario, run, report):
                 and (P.get_field(f.beats[0], "op_id"), P.get_field(f.beats[0], "generation")) == (st.op_id, st.generation)]
 
     # per committed operation: its parameters, how it ended, and its end window
-    ops, ended_at, window = [], {}, {}
+    ops, window = [], {}
     for ev in events:
         if ev["kind"] == "COMMIT" and ev.get("verdict") == "OK":
             ops.append((ev["cycle"], ev["new_op"]))
@@ -211,12 +211,7 @@ def sample(scenario, run, report):
     # the cycle each operation ended (last admission or ABORT) and its drain window's end
     for ev in events:
         op = ev.get("op")
-        if op is None or id(op) in ended_at or not ev.get("open"):
-            continue
-        closed = (ev["kind"] == "DATA" and ev.get("verdict") == "admitted" and not op.in_progress) or \
-                 (ev["kind"] == "ABORT" and ev.get("verdict") == "OK")
-        if closed:
-            ended_at[id(op)] = ev["cycle"]
+        if ev.get("ends_op"):
             outs = [f.cycles[-1] for f in results_of(op) if f.cycles]
             stalled = any(stall_bin(f.cycles) != "none" for f in results_of(op))
             window[id(op)] = (ev["cycle"], max(outs, default=ev["cycle"]), stalled)

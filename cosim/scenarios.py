@@ -111,6 +111,43 @@ class Scenario:
             out.append(AxisFrame(f.beats, delay=f.delay, after=after))
         return out
 
+    def save(self, path):
+        """Write the stimulus as JSON (frames as hex beats with their delays and waits, pause
+        settings, resets): a scenario kept as a file replays without the code that drew it."""
+        import json
+        out = {"seed": self.seed, "description": self.description, "source_pause": self.source_pause,
+               "sink_pause": self.sink_pause, "source_burst": self.source_burst, "sink_burst": self.sink_burst,
+               "kulisch_w": self.kulisch_w,
+               "resets": [r if isinstance(r, int) else {"source": r.source, "count": r.count, "delay": r.delay}
+                          for r in self.resets],
+               "frames": {str(p): [{"beats": [f"{b:x}" for b in f.beats], "delay": f.delay,
+                                     "after": list(f.after) if f.after else None} for f in self.stream(p)]
+                          for p in (0, 1)}}
+        with open(path, "w") as fh:
+            json.dump(out, fh, indent=0)
+
+    @classmethod
+    def load(cls, path):
+        """A scenario written by `save` (waits on other streams refer to frame counts there)."""
+        import json
+        with open(path) as fh:
+            d = json.load(fh)
+        sc = cls(d["seed"], description=d.get("description", ""))
+        raw = {p: d["frames"][str(p)] for p in (0, 1)}
+        for p in (0, 1):
+            sc.frames[p] = [AxisFrame([int(b, 16) for b in f["beats"]], delay=f["delay"]) for f in raw[p]]
+        for p in (0, 1):
+            for f, r in zip(sc.frames[p], raw[p]):
+                if r["after"]:
+                    q, n = r["after"]
+                    f.after = (RESET_STREAM, n) if q == RESET_STREAM else (q, sc.frames[q][n - 1])
+        sc.source_pause = {int(k): v for k, v in d["source_pause"].items()}
+        sc.sink_pause = {int(k): v for k, v in d["sink_pause"].items()}
+        sc.source_burst, sc.sink_burst = d.get("source_burst", 1), d.get("sink_burst", 1)
+        sc.kulisch_w = d.get("kulisch_w", 320)
+        sc.resets = [r if isinstance(r, int) else ResetEvent(r["source"], r["count"], r["delay"]) for r in d["resets"]]
+        return sc
+
     @property
     def data_beats(self):
         return {p: sum(len(f) for f in fs if P.get_field(f.beats[0], "class") == P.CLASS_DATA)

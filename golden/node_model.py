@@ -90,14 +90,16 @@ class NodeModel:
             out = self._control(port, beats)
             self.last["verdict"] = P.REASON_NAMES[out[0].frame.reason]
             self.last["new_op"] = self.active
-            return out
-        if cls == P.CLASS_DATA:
+        elif cls == P.CLASS_DATA:
             self.last["kind"] = "DATA"
             out = self._data(port, beats)
-            return out
-        self.last.update(kind="unsupported", verdict="unsupported")
-        self.counters[port]["unsupported"] += 1
-        return []
+        else:
+            self.last.update(kind="unsupported", verdict="unsupported")
+            self.counters[port]["unsupported"] += 1
+            out = []
+        # this frame ended the open operation (its last range complete, or an ABORT)
+        self.last["ends_op"] = self.last["open"] and not op.in_progress
+        return out
 
     # --- CONTROL -----------------------------------------------------------------
     def _respond(self, port, head, reason, cause):

@@ -92,13 +92,13 @@ def test_broken_variant_first_mismatch_names_element_and_lane(backend, tmp_path)
 
 
 def test_replay_reproduces_a_failing_seed_exactly(tmp_path):
-    failing = next(r for r in (run_seed(s, "batch-icarus", variant="prism_node_fault") for s in range(1, 30))
+    failing = next(r for r in (run_seed(s, "batch-icarus", 320, variant="prism_node_fault") for s in range(1, 30))
                    if not r.ok)
-    again = run_seed(failing.seed, "batch-icarus", variant="prism_node_fault")
+    again = run_seed(failing.seed, "batch-icarus", 320, variant="prism_node_fault")
     assert (again.ok, again.cycles, again.first_mismatch) == (failing.ok, failing.cycles, failing.first_mismatch)
     vcd = tmp_path / f"seed{failing.seed}.vcd"
     cmd = [sys.executable, "-m", "cosim.cli", "replay", str(failing.seed), "--variant", "prism_node_fault",
-           "--vcd", str(vcd), "--out", str(tmp_path)]
+           "--width", "320", "--vcd", str(vcd), "--out", str(tmp_path)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 1, r.stderr
     assert failing.first_mismatch in r.stdout

@@ -10,7 +10,8 @@ def add_parser(sub):
     p = sub.add_parser("replay", help="rerun one regression seed exactly")
     p.add_argument("seed", type=int)
     p.add_argument("--backend", default="batch-icarus", choices=BACKENDS)
-    p.add_argument("--width", type=int, default=320, choices=(320, 280))
+    p.add_argument("--width", type=int, default=None, choices=(320, 280),
+                   help="KULISCH_W (default: the seed's own, as prism regress ran it)")
     p.add_argument("--vcd", help="write a waveform of the run to this file")
     p.add_argument("--log", help="transaction log (JSON lines) path (default: seed<SEED>.jsonl in --out)")
     p.add_argument("--out", default="out/replay", help="folder for the log (default out/replay)")
@@ -25,12 +26,13 @@ def run(args):
     if args.vcd and not os.path.isdir(os.path.dirname(os.path.abspath(args.vcd))):
         raise UsageError(f"--vcd: folder {os.path.dirname(args.vcd)} does not exist")
     sc = random_scenario(args.seed)
-    run_ = run_node(sc, args.backend, kulisch_w=args.width, vcd=args.vcd, variant=args.variant)
-    report = check(sc, run_, kulisch_w=args.width)
+    width = args.width or sc.kulisch_w
+    run_ = run_node(sc, args.backend, kulisch_w=width, vcd=args.vcd, variant=args.variant)
+    report = check(sc, run_, kulisch_w=width)
     log = args.log or os.path.join(args.out, f"seed{args.seed}.jsonl")
     write_transaction_log(log, report.scoreboard, run_)
     print(f"seed {args.seed}: {sc.description}")
-    print(f"{run_.cycles} cycles on {args.backend}; transaction log {log}" + (f"; waves {args.vcd}" if args.vcd else ""))
+    print(f"{run_.cycles} cycles on {args.backend} (KULISCH_W {width}); transaction log {log}" + (f"; waves {args.vcd}" if args.vcd else ""))
     if report.ok:
         print(report.verdict())
         return 0
