@@ -95,7 +95,7 @@ def _fp32_arrival_lane(rows, latency=4):
     from hdl.fp32_arrival_lane import fp32_arrival_lane
     clk, rst = _clk_rst()
     rb = max(1, (rows - 1).bit_length())
-    return fp32_arrival_lane, (clk, rst, _sig(1), _sig(rb), _sig(1), _sig(32), _sig(1), _sig(32)), \
+    return fp32_arrival_lane, (clk, rst, _sig(1), _sig(1), _sig(rb), _sig(1), _sig(32), _sig(1), _sig(32)), \
         {"ROWS": rows, "LATENCY": latency}
 
 

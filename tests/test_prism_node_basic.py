@@ -577,7 +577,7 @@ def test_fp32_bank_rejects_impossible_parameters(kwargs, match):
     most 256 ranges in all, and use an adder latency fp32_add supports."""
     from hdl.prism_fp32_bank import prism_fp32_bank
     mk = lambda w=None: Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
-    ports = [mk(), ResetSignal(0, active=1, isasync=False)]
+    ports = [mk(), ResetSignal(0, active=1, isasync=False), mk()]
     for _ in range(2):
         ports += [mk(), mk(8), mk(64), mk(2048)]
     ports += [mk(), mk(8), mk(), mk(), mk(), mk(), mk(512), mk(512)]
