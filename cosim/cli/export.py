@@ -184,7 +184,9 @@ def list_text():
     lines = []
     for name, spec in BLOCKS.items():
         opts = "  ".join(f"--{o} (default {d})" for o, (_, d, _) in spec.options.items())
-        lines.append(f"{name:22s} top module {spec.top}: {spec.summary}" + (f"\n{'':22s} options: {opts}" if opts else ""))
+        lines.append(f"{name:22s} top module {spec.top}: {spec.summary}")
+        if opts:
+            lines.append(f"{'':22s} options: {opts}")
         free = _free_params(spec)
         if free:
             lines.append(f"{'':22s} -P: " + ", ".join(f"{k}={v!r}" for k, v in free.items()))
@@ -199,7 +201,7 @@ def _parse_value(text):
 
 
 def resolve(args):
-    """(spec, options, keyword parameters) from the parsed arguments, or UsageError."""
+    """(block name, spec, size options, keyword parameters) from the parsed arguments, or UsageError."""
     name = ALIASES.get(args.block, args.block)
     if name not in BLOCKS:
         raise UsageError(f"unknown block {args.block!r}; choose one of {', '.join(BLOCKS)} (see --list)")
@@ -413,7 +415,8 @@ def _readme(name, spec, opts, params, bound_params, ports, roles, param_roles, c
         L += ["| tool | version | command | result |", "|---|---|---|---|"]
         for c in checks:
             res = "passed" if c["ok"] else ("not run: " + c["detail"] if c["ok"] is None else "FAILED: " + c["detail"])
-            cmd = c["mode"] + (f" ... -s {spec.top}" if c["mode"].startswith("iverilog") else f" --top-module {spec.top}")
+            top_opt = f"-s {spec.top}" if c["mode"].startswith("iverilog") else f"--top-module {spec.top}"
+            cmd = f"{c['mode']} ... {top_opt}" if c["mode"].startswith("iverilog") else f"{c['mode']} {top_opt}"
             L.append(f"| {c['tool']} | {c['version'] or '-'} | `{cmd} {verilog_name}` | {res} |")
         L += ["", "Compiled or linted as above on this file.  Verilator's WIDTH warnings (MyHDL sizes "
                   "intermediate arithmetic as 32-bit integers) are the only ones switched off."]
@@ -428,14 +431,19 @@ def export(name, spec, opts, params, out_dir, check=True):
     """Convert and write the block; return (verilog path, readme path, checks or None)."""
     import importlib
 
+    import myhdl
+
     from cosim import toolchain
+    from cosim.vpi import ToolchainError
 
     func = getattr(importlib.import_module(f"hdl.{spec.module}"), spec.top)
     signals = spec.signals(opts)
     try:
         folder, top, bound = toolchain.build(func, **signals, **params)
-    except (ValueError, TypeError) as e:
-        raise UsageError(str(e).splitlines()[0])
+    except (ValueError, TypeError, myhdl.ConversionError) as e:       # parameters the block refuses
+        raise UsageError(f"{name}: {str(e).strip().splitlines()[0]}")
+    except ToolchainError as e:
+        raise UsageError(f"{name}: the tool chain failed: {str(e).strip().splitlines()[0]}")
     with open(os.path.join(folder, f"{top}.v")) as fh:
         text = fh.read()
     # the converter names its build folder in the first line; the export names only itself

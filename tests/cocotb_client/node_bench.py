@@ -178,8 +178,9 @@ class NodeBench:
                 reason = (f"no beat moved on any stream for {quiet} cycles" if quiet > self.QUIET_LIMIT
                           else f"not within {max_cycles} cycles")
                 raise AssertionError(
-                    f"{self.label + ': ' if self.label else ''}waiting for {what}: {reason} (busy={self.dut.busy.value}, cycle {self.cycle}; received "
-                    f"{len(self.responses())} of {len(self.model.responses)} expected responses, RESULT frames "
+                    f"{self.label + ': ' if self.label else ''}waiting for {what}: {reason} "
+                    f"(busy={self.dut.busy.value}, cycle {self.cycle}; received {len(self.responses())} of "
+                    f"{len(self.model.responses)} expected responses, RESULT frames "
                     f"{[len(self.observed(p, W.CLASS_RESULT)) for p in (0, 1)]})")
             await RisingEdge(self.dut.clk)
 
@@ -315,6 +316,9 @@ class NodeBench:
         want_groups = [(f, len(v)) for f, v in exp.groups]
         if got_groups != want_groups:
             problems.append(f"groups (format, count) {got_groups}, expected {want_groups}")
+        if any(g.fmt == W.EXACT for g in got.groups) and not 278 <= got.kulisch_w <= 508:
+            problems.append(f"EXACT values with header KULISCH_W field {got.kulisch_w}: cannot tell the "
+                            "accumulator's bits from the rest")
         contributions = exp.op.elements[exp.offset:exp.offset + exp.count]
         bad = []
         i = 0
@@ -322,8 +326,13 @@ class NodeBench:
             for v_got, v_want in zip(g.values, values):
                 inputs = [(W.FORMATS[f], hex(p)) for f, p in contributions[i]]
                 if fmt == W.EXACT:
-                    # sigma is bits [507:0] whatever W; the overflow flag is judged against this build's W
                     got_t = (v_got.sigma, v_got.nan, v_got.pos_inf, v_got.neg_inf, v_got.overflow)
+                    wh = got.kulisch_w
+                    # sigma is bits [507:0] whatever W ([W-1:0] the accumulator, [507:W] the rest); the
+                    # overflow bit must say whether sigma fits the W bits the header names
+                    if 278 <= wh <= 508 and v_got.overflow != (not -(1 << (wh - 1)) <= v_got.sigma < (1 << (wh - 1))):
+                        bad.append(f"element {exp.offset + i}: overflow bit {int(v_got.overflow)} for sigma "
+                                   f"{v_got.sigma:#x} and W = {wh} (header)")
                     if got_t != tuple(v_want):
                         bad.append(f"element {exp.offset + i}: sigma {v_got.sigma:#x} nan/+inf/-inf/overflow "
                                    f"{[int(x) for x in got_t[1:]]}, expected sigma {v_want[0]:#x} "

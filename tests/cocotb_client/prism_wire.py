@@ -6,7 +6,7 @@ Nothing here comes from the kit's own models or tool chain: every constant and
 bit position is the document's.
 """
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List
 
 BEAT_BITS = 512
 BEAT_BYTES = BEAT_BITS // 8

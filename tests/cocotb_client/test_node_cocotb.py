@@ -7,11 +7,11 @@ PRISM_COCOTB_CASE (power_on: "POLICY:FORMAT"), PRISM_COCOTB_SEED,
 PRISM_COCOTB_KULISCH_W (the width the node was exported with),
 PRISM_COCOTB_OPS (operations of the random back-pressure test).
 """
+import itertools
 import os
-import random
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 
 import prism_reference as R
 import prism_wire as W
@@ -190,7 +190,7 @@ async def data_drops(dut):
     b.send(0, [0xF])
     b.send(1, [W.CLASS_RESULT | 7 << 8, 0])                 # a RESULT frame: a SINGLE node does not relay
     await settle()
-    op = await b.start_operation(20, 3, W.KULISCH_FIXED, fmt, W.FP32, 40, 0b101, 0b01)
+    await b.start_operation(20, 3, W.KULISCH_FIXED, fmt, W.FP32, 40, 0b101, 0b01)
     for port in (0, 1):
         for frame in (d(op_id=21), d(gen=2), d(c=1), d(f=W.BF16), d(off=8), d(n=0, payload=[]), d(off=32, n=16),
                       d(off=0, n=20), d(off=48, n=16), d(n=16, payload=[0, 0]), d(n=32, payload=[]),
@@ -279,7 +279,7 @@ async def end_window(dut):
         else:
             b.clear_pauses()
         a_id, n_id = 40 + 2 * rnd, 41 + 2 * rnd
-        op = await b.start_operation(a_id, 1, W.KULISCH_FIXED, W.INT8, W.FP32, 300, 0b11, 0b11)
+        await b.start_operation(a_id, 1, W.KULISCH_FIXED, W.INT8, W.FP32, 300, 0b11, 0b11)
         va = {c: mixed_vector(b.rng, W.INT8, 300) for c in (0, 1)}
         vn = {c: mixed_vector(b.rng, W.FP16, 64) for c in (0, 1)}
         await b.request(W.stage(n_id, 1, W.FP32_ARRIVAL, W.FP16, W.AUTO, 64, 0b11, 0b01))
@@ -360,7 +360,7 @@ async def _reset_phases(dut, policy, salt):
     b.label = "reset while RESULT frames are sent"
     op = await b.start_operation(7, 9, policy, fmt, out, 300, 0b11, 0b11)
     for s in b.sink:
-        s.set_pause_generator(iter([False, True, True, True] * 100000))
+        s.set_pause_generator(itertools.cycle([False, True, True, True]))
     b.contribute(op, {c: mixed_vector(b.rng, fmt, 300) for c in (0, 1)})
     await b.wait_until(lambda: any(b.out_partial.values()), "a RESULT frame partly sent")
     await b.reset()
@@ -419,10 +419,13 @@ async def exact_sums(dut):
     b.check(check_w=True)
     got = [W.decode_result(f) for f in b.observed(0, W.CLASS_RESULT)]
     assert got and all(r.kulisch_w == KULISCH_W for r in got)
-    sigmas = [v.sigma for r in got for v in r.groups[0].values]
-    wrapped = [s for s in sigmas if not -(1 << (KULISCH_W - 1)) <= s < (1 << (KULISCH_W - 1))]
+    values = [v for r in got for v in r.groups[0].values]
+    wrapped = [v for v in values if v.overflow]
     if KULISCH_W == 280:
         assert wrapped, "the 280-bit test needs sums that overflow the accumulator"
+    # sigma = accumulator + wraps * 2^W; |sigma| < 2^280, so a 280-bit accumulator wraps at most once
+    wraps = {(v.sigma - v.accumulator(KULISCH_W)) >> KULISCH_W for v in values}
+    assert wraps <= ({-1, 0, 1} if KULISCH_W == 280 else {0}), f"wrap counts {sorted(wraps)}"
     for fmt in (W.FP16, W.AUTO, W.INT8):       # the header's W on the other formats too
         op = await b.start_operation(51 + fmt, 1, W.KULISCH_FIXED, W.FP32, fmt, E, 0b11, 0b01)
         b.contribute(op, {c: values[c] for c in (0, 1)})
