@@ -421,8 +421,9 @@ def _readme(name, spec, opts, params, bound_params, ports, roles, param_roles, c
         L += ["", "Compiled or linted as above on this file.  Verilator's WIDTH warnings (MyHDL sizes "
                   "intermediate arithmetic as 32-bit integers) are the only ones switched off."]
     if name == "node":
-        L += ["", "Behaviour: the kit co-simulates this node bit-exactly against its golden model under Icarus "
-                  "and Verilator, and drives it with a cocotb + cocotbext-axi client written from `protocol.md` "
+        L += ["", "Behaviour is checked by the kit's test suite, not by the compile checks above: it "
+                  "co-simulates the node bit for bit against its golden model under Icarus and Verilator, and "
+                  "drives this exported file with a cocotb + cocotbext-axi client written from `protocol.md` "
                   "alone, under Icarus with `-g2012` (cocotb's default)."]
     return "\n".join(L) + "\n"
 
