@@ -383,7 +383,7 @@ def run_checks(path, top):
 # ---------------------------------------------------------------------------------------------
 # Export
 # ---------------------------------------------------------------------------------------------
-def _readme(name, spec, opts, params, bound_params, ports, roles, param_roles, checks, verilog_name, extra):
+def _readme(name, spec, opts, bound_params, ports, roles, param_roles, checks, verilog_name, extra):
     import myhdl
     L = [f"# {spec.top}", "",
          f"{spec.summary[0].upper() + spec.summary[1:]}: Verilog converted from the PRISM kit's MyHDL source "
@@ -474,7 +474,7 @@ def export(name, spec, opts, params, out_dir, check=True):
     checks = run_checks(vpath, top) if check else None
     rpath = os.path.join(out_dir, "README.md")
     with open(rpath, "w") as fh:
-        fh.write(_readme(name, spec, opts, params, bound_params, ports, roles, param_roles, checks,
+        fh.write(_readme(name, spec, opts, bound_params, ports, roles, param_roles, checks,
                          f"{top}.v", extra))
     return vpath, rpath, checks
 
