@@ -149,10 +149,11 @@ def kulisch_result(out_fmt, contributions):
 
 
 def kulisch_exact(contributions, kulisch_w):
-    """The EXACT beat's content: (sigma, nan, pos_inf, neg_inf, overflow)."""
+    """The EXACT beat's content: (sigma, nan, pos_inf, neg_inf, overflow); the special bits are
+    what was seen (docs/protocol.md: +inf and -inf both seen is a NaN value, bit 508 stays as seen)."""
     sigma, nan, pinf, ninf = kulisch_sigma(contributions)
     overflow = not (-(1 << (kulisch_w - 1)) <= sigma < (1 << (kulisch_w - 1)))
-    return sigma, nan or (pinf and ninf), pinf, ninf, overflow
+    return sigma, nan, pinf, ninf, overflow
 
 
 def _as_f32(pattern):
