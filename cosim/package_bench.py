@@ -656,3 +656,49 @@ def live_slots(run, cycle):
         if t["dispatch_fire"][c]:
             live[t["m_job_slot"][c]] = t["m_job_gen"][c]
     return live
+
+
+FAULT_BASE = PackageSetup(die_rate=(8, 8, 8, 8), hbm_rate=40, d2d_rate=24, phase_units=240, max_cycles=250)
+
+
+def broken_variants(correct_run, base=FAULT_BASE):
+    """{assertion: (broken setup, the same stimulus on the correct design)}: one
+    deliberately broken package per assertion, with the stimulus that exposes it.
+    `correct_run` is `base` run on the correct design; the stale completion and
+    the retries are aimed at jobs it shows live at that cycle."""
+    from hdl.accelerator_package import FAULT_RETRY_AS_WORK
+    from hdl.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB, FAULT_TIE_LOWEST,
+                                      POLICY_ROUND_ROBIN)
+    ok = correct_run
+    lv = live_slots(ok, 40)
+    slot = max(lv, key=lambda s: lv[s])           # a recycled slot: its previous use was a real job
+    if lv[slot] < 2:
+        raise ValueError("no recycled slot is live at cycle 40 of the correct run")
+    stale = ((40, slot, (lv[slot] - 1) % (1 << base.geometry.gen_w)),)
+    # a retry needs a live job and, to show the allocation bug, a free table slot
+    rc = next(c for c in range(40, ok.cycles) if 0 < len(live_slots(ok, c)) < base.geometry.n_job)
+    retry = ((rc, min(live_slots(ok, rc))),)
+    cases = {
+        "a_retire_once": base.with_(fault=FAULT_NO_GEN_CHECK, late_completions=stale),
+        "a_retry_creates_no_job": base.with_(fault=FAULT_RETRY_AS_JOB, retries=retry),
+        "a_route_epoch_stable": base.with_(fault=FAULT_EPOCH_REWRITE, events=((40, "route_epoch", 3),)),
+        "a_no_dispatch_to_disabled": base.with_(policy=POLICY_ROUND_ROBIN, enable=(1, 1, 0, 1),
+                                                die_rate=(8, 8, 0, 8)),
+        "a_bounded_imbalance": base.with_(fault=FAULT_TIE_LOWEST),
+        "a_work_conserved": base.with_(fault=FAULT_RETRY_AS_WORK, retries=retry),
+    }
+    return {a: (st, st.with_(fault=0, policy=POLICY_SERVICE_RATE)) for a, st in cases.items()}
+
+
+BROKEN_VARIANT_TEXT = {
+    "a_retire_once": "FAULT_NO_GEN_CHECK: retirement ignores the generation; a stale completion of a recycled "
+                     "slot (a late duplicate from the transport) arrives at cycle 40",
+    "a_retry_creates_no_job": "FAULT_RETRY_AS_JOB: a transport retry allocates a new job entry; one retry of a "
+                              "live job while a table slot is free",
+    "a_route_epoch_stable": "FAULT_EPOCH_REWRITE: a route-epoch change is written into every live entry; the "
+                            "epoch changes at cycle 40",
+    "a_no_dispatch_to_disabled": "POLICY_ROUND_ROBIN (the notes' §13 design) with die 2 disabled and hung",
+    "a_bounded_imbalance": "FAULT_TIE_LOWEST: the notes' §14 selection loop as written (ties to target 0)",
+    "a_work_conserved": "FAULT_RETRY_AS_WORK: the package feeds the estimator transport retries as completed "
+                        "work (§16); one retry",
+}

@@ -15,8 +15,9 @@ already holds are dropped: they are not new work.
 
 `stall` reports a cycle in which the die holds work and something downstream of
 its compute held it back: a grant below what its compute would use (HBM or
-die-to-die bandwidth, or its own link), or a finished job's completion that
-could not be handed over.  A die that is merely slow (a low `rate`) does not
+die-to-die bandwidth, or its own link), or a finished job whose completion
+cannot be handed over because the previous one has not been taken (one
+completion register: the die keeps computing while one completion waits).  A die that is merely slow (a low `rate`) does not
 stall: it is busy computing.  This is the discriminator the service-rate
 estimator counts (stall_cyc).
 
@@ -90,7 +91,6 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         # rst is read so this is evaluated again at reset release (no reliance on time 0).
         space.next = diff != QUEUE_DEPTH and not rst
         busy.next = diff != 0 or done_valid
-        held.next = diff != 0 and done_valid and not m_cmpl_ready
         m_cmpl_valid.next = done_valid
         m_cmpl_slot.next = done_slot
         m_cmpl_gen.next = done_gen
@@ -102,12 +102,15 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
     @always_comb
     def ask():
         # Service wanted: the compute rate, capped by the head job's remaining need when
-        # it is the only job queued (nothing behind it could use the surplus).
+        # nothing behind it could use the surplus (it is the only job queued), or when a
+        # finished job's completion is still waiting (the head job may finish, not hand over).
         need = intbv(0)[credit_w:]
         full = intbv(0)[credit_w:]
         head = intbv(0)[idx_w:]
         nx = modbv(0)[ptr_w:]
         w = intbv(0)[rate_w:]
+        blocked = False
+        blocked = bool(done_valid and not m_cmpl_ready)
         head[:] = rd_ptr[idx_w:]
         nx[:] = rd_ptr + 1
         full[:] = q_work[head] << RATE_FRAC
@@ -115,13 +118,15 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         if full > credit:
             need[:] = full - credit
         w[:] = 0
-        if rd_ptr != wr_ptr and not (done_valid and not m_cmpl_ready) and not rst:
-            if nx == wr_ptr and need < rate:
+        if rd_ptr != wr_ptr and not rst:
+            if (nx == wr_ptr or blocked) and need < rate:
                 w[:] = need[rate_w:]
             else:
                 w[:] = rate
         want_i.next = w
         want.next = w
+        # a finished job that cannot hand over its completion: the die waits
+        held.next = rd_ptr != wr_ptr and blocked and need == 0 and not rst
 
     @always_comb
     def stall_out():
@@ -136,6 +141,8 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         tail = intbv(0)[idx_w:]
         rp = modbv(0)[ptr_w:]
         nx = modbv(0)[ptr_w:]
+        blocked = False
+        blocked = bool(done_valid and not m_cmpl_ready)
         rp[:] = rd_ptr
         nx[:] = rd_ptr + 1
         head[:] = rd_ptr[idx_w:]
@@ -151,11 +158,12 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
             wr_ptr.next = wr_ptr + 1
         if done_valid and m_cmpl_ready:
             done_valid.next = 0
-        # Serve the head job unless its completion is still waiting to be taken.
-        if rp != wr_ptr and not (done_valid and not m_cmpl_ready):
+        if rp != wr_ptr:
             need[:] = q_work[head] << RATE_FRAC
             c[:] = credit + g
-            if c >= need:
+            # A finished job waits while the previous completion has not been taken
+            # (its credit stays at the job's need: want is capped so it never exceeds it).
+            if c >= need and not blocked:
                 done_valid.next = 1
                 done_slot.next = q_slot[head]
                 done_gen.next = q_gen[head]
@@ -164,7 +172,7 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
                 if nx == wr_ptr:
                     c[:] = 0                 # nothing queued behind: the surplus is idle time
             credit.next = c
-        elif rp == wr_ptr:
+        else:
             credit.next = 0
 
     return status, ready_out, ask, stall_out, serve

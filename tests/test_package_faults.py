@@ -11,14 +11,12 @@ import functools
 
 import pytest
 
-from cosim.package_bench import PackageSetup, live_slots, run_package
-from hdl.accelerator_package import FAULT_RETRY_AS_WORK
+from cosim.package_bench import FAULT_BASE, broken_variants, live_slots, run_package
 from hdl.package_assertion_monitor import ASSERTIONS
-from hdl.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB, FAULT_TIE_LOWEST,
-                                  POLICY_ROUND_ROBIN, POLICY_SERVICE_RATE)
+from hdl.work_distributor import FAULT_NO_GEN_CHECK, POLICY_ROUND_ROBIN
 
 # A compute-bound package (HBM and D2D ample), a 60-job phase.
-BASE = PackageSetup(die_rate=(8, 8, 8, 8), hbm_rate=40, d2d_rate=24, phase_units=240, max_cycles=250)
+BASE = FAULT_BASE
 
 
 @functools.lru_cache(maxsize=None)
@@ -27,36 +25,17 @@ def run(setup, backend="icarus-2005"):
 
 
 @functools.lru_cache(maxsize=None)
-def broken_variants():
-    """{assertion: (broken setup, the same stimulus on the correct design)}; the
-    stale completion and the retries are aimed at jobs that the correct design's
-    run shows live at that cycle."""
-    ok = run(BASE)
-    lv = live_slots(ok, 40)
-    slot = max(lv, key=lambda s: lv[s])           # a recycled slot: its previous use was a real job
-    assert lv[slot] >= 2
-    stale = ((40, slot, (lv[slot] - 1) % 16),)
-    # a retry needs a live job and, to show the allocation bug, a free table slot
-    rc = next(c for c in range(40, ok.cycles) if 0 < len(live_slots(ok, c)) < 16)
-    retry = ((rc, min(live_slots(ok, rc))),)
-    cases = {
-        "a_retire_once": BASE.with_(fault=FAULT_NO_GEN_CHECK, late_completions=stale),
-        "a_retry_creates_no_job": BASE.with_(fault=FAULT_RETRY_AS_JOB, retries=retry),
-        "a_route_epoch_stable": BASE.with_(fault=FAULT_EPOCH_REWRITE, events=((40, "route_epoch", 3),)),
-        "a_no_dispatch_to_disabled": BASE.with_(policy=POLICY_ROUND_ROBIN, enable=(1, 1, 0, 1), die_rate=(8, 8, 0, 8)),
-        "a_bounded_imbalance": BASE.with_(fault=FAULT_TIE_LOWEST),
-        "a_work_conserved": BASE.with_(fault=FAULT_RETRY_AS_WORK, retries=retry),
-    }
-    return {a: (st, st.with_(fault=0, policy=POLICY_SERVICE_RATE)) for a, st in cases.items()}
+def variants():
+    return broken_variants(run(BASE))
 
 
 def test_every_assertion_has_a_broken_variant():
-    assert sorted(broken_variants()) == sorted(ASSERTIONS)
+    assert sorted(variants()) == sorted(ASSERTIONS)
 
 
 @pytest.mark.parametrize("assertion", ASSERTIONS)
 def test_broken_variant_fires_exactly_its_assertion_on_both_back_ends(assertion):
-    bad, good = broken_variants()[assertion]
+    bad, good = variants()[assertion]
     firsts = {}
     for backend in ("myhdl", "icarus-2005"):
         r = run(bad, backend)
@@ -97,7 +76,7 @@ def test_stale_completion_releases_the_barrier_early():
 def test_retry_allocating_a_job_never_finishes_the_phase():
     # The second semantic job (the retried job's id again) is sent as a retry, which the die
     # drops: it never retires, and it took the place of a real job of the phase.
-    bad, good = broken_variants()["a_retry_creates_no_job"]
+    bad, good = variants()["a_retry_creates_no_job"]
     assert run(good).finished and not run(bad).finished
     r = run(bad)
     tids = [r.trace["m_job_tid"][c] for c in range(r.cycles) if r.trace["dispatch_fire"][c]]
@@ -106,7 +85,7 @@ def test_retry_allocating_a_job_never_finishes_the_phase():
 
 def test_round_robin_dispatches_to_the_disabled_die_and_hangs():
     # The notes' BUG 3: the disabled (hung) die stays in the rotation; the phase never ends.
-    bad, good = broken_variants()["a_no_dispatch_to_disabled"]
+    bad, good = variants()["a_no_dispatch_to_disabled"]
     assert not run(bad).finished
     ok = run(good)
     assert ok.finished and ok.final("accepted_work")[2] == 0
