@@ -62,7 +62,12 @@ def tb_source(setup, module):
     L.append("always @(negedge clk) begin")
     L.append("  nneg = nneg + 1;")
     L.append("  if (nneg >= 2) begin")
-    L.append("    rst = 0;")
+    resets = sorted({c + k for c in setup.resets for k in (0, 1)})
+    if resets:
+        L.append(f"    case (c) {', '.join(map(str, resets))}: begin rst = 1; next_job = 0; end "
+                 "default: rst = 0; endcase")
+    else:
+        L.append("    rst = 0;")
     sched = setup.schedule()
     if sched:
         L.append("    case (c)")
@@ -85,7 +90,7 @@ def tb_source(setup, module):
     L.append("end")
     outs = [n for n, _ in PACKAGE_OUTPUTS]
     L.append("always @(posedge clk) begin")
-    L.append("  if (!rst) begin")
+    L.append("  if (nneg >= 2) begin")
     L.append(f'    $fwrite(fd, "%0d{" %h" * len(outs)}\\n", c, {", ".join(outs)});')
     L.append("    if (s_axis_job_tvalid && s_axis_job_tready) next_job = next_job + 1;")
     L.append("    if (retry_valid && retry_ready) ri = ri + 1;")

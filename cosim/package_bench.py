@@ -162,7 +162,9 @@ class PackageSetup:
     die_rate / link_rate / enable (per-die tuples), route_epoch, hbm_rate, d2d_rate.
     `retries`: (cycle, slot) transport retry requests, raised at that cycle and
     held until the package consumes them.  `late_completions`: (cycle, slot,
-    gen) one-cycle completions from the transport.
+    gen) one-cycle completions from the transport.  `resets`: cycles at which
+    reset is asserted for two cycles; the job source then starts the workload
+    over (a job restart), so `phases` phases still complete after the last one.
     """
     die_rate: tuple
     link_rate: tuple = None
@@ -185,6 +187,7 @@ class PackageSetup:
     events: tuple = ()
     retries: tuple = ()
     late_completions: tuple = ()
+    resets: tuple = ()
     max_cycles: int = 8000
     geometry: Geometry = None
 
@@ -342,10 +345,17 @@ class _Stimulus:
         self.next_job = 0
         self.ri = 0
         self.li = 0
+        self.reset_cycles = {c + k for c in setup.resets for k in (0, 1)}
+
+    def in_reset(self, c):
+        return c in self.reset_cycles
 
     def drive(self, c, s):
         """Set the inputs for cycle c (at the falling edge before it)."""
         st = self.setup
+        s["rst"].next = self.in_reset(c)
+        if self.in_reset(c):
+            self.next_job = 0
         for port, value in self.events.get(c, ()):
             s[port].next = value
         if self.next_job < st.total_jobs:
@@ -400,7 +410,6 @@ def _run_package_myhdl(setup, backend):
             yield s["clk"].negedge          # t = 20: release reset, drive cycle 0
             c = 0
             while True:
-                s["rst"].next = 0
                 stim.drive(c, s)
                 yield s["clk"].posedge
                 for name in trace:

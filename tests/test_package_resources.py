@@ -212,3 +212,30 @@ def test_barrier_accounting_from_the_trace():
         start = last + 51
     # the second phase starts with every rate measured: faster than the first
     assert r.phases[1][1] <= r.phases[0][1]
+
+
+def test_resets_while_streaming_in_the_barrier_and_at_a_phase_boundary():
+    # A reset clears the job table, the counters, the barrier and the monitor's history; the
+    # workload restarts.  Resets land mid-stream, mid-barrier and on a phase's first cycle:
+    # afterwards two phases complete, nothing fires, the counters show only the restarted work,
+    # and the back ends agree every cycle.
+    base = stream_setup(COMPUTE_BOUND, die_rate=(8, 8, 4, 8), phase_units=160, phases=2, barrier_cycles=40,
+                        max_cycles=1500)
+    r1 = run(base.with_(resets=(30,)))
+    in_barrier = next(c for c in range(32, r1.cycles) if r1.trace["barrier_active"][c]) + 10
+    r2 = run(base.with_(resets=(30, in_barrier)))
+    boundary = next(c for c in range(in_barrier + 2, r2.cycles) if r2.trace["phase_done"][c])
+    setup = base.with_(resets=(30, in_barrier, boundary))
+    runs = {b: run(setup, b) for b in ("myhdl", "icarus-2005", "icarus-2012")}
+    r = runs["icarus-2005"]
+    assert all(x.trace == r.trace for x in runs.values())
+    assert r.finished and r.fired() == {}
+    assert sum(r.final("accepted_work")) == sum(r.final("completed_work")) == 2 * 160
+    assert r.trace["barrier_active"][in_barrier - 1] and r.trace["phase_done"][boundary]
+    for c in setup.resets:
+        # nothing is accepted while reset is asserted (cycles c, c + 1) ...
+        assert r.trace["dispatch_fire"][c] == r.trace["dispatch_fire"][c + 1] == 0
+        # ... and after each reset edge the state is cleared
+        for k in (1, 2):
+            assert all(r.trace[p][c + k] == 0 for p in ("outstanding_work", "accepted_work", "phases_done",
+                                                          "barrier_active", "svc_rate"))
