@@ -132,7 +132,7 @@ def test_slow_die_is_not_starved(backend):
 
 @pytest.mark.parametrize("backend", ["myhdl", "icarus-2005"])
 def test_die_behind_a_narrow_link_stalls_alone(backend):
-    # Die 2's own D2D link trained at a quarter of its need (§18 step 1: the link is up and
+    # Die 2's own D2D link trained at half of its need (§18 step 1: the link is up and
     # ACTIVE): die 2 alone stalls in nearly every active cycle; no shared resource runs out.
     r = run(stream_setup(COMPUTE_BOUND, link_rate=(255, 255, 2, 255)), backend)
     stall, active = r.final("stall_cyc"), r.final("active_cyc")

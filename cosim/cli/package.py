@@ -219,7 +219,7 @@ def simulate(backend, base, die, factor, window, units):
     links[die] = 2
     diag = [("die %d compute at %s of nominal (compute-bound package)" % (die, factor),
              degraded[("compute-bound", "service_rate")]["degraded"]),
-            ("die %d's own D2D link at 1/4 of its need (compute-bound package)" % die,
+            ("die %d's own D2D link at half of its need (compute-bound package)" % die,
              go(cb.with_(link_rate=tuple(links)))),
             ("worked example: HBM binds", graph["worked example"]["run"]),
             ("HBM x2: D2D binds", graph["HBM x2"]["run"]),
