@@ -65,16 +65,27 @@ def _package_block(name, **params):
     func = getattr(importlib.import_module(f"hdl.{name}"), name)
     if name == "work_distributor":
         return func, (), {**distributor_signals(g), **params}
-    if name == "degraded_die_package":
+    if name == "accelerator_package":
         return func, (), {**package_signals(g), **params}
     clk, rst = _clk_rst()
     if name == "service_rate_estimator":
         return func, (clk, rst, _sig(1), _sig(g.tgt_w), _sig(g.work_w), _sig(1), _sig(g.tgt_w), _sig(g.work_w),
-                      _sig(g.n_tgt * g.cnt_w), _sig(g.n_tgt), _sig(g.n_tgt * g.rate_w),
+                      _sig(g.n_tgt * g.cnt_w), _sig(g.n_tgt), _sig(g.n_tgt), _sig(g.n_tgt * g.rate_w), _sig(g.n_tgt),
                       *[_sig(g.n_tgt * g.stat_w) for _ in range(4)]), params
+    if name == "shared_resource_arbiter":
+        return func, (clk, rst, _sig(g.n_tgt * g.drate_w), _sig(g.n_tgt * g.drate_w), _sig(g.drate_w),
+                      _sig(g.drate_w), _sig(g.n_tgt * g.drate_w), _sig(1), _sig(1), _sig(g.stat_w),
+                      _sig(g.stat_w)), params
+    if name == "package_assertion_monitor":
+        return func, (clk, rst, _sig(1), _sig(1), _sig(g.slot_w), _sig(g.tgt_w), _sig(g.n_tgt), _sig(1),
+                      _sig(g.slot_w), _sig(g.gen_w), _sig(g.n_job), _sig(g.n_job * g.gen_w),
+                      _sig(g.n_job * g.epoch_w), _sig(g.n_tgt * g.owork_w), _sig(g.n_tgt * g.rate_w),
+                      _sig(g.n_tgt), _sig(g.n_tgt * g.stat_w), _sig(g.n_tgt * g.stat_w),
+                      *[_sig(1) for _ in range(7)]), params
     # compute_die_model
     return func, (clk, rst, _sig(1), _sig(g.tgt_w), _sig(g.slot_w), _sig(g.gen_w), _sig(g.work_w), _sig(1),
-                  _sig(1), _sig(1), _sig(1), _sig(g.slot_w), _sig(g.gen_w), _sig(g.drate_w), _sig(1)), params
+                  _sig(1), _sig(1), _sig(1), _sig(g.slot_w), _sig(g.gen_w), _sig(g.drate_w), _sig(g.drate_w),
+                  _sig(g.drate_w), _sig(1), _sig(1)), params
 
 
 def _number_decoder(width):
@@ -132,7 +143,9 @@ REPORT_BLOCKS = {
     "work_distributor (round-robin, 4 targets, 16 jobs)": lambda: _package_block("work_distributor", POLICY=0),
     "service_rate_estimator (4 targets, WINDOW 64)": lambda: _package_block("service_rate_estimator", WINDOW=64),
     "compute_die_model (QUEUE_DEPTH 8)": lambda: _package_block("compute_die_model", QUEUE_DEPTH=8),
-    "degraded_die_package (4 dies, service-rate)": lambda: _package_block("degraded_die_package", POLICY=1),
+    "shared_resource_arbiter (4 dies)": lambda: _package_block("shared_resource_arbiter"),
+    "package_assertion_monitor (4 targets, 16 jobs)": lambda: _package_block("package_assertion_monitor"),
+    "accelerator_package (4 dies, service-rate)": lambda: _package_block("accelerator_package", POLICY=1),
     "number_decoder (W 320)": lambda: _number_decoder(320),
     "number_decoder (W 280)": lambda: _number_decoder(280),
     "kulisch_lane (W 320, 4 rows, 16-bit wraps)": lambda: _kulisch_lane(320, 4),

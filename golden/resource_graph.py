@@ -199,3 +199,165 @@ def throughput_loss(rates, healthy_rates, units=1200, policy="service_rate", sha
     if t is None:
         return Fraction(1)
     return 1 - t0 / t
+
+
+# --------------------------------------------------------------------------- shared resources, cycle by cycle
+
+def allocate(want, link, hbm, d2d, cross_shift, ptr):
+    """One cycle of the package's shared-resource arbitration (plain ints, any fixed point).
+
+    want[t]      service die t's compute asks for
+    link[t]      die t's own D2D link, crossing units
+    hbm          HBM service per cycle, work units (package-wide)
+    d2d          D2D service per cycle, crossing units (package-wide)
+    cross_shift  a fraction 2**-cross_shift of the work crosses; None: nothing crosses
+    ptr          the die served first in the second pass; then ptr+1, ...
+
+    A die can use cap[t] = min(want[t], link[t] << s).  First pass: each die gets
+    min(cap, hbm // N, (d2d << s) // N), an equal share of every pool.  Second
+    pass, in rotating order from ptr: each die takes what it still can from what
+    the first pass left.  Returns (grants, hbm_cut, d2d_cut): a cut says some die
+    got less than its cap and that pool is used up (it bound the package this
+    cycle).  The hardware arbiter must match this bit for bit.
+    """
+    n = len(want)
+    s = 0 if cross_shift is None else cross_shift
+    crossing = cross_shift is not None
+    caps = [min(w, l << s) if crossing else w for w, l in zip(want, link)]
+    h, d = hbm, d2d << s
+    fh, fd = h // n, d // n
+    grants = [min(c, fh, fd) if crossing else min(c, fh) for c in caps]
+    h -= sum(grants)
+    d -= sum(grants)
+    for k in range(n):
+        t = (ptr + k) % n
+        extra = min(caps[t] - grants[t], h, d) if crossing else min(caps[t] - grants[t], h)
+        grants[t] += extra
+        h -= extra
+        d -= extra
+    short = any(g < c for g, c in zip(grants, caps))
+    return grants, short and h == 0, short and crossing and d == 0
+
+
+def fair_rates(caps, pools):
+    """Max-min fair rates (fluid, exact): every die gets the same rate until its own
+    cap or a shared pool stops it, and what it cannot use goes to the others.
+
+    caps: per-die ceiling (its compute, its link); pools: shared capacities every
+    active die draws from one for one (HBM, D2D in work units).  Dies with a
+    zero cap get 0.  The fluid limit of the arbiter (`allocate`).
+    """
+    caps = [Fraction(c) for c in caps]
+    rates = [Fraction(0)] * len(caps)
+    left = [Fraction(p) for p in pools]
+    active = [i for i, c in enumerate(caps) if c > 0]
+    while active:
+        # the largest equal increment every active die can still take
+        inc = min([caps[i] - rates[i] for i in active] + [p / len(active) for p in left])
+        for i in active:
+            rates[i] += inc
+        left = [p - inc * len(active) for p in left]
+        if any(p == 0 for p in left):
+            break
+        active = [i for i in active if rates[i] < caps[i]]
+    return rates
+
+
+def fluid_stream(shares, caps, pools):
+    """Streaming time of one phase when die t must serve shares[t] units at the
+    max-min fair rates of the dies still working (they change as dies finish).
+    None if some die has work and a zero cap."""
+    left = [Fraction(s) for s in shares]
+    t = Fraction(0)
+    while any(x > 0 for x in left):
+        active_caps = [c if x > 0 else 0 for c, x in zip(caps, left)]
+        rates = fair_rates(active_caps, pools)
+        if any(x > 0 and r == 0 for x, r in zip(left, rates)):
+            return None
+        dt = min(x / r for x, r in zip(left, rates) if x > 0)
+        t += dt
+        left = [max(Fraction(0), x - r * dt) for x, r in zip(left, rates)]
+    return t
+
+
+def stream_cycles(policy, caps, pools, units):
+    """Fluid streaming time of a phase of `units` under a dispatch policy.
+
+    'round_robin'   an even split by count; each die works its share at the fair rates
+    'service_rate'  the ideal service-rate-aware split: every die finishes together,
+                    so the package streams at min(sum of caps, every pool)
+    """
+    units = Fraction(units)
+    if policy == "round_robin":
+        n = len(caps)
+        return fluid_stream([units / n] * n, caps, pools)
+    if policy == "service_rate":
+        total = min([sum(Fraction(c) for c in caps)] + [Fraction(p) for p in pools])
+        return None if total <= 0 else units / total
+    raise ValueError(f"policy={policy!r}; use 'round_robin' or 'service_rate'")
+
+
+def package_pools(pkg=Package()):
+    """Per-die caps and shared pools of `pkg` in work units per cycle: compute per
+    die; HBM; the D2D node's work-equivalent (crossing service / crossing fraction)."""
+    caps = [pkg.compute_per_die] * pkg.dies
+    pools = [pkg.hbm_rate]
+    if pkg.dies > 1 and pkg.cross_fraction > 0:
+        pools.append(pkg.dies * pkg.d2d_per_die / pkg.cross_fraction)
+    return caps, pools
+
+
+# --------------------------------------------------------------------------- partitioning modes (§11)
+
+# Compute partitioning modes: how many compute partitions the package's dies form
+# (one big device, two, or one per compute die), and memory modes: how many
+# memory pools (NUMA nodes per socket).
+COMPUTE_MODES = {"SPX": lambda dies: 1, "DPX": lambda dies: 2, "CPX": lambda dies: dies}
+MEMORY_MODES = {"NPS1": 1, "NPS2": 2, "NPS4": 4}
+
+
+def partitions(compute, memory, dies=8):
+    """(compute partitions, memory partitions) of a mode pair; ValueError for an
+    unknown mode or a compute mode the die count cannot form."""
+    if compute not in COMPUTE_MODES:
+        raise ValueError(f"unknown compute mode {compute!r}; choose one of {', '.join(COMPUTE_MODES)}")
+    if memory not in MEMORY_MODES:
+        raise ValueError(f"unknown memory mode {memory!r}; choose one of {', '.join(MEMORY_MODES)}")
+    if not isinstance(dies, int) or dies < 1:
+        raise ValueError(f"dies={dies!r}; a package has at least one compute die")
+    cp = COMPUTE_MODES[compute](dies)
+    if dies % cp:
+        raise ValueError(f"{compute}: {dies} dies do not split into {cp} equal compute partitions")
+    return cp, MEMORY_MODES[memory]
+
+
+def check_partitioning(compute, memory, dies=8):
+    """The §11 invariant: memory partitions <= compute partitions, because every
+    memory pool must be owned by a compute partition (a pool nobody owns is a
+    resource published with nobody responsible for it).  Returns the ownership
+    map {memory partition: [compute partitions]} of a legal pair; raises
+    ValueError with the reason for an illegal one (so NPS4 needs 4 or more
+    compute partitions: with SPX / DPX / CPX, only CPX)."""
+    cp, mp = partitions(compute, memory, dies)
+    if mp > cp:
+        raise ValueError(f"{compute} + {memory}: {mp} memory partitions but {cp} compute partition(s); "
+                         f"memory partitions must not exceed compute partitions (a pool would have no owner)")
+    if cp % mp:
+        raise ValueError(f"{compute} + {memory}: {cp} compute partitions do not divide evenly over {mp} "
+                         f"memory partitions")
+    per = cp // mp
+    return {m: list(range(m * per, (m + 1) * per)) for m in range(mp)}
+
+
+def partitioning_table(dies=8):
+    """[(compute mode, memory mode, compute partitions, memory partitions, legal, reason or owners)]."""
+    rows = []
+    for c in COMPUTE_MODES:
+        for m in MEMORY_MODES:
+            cp, mp = partitions(c, m, dies)
+            try:
+                owners = check_partitioning(c, m, dies)
+                rows.append((c, m, cp, mp, True, owners))
+            except ValueError as e:
+                rows.append((c, m, cp, mp, False, str(e)))
+    return rows

@@ -9,10 +9,12 @@ Definitions (per target t):
     accepted    += work of each job dispatched to t            (saturating)
     completed   += work of each job retired from t             (saturating)
     active_cyc  += 1 per active cycle                           (saturating)
-    stall_cyc   += 1 per active cycle in which t retired nothing (saturating)
+    stall_cyc   += 1 per active cycle in which t reported a downstream stall
+                (saturating)
     svc_rate    work retired during the last full window of `window` active
                 cycles (saturating at the rate width); 0 until the first
                 window completes; held while the target is idle
+    rate_valid  True once a window of t has completed
 """
 
 
@@ -28,14 +30,16 @@ class ServiceRateReference:
         self.active_cyc = [0] * n_tgt
         self.stall_cyc = [0] * n_tgt
         self.svc_rate = [0] * n_tgt
+        self.rate_valid = [False] * n_tgt
         self._win_act = [0] * n_tgt
         self._win_done = [0] * n_tgt
 
     def _sat(self, a, b, top):
         return min(a + b, top)
 
-    def step(self, outstanding, dispatch=None, retire=None):
-        """outstanding: per-target counts this cycle; dispatch/retire: (target, work) or None."""
+    def step(self, outstanding, dispatch=None, retire=None, stall=None):
+        """outstanding: per-target counts this cycle; dispatch/retire: (target, work) or None;
+        stall: per-target bools (the targets' downstream-stall reports; None = none)."""
         for t in range(self.n):
             if dispatch is not None and dispatch[0] == t:
                 self.accepted[t] = self._sat(self.accepted[t], dispatch[1], self.stat_max)
@@ -46,10 +50,11 @@ class ServiceRateReference:
                 done = self._sat(done, retire[1], self.rate_max)
             if outstanding[t] != 0:
                 self.active_cyc[t] = self._sat(self.active_cyc[t], 1, self.stat_max)
-                if not retiring:
+                if stall is not None and stall[t]:
                     self.stall_cyc[t] = self._sat(self.stall_cyc[t], 1, self.stat_max)
                 if self._win_act[t] == self.window - 1:
                     self.svc_rate[t] = done
+                    self.rate_valid[t] = True
                     self._win_act[t] = 0
                     self._win_done[t] = 0
                 else:

@@ -761,3 +761,266 @@ def fat_tree_radix(k: int, tiers: int, rails: int = 8, gbps: int = ROFT_PORT_GBP
         raise ValueError(f"tiers must be 2 or 3, got {tiers!r}")
     t.name = f"{tiers}-tier fat tree radix {k}"
     return t
+
+
+# ---- PXN: forwarding over NVLink inside the server ---------------------------
+# With PXN (NCCL's "PCIe x NVLink"), a GPU may first hand its data over NVLink to a
+# GPU of its own server and let that GPU send it into the network -- in a ROFT, to
+# the GPU on the destination's rail, so a cross-rail pair rides one rail.  Pairs in
+# one server then never touch a switch.  Distances with PXN:
+#     same server            0 switches (NVLink)
+#     otherwise              min over GPUs g' of the source's server of the
+#                            switches on a shortest g' -> destination path
+# The server of GPU g is g // gpus_per_server (both generators number a server's
+# GPUs consecutively).  Without PXN (the default everywhere else in this module)
+# every pair goes through the network, so a same-server cross-rail pair in a ROFT
+# crosses a spine.
+
+@jit
+def _pxn_hist(sw_to_gpu, gpu_sw, per_server):
+    n_gpu, ports = gpu_sw.shape
+    counts = np.zeros(sw_to_gpu.shape[0] + 3, dtype=np.int64)   # index d + 1; index 0 = unreachable
+    for first in range(0, n_gpu, per_server):
+        last = min(first + per_server, n_gpu)
+        m = last - first
+        for b in range(n_gpu):
+            if first <= b < last:
+                counts[1] += m - 1                  # NVLink: 0 switches (the pair b, b excluded)
+                continue
+            best = -1
+            for a in range(first, last):
+                for p in range(ports):
+                    d = sw_to_gpu[gpu_sw[a, p], b]
+                    if d >= 0 and (best < 0 or d < best):
+                        best = d
+            if best < 0:
+                counts[0] += m
+            else:
+                counts[best + 1] += m
+    return counts
+
+
+def hop_histogram(t: Topology, pxn: bool = False) -> dict:
+    """Exhaustive {switches: ordered GPU pairs} over every pair of the explicit
+    graph; with pxn=True, forwarding over NVLink first (see above): key 0 counts the
+    same-server pairs.  Key -1 counts unreachable pairs (e.g. cross-rail pairs of a
+    rail-only fabric without PXN)."""
+    if not pxn:
+        sw = t.gpu_switches() - t.n_gpus
+        counts = _all_pairs_hist(t.switch_distances, sw)
+        hist = {d: int(c) for d, c in enumerate(counts) if c and d > 0}
+        if counts[0] < 0:
+            hist[-1] = int(-counts[0])
+        return dict(sorted(hist.items()))
+    counts = _pxn_hist(t.switch_to_gpu_hops, t.gpu_switches() - t.n_gpus, int(t.gpus_per_server))
+    hist = {d - 1: int(c) for d, c in enumerate(counts) if c}
+    return dict(sorted(hist.items()))
+
+
+def roft_hop_histogram_formula(t: Topology, pxn: bool = False) -> dict:
+    """{switches: ordered GPU pairs} of a ROFT by structure.  Without PXN: same leaf
+    (same rail, same rail group) 1 switch, same pod 3 (two tiers: any other leaf),
+    other pod 5.  With PXN: same server 0 (NVLink); same rail group 1 (the leaf of
+    the destination's rail); same pod 3; other pod 5."""
+    p = t.params
+    N = t.n_gpus
+    h, r = p["servers_per_group"], p["rails"]
+    group = h * r
+    if not pxn:
+        hist = {1: N * (h - 1)}
+        if p["tiers"] == 2:
+            hist[3] = N * (N - h)
+        else:
+            pod = r * p["groups_per_pod"] * h
+            hist[3] = N * (pod - h)
+            hist[5] = N * (N - pod)
+    else:
+        hist = {0: N * (r - 1), 1: N * (group - r)}
+        if p["tiers"] == 2:
+            hist[3] = N * (N - group)
+        else:
+            pod = r * p["groups_per_pod"] * h
+            hist[3] = N * (pod - group)
+            hist[5] = N * (N - pod)
+    return {d: c for d, c in hist.items() if c}
+
+
+def zcube2_pxn_hop_histogram(n: int, per_server: int) -> dict:
+    """{switches: ordered GPU pairs} of ZCube(n,2) with PXN, servers of `per_server`
+    GPUs (consecutive indices of one group).  From any GPU: its server-mates by
+    NVLink; the rest of its group through the group switch (1); a GPU of another
+    group whose index some server-mate has, through that index switch (1); the
+    rest 2."""
+    n = _check_int("n", n, 2)
+    m = _check_int("per_server", per_server, 1)
+    if n % m:
+        raise ValueError(f"servers of {m} GPUs do not tile a group of {n}")
+    N = n * n
+    hist = {0: N * (m - 1), 1: N * ((n - m) + (n - 1) * m), 2: N * (n - 1) * (n - m)}
+    return {d: c for d, c in hist.items() if c}
+
+
+# ---- minimal paths per pair ----------------------------------------------------
+
+@jit
+def _minimal_path_hist(indptr, nbr, sw_to_gpu, gpu_sw, n_gpus):
+    """{paths: ordered pairs} as an array indexed by path count (capped at its length - 1)."""
+    n_sw, _ = sw_to_gpu.shape
+    _, ports = gpu_sw.shape
+    cap = 4096
+    hist = np.zeros(cap + 1, dtype=np.int64)
+    cnt = np.zeros(n_sw, dtype=np.int64)
+    maxd = 0
+    for s in range(n_sw):
+        for g in range(n_gpus):
+            if sw_to_gpu[s, g] > maxd:
+                maxd = sw_to_gpu[s, g]
+    for b in range(n_gpus):
+        # paths from each switch to GPU b over switch interiors, by increasing distance
+        for d in range(1, maxd + 1):
+            for s in range(n_sw):
+                if sw_to_gpu[s, b] != d:
+                    continue
+                if d == 1:
+                    cnt[s] = 1
+                    continue
+                c = 0
+                node = s + n_gpus
+                for q in range(indptr[node], indptr[node + 1]):
+                    v = nbr[q]
+                    if v >= n_gpus and sw_to_gpu[v - n_gpus, b] == d - 1:
+                        c += cnt[v - n_gpus]
+                cnt[s] = c
+        for a in range(n_gpus):
+            if a == b:
+                continue
+            best = -1
+            for p in range(ports):
+                d = sw_to_gpu[gpu_sw[a, p], b]
+                if d >= 0 and (best < 0 or d < best):
+                    best = d
+            if best < 0:
+                continue
+            total = 0
+            for p in range(ports):
+                if sw_to_gpu[gpu_sw[a, p], b] == best:
+                    total += cnt[gpu_sw[a, p]]
+            hist[min(total, cap)] += 1
+    return hist
+
+
+def minimal_path_histogram(t: Topology) -> dict:
+    """{number of minimal (shortest, switch-interior) paths: ordered GPU pairs},
+    exhaustive over every pair of the explicit graph."""
+    indptr, nbr, _ = t.csr
+    h = _minimal_path_hist(indptr, nbr, t.switch_to_gpu_hops, t.gpu_switches() - t.n_gpus, t.n_gpus)
+    return {k: int(c) for k, c in enumerate(h) if c}
+
+
+# ---- the other fabrics of the 16,384-GPU comparison ----------------------------------
+
+def rail_only_formulas(n: int, rails: int = 8) -> dict:
+    """Rail-only fabric for n^2 GPUs on radix-n switches (400G): no spine joins the
+    rails; each rail is its own two-tier non-blocking fat tree of radix n holding
+    n^2 / rails GPUs (leaves of n/2 GPUs and n/2 uplinks; half as many spines)."""
+    n = _check_int("n", n, 4)
+    r = _check_int("rails", rails, 1)
+    N = n * n
+    per_rail = N // r
+    if N % r or per_rail % (n // 2) or n % 2:
+        raise ValueError(f"rail-only: {N} GPUs do not split into {r} rails of whole radix-{n} leaves")
+    leaves = per_rail // (n // 2)
+    if leaves % 2 or leaves > n:
+        raise ValueError(f"rail-only: {leaves} leaves per rail do not form a two-tier tree of radix {n}")
+    spines = leaves // 2
+    if (n // 2) % spines:
+        raise ValueError(f"rail-only: {n // 2} uplinks per leaf do not spread evenly over {spines} spines")
+    return {"gpus": N, "leaves": r * leaves, "spines": r * spines, "switches": r * (leaves + spines),
+            "links": N + r * leaves * (n // 2), "leaf_spine_bundle": (n // 2) // spines}
+
+
+def rail_only(n: int, rails: int = 8, gbps: int = ROFT_PORT_GBPS) -> Topology:
+    """Rail-only fabric (see rail_only_formulas).  GPU id = server * rails + rail.
+    The `(n/2) / spines` parallel links between a leaf and a spine are one link of
+    that many times the port speed (this graph has no parallel links); count
+    physical links with `physical_links`."""
+    f = rail_only_formulas(n, rails)
+    r = rails
+    N = f["gpus"]
+    lpr, spr = f["leaves"] // r, f["spines"] // r
+    half = n // 2
+    gpu = np.arange(N, dtype=np.int64)
+    rail = gpu % r
+    index_in_rail = gpu // r                       # server number
+    leaf = rail * lpr + index_in_rail // half
+    host = np.stack([gpu, N + leaf], axis=1)
+    L, S = np.meshgrid(np.arange(lpr, dtype=np.int64), np.arange(spr, dtype=np.int64), indexing="ij")
+    ups = []
+    for rr in range(r):
+        ups.append(np.stack([N + rr * lpr + L.reshape(-1),
+                             N + f["leaves"] + rr * spr + S.reshape(-1)], axis=1))
+    links = np.concatenate([host] + ups)
+    gb = np.concatenate([np.full(len(host), gbps, np.int64),
+                         np.full(len(links) - len(host), gbps * f["leaf_spine_bundle"], np.int64)])
+    return Topology(
+        name=f"rail-only radix {n} ({N} GPUs)", kind="rail-only", n_gpus=N, n_switches=f["switches"],
+        links=links, link_gbps=gb,
+        switch_level=np.concatenate([np.zeros(f["leaves"], np.int8), np.ones(f["spines"], np.int8)]),
+        level_names=("leaf", "spine"), gpus_per_server=r,
+        params={"n": n, "rails": r, "gbps": gbps, "port_gbps": gbps},
+    )
+
+
+def dual_plane_formulas(n: int) -> dict:
+    """Dual-plane two-tier fabric for n^2 GPUs on the 51.2T chip run as 2n ports of
+    200G (HPN-style: each GPU's 400G NIC split into two 200G ports, port p into plane
+    p, two different ToRs).  Each plane is a two-tier non-blocking fat tree of radix
+    2n holding all n^2 GPUs: n^2 / n leaves (n down, n up) and half as many spines."""
+    n = _check_int("n", n, 2)
+    N = n * n
+    leaves = N // n
+    spines = leaves // 2
+    if leaves % 2 or leaves > 2 * n or n % spines:
+        raise ValueError(f"dual-plane: {leaves} leaves per plane do not form a two-tier tree of radix {2 * n}")
+    return {"gpus": N, "leaves": 2 * leaves, "spines": 2 * spines, "switches": 2 * (leaves + spines),
+            "links": 2 * (N + leaves * n), "leaf_spine_bundle": n // spines}
+
+
+def dual_plane(n: int, gbps: int = ZCUBE_PORT_GBPS) -> Topology:
+    """Dual-plane two-tier fabric (see dual_plane_formulas).  GPU g's plane-p port
+    goes to leaf g // n of plane p; servers of 8 GPUs.  Leaf-spine bundles are one
+    link of the bundle's capacity (count physical links with `physical_links`)."""
+    f = dual_plane_formulas(n)
+    N = f["gpus"]
+    lpp, spp = f["leaves"] // 2, f["spines"] // 2
+    gpu = np.arange(N, dtype=np.int64)
+    parts, ups = [], []
+    for plane in range(2):
+        parts.append(np.stack([gpu, N + plane * lpp + gpu // n], axis=1))
+        L, S = np.meshgrid(np.arange(lpp, dtype=np.int64), np.arange(spp, dtype=np.int64), indexing="ij")
+        ups.append(np.stack([N + plane * lpp + L.reshape(-1), N + f["leaves"] + plane * spp + S.reshape(-1)], axis=1))
+    host = np.concatenate(parts)
+    links = np.concatenate([host] + ups)
+    gb = np.concatenate([np.full(len(host), gbps, np.int64),
+                         np.full(len(links) - len(host), gbps * f["leaf_spine_bundle"], np.int64)])
+    return Topology(
+        name=f"dual-plane radix {2 * n} at {gbps}G ({N} GPUs)", kind="dual-plane", n_gpus=N,
+        n_switches=f["switches"], links=links, link_gbps=gb,
+        switch_level=np.concatenate([np.zeros(f["leaves"], np.int8), np.ones(f["spines"], np.int8)]),
+        level_names=("leaf", "spine"), gpus_per_server=math.gcd(n, 8),
+        params={"n": n, "gbps": gbps, "port_gbps": gbps},
+    )
+
+
+def physical_links(t: Topology, port_gbps: int | None = None) -> int:
+    """Cables: each link of the graph counts capacity / port speed times (a bundle of
+    parallel links is stored as one link of their total capacity)."""
+    port = port_gbps or int(t.params.get("port_gbps", t.params.get("gbps", int(t.link_gbps.min()))))
+    if np.any(t.link_gbps % port):
+        raise ValueError(f"{t.name}: a link capacity is not a whole number of {port}G ports")
+    return int((t.link_gbps // port).sum())
+
+
+def capacity_tbps(t: Topology) -> float:
+    """Total link capacity (one direction), Tb/s."""
+    return int(t.link_gbps.sum()) / 1000.0

@@ -1,13 +1,25 @@
 """Behavioural model of one compute die as a distributor target: a job queue
-served at a configurable rate, one completion per finished job.
+served at the rate the package's shared resources grant, up to the die's own
+compute rate, one completion per finished job.
 
 The die takes jobs addressed to it (s_job_valid and s_job_target == TARGET_ID)
-into a FIFO, serves the head job at `rate` work units per cycle in fixed point
-(rate / 2**RATE_FRAC units per cycle, carried between jobs while busy), and
-offers a completion naming the job's slot and generation.  rate == 0 models a
-disabled/hung die: it still accepts jobs until its queue is full and never
-finishes them.  Transport retries (s_job_retry) of a job it already holds are
-dropped: they are not new work.
+into a FIFO.  Each cycle it asks for service (`want`, in 2**-RATE_FRAC work
+units): its compute rate while a job is in service, no more than the head job
+still needs when nothing is queued behind it.  The package's resource arbiter
+answers with `grant` (<= want; tie it to `want` for a die with private,
+unlimited memory), and the head job advances by the grant.  Service carries
+between back-to-back jobs; a finished job offers a completion naming its slot
+and generation.  rate == 0 models a hung die: it accepts jobs until its queue
+is full and never finishes them.  Transport retries (s_job_retry) of a job it
+already holds are dropped: they are not new work.
+
+`stall` reports a cycle in which the die holds work and something downstream of
+its compute held it back: a grant below what its compute would use (HBM or
+die-to-die bandwidth, or its own link), or a finished job whose completion
+cannot be handed over because the previous one has not been taken (one
+completion register: the die keeps computing while one completion waits).  A die that is merely slow (a low `rate`) does not
+stall: it is busy computing.  This is the discriminator the service-rate
+estimator counts (stall_cyc).
 
 Ports (widths from the signals):
     clk, rst         clock; synchronous active-high reset (ResetSignal)
@@ -22,21 +34,25 @@ Ports (widths from the signals):
     m_cmpl_ready     the completion is taken
     m_cmpl_slot      out: slot of the finished job
     m_cmpl_gen       out: generation of the finished job
-    rate             service rate in units of 2**-RATE_FRAC work units per cycle
+    rate             compute rate in 2**-RATE_FRAC work units per cycle
+    want             out: service asked for this cycle (width of `rate`)
+    grant            service granted this cycle (width of `rate`; a grant above
+                     `want` is clamped to `want`)
+    stall            out: holds work and was held back downstream this cycle
     busy             out: a job is queued or in service
 
 Parameters:
     TARGET_ID    this die's index on the dispatch bus (0 <= TARGET_ID < 2**TGT_W)
     QUEUE_DEPTH  jobs the die can hold (power of two, >= 2)
-    RATE_FRAC    fraction bits of `rate` (>= 0)
+    RATE_FRAC    fraction bits of `rate`, `want` and `grant` (>= 0)
 """
 from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
 
 
 @block
 def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen, s_job_work, s_job_retry,
-                      s_job_ready, m_cmpl_valid, m_cmpl_ready, m_cmpl_slot, m_cmpl_gen, rate, busy,
-                      TARGET_ID=0, QUEUE_DEPTH=8, RATE_FRAC=4):
+                      s_job_ready, m_cmpl_valid, m_cmpl_ready, m_cmpl_slot, m_cmpl_gen, rate, want, grant,
+                      stall, busy, TARGET_ID=0, QUEUE_DEPTH=8, RATE_FRAC=4):
     name = "compute_die_model"
     tgt_w = len(s_job_target)
     if not isinstance(TARGET_ID, int) or not 0 <= TARGET_ID < (1 << tgt_w):
@@ -47,6 +63,9 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         raise ValueError(f"{name}: RATE_FRAC={RATE_FRAC!r}; it must be an integer >= 0")
     if len(m_cmpl_slot) != len(s_job_slot) or len(m_cmpl_gen) != len(s_job_gen):
         raise ValueError(f"{name}: m_cmpl_slot/m_cmpl_gen must match s_job_slot/s_job_gen widths")
+    if len(want) != len(rate) or len(grant) != len(rate):
+        raise ValueError(f"{name}: want ({len(want)}) and grant ({len(grant)}) must be as wide as rate "
+                         f"({len(rate)})")
     slot_w, gen_w, work_w, rate_w = len(s_job_slot), len(s_job_gen), len(s_job_work), len(rate)
     ptr_w = QUEUE_DEPTH.bit_length()          # one extra bit tells full from empty
     idx_w = ptr_w - 1
@@ -62,13 +81,15 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
     done_slot = Signal(intbv(0)[slot_w:])
     done_gen = Signal(intbv(0)[gen_w:])
     space = Signal(bool(0))
-    running = Signal(bool(0))
+    held = Signal(bool(0))                   # work queued, completion port blocked
+    want_i = Signal(intbv(0)[rate_w:])
 
     @always_comb
     def status():
         diff = modbv(0)[ptr_w:]
         diff[:] = wr_ptr - rd_ptr
-        space.next = running and diff != QUEUE_DEPTH
+        # rst is read so this is evaluated again at reset release (no reliance on time 0).
+        space.next = diff != QUEUE_DEPTH and not rst
         busy.next = diff != 0 or done_valid
         m_cmpl_valid.next = done_valid
         m_cmpl_slot.next = done_slot
@@ -78,19 +99,58 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
     def ready_out():
         s_job_ready.next = space
 
+    @always_comb
+    def ask():
+        # Service wanted: the compute rate, capped by the head job's remaining need when
+        # nothing behind it could use the surplus (it is the only job queued), or when a
+        # finished job's completion is still waiting (the head job may finish, not hand over).
+        need = intbv(0)[credit_w:]
+        full = intbv(0)[credit_w:]
+        head = intbv(0)[idx_w:]
+        nx = modbv(0)[ptr_w:]
+        w = intbv(0)[rate_w:]
+        blocked = False
+        blocked = bool(done_valid and not m_cmpl_ready)
+        head[:] = rd_ptr[idx_w:]
+        nx[:] = rd_ptr + 1
+        full[:] = q_work[head] << RATE_FRAC
+        need[:] = 0
+        if full > credit:
+            need[:] = full - credit
+        w[:] = 0
+        if rd_ptr != wr_ptr and not rst:
+            if (nx == wr_ptr or blocked) and need < rate:
+                w[:] = need[rate_w:]
+            else:
+                w[:] = rate
+        want_i.next = w
+        want.next = w
+        # a finished job that cannot hand over its completion: the die waits
+        held.next = rd_ptr != wr_ptr and blocked and need == 0 and not rst
+
+    @always_comb
+    def stall_out():
+        stall.next = held or grant < want_i
+
     @always_seq(clk.posedge, reset=rst)
     def serve():
         need = intbv(0)[credit_w:]
         c = intbv(0)[credit_w:]
+        g = intbv(0)[rate_w:]
         head = intbv(0)[idx_w:]
         tail = intbv(0)[idx_w:]
         rp = modbv(0)[ptr_w:]
         nx = modbv(0)[ptr_w:]
-        running.next = 1
+        blocked = False
+        blocked = bool(done_valid and not m_cmpl_ready)
         rp[:] = rd_ptr
         nx[:] = rd_ptr + 1
         head[:] = rd_ptr[idx_w:]
         tail[:] = wr_ptr[idx_w:]
+        if grant < want_i:
+            g[:] = grant
+        else:
+            g[:] = want_i
         if s_job_valid and space and s_job_target == TARGET_ID and not s_job_retry:
             q_slot[tail].next = s_job_slot
             q_gen[tail].next = s_job_gen
@@ -98,11 +158,12 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
             wr_ptr.next = wr_ptr + 1
         if done_valid and m_cmpl_ready:
             done_valid.next = 0
-        # Serve the head job unless its completion is still waiting to be taken.
-        if rp != wr_ptr and not (done_valid and not m_cmpl_ready):
+        if rp != wr_ptr:
             need[:] = q_work[head] << RATE_FRAC
-            c[:] = credit + rate
-            if c >= need:
+            c[:] = credit + g
+            # A finished job waits while the previous completion has not been taken
+            # (its credit stays at the job's need: want is capped so it never exceeds it).
+            if c >= need and not blocked:
                 done_valid.next = 1
                 done_slot.next = q_slot[head]
                 done_gen.next = q_gen[head]
@@ -111,7 +172,7 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
                 if nx == wr_ptr:
                     c[:] = 0                 # nothing queued behind: the surplus is idle time
             credit.next = c
-        elif rp == wr_ptr:
+        else:
             credit.next = 0
 
-    return status, ready_out, serve
+    return status, ready_out, ask, stall_out, serve

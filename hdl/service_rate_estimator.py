@@ -16,6 +16,16 @@ per WINDOW active cycles) and the window restarts.  Consequences, all deliberate
 Only *retired* work counts as completed: a transport retry is not work, and the
 distributor reports retirements (live entry and matching generation) only.
 
+A *stall* cycle is an active cycle in which the target reports that something
+downstream of its compute held it back (`tgt_stall`: a shared-resource grant
+below what its compute could use, its own die-to-die link, or a completion it
+could not hand over).  The design notes define stall as "outstanding, but
+nothing retiring"; with multi-cycle jobs that count is set by the job size
+(a healthy die retiring one 4-unit job every 8 cycles stalls 7 cycles in 8), so
+it cannot tell a slow die from a starved one.  Counting the die's own report
+keeps the notes' reading: high stall = waiting downstream (memory, link), low
+stall with high activity = saturated compute.
+
 Ports (widths from the signals; N_TGT = len(tgt_active)):
     clk, rst          clock; synchronous active-high reset (ResetSignal)
     dispatch_fire     a job was accepted this cycle
@@ -26,14 +36,18 @@ Ports (widths from the signals; N_TGT = len(tgt_active)):
     retire_work       its work units (WORK_W bits)
     outstanding       per-target outstanding job count, packed N_TGT x CNT_W
                       (from the distributor); non-zero = active
+    tgt_stall         per-target "held back downstream this cycle" (N_TGT bits,
+                      from the targets)
     tgt_active        out: per-target active bit this cycle (N_TGT bits)
     svc_rate          out: published rate per target, packed N_TGT x RATE_W,
                       saturating at 2**RATE_W - 1; 0 = unknown
+    rate_valid        out: per-target bit, set once a window has completed since
+                      reset (svc_rate is then a measurement, even when it is 0)
     accepted_work     out: saturating total of accepted work, packed N_TGT x STAT_W
     completed_work    out: saturating total of retired work, packed N_TGT x STAT_W
     active_cyc        out: saturating count of active cycles, packed N_TGT x STAT_W
     stall_cyc         out: saturating count of active cycles in which the target
-                      retired nothing, packed N_TGT x STAT_W
+                      reported a downstream stall, packed N_TGT x STAT_W
 
 Parameters:
     WINDOW   active cycles per rate window; 2 <= WINDOW.  Must be short against a
@@ -45,8 +59,8 @@ from myhdl import Signal, always_comb, always_seq, block, intbv
 
 @block
 def service_rate_estimator(clk, rst, dispatch_fire, dispatch_target, dispatch_work,
-                           retire_fire, retire_target, retire_work, outstanding,
-                           tgt_active, svc_rate, accepted_work, completed_work, active_cyc, stall_cyc,
+                           retire_fire, retire_target, retire_work, outstanding, tgt_stall,
+                           tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc, stall_cyc,
                            WINDOW=64):
     name = "service_rate_estimator"
     n_tgt = len(tgt_active)
@@ -56,6 +70,9 @@ def service_rate_estimator(clk, rst, dispatch_fire, dispatch_target, dispatch_wo
         raise ValueError(f"{name}: WINDOW={WINDOW!r}; it must be an integer >= 2 active cycles")
     if n_tgt < 1 or n_tgt > (1 << tgt_w):
         raise ValueError(f"{name}: tgt_active is {n_tgt} bits; dispatch_target ({tgt_w} bits) must address them")
+    if len(tgt_stall) != n_tgt or len(rate_valid) != n_tgt:
+        raise ValueError(f"{name}: tgt_stall and rate_valid must be N_TGT={n_tgt} bits "
+                         f"(len(tgt_active)), got {len(tgt_stall)} and {len(rate_valid)}")
     if len(retire_target) != tgt_w or len(retire_work) != work_w:
         raise ValueError(f"{name}: retire_target/retire_work must match dispatch_target ({tgt_w}) "
                          f"and dispatch_work ({work_w}) widths")
@@ -84,6 +101,7 @@ def service_rate_estimator(clk, rst, dispatch_fire, dispatch_target, dispatch_wo
     win_act = [Signal(intbv(0)[win_w:]) for _ in range(n_tgt)]
     win_done = [Signal(intbv(0)[rate_w:]) for _ in range(n_tgt)]
     rate = [Signal(intbv(0)[rate_w:]) for _ in range(n_tgt)]
+    measured = [Signal(bool(0)) for _ in range(n_tgt)]
     active = [Signal(bool(0)) for _ in range(n_tgt)]
 
     @always_comb
@@ -107,6 +125,8 @@ def service_rate_estimator(clk, rst, dispatch_fire, dispatch_target, dispatch_wo
         c = intbv(0)[len(completed_work):]
         ac = intbv(0)[len(active_cyc):]
         st = intbv(0)[len(stall_cyc):]
+        rv = intbv(0)[n_tgt:]
+        rv[:] = 0
         r[:] = 0
         a[:] = 0
         c[:] = 0
@@ -118,7 +138,10 @@ def service_rate_estimator(clk, rst, dispatch_fire, dispatch_target, dispatch_wo
             c[:] = c | (cmp_w[t] << (stat_w * t))
             ac[:] = ac | (act_c[t] << (stat_w * t))
             st[:] = st | (stl_c[t] << (stat_w * t))
+            if measured[t]:
+                rv[t] = 1
         svc_rate.next = r
+        rate_valid.next = rv
         accepted_work.next = a
         completed_work.next = c
         active_cyc.next = ac
@@ -151,13 +174,14 @@ def service_rate_estimator(clk, rst, dispatch_fire, dispatch_target, dispatch_wo
                 s[:] = act_c[t] + 1
                 if not s[stat_w]:
                     act_c[t].next = s[stat_w:]
-                if not retiring:
+                if tgt_stall[t]:
                     s[:] = stl_c[t] + 1
                     if not s[stat_w]:
                         stl_c[t].next = s[stat_w:]
                 if win_act[t] == LAST:
                     # Window full: publish the work retired in it, then restart.
                     rate[t].next = d[rate_w:]
+                    measured[t].next = 1
                     win_act[t].next = 0
                     win_done[t].next = 0
                 else:

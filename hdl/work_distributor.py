@@ -63,6 +63,11 @@ N_JOB = 2**len(m_job_slot)):
     outstanding_work    out: work units outstanding per target, packed N_TGT x OWORK_W
     chk_slot            debug read address into the job table
     chk_live, chk_gen, chk_epoch   out: that entry's live bit, generation, route epoch
+    job_live            out: every entry's live bit (N_JOB bits, slot j in bit j)
+    job_gen             out: every entry's generation, packed N_JOB x GEN_W
+    job_epoch           out: every entry's route epoch, packed N_JOB x EPOCH_W
+                        (the table state the package assertion monitor reads:
+                        assertions over the design's own state, no shadow copy)
 
 Parameters:
     POLICY   POLICY_ROUND_ROBIN or POLICY_SERVICE_RATE.
@@ -107,6 +112,7 @@ def work_distributor(clk, rst,
                      dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
                      outstanding, outstanding_work,
                      chk_slot, chk_live, chk_gen, chk_epoch,
+                     job_live, job_gen, job_epoch,
                      POLICY=POLICY_SERVICE_RATE, FAULT=FAULT_NONE):
     name = "work_distributor"
     if POLICY not in POLICIES.values():
@@ -137,6 +143,9 @@ def work_distributor(clk, rst,
                              (m_job_epoch, "m_job_epoch", epoch_w), (chk_epoch, "chk_epoch", epoch_w)):
         if len(sig) != want:
             raise ValueError(f"{name}: {label} is {len(sig)} bits; it must be {want}")
+    if len(job_live) != n_job or len(job_gen) != n_job * gen_w or len(job_epoch) != n_job * epoch_w:
+        raise ValueError(f"{name}: job_live/job_gen/job_epoch must be N_JOB={n_job} x 1/{gen_w}/{epoch_w} bits, "
+                         f"got {len(job_live)}/{len(job_gen)}/{len(job_epoch)}")
     if len(svc_rate) % n_tgt or len(outstanding) % n_tgt or len(outstanding_work) % n_tgt:
         raise ValueError(f"{name}: svc_rate ({len(svc_rate)}), outstanding ({len(outstanding)}) and "
                          f"outstanding_work ({len(outstanding_work)}) must be whole multiples of N_TGT={n_tgt}")
@@ -153,12 +162,12 @@ def work_distributor(clk, rst,
     rate_tot = len(svc_rate)
 
     # Job table, one list (memory) per field.
-    job_live = [Signal(bool(0)) for _ in range(n_job)]
-    job_gen = [Signal(modbv(0)[gen_w:]) for _ in range(n_job)]
-    job_tid = [Signal(intbv(0)[job_w:]) for _ in range(n_job)]
-    job_tgt = [Signal(intbv(0)[tgt_w:]) for _ in range(n_job)]
-    job_epoch = [Signal(intbv(0)[epoch_w:]) for _ in range(n_job)]
-    job_work = [Signal(intbv(0)[work_w:]) for _ in range(n_job)]
+    tbl_live = [Signal(bool(0)) for _ in range(n_job)]
+    tbl_gen = [Signal(modbv(0)[gen_w:]) for _ in range(n_job)]
+    tbl_tid = [Signal(intbv(0)[job_w:]) for _ in range(n_job)]
+    tbl_tgt = [Signal(intbv(0)[tgt_w:]) for _ in range(n_job)]
+    tbl_epoch = [Signal(intbv(0)[epoch_w:]) for _ in range(n_job)]
+    tbl_work = [Signal(intbv(0)[work_w:]) for _ in range(n_job)]
     # Per-target state.
     out_cnt = [Signal(modbv(0)[cnt_w:]) for _ in range(n_tgt)]
     out_work = [Signal(modbv(0)[owork_w:]) for _ in range(n_tgt)]
@@ -176,12 +185,18 @@ def work_distributor(clk, rst,
     fire_retry = Signal(bool(0))
     cmpl_match = Signal(bool(0))
 
+    # The combinational decisions below also read rst, so they are evaluated again when reset
+    # is released: none of them relies on having run at time 0 (a constant input such as
+    # tgt_enable may never produce an event, and Verilog-2012 gives no time-0 event either).
     @always_comb
     def unpack_rates():
         tmp = intbv(0)[rate_tot:]
         for t in range(n_tgt):
             tmp[:] = svc_rate >> (rate_w * t)
-            rate[t].next = tmp[rate_w:]
+            if rst:
+                rate[t].next = 0
+            else:
+                rate[t].next = tmp[rate_w:]
 
     @always_comb
     def find_free():
@@ -190,11 +205,11 @@ def work_distributor(clk, rst,
         idx[:] = 0
         found = False
         for j in range(n_job):  # lowest free slot wins
-            if not found and not job_live[j]:
+            if not found and not tbl_live[j]:
                 idx[:] = j
                 found = True
         free_slot.next = idx
-        have_free.next = found
+        have_free.next = found and not rst
 
     @always_comb
     def select():
@@ -236,24 +251,24 @@ def work_distributor(clk, rst,
                             if lhs < rhs:
                                 best[:] = cand
         sel_target.next = best
-        sel_ok.next = found
+        sel_ok.next = found and not rst
 
     @always_comb
     def offer():
         rlive = False
         g = modbv(0)[gen_w:]
-        rlive = bool(job_live[retry_slot])
-        g[:] = job_gen[free_slot] + 1
+        rlive = bool(tbl_live[retry_slot])
+        g[:] = tbl_gen[free_slot] + 1
         retry_live.next = rlive
         if retry_valid and rlive:
             # A retry re-sends the live entry to the target it was dispatched to.
             m_job_valid.next = True
-            m_job_target.next = job_tgt[retry_slot]
+            m_job_target.next = tbl_tgt[retry_slot]
             m_job_slot.next = retry_slot
-            m_job_gen.next = job_gen[retry_slot]
-            m_job_tid.next = job_tid[retry_slot]
-            m_job_work.next = job_work[retry_slot]
-            m_job_epoch.next = job_epoch[retry_slot]
+            m_job_gen.next = tbl_gen[retry_slot]
+            m_job_tid.next = tbl_tid[retry_slot]
+            m_job_work.next = tbl_work[retry_slot]
+            m_job_epoch.next = tbl_epoch[retry_slot]
             m_job_retry.next = True
         else:
             m_job_valid.next = s_axis_job_tvalid and have_free and sel_ok
@@ -274,7 +289,7 @@ def work_distributor(clk, rst,
         nf = False
         tr = False
         if retry_valid and retry_live:
-            tr = tgt_ready[job_tgt[retry_slot]]
+            tr = tgt_ready[tbl_tgt[retry_slot]]
             rf = tr
             if FAULT == FAULT_RETRY_AS_JOB:
                 nf = tr and have_free    # BUG: the retry becomes a second semantic job
@@ -291,22 +306,39 @@ def work_distributor(clk, rst,
     def completion():
         m = False
         m = False
-        if s_cmpl_valid and job_live[s_cmpl_slot]:
+        if s_cmpl_valid and tbl_live[s_cmpl_slot]:
             if FAULT == FAULT_NO_GEN_CHECK:
                 m = True                 # BUG: a stale completion matches any live use of the slot
             else:
-                m = job_gen[s_cmpl_slot] == s_cmpl_gen
+                m = tbl_gen[s_cmpl_slot] == s_cmpl_gen
         cmpl_match.next = m
         retire_fire.next = m
-        retire_target.next = job_tgt[s_cmpl_slot]
-        retire_work.next = job_work[s_cmpl_slot]
-        retire_tid.next = job_tid[s_cmpl_slot]
+        retire_target.next = tbl_tgt[s_cmpl_slot]
+        retire_work.next = tbl_work[s_cmpl_slot]
+        retire_tid.next = tbl_tid[s_cmpl_slot]
 
     @always_comb
     def debug_read():
-        chk_live.next = job_live[chk_slot]
-        chk_gen.next = job_gen[chk_slot]
-        chk_epoch.next = job_epoch[chk_slot]
+        chk_live.next = tbl_live[chk_slot]
+        chk_gen.next = tbl_gen[chk_slot]
+        chk_epoch.next = tbl_epoch[chk_slot]
+
+    @always_comb
+    def pack_table():
+        lv = intbv(0)[n_job:]
+        gv = intbv(0)[n_job * gen_w:]
+        ev = intbv(0)[n_job * epoch_w:]
+        lv[:] = 0
+        gv[:] = 0
+        ev[:] = 0
+        for j in range(n_job):
+            if tbl_live[j]:
+                lv[j] = 1
+            gv[:] = gv | (tbl_gen[j] << (gen_w * j))
+            ev[:] = ev | (tbl_epoch[j] << (epoch_w * j))
+        job_live.next = lv
+        job_gen.next = gv
+        job_epoch.next = ev
 
     @always_comb
     def pack_counts():
@@ -332,20 +364,20 @@ def work_distributor(clk, rst,
         cd = intbv(0)[cnt_w:]
         new_tgt[:] = sel_target
         if fire_retry:
-            new_tgt[:] = job_tgt[retry_slot]
-        ret_tgt[:] = job_tgt[s_cmpl_slot]
+            new_tgt[:] = tbl_tgt[retry_slot]
+        ret_tgt[:] = tbl_tgt[s_cmpl_slot]
 
         if fire_new:
-            job_live[free_slot].next = True
-            job_gen[free_slot].next = job_gen[free_slot] + 1
-            job_tgt[free_slot].next = new_tgt
-            job_epoch[free_slot].next = route_epoch
+            tbl_live[free_slot].next = True
+            tbl_gen[free_slot].next = tbl_gen[free_slot] + 1
+            tbl_tgt[free_slot].next = new_tgt
+            tbl_epoch[free_slot].next = route_epoch
             if fire_retry:
-                job_tid[free_slot].next = job_tid[retry_slot]
-                job_work[free_slot].next = job_work[retry_slot]
+                tbl_tid[free_slot].next = tbl_tid[retry_slot]
+                tbl_work[free_slot].next = tbl_work[retry_slot]
             else:
-                job_tid[free_slot].next = s_axis_job_tid
-                job_work[free_slot].next = s_axis_job_tdata
+                tbl_tid[free_slot].next = s_axis_job_tid
+                tbl_work[free_slot].next = s_axis_job_tdata
             # Ties break round-robin: the rotation resumes after the target just used.
             nxt[:] = new_tgt + 1
             if nxt >= n_tgt:
@@ -353,14 +385,14 @@ def work_distributor(clk, rst,
             rr_ptr.next = nxt[tgt_w:]
 
         if cmpl_match:
-            job_live[s_cmpl_slot].next = False
+            tbl_live[s_cmpl_slot].next = False
 
         last_epoch.next = route_epoch
         if FAULT == FAULT_EPOCH_REWRITE:
             if route_epoch != last_epoch:
                 for j in range(n_job):   # BUG: remaps live work without quiescing
-                    if job_live[j] and not (fire_new and free_slot == j):
-                        job_epoch[j].next = route_epoch
+                    if tbl_live[j] and not (fire_new and free_slot == j):
+                        tbl_epoch[j].next = route_epoch
 
         # One net next-state expression per target: +dispatch -retire, so a dispatch
         # and a retirement to the same target in one cycle both count.
@@ -372,13 +404,14 @@ def work_distributor(clk, rst,
             if fire_new and new_tgt == t:
                 ci[:] = 1
                 if fire_retry:
-                    inc[:] = job_work[retry_slot]
+                    inc[:] = tbl_work[retry_slot]
                 else:
                     inc[:] = s_axis_job_tdata
             if cmpl_match and ret_tgt == t:
                 cd[:] = 1
-                dec[:] = job_work[s_cmpl_slot]
+                dec[:] = tbl_work[s_cmpl_slot]
             out_cnt[t].next = out_cnt[t] + ci - cd
             out_work[t].next = out_work[t] + inc - dec
 
-    return unpack_rates, find_free, select, offer, handshake, completion, debug_read, pack_counts, state_update
+    return (unpack_rates, find_free, select, offer, handshake, completion, debug_read, pack_table, pack_counts,
+            state_update)

@@ -1,7 +1,6 @@
-"""`prism package`: the report files, their computed figures, and one-line errors
-with exit status 2 on bad arguments."""
-import re
-
+"""`prism package`: the report files, their computed figures (each figure with
+the seed's value, ours, and what produced it), and one-line errors with exit
+status 2 on bad arguments."""
 import pytest
 
 from cosim.cli import main
@@ -16,39 +15,65 @@ def _report(tmp_path, *extra):
     return md
 
 
-def _row(md, first_cell):
+def _rows(md, first_cell):
+    out = []
     for line in md.splitlines():
         if line.startswith(f"| {first_cell} |"):
-            return [c.strip() for c in line.strip("|").split("|")]
-    raise AssertionError(f"no table row starting with {first_cell!r}")
+            out.append([c.strip() for c in line.strip("|").split("|")])
+    if not out:
+        raise AssertionError(f"no table row starting with {first_cell!r}")
+    return out
 
 
-def test_tables_only(tmp_path):
+def test_model_tables_only(tmp_path):
     md = _report(tmp_path, "--no-sim")
-    assert "120 + 200 = 320 cycles" in md and "23.4 %" in md
-    dies = {n: _row(md, str(n)) for n in (1, 2, 4, 8)}
-    assert [dies[n][5] for n in (1, 2, 4, 8)] == ["500", "400", "320", "320"]
-    assert [dies[n][4] for n in (1, 2, 4, 8)] == ["compute", "d2d", "hbm", "hbm"]
-    assert dies[2][6] == "1.2500x" and dies[4][6] == "1.5625x" and dies[8][7] == "1x"
-    assert _row(md, "HBM x2")[2] == "d2d" and _row(md, "barrier / 2")[1] == "220"
-    assert "co-simulation skipped" in md
+    # the definition of phase cycles is given once, and used consistently
+    assert md.count("*Phase cycles* = *stream cycles* + *barrier cycles*") == 1
+    assert "120 + 200 = 320" in md and "23.4 %" in md
+    dies = {n: _rows(md, str(n))[0] for n in (1, 2, 4, 8)}
+    assert [dies[n][4] for n in (1, 2, 4, 8)] == ["500", "400", "320", "320"]
+    assert [dies[n][3] for n in (1, 2, 4, 8)] == ["compute", "d2d", "hbm", "hbm"]
+    assert dies[2][5] == "1.2500x" and dies[4][5] == "1.5625x"
+    assert _rows(md, "HBM x2")[0][3] == "d2d" and _rows(md, "barrier / 2")[0][2] == "220"
+    # every model figure says where it came from
+    for row in _rows(md, "minimum service") + _rows(md, "compute utilisation"):
+        assert row[-1] == "model (golden.resource_graph)"
+    # degraded die, fluid model: the notes' 50 % and 12 % (12.5 %)
+    cb = {r[1]: r for r in _rows(md, "compute-bound")}
+    assert cb["round_robin"][3] == "50.0 %" and cb["service_rate"][3] == "12.5 %"
+    # partitioning: NPS4 is legal with CPX only
+    rows = _rows(md, "SPX") + _rows(md, "DPX") + _rows(md, "CPX")
+    nps4 = {r[0]: r[5] for r in rows if r[1] == "NPS4"}
+    assert nps4 == {"SPX": "illegal", "DPX": "illegal", "CPX": "legal"}
+    assert "co-sim" in md and "| - |" in md
 
 
-def test_report_with_cosimulated_scenario(tmp_path):
-    # A shorter phase than the default 1200 units keeps this quick; the scenario's full-size
-    # figures are asserted in test_degraded_die.py.
-    md = _report(tmp_path, "--backend", "icarus", "--phase-units", "480")
-    losses = {}
-    for pol in ("round_robin", "service_rate"):
-        for line in md.splitlines():
-            if line.startswith(f"| {pol} |") and "units/cycle" not in line and "->" in line and "%" in line:
-                cells = [c.strip() for c in line.strip("|").split("|")]
-                if re.fullmatch(r"\d+", cells[1]):
-                    losses[pol] = float(cells[4].rstrip(" %"))
-    assert 45 < losses["round_robin"] < 55
-    assert 12.5 <= losses["service_rate"] < 20     # fluid 12.5 % + a first window of round-robin
-    assert "2 (degraded)" in md
-    assert "| round_robin | degraded | none |" in md and "| service_rate | degraded | none |" in md
+def test_report_with_the_cosimulated_package(tmp_path):
+    md = _report(tmp_path, "--backend", "icarus-2005")
+    # worked example, cycle by cycle: 8 x 320 cycles, HBM binds by the arbiter's counters
+    cosim = [r for r in _rows(md, "phase cycles") if r[-1].startswith("co-simulated")][0]
+    phase = float(cosim[2].split("= ")[1].split("(")[1].rstrip(")"))
+    assert 320 <= phase <= 322
+    assert _rows(md, "binding node")[0][2].startswith("hbm")
+    # die-count scaling and migration co-simulated: binding nodes agree with the model
+    for n in (2, 4, 8):
+        row = _rows(md, str(n))[0]
+        assert row[-1] == row[3]
+    # degraded die: co-simulated losses close to the fluid model's
+    cb = {r[1]: r for r in _rows(md, "compute-bound")}
+    assert 49 < float(cb["round_robin"][6].rstrip(" %")) < 51
+    assert 12.5 <= float(cb["service_rate"][6].rstrip(" %")) < 15
+    # diagnosis: each scenario named right
+    assert "its own compute is slow" in md and "held back downstream of its compute" in md
+    assert "HBM was used up" in md and "D2D was used up" in md and "healthy: rates alike" in md
+    # retries leave svc_rate unchanged; counted as work they are caught
+    assert _rows(md, "with retries")[0][2] == "yes"
+    assert "a_work_conserved (cycle" in _rows(md, "with retries, FAULT_RETRY_AS_WORK")[0][6]
+    # every assertion fires on its broken variant, alone, and holds on the correct design
+    for a in ("a_retire_once", "a_retry_creates_no_job", "a_route_epoch_stable", "a_no_dispatch_to_disabled",
+              "a_bounded_imbalance", "a_work_conserved"):
+        row = _rows(md, f"`{a}`")[0]
+        assert row[4].isdigit() and row[5] == "none" and row[6] == "holds"
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -59,7 +84,10 @@ def test_report_with_cosimulated_scenario(tmp_path):
     (["--degraded-factor", "half"], "fraction"),
     (["--window", "1"], "--window"),
     (["--phase-units", "100"], "multiple of 16"),
-    (["--backend", "verilator"], "--backend"),
+    (["--backend", "vcs"], "--backend"),
+    (["--partition", "DPX+NPS4"], "must not exceed"),
+    (["--partition", "CPX"], "CPX+NPS4"),
+    (["--partition", "QPX+NPS1"], "unknown compute mode"),
     (["--bogus"], ""),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, args, needle):

@@ -106,3 +106,75 @@ def test_model_properties(dies, c, h, d, f, barrier):
         assert r2.phase_cycles <= r.phase_cycles
     if r.binding != "hbm":
         assert rg.evaluate(p.with_(hbm_rate=2 * h)).phase_cycles == r.phase_cycles
+
+
+# --------------------------------------------------------------------------- shared resources (fluid and per cycle)
+
+def test_fair_rates_share_a_pool_equally_and_pass_on_what_a_die_cannot_use():
+    assert rg.fair_rates([4, 4, 4, 4], [10]) == [Fraction(5, 2)] * 4
+    assert rg.fair_rates([4, 4, 2, 4], [10, 12]) == [Fraction(8, 3)] * 2 + [2, Fraction(8, 3)]
+    assert rg.fair_rates([4, 4, 4, 4], [40, 48]) == [4] * 4           # compute-bound: no pool binds
+    assert rg.fair_rates([1, 0, 3], []) == [1, 0, 3]
+
+
+def test_fluid_stream_reproduces_the_degraded_die_figures():
+    # The notes' §13 and §18: four dies, 1200 units, die 2 at half rate, compute-bound.
+    caps, healthy = [4, 4, 2, 4], [4] * 4
+    pools = [40, 48]
+    rr = 1 - rg.stream_cycles("round_robin", healthy, pools, 1200) / rg.stream_cycles("round_robin", caps, pools, 1200)
+    sr = 1 - rg.stream_cycles("service_rate", healthy, pools, 1200) / rg.stream_cycles("service_rate", caps, pools,
+                                                                                      1200)
+    assert (rr, sr) == (Fraction(1, 2), Fraction(1, 8))
+    # In the worked example's graph HBM binds: service-rate dispatch loses nothing, round-robin
+    # still makes the slow die the phase clock (300 units at 2 per cycle).
+    caps, pools = rg.package_pools(BASE)
+    slow = [4, 4, 2, 4]
+    assert rg.stream_cycles("service_rate", slow, pools, 1200) == rg.stream_cycles("service_rate", caps, pools,
+                                                                                   1200) == 120
+    assert rg.stream_cycles("round_robin", slow, pools, 1200) == 150
+    # with dies finishing at different times the fair rates change mid-phase
+    assert rg.fluid_stream([300, 300, 300, 300], [4, 4, 2, 4], [10]) == 150
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 63), min_size=2, max_size=8), st.lists(st.integers(0, 63), min_size=8, max_size=8),
+       st.integers(0, 63), st.integers(0, 63), st.sampled_from([None, 0, 1, 2]), st.integers(0, 7))
+def test_allocate_properties(want, link, hbm, d2d, shift, ptr):
+    n = len(want)
+    link = link[:n]
+    grants, hcut, dcut = rg.allocate(want, link, hbm, d2d, shift, ptr % n)
+    s = 0 if shift is None else shift
+    caps = [w if shift is None else min(w, lk << s) for w, lk in zip(want, link)]
+    assert all(0 <= g <= c for g, c in zip(grants, caps))
+    assert sum(grants) <= hbm and (shift is None or sum(grants) <= d2d << s)
+    short = any(g < c for g, c in zip(grants, caps))
+    # a die is short only because a pool ran out: then that pool is fully granted
+    assert short == (hcut or dcut)
+    if hcut:
+        assert sum(grants) == hbm
+    if dcut:
+        assert sum(grants) == d2d << s
+    # every die gets at least an equal share of each pool (or all it can use)
+    fair = min([hbm // n] + ([] if shift is None else [(d2d << s) // n]))
+    assert all(g >= min(c, fair) for g, c in zip(grants, caps))
+
+
+# --------------------------------------------------------------------------- partitioning (§11)
+
+def test_partitioning_invariant():
+    legal = {(c, m) for c, m, cp, mp, ok, _ in rg.partitioning_table(8) if ok}
+    assert legal == {("SPX", "NPS1"), ("DPX", "NPS1"), ("DPX", "NPS2"), ("CPX", "NPS1"), ("CPX", "NPS2"),
+                     ("CPX", "NPS4")}
+    for c, m, cp, mp, ok, _ in rg.partitioning_table(8):
+        assert ok == (mp <= cp)                 # memory partitions never exceed compute partitions
+    # NPS4 needs CPX: the only compute mode of these with four or more partitions
+    assert [c for c, m, *_, ok, _ in rg.partitioning_table(8) if m == "NPS4" and ok] == ["CPX"]
+    # every memory partition has an owner, every compute partition exactly one memory partition
+    owners = rg.check_partitioning("CPX", "NPS4", 8)
+    assert sorted(p for ps in owners.values() for p in ps) == list(range(8)) and len(owners) == 4
+    with pytest.raises(ValueError, match="must not exceed"):
+        rg.check_partitioning("DPX", "NPS4", 8)
+    with pytest.raises(ValueError, match="unknown memory mode"):
+        rg.check_partitioning("CPX", "NPS3", 8)
+    with pytest.raises(ValueError, match="do not split"):
+        rg.check_partitioning("DPX", "NPS1", 3)

@@ -83,3 +83,24 @@ def test_output_is_a_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "not a directory" in err
     assert f.read_text() == "keep me"
+
+
+def test_savings_paths_and_pxn_sections(report):
+    _, text = report
+    # the document's savings, each computed from switch counts of generated graphs
+    assert _row(text, "switches, ZCube(128,2) vs ROFT")[2] == "1 − 256/640 = 60.0%"
+    assert _row(text, "switches, ZCube(128,2) vs rail-only")[2] == "1 − 256/384 = 33.3%"
+    assert _row(text, "switches, ZCube(128,2) vs HPN (dual-plane)")[2] == "1 − 256/384 = 33.3%"
+    assert _row(text, "rail-only radix 128 (8 rails, two tiers each)")[2] == "384 / 384 / 384"
+    assert _row(text, "dual-plane two-tier, HPN-style (2 x 200G per NIC)")[2] == "384 / 384 / 384"
+    assert "9.6 vs 32 × 400G = 12.8 Tb/s: 25.0% less" in _row(text, "testbed link capacity, ZCube(4,2) vs ROFT")[2]
+    # minimal paths: two for ZCube(n,2), more for k >= 3
+    assert _row(text, "ZCube(16,2)")[1:3] == ["2", "0 of 65,280"]
+    assert _row(text, "ZCube(3,4)")[1] == "8"
+    # hop histograms without and with PXN: the testbed ROFT's cross-rail pairs drop from 3 switches to 1
+    roft_tb = [r for r in text.splitlines() if r.startswith("| ROFT2(rails=4, servers/group=4, groups=1, spines=4) "
+                                                            "(testbed) |")]
+    cells = [[c.strip() for c in r.strip("|").split("|")] for r in roft_tb]
+    assert [c[1] for c in cells] == ["no", "yes"]
+    assert cells[0][5] == "80.0000%" and cells[1][5] == "—" and cells[1][2] == "20.0000%"
+    assert "ROFT 5 / 5" in text and "ZCube 2 / 2" in text
