@@ -34,7 +34,7 @@ from .verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_
 from .vpi import ToolchainError, require_tool, require_vpi
 
 _HDL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hdl")
-TOOLCHAIN_VERSION = "4"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "5"  # bump when the generated files change shape
 
 _waves_path = None
 

@@ -221,7 +221,9 @@ def wake_at_time0(text):
     for i, line in enumerate(lines):
         if line.strip() == ");":                  # end of the module's port list
             lines[i + 1:i + 1] = ["", f"reg {TIME0};  // changes once at time 0: wakes the combinational processes",
-                                  f"initial {TIME0} <= 1'b0;"]
+                                  "// verilator lint_off INITIALDLY",
+                                  f"initial {TIME0} <= 1'b0;  // non-blocking: every process waits at its event control by then",
+                                  "// verilator lint_on INITIALDLY"]
             break
     else:
         raise ValueError("wake_at_time0: no module port list found")

@@ -46,7 +46,7 @@ work units per cycle, DRATE_W = len(hbm_rate)):
     dispatch_fire, retry_fire       out: a job accepted / a retry re-sent
     m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch
                           out: the dispatch bus
-    cmpl_valid, cmpl_slot, cmpl_gen out: the completion presented to the distributor
+    cmpl_valid, cmpl_slot, cmpl_gen  out: the completion presented to the distributor
     retire_fire, retire_target, retire_tid  out: a completion retired that job
     outstanding, outstanding_work   out: per die, packed (distributor)
     svc_rate, rate_valid, accepted_work, completed_work, active_cyc, stall_cyc
@@ -55,9 +55,14 @@ work units per cycle, DRATE_W = len(hbm_rate)):
     hbm_sat_cyc, d2d_sat_cyc        out: cycles in which HBM / D2D ran out (arbiter)
     accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles
                           out: the phase barrier (see phase_barrier)
-    fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
-    fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved,
-    imbalance_armed       out: the assertion monitor
+    fail_retire_once      out: assertion a_retire_once failed (a job retired twice, or by another use of its slot)
+    fail_retry_creates_no_job  out: assertion a_retry_creates_no_job failed (a retry created a job)
+    fail_route_epoch_stable    out: assertion a_route_epoch_stable failed (a live job's route epoch changed)
+    fail_no_dispatch_to_disabled  out: assertion a_no_dispatch_to_disabled failed (work sent to a disabled die)
+    fail_bounded_imbalance     out: assertion a_bounded_imbalance failed (no die degraded, outstanding work too uneven)
+    fail_work_conserved   out: assertion a_work_conserved failed (accepted - completed != outstanding work)
+    imbalance_armed       out: a_bounded_imbalance was armed at the last edge (no die degraded)
+    (package_assertion_monitor documents each assertion)
 
 Parameters:
     POLICY            passed to work_distributor

@@ -76,7 +76,7 @@ SMALL = [("axis_register", ["--width", "64"], "axis_register", {"DATA_WIDTH": 64
          ("reduce_slice", ["--capacity", "64", "-P", "PATHS=kulisch"], "reduce_slice",
           {"CAPACITY": 64, "PATHS": "kulisch", "KULISCH_W": 320}),
          ("work_distributor", ["-P", "POLICY=0"], "work_distributor", {"POLICY": 0}),
-         ("degraded_die_package", [], "degraded_die_package", {"POLICY": 1, "WINDOW": 64}),
+         ("accelerator_package", [], "accelerator_package", {"POLICY": 1, "WINDOW": 64}),
          ("collective_fabric", ["--members", "4", "--stripes", "2"], "collective_fabric",
           {"MEMBERS": 4, "STRIPES": 2, "PATHS": 8})]
 

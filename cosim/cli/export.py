@@ -129,9 +129,10 @@ BLOCKS = {
                  "stripes": ("STRIPES", 3, "stripes per member (stripe_gbps is MEMBERS x STRIPES x 16 bits)"),
                  "paths": ("PATHS", 8, "uplinks (1..255)")},
         params=lambda o: {"PATHS": o["paths"]}),
-    "degraded_die_package": BlockSpec(
-        "degraded_die_package", "degraded_die_package",
-        "multi-die package: work distributor, service-rate estimator, 4 compute-die models",
+    "accelerator_package": BlockSpec(
+        "accelerator_package", "accelerator_package",
+        "multi-die package: work distributor with its assertion monitor, service-rate estimator, compute dies, "
+        "shared HBM and die-to-die bandwidth, phase barrier",
         _package_signals),
     "work_distributor": BlockSpec(
         "work_distributor", "work_distributor", "accelerator work distributor (job table, dispatch policy)",
