@@ -232,7 +232,7 @@ _designs = {}
 def batch_design(simulator, kulisch_w=320, capacity=4096, variant=None, **variant_params):
     """The node (or a variant) converted and compiled with the batched test bench, cached."""
     params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **variant_params)
-    key = (simulator, variant, tuple(sorted(params.items())), toolchain.hdl_source_digest())
+    key = (simulator, variant, tuple(sorted(params.items())), toolchain.hdl_source_digest(f"hdl.{variant or 'prism_node'}"))
     if key not in _designs:
         sig = node_signals()
         _designs[key] = BatchDesign(node_block(variant), **sig, **params,

@@ -88,8 +88,58 @@ def _fresh(s):
     return Signal(init)
 
 
+_IMPORT_RE = None
+
+
+def _hdl_imports(path):
+    """The hdl modules a source file imports (`from hdl.x import`, `from .x import`, `import hdl.x`)."""
+    import re
+    global _IMPORT_RE
+    if _IMPORT_RE is None:
+        _IMPORT_RE = re.compile(r"^\s*(?:from\s+(?:hdl)?\.?([\w.]*)\s+import|import\s+hdl\.([\w.]+))", re.M)
+    with open(path) as fh:
+        text = fh.read()
+    out = set()
+    for a, b in _IMPORT_RE.findall(text):
+        name = (a or b).split(".")[-1]
+        if name and os.path.exists(os.path.join(_HDL_DIR, name + ".py")):
+            out.add(name)
+    return out
+
+
 @functools.lru_cache(maxsize=None)
-def _hdl_source_digest(mtime_key):
+def _sources_digest(module, mtime_key):
+    """Digest of an hdl module's source and of every hdl module it imports, transitively."""
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo.extend(_hdl_imports(os.path.join(_HDL_DIR, m + ".py")) - seen)
+    h = hashlib.sha256()
+    for m in sorted(seen):
+        with open(os.path.join(_HDL_DIR, m + ".py"), "rb") as fh:
+            h.update(m.encode() + fh.read())
+    return h.hexdigest()
+
+
+def hdl_source_digest(module=None):
+    """Digest of the HDL a block is built from: its module and the hdl modules it imports
+    (so editing one block does not invalidate the builds of unrelated ones); every hdl
+    source when `module` is None."""
+    mt = tuple(sorted((f, os.path.getmtime(os.path.join(r, f)))
+                      for r, _, fs in os.walk(_HDL_DIR) for f in fs if f.endswith(".py")))
+    if module is None:
+        return _sources_digest_all(mt)
+    name = module.rsplit(".", 1)[-1]
+    if not os.path.exists(os.path.join(_HDL_DIR, name + ".py")):
+        return _sources_digest_all(mt)
+    return _sources_digest(name, mt)
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_digest_all(mtime_key):
     h = hashlib.sha256()
     for root, _, files in os.walk(_HDL_DIR):
         for f in sorted(files):
@@ -97,12 +147,6 @@ def _hdl_source_digest(mtime_key):
                 with open(os.path.join(root, f), "rb") as fh:
                     h.update(f.encode() + fh.read())
     return h.hexdigest()
-
-
-def hdl_source_digest():
-    mt = tuple(sorted((f, os.path.getmtime(os.path.join(r, f)))
-                      for r, _, fs in os.walk(_HDL_DIR) for f in fs if f.endswith(".py")))
-    return _hdl_source_digest(mt)
 
 
 def _bind(block_func, args, kwargs):
@@ -113,7 +157,8 @@ def _bind(block_func, args, kwargs):
 
 
 def design_key(block_func, bound):
-    parts = [TOOLCHAIN_VERSION, myhdl.__version__, hdl_source_digest(), _unwrap(block_func).__module__,
+    parts = [TOOLCHAIN_VERSION, myhdl.__version__, hdl_source_digest(_unwrap(block_func).__module__),
+             _unwrap(block_func).__module__,
              _unwrap(block_func).__name__]
     src = inspect.getsourcefile(_unwrap(block_func))
     if src and not os.path.abspath(src).startswith(_HDL_DIR + os.sep):

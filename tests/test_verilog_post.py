@@ -147,3 +147,14 @@ def test_joined_and_procedural_forms_simulate_the_same_from_time_0(tmp_path):
     assert "x" not in original.lower()
     assert joined == original and procedural == original
     assert len(set(original.split("\n"))) > 20           # the inputs did move
+
+
+def test_build_key_follows_the_block_and_what_it_imports_only():
+    """Editing one block must not invalidate the builds of unrelated ones (the node takes minutes
+    to convert), but must invalidate every block that imports it."""
+    from cosim.toolchain import _hdl_imports, hdl_source_digest
+    assert "prism_control" in _hdl_imports("hdl/prism_node.py")
+    assert "fp32_add" in _hdl_imports("hdl/fp32_arrival_lane.py")
+    assert "prism_node" in _hdl_imports("hdl/prism_node_fault.py")          # relative import
+    assert hdl_source_digest("hdl.axis_register") != hdl_source_digest("hdl.prism_node")
+    assert hdl_source_digest("hdl.prism_node") == hdl_source_digest("hdl.prism_node")
