@@ -108,10 +108,70 @@ class FabricRun:
     placements: int = 0
     flow_ends: int = 0
     ring_runs: int = 0
+    inputs: list = field(default_factory=list)        # per cycle: every input port's value
+    outputs: list = field(default_factory=list)       # per cycle: every output port's value
+    simulator: str = "myhdl"
 
     @property
     def fired(self):
         return set(self.first_cycle)
+
+    def tally(self):
+        """first_cycle / counts / seen from the per-cycle outputs."""
+        self.first_cycle, self.counts = {}, {}
+        for cyc, out in enumerate(self.outputs):
+            for pid in decode(out["violations"]):
+                self.first_cycle.setdefault(pid, cyc)
+                self.counts[pid] = self.counts.get(pid, 0) + 1
+        self.seen = decode(self.outputs[-1]["violations_seen"]) if self.outputs else []
+        return self
+
+
+# The fabric's ports in the order of hdl.collective_fabric's signature.
+INPUTS = ("sample", "member_gbps", "ring_start", "step_tick", "s_flow_valid", "s_flow_tuple", "s_flow_gbps",
+          "flow_end", "ending_path", "ending_gbps", "load_aware_enable", "chunk_start", "chunk_bytes",
+          "stripe_gbps", "collective", "participants", "steps_per_run", "exposed_pct", "snapshot",
+          "job_min_gbps", "job_min_valid", "active_fix", "busiest_uplink_flows")
+OUTPUTS = ("flow_placed", "chosen_path", "placed_gbps", "accounting_error", "ring_running", "violations",
+           "violations_seen")
+
+
+def fabric_signals(cfg):
+    """{port name: Signal} for hdl.collective_fabric at configuration `cfg`."""
+    M, S = cfg.members, cfg.stripes
+    sig = lambda n: Signal(bool(0)) if n == 1 else Signal(intbv(0)[n:])
+    widths = dict(sample=1, member_gbps=M * W, ring_start=1, step_tick=1, s_flow_valid=1,
+                  s_flow_tuple=pkg.TUPLE_BITS, s_flow_gbps=W, flow_end=1, ending_path=8, ending_gbps=W,
+                  load_aware_enable=1, chunk_start=1, chunk_bytes=32, stripe_gbps=M * S * W, collective=3,
+                  participants=16, steps_per_run=32, exposed_pct=7, snapshot=1, job_min_gbps=W,
+                  job_min_valid=1, active_fix=3, busiest_uplink_flows=16, flow_placed=1, chosen_path=8,
+                  placed_gbps=W, accounting_error=1, ring_running=1, violations=34, violations_seen=34)
+    ports = dict(clk=sig(1), rst=ResetSignal(0, active=1, isasync=False))
+    ports.update({n: sig(widths[n]) for n in INPUTS + OUTPUTS})
+    return ports
+
+
+def fabric_params(cfg, fault):
+    return dict(PATHS=cfg.paths, PARTICIPANTS=cfg.participants, S_MB=cfg.s_mb, A2A_S_MB=cfg.a2a_s_mb,
+                ACC_PER_LEAF=cfg.acc_per_leaf, PATH_MODE=cfg.path_mode, FAULT=fault)
+
+
+def replay_batched(run, fault="", cfg=None, simulator="icarus", generation="2012"):
+    """Replay a MyHDL run's per-cycle inputs on the converted fabric in a batched
+    simulator (cosim.vector_batch); returns a FabricRun of the batched outputs."""
+    from cosim.vector_batch import VectorBench
+
+    cfg = cfg or FabricConfig()
+    bench = VectorBench(collective_fabric_block(), simulator=simulator, generation=generation,
+                        max_vectors=max(1024, len(run.inputs)), **fabric_signals(cfg), **fabric_params(cfg, fault))
+    res = bench.run(run.inputs[1:])
+    out = FabricRun(inputs=run.inputs, outputs=res.samples, simulator=simulator)
+    return out.tally()
+
+
+def collective_fabric_block():
+    from hdl.collective_fabric import collective_fabric
+    return collective_fabric
 
 
 # participant counts chosen so all-to-all flows per uplink (ACC=PATHS=8: N-1) cross every bucket
@@ -119,53 +179,49 @@ _PARTICIPANT_MENU = (0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 20, 21, 22, 50, 100, 101, 10
 
 
 def run_fabric(backend="myhdl", fault="", cfg=None):
-    """Run the scenario on `backend` with test fault `fault` ('' = the correct design)."""
+    """Run the scenario on `backend` with test fault `fault` ('' = the correct design).
+    The returned FabricRun holds every input and output port's value at every cycle,
+    so the run can be replayed in a batched simulator (`replay_batched`)."""
     from cosim import toolchain
     from cosim.tbutil import clock_gen, reset_pulse
-    from hdl.collective_fabric import collective_fabric
 
     cfg = cfg or FabricConfig()
     rng = random.Random(cfg.seed)
     M, S, P = cfg.members, cfg.stripes, cfg.paths
-    sig = lambda n: Signal(intbv(0)[n:])
-    b = lambda: Signal(bool(0))
-    clk, rst = b(), ResetSignal(0, active=1, isasync=False)
-    sample, member_gbps, ring_start, step_tick = b(), sig(M * W), b(), b()
-    s_flow_valid, s_flow_tuple, s_flow_gbps = b(), sig(pkg.TUPLE_BITS), sig(W)
-    flow_end, ending_path, ending_gbps, load_aware_enable = b(), sig(8), sig(W), b()
-    chunk_start, chunk_bytes, stripe_gbps = b(), sig(32), sig(M * S * W)
-    collective, participants, steps_per_run, exposed_pct = sig(3), sig(16), sig(32), sig(7)
-    snapshot, job_min_gbps, job_min_valid, active_fix, busiest_uplink_flows = b(), sig(W), b(), sig(3), sig(16)
-    flow_placed, chosen_path, placed_gbps, accounting_error, ring_running = b(), sig(8), sig(W), b(), b()
-    violations, violations_seen = sig(34), sig(34)
+    ports = fabric_signals(cfg)
+    clk, rst = ports["clk"], ports["rst"]
+    sample, member_gbps, ring_start, step_tick = (ports[n] for n in ("sample", "member_gbps", "ring_start", "step_tick"))
+    s_flow_valid, s_flow_tuple, s_flow_gbps = (ports[n] for n in ("s_flow_valid", "s_flow_tuple", "s_flow_gbps"))
+    flow_end, ending_path, ending_gbps, load_aware_enable = (ports[n] for n in (
+        "flow_end", "ending_path", "ending_gbps", "load_aware_enable"))
+    chunk_start, chunk_bytes, stripe_gbps = (ports[n] for n in ("chunk_start", "chunk_bytes", "stripe_gbps"))
+    collective, participants, steps_per_run, exposed_pct = (ports[n] for n in (
+        "collective", "participants", "steps_per_run", "exposed_pct"))
+    snapshot, job_min_gbps, job_min_valid, active_fix, busiest_uplink_flows = (ports[n] for n in (
+        "snapshot", "job_min_gbps", "job_min_valid", "active_fix", "busiest_uplink_flows"))
+    flow_placed, chosen_path, placed_gbps, ring_running = (ports[n] for n in (
+        "flow_placed", "chosen_path", "placed_gbps", "ring_running"))
     run = FabricRun()
-    active = []            # (path, rate) of flows the bench believes are placed
-    state = {"members": [0] * M}
-    dut_factory = toolchain.select(collective_fabric, backend)
+    active = []            # (path, rate) of flows the design reported placed
+    dut_factory = toolchain.select(collective_fabric_block(), backend)
 
     def pack(lanes):
         return sum(v << (W * i) for i, v in enumerate(lanes))
 
     @block
     def bench():
-        dut = dut_factory(clk, rst, sample, member_gbps, ring_start, step_tick, s_flow_valid, s_flow_tuple,
-                          s_flow_gbps, flow_end, ending_path, ending_gbps, load_aware_enable, chunk_start,
-                          chunk_bytes, stripe_gbps, collective, participants, steps_per_run, exposed_pct,
-                          snapshot, job_min_gbps, job_min_valid, active_fix, busiest_uplink_flows,
-                          flow_placed, chosen_path, placed_gbps, accounting_error, ring_running,
-                          violations, violations_seen, PATHS=P, PARTICIPANTS=cfg.participants,
-                          S_MB=cfg.s_mb, A2A_S_MB=cfg.a2a_s_mb, ACC_PER_LEAF=cfg.acc_per_leaf,
-                          PATH_MODE=cfg.path_mode, FAULT=fault)
+        dut = dut_factory(**ports, **fabric_params(cfg, fault))
 
         @instance
         def drive():
             yield rst.negedge
-            steps_per_run.next = 100_000
-            exposed_pct.next = 100
             pinned = [20, 60, 45, 80, 55, 70, 90, 65, 75, 85, 95, 35][:M] + [50] * max(0, M - 12)
             idle_until = 0
             for cyc in range(cfg.cycles):
                 yield clk.negedge
+                if cyc == 0:
+                    steps_per_run.next = 100_000
+                    exposed_pct.next = 100
                 early = cyc < 60
                 # members: pinned (member 0 slowest, constant) early, then random, a zero now and then
                 if early:
@@ -176,7 +232,6 @@ def run_fabric(backend="myhdl", fault="", cfg=None):
                         lanes[rng.randrange(M)] = 0
                     if cyc % 11 == 0:
                         lanes[0] = min(lanes) - 1 if min(lanes) > 1 else lanes[0]
-                state["members"] = lanes
                 member_gbps.next = pack(lanes)
                 sample.next = 1
                 # ring: restart when idle; occasionally restart a running collective
@@ -229,7 +284,6 @@ def run_fabric(backend="myhdl", fault="", cfg=None):
 
         @instance
         def observe():
-            cyc = 0
             while True:
                 yield clk.posedge
                 if rst:
@@ -237,15 +291,11 @@ def run_fabric(backend="myhdl", fault="", cfg=None):
                 if flow_placed:
                     active.append((int(chosen_path), int(placed_gbps)))
                     run.placements += 1
-                bits = int(violations)
-                if bits:
-                    for pid in decode(bits):
-                        run.first_cycle.setdefault(pid, cyc)
-                        run.counts[pid] = run.counts.get(pid, 0) + 1
-                run.seen = decode(int(violations_seen))
-                cyc += 1
+                run.inputs.append({n: int(ports[n]) for n in INPUTS})
+                run.outputs.append({n: int(ports[n]) for n in OUTPUTS})
 
         return dut, clock_gen(clk), reset_pulse(clk, rst), drive, observe
 
     toolchain.run(bench(), backend=backend)
-    return run
+    run.simulator = backend
+    return run.tally()
