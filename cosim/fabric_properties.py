@@ -81,6 +81,24 @@ BY_ID = {p.id: p for p in PROPERTIES}
 assert len(PROPERTIES) == 34
 
 
+# The property the seed refuses (Sections 3, 4, 11, 16, 20): every design that forgets
+# that a collective's rate is a MINIMUM would assert it, and every correct design
+# violates it.  It is not in the monitor; `refused_property_failures` evaluates it on a
+# run's outputs to show that it fails on the correct fabric.
+REFUSED = Property("R", -1, "mean_gbps rises |-> collective_gbps does not fall (an improvement in the "
+                            "aggregate never slows the collective)", "none: refused")
+
+
+def refused_property_failures(outputs):
+    """Sample cycles at which the refused property fails, evaluated at the tracker's
+    samples (the cycles a ring step ends, `ring_step`): the mean rose and the
+    collective's rate (the minimum) fell since the previous sample."""
+    at = [i for i, o in enumerate(outputs) if o["ring_step"]]
+    return [j for i, j in zip(at, at[1:])
+            if outputs[j]["mean_gbps"] > outputs[i]["mean_gbps"]
+            and outputs[j]["collective_gbps"] < outputs[i]["collective_gbps"]]
+
+
 def decode(bits):
     """Property ids whose bit is set in a violations word."""
     return [p.id for p in PROPERTIES if (bits >> p.bit) & 1]
@@ -96,6 +114,8 @@ class FabricConfig:
     a2a_s_mb: int = 1024
     acc_per_leaf: int = 8
     path_mode: str = "mod"
+    rates: str = "bench"            # hdl.collective_fabric's RATES
+    chunk: int = 1000               # ring_step_engine's CHUNK ("paths")
     cycles: int = 260
     seed: int = 1
 
@@ -127,25 +147,33 @@ class FabricRun:
         return self
 
 
-# The fabric's ports in the order of hdl.collective_fabric's signature.
+# The fabric's ports (hdl.collective_fabric).
 INPUTS = ("sample", "member_gbps", "ring_start", "step_tick", "s_flow_valid", "s_flow_tuple", "s_flow_gbps",
-          "flow_end", "ending_path", "ending_gbps", "load_aware_enable", "chunk_start", "chunk_bytes",
-          "stripe_gbps", "collective", "participants", "steps_per_run", "exposed_pct", "snapshot",
-          "job_min_gbps", "job_min_valid", "active_fix", "busiest_uplink_flows")
+          "s_flow_conn", "flow_end", "ending_path", "ending_gbps", "ending_conn", "load_aware_enable",
+          "chunk_start", "chunk_bytes", "stripe_gbps", "collective", "participants", "steps_per_run",
+          "exposed_pct", "snapshot", "job_min_gbps", "job_min_valid", "active_fix", "busiest_uplink_flows")
 OUTPUTS = ("flow_placed", "chosen_path", "placed_gbps", "accounting_error", "ring_running", "violations",
-           "violations_seen")
+           "violations_seen", "link_gbps", "stripe_rates", "conn_path", "path_load_gbps", "ring_step",
+           "ring_steps_done", "step_cycles", "step_wait", "slowest_member", "collective_gbps", "mean_gbps",
+           "slowest_unchanged", "step_time_us", "collective_time_ms", "slowdown_x100", "accel_seconds_lost",
+           "perfect_placements")
+CONN_BITS = 12
 
 
 def fabric_signals(cfg):
     """{port name: Signal} for hdl.collective_fabric at configuration `cfg`."""
-    M, S = cfg.members, cfg.stripes
+    M, S, P = cfg.members, cfg.stripes, cfg.paths
     sig = lambda n: Signal(bool(0)) if n == 1 else Signal(intbv(0)[n:])
     widths = dict(sample=1, member_gbps=M * W, ring_start=1, step_tick=1, s_flow_valid=1,
-                  s_flow_tuple=pkg.TUPLE_BITS, s_flow_gbps=W, flow_end=1, ending_path=8, ending_gbps=W,
-                  load_aware_enable=1, chunk_start=1, chunk_bytes=32, stripe_gbps=M * S * W, collective=3,
-                  participants=16, steps_per_run=32, exposed_pct=7, snapshot=1, job_min_gbps=W,
-                  job_min_valid=1, active_fix=3, busiest_uplink_flows=16, flow_placed=1, chosen_path=8,
-                  placed_gbps=W, accounting_error=1, ring_running=1, violations=34, violations_seen=34)
+                  s_flow_tuple=pkg.TUPLE_BITS, s_flow_gbps=W, s_flow_conn=CONN_BITS, flow_end=1, ending_path=8,
+                  ending_gbps=W, ending_conn=CONN_BITS, load_aware_enable=1, chunk_start=1, chunk_bytes=32,
+                  stripe_gbps=M * S * W, collective=3, participants=16, steps_per_run=32, exposed_pct=7, snapshot=1,
+                  job_min_gbps=W, job_min_valid=1, active_fix=3, busiest_uplink_flows=16, flow_placed=1,
+                  chosen_path=8, placed_gbps=W, accounting_error=1, ring_running=1, violations=34,
+                  violations_seen=34, link_gbps=M * W, stripe_rates=M * S * W, conn_path=M * S * 8,
+                  path_load_gbps=P * W, ring_step=1, ring_steps_done=32, step_cycles=32, step_wait=32,
+                  slowest_member=8, collective_gbps=W, mean_gbps=W, slowest_unchanged=32, step_time_us=32,
+                  collective_time_ms=32, slowdown_x100=16, accel_seconds_lost=32, perfect_placements=32)
     ports = dict(clk=sig(1), rst=ResetSignal(0, active=1, isasync=False))
     ports.update({n: sig(widths[n]) for n in INPUTS + OUTPUTS})
     return ports
@@ -153,7 +181,8 @@ def fabric_signals(cfg):
 
 def fabric_params(cfg, fault):
     return dict(PATHS=cfg.paths, PARTICIPANTS=cfg.participants, S_MB=cfg.s_mb, A2A_S_MB=cfg.a2a_s_mb,
-                ACC_PER_LEAF=cfg.acc_per_leaf, PATH_MODE=cfg.path_mode, FAULT=fault)
+                ACC_PER_LEAF=cfg.acc_per_leaf, PATH_MODE=cfg.path_mode, RATES=cfg.rates, CHUNK=cfg.chunk,
+                FAULT=fault)
 
 
 def replay_batched(run, fault="", cfg=None, simulator="icarus", generation="2012"):

@@ -14,9 +14,10 @@ collective_conformance_monitor inside hdl.collective_fabric.
 import functools
 
 import pytest
-from myhdl import ResetSignal, Signal, intbv
+from myhdl import Signal, intbv
 
-from cosim.fabric_properties import BY_ID, PROPERTIES, FabricConfig, decode, replay_batched, run_fabric
+from cosim.fabric_properties import (BY_ID, PROPERTIES, FabricConfig, decode, fabric_signals, replay_batched,
+                                     run_fabric)
 from hdl import collective_pkg as pkg
 from hdl.collective_fabric import FAULT_OWNERS, collective_fabric
 
@@ -83,7 +84,12 @@ def test_fault_fires_exactly_its_property_verilator(pid):
     assert run.fired == {pid} and run.outputs == ref.outputs
 
 
-def test_fabric_rejects_unknown_fault():
-    s = lambda n: Signal(intbv(0)[n:])
+def test_fabric_rejects_unknown_fault_and_rates_mode():
+    ports = fabric_signals(FabricConfig())
     with pytest.raises(ValueError, match="FAULT"):
-        collective_fabric(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), *[s(16)] * 30, FAULT="G1")
+        collective_fabric(**ports, FAULT="G1")
+    with pytest.raises(ValueError, match="RATES"):
+        collective_fabric(**ports, RATES="random")
+    ports["conn_path"] = Signal(intbv(0)[5:])
+    with pytest.raises(ValueError, match="conn_path"):
+        collective_fabric(**ports)
