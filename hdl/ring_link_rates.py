@@ -83,8 +83,8 @@ def ring_link_rates(clk, rst, place, place_conn, place_path, place_gbps, end_val
     NUM_W = W + RATE.bit_length()
     CNT_W = len(conns_placed)
 
-    # the table: per connection, its path, its declared rate, and whether it is placed
-    t_path = Signal(intbv(0)[PBUS:])
+    # the table: per connection, its path (the conn_path output itself), its declared rate,
+    # and whether it is placed
     t_gbps = Signal(intbv(0)[GBUS:])
     t_placed = Signal(intbv(0)[CONNS:])
 
@@ -97,7 +97,7 @@ def ring_link_rates(clk, rst, place, place_conn, place_path, place_gbps, end_val
         else:
             flow_end.next = 0
         if sel < CONNS:
-            ending_path.next = (t_path >> (sel * PW)) & PATH_MASK
+            ending_path.next = (conn_path >> (sel * PW)) & PATH_MASK
             ending_gbps.next = (t_gbps >> (sel * W)) & LANE_MASK
         else:
             ending_path.next = 0
@@ -121,7 +121,7 @@ def ring_link_rates(clk, rst, place, place_conn, place_path, place_gbps, end_val
         err = intbv(0)[1:]
         err[:] = 0
         count[:] = 0
-        paths_in[:] = t_path
+        paths_in[:] = conn_path
         gbps_in[:] = t_gbps
         placed[:] = t_placed
         paths_out[:] = 0
@@ -159,7 +159,6 @@ def ring_link_rates(clk, rst, place, place_conn, place_path, place_gbps, end_val
             gbps_out[:] = (gbps_out >> W) | (d << GTOP)
             if placed[c]:
                 count[:] = count + 1
-        t_path.next = paths_out
         t_gbps.next = gbps_out
         t_placed.next = placed
         conn_gbps.next = shares
