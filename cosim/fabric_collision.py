@@ -84,12 +84,22 @@ def collision_vectors(conns, cfg, phases):
     return vectors, starts, placed_at
 
 
-def run_collision(conns, cfg, phases, simulator="myhdl", generation="2012"):
-    """Run the scenario; simulator: "myhdl", "icarus" (batched vvp) or "verilator"."""
+def run_collision(conns, cfg, phases, simulator="myhdl", generation="2012", edit=None):
+    """Run the scenario; simulator: "myhdl", "icarus" (batched vvp) or "verilator".
+    `edit(vectors, starts)`, if given, may change the vectors before the run (e.g. the
+    control plane's job-minimum import)."""
+    vectors, starts, placed_at = collision_vectors(conns, cfg, phases)
+    if edit is not None:
+        edit(vectors, starts)
+    samples, wall = run_vectors(vectors, cfg, simulator, generation)
+    return CollisionRun(samples, starts, placed_at, wall, simulator)
+
+
+def run_vectors(vectors, cfg, simulator="myhdl", generation="2012"):
+    """(samples, simulator seconds) of hdl.collective_fabric at `cfg` under `vectors`."""
     from .vector_batch import VectorBench, run_myhdl
     from hdl.collective_fabric import collective_fabric
 
-    vectors, starts, placed_at = collision_vectors(conns, cfg, phases)
     ports = fabric_signals(cfg)
     params = fabric_params(cfg, "")
     if simulator == "myhdl":
@@ -98,7 +108,7 @@ def run_collision(conns, cfg, phases, simulator="myhdl", generation="2012"):
         bench = VectorBench(collective_fabric, simulator=simulator, generation=generation,
                             max_vectors=max(1 << 12, len(vectors)), **ports, **params)
         res = bench.run(vectors)
-    return CollisionRun(res.samples, starts, placed_at, res.wall_seconds, simulator)
+    return res.samples, res.wall_seconds
 
 
 def unpack(word, n, w=16):

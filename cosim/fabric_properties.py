@@ -156,7 +156,7 @@ OUTPUTS = ("flow_placed", "chosen_path", "placed_gbps", "accounting_error", "rin
            "violations_seen", "link_gbps", "stripe_rates", "conn_path", "path_load_gbps", "ring_step",
            "ring_steps_done", "step_cycles", "step_wait", "slowest_member", "collective_gbps", "mean_gbps",
            "slowest_unchanged", "step_time_us", "collective_time_ms", "slowdown_x100", "accel_seconds_lost",
-           "perfect_placements")
+           "perfect_placements", "pinned_pct", "caveats", "job_rate_claim", "job_rate_gbps", "rate_claim_valid")
 CONN_BITS = 12
 
 
@@ -173,7 +173,8 @@ def fabric_signals(cfg):
                   violations_seen=34, link_gbps=M * W, stripe_rates=M * S * W, conn_path=M * S * 8,
                   path_load_gbps=P * W, ring_step=1, ring_steps_done=32, step_cycles=32, step_wait=32,
                   slowest_member=8, collective_gbps=W, mean_gbps=W, slowest_unchanged=32, step_time_us=32,
-                  collective_time_ms=32, slowdown_x100=16, accel_seconds_lost=32, perfect_placements=32)
+                  collective_time_ms=32, slowdown_x100=16, accel_seconds_lost=32, perfect_placements=32,
+                  pinned_pct=16, caveats=4, job_rate_claim=1, job_rate_gbps=W, rate_claim_valid=1)
     ports = dict(clk=sig(1), rst=ResetSignal(0, active=1, isasync=False))
     ports.update({n: sig(widths[n]) for n in INPUTS + OUTPUTS})
     return ports

@@ -64,6 +64,9 @@ Ports (outputs):
     step_time_us, collective_time_ms, slowdown_x100   the ring model's
     accel_seconds_lost        the stall accountant's (for the collective's time now)
     perfect_placements        placements onto an empty path (the selector's)
+    pinned_pct, caveats, job_rate_claim, job_rate_gbps, rate_claim_valid   the telemetry
+                              bank's o_pinned_samples_pct, o_caveats, o_job_rate_claim,
+                              o_job_min_gbps, o_rate_claim_valid
 
 Parameters:
     PATHS         uplinks (1..255)
@@ -113,7 +116,8 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
                       violations, violations_seen, link_gbps, stripe_rates, conn_path, path_load_gbps,
                       ring_step, ring_steps_done, step_cycles, step_wait, slowest_member, collective_gbps,
                       mean_gbps, slowest_unchanged, step_time_us, collective_time_ms, slowdown_x100,
-                      accel_seconds_lost, perfect_placements,
+                      accel_seconds_lost, perfect_placements, pinned_pct, caveats, job_rate_claim, job_rate_gbps,
+                      rate_claim_valid,
                       PATHS=pkg.UPLINKS_PER_LEAF, PARTICIPANTS=pkg.PARTICIPANTS, S_MB=8000,
                       A2A_S_MB=1024, ACC_PER_LEAF=pkg.ACC_PER_LEAF, PATH_MODE="mod", RATES="bench",
                       CHUNK=1000, FAULT=""):
@@ -244,14 +248,15 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     parts.append(all_to_all_model(collective, participants, w_flows, w_fpu, w_eff, w_egress, w_a_ideal, w_a_time,
                                   w_a_slowdown, w_best, w_ring_flows, S_MB=A2A_S_MB, ACC_PER_LEAF=ACC_PER_LEAF,
                                   UPLINKS=PATHS, RATE=RATE, FAULT=fault("a2a")))
-    w_o_min, w_o_mom, w_o_slowest, w_o_pinned, w_o_imb = u16(), u16(), Signal(intbv(0)[8:]), u16(), u16()
-    w_o_accel, w_o_job, w_o_claim, w_o_fix, w_o_eff = u32(), u16(), b(), Signal(intbv(0)[3:]), u16()
-    w_o_caveats, w_o_valid = Signal(intbv(0)[CAVEAT_BITS:]), b()
+    w_o_min, w_o_mom, w_o_slowest, w_o_imb = u16(), u16(), Signal(intbv(0)[8:]), u16()
+    w_o_accel, w_o_fix, w_o_eff = u32(), Signal(intbv(0)[3:]), u16()
+    pkg.require_width(caveats, CAVEAT_BITS, name, "caveats")
     parts.append(collective_telemetry(clk, rst, snapshot, w_min_gbps, mean_gbps, slowest_member, slowest_unchanged,
                                       w_c_samples, accel_seconds_lost, w_flows, busiest_uplink_flows, job_min_gbps,
                                       job_min_valid, active_fix, w_c_placed, perfect_placements, w_o_min, w_o_mom,
-                                      w_o_slowest, w_o_pinned, w_o_imb, w_o_accel, w_o_job, w_o_claim, w_o_fix,
-                                      w_o_eff, w_o_caveats, w_o_valid, UPLINKS=PATHS, FAULT=fault("telemetry")))
+                                      w_o_slowest, pinned_pct, w_o_imb, w_o_accel, job_rate_gbps, job_rate_claim,
+                                      w_o_fix, w_o_eff, caveats, rate_claim_valid, UPLINKS=PATHS,
+                                      FAULT=fault("telemetry")))
     parts.append(collective_conformance_monitor(
         clk, rst, rates, w_min_gbps, mean_gbps, collective_gbps, slowest_member, w_ratio, w_red,
         ring_start, w_steps_total, w_step_kb, step_time_us, ring_steps_done, ring_running, slowdown_x100,
@@ -259,7 +264,8 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
         flow_placed, w_flow_hash, placed_gbps, sel_end, sel_end_path, sel_end_gbps, load_aware_enable,
         chosen_path, path_load_gbps, w_lightest, w_busiest, w_c_placed, perfect_placements, w_sticky,
         stripes_in, striped_members, w_s_coll, w_stripe_bytes, w_depth, w_reassembly, w_conns,
-        snapshot, job_min_valid, w_o_claim, w_o_job, w_o_min, w_o_valid, w_o_caveats, slowest_unchanged, w_c_samples,
+        snapshot, job_min_valid, job_rate_claim, job_rate_gbps, w_o_min, rate_claim_valid, caveats, slowest_unchanged,
+        w_c_samples,
         w_lost_ms, accel_seconds_lost, violations, violations_seen,
         PARTICIPANTS=PARTICIPANTS, S_MB=S_MB, RATE=RATE, ACC_PER_LEAF=ACC_PER_LEAF, ACCELERATORS=PARTICIPANTS,
         PATH_MODE=PATH_MODE))

@@ -107,6 +107,11 @@ def test_one_collision_makes_every_step_of_the_ring_longer(simulator, generation
     for phase, pred in zip(range(2), (hashed, aware)):
         state = check_phase(run.samples, run.starts[phase], pred, steps, phases[phase].run_cycles, state)
     assert run.samples[-1]["violations_seen"] == 0 and run.samples[-1]["accounting_error"] == 0
+    # Section 15's diagnostic: the same member slowest at every step reads as a pinned
+    # collision (PINNED caveat); no job minimum was imported, so no rate is claimed
+    end_of_hashed = run.samples[run.starts[0] + phases[0].run_cycles]
+    assert end_of_hashed["pinned_pct"] >= 85 and end_of_hashed["caveats"] & 0b0011 == 0b0011
+    assert (end_of_hashed["job_rate_claim"], end_of_hashed["rate_claim_valid"]) == (0, 0)
     # the load-aware run took half the cycles of the hashed one, step for step
     assert run.samples[run.starts[0] + steps * 20]["ring_step"] == 1
     assert run.samples[run.starts[1] + steps * 10]["ring_step"] == 1
@@ -212,3 +217,43 @@ def test_refused_property_fails_on_the_correct_fabric():
     first_after = run.starts[1] + after_pred.step_cycles
     assert fails == [first_after]                       # the first step after the rebalance
     assert all(o["violations"] == 0 for o in run.samples)
+
+
+def test_two_leaves_the_job_minimum_is_imported_not_local():
+    """Section 6's point two and Section 15: each leaf sees only its own ring links, and
+    the job runs at the minimum over all of them.  Leaf A's links collide once (local
+    minimum 50 Gb/s); leaf B places its links load-aware (local minimum 100).  The job's
+    minimum is a small all-reduce in the control plane (here: the bench, from each
+    leaf's own collective_gbps in a first pass), imported into both leaves.  Until the
+    import neither leaf may claim a job rate; after it both publish 50 -- leaf B's local
+    100 would overstate the job by 2x.  A stale import above a leaf's own minimum is
+    clamped.  The 34 properties hold on both leaves throughout."""
+    epoch, leaf, conns_a = one_collision()
+    conns_b = fc.ring_connections((leaf + 1) % 32, 8, 1, epoch)
+    cfg = collision_config(8, 8, participants=N_SMALL, s_mb=1, chunk=CHUNK)
+    budget = 2 * (N_SMALL - 1) * 20 + 6
+    phase_a, phase_b = [Phase(False, budget, end_flows=False)], [Phase(True, budget, end_flows=False)]
+    # pass 1: each leaf alone, nothing imported
+    first = [run_collision(c, cfg, ph, "icarus") for c, ph in ((conns_a, phase_a), (conns_b, phase_b))]
+    local = [r.samples[r.starts[0] + 1]["collective_gbps"] for r in first]
+    assert local == [50, 100]
+    job_min = min(local)                                   # the control plane's all-reduce of the minima
+
+    def importing(value):
+        def edit(vectors, starts):
+            for j in range(starts[0] + 20, len(vectors)):
+                vectors[j]["job_min_valid"], vectors[j]["job_min_gbps"] = 1, value
+        return edit
+
+    second = [run_collision(c, cfg, ph, "icarus", edit=importing(job_min))
+              for c, ph in ((conns_a, phase_a), (conns_b, phase_b))]
+    for r, lo in zip(second, local):
+        s = r.starts[0]
+        before, after = r.samples[s + 19], r.samples[-1]
+        assert (before["job_rate_claim"], before["rate_claim_valid"], before["caveats"] & 1) == (0, 0, 1)
+        assert (after["job_rate_claim"], after["rate_claim_valid"], after["caveats"] & 1) == (1, 1, 0)
+        assert after["job_rate_gbps"] == job_min <= lo == after["collective_gbps"]
+        assert all(o["violations"] == 0 for o in r.samples)
+    # a stale import (leaf A told 100, above its own 50) is published as A's own minimum
+    stale = run_collision(conns_a, cfg, phase_a, "icarus", edit=importing(100))
+    assert stale.samples[-1]["job_rate_gbps"] == 50 and all(o["violations"] == 0 for o in stale.samples)
