@@ -113,3 +113,66 @@ def run_vectors(vectors, cfg, simulator="myhdl", generation="2012"):
 
 def unpack(word, n, w=16):
     return [(word >> (w * i)) & ((1 << w) - 1) for i in range(n)]
+
+
+# ---------------------------------------------------------------- scenarios shared by tests and report
+ONE_COLLISION_CHUNK = 1000        # units per link per step: 10 cycles at 100 Gb/s
+SMALL_N = 8                       # ring participants of the small runs: 14 steps
+
+
+def one_collision(members=8, paths=8, chunk=ONE_COLLISION_CHUNK):
+    """(epoch, leaf, connections): the first epoch and leaf whose first `members` ring
+    links, hashed (CRC-32) onto `paths` uplinks, collide exactly once -- one uplink
+    carries two links, every other link has an uplink of its own."""
+    from golden import fabric_collision as fc
+    want = sorted([0] * (paths - members + 1) + [1] * (members - 2) + [2])
+    for epoch in range(64):
+        for leaf in range(32):
+            conns = fc.ring_connections(leaf, members, 1, epoch)
+            pred = fc.predict(conns, members, paths, False, chunk, SMALL_N, 1)
+            if sorted(pred.paths_of.count(p) for p in range(paths)) == want:
+                return epoch, leaf, tuple(conns)
+    raise ValueError("no epoch in 0..63 with exactly one collision")
+
+
+def tuple_on_path(flow, path, paths):
+    """`flow` with the first RoCEv2 source port (from its own) that CRC-32 hashes onto `path`."""
+    from golden import ecmp
+    from golden import fabric_collision as fc
+    for k in range(1 << 14):
+        port = 0xC000 | ((flow.src_port + k) & 0x3FFF)
+        t = ecmp.FlowTuple(flow.src_ip, flow.dst_ip, port, flow.dst_port, flow.proto)
+        if fc.hash_path(t, paths) == path:
+            return t
+    raise ValueError(f"no RoCEv2 source port hashes onto path {path}")
+
+
+@dataclass
+class RefusedRun:
+    run: CollisionRun
+    before: object           # golden prediction before the rebalance
+    after: object            # and after
+    failures: List[int]      # sample cycles where the refused property fails
+
+
+def refused_property_scenario(simulator="icarus", chunk=ONE_COLLISION_CHUNK):
+    """Section 4's counterexample, co-simulated: six ring links in pairs on three
+    uplinks (all at 50 Gb/s); a rebalancer moves links 4 and 5 to idle uplinks and link
+    2 onto uplink 0.  More uplinks carry traffic and the aggregate rises, but uplink 0
+    now carries three links and every ring step is longer."""
+    from golden import fabric_collision as fc
+
+    from .fabric_properties import refused_property_failures
+    base = fc.ring_connections(0, 6, 1, 0)
+    on = lambda c, p: fc.Connection(c.member, c.stripe, tuple_on_path(c.flow, p, 6), c.declared_gbps)
+    pairs = [on(c, p) for c, p in zip(base, (0, 0, 1, 1, 2, 2))]
+    moved = [on(base[2], 0), on(base[4], 3), on(base[5], 4)]
+    after = [pairs[0], pairs[1], moved[0], pairs[3], moved[1], moved[2]]
+    before_pred = fc.predict(pairs, 6, 6, False, chunk, SMALL_N, 1)
+    after_pred = fc.predict(after, 6, 6, False, chunk, SMALL_N, 1)
+    steps = 2 * (SMALL_N - 1)
+    phases = [Phase(False, steps * before_pred.step_cycles + 4, end_flows=False, conns=pairs),
+              Phase(False, steps * after_pred.step_cycles + 4, conns=moved, end_first=(2, 4, 5))]
+    cfg = collision_config(6, 6, participants=SMALL_N, s_mb=1, chunk=chunk)
+    run = run_collision(base, cfg, phases, simulator)
+    return RefusedRun(run, before_pred, after_pred, refused_property_failures(run.samples))

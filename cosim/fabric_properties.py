@@ -68,15 +68,64 @@ _TABLE = [
 ]
 
 
+# The broken variant (FAULT=<id>) of each property, and the seed's own statement (Section 20).
+_FAULTS = {
+    "A1": "tracker publishes the mean as the collective rate", "A2": "tracker publishes half the mean",
+    "A3": "member 0 left out of the minimum and the mean", "A4": "slowest index off by one",
+    "A5": "tracker declares RED_MEAN", "A6": "ratio inverted (min / mean)",
+    "B1": "2N steps", "B2": "S / (N - 1) chunk", "B3": "step time divides by the mean",
+    "B4": "counter also counts the tick after the last step", "B5": "running never clears",
+    "B6": "slowdown inverted", "C1": "ring counted twice", "C2": "self-flow counted (ACC x N)",
+    "C3": "publishes PATHS for path PATHS - 1", "C4": "idle cycles move 1 Gb/s busiest -> lightest (a re-pin)",
+    "C5": "lookup entries for 2 and 4 flows per uplink swapped", "C6": "top entry 105 %",
+    "D1": "picks the path after the lightest", "D2": "hash path in the other path mode",
+    "D3": "adds declared + 1", "D4": "placements on path 0 not counted as perfect",
+    "D5": "busiest scan broken (reads 0)", "D6": "removal wraps below zero", "E1": "last stripe left out",
+    "E2": "mean of members", "E3": "reassembly never flagged", "E4": "STRIPES gaps", "E5": "MEMBERS + STRIPES",
+    "F1": "claims the local minimum without an import", "F2": "publishes a stale import above the local minimum",
+    "F3": "validity flag stuck at 1", "F4": "PINNED needs unchanged > samples", "F5": "divides by 1 024",
+}
+_SEED_FORMS = {
+    "A1": "collective_gbps == min_gbps", "A2": "min_gbps <= mean_gbps", "A3": "min_gbps <= member_gbps[member_idx]",
+    "A4": "member_gbps[slowest_member] == min_gbps", "A5": "COLLECTIVE_REDUCTION == RED_MIN",
+    "A6": "mean_over_min_x10 >= 10", "B1": "steps_total == 2(N-1)", "B2": "step_bytes_kb == (S_MB*1024)/N",
+    "B3": "min_gbps != 0 |-> step_time_us == step_bytes_kb*8/min_gbps", "B4": "c_steps_done <= steps_total",
+    "B5": "c_steps_done >= steps_total |=> !running", "B6": "slowdown_x100 >= 100",
+    "C1": "coll == ALLREDUCE |-> flows_per_leaf_o == ACC_PER_LEAF",
+    "C2": "coll == ALLTOALL |-> flows_per_leaf_o == ACC_PER_LEAF*(N-1)",
+    "C3": "flow_start |-> chosen_path < UPLINKS_PER_LEAF", "C4": "sticky_preserved",
+    "C5": "flows_a > flows_b |-> eff(flows_a) >= eff(flows_b)", "C6": "eff(flows_a) <= 100",
+    "D1": "flow_start && load_aware_enable |-> path_load_at_choice == lightest_gbps",
+    "D2": "flow_start && !load_aware_enable |-> chosen_path == flow_hash % UPLINKS",
+    "D3": "flow_start |=> load[$past(chosen)] == $past(load) + $past(declared)",
+    "D4": "load_aware_enable && c_flows_placed <= UPLINKS |-> c_perfect == c_flows_placed",
+    "D5": "lightest_gbps <= busiest_gbps", "D6": "flow_end |=> load[$past(ending_path)] >= 0",
+    "E1": "member_gbps[m] == stripe_sum(m)", "E2": "collective_gbps == min_over_members()",
+    "E3": "STRIPES > 1 |-> reassembly_required", "E4": "reorder_depth_bytes == stripe_bytes*(STRIPES-1)",
+    "E5": "connections_total == MEMBERS*STRIPES", "F1": "claim_job_rate |-> job_min_valid",
+    "F2": "claim_job_rate |-> job_min_gbps <= min_gbps", "F3": "rate_claim_valid == job_min_valid",
+    "F4": "c_slowest_unchanged*2 > c_steps_done |-> caveat_pinned",
+    "F5": "accel_seconds_lost == lost_ms*PARTICIPANTS/1000",
+}
+
+
 @dataclass(frozen=True)
 class Property:
     id: str
     bit: int
-    statement: str
-    fault_block: str
+    statement: str          # as the monitor checks it
+    fault_block: str        # the block whose FAULT=<id> variant breaks it
+    fault: str = ""         # what that variant does
+    seed_form: str = ""     # the seed's Section 20 statement
+
+    @property
+    def tests(self):
+        return (f"test_fabric_properties.py::test_fault_fires_exactly_its_property[{self.id}], "
+                f"::test_fault_fires_exactly_its_property_batched_icarus[{self.id}]")
 
 
-PROPERTIES = [Property(pid, bit, stmt, blk) for bit, (pid, stmt, blk) in enumerate(_TABLE)]
+PROPERTIES = [Property(pid, bit, stmt, blk, _FAULTS[pid], _SEED_FORMS[pid])
+              for bit, (pid, stmt, blk) in enumerate(_TABLE)]
 BY_ID = {p.id: p for p in PROPERTIES}
 assert len(PROPERTIES) == 34
 
@@ -86,7 +135,10 @@ assert len(PROPERTIES) == 34
 # violates it.  It is not in the monitor; `refused_property_failures` evaluates it on a
 # run's outputs to show that it fails on the correct fabric.
 REFUSED = Property("R", -1, "mean_gbps rises |-> collective_gbps does not fall (an improvement in the "
-                            "aggregate never slows the collective)", "none: refused")
+                            "aggregate never slows the collective)", "none: refused",
+                   "none: the correct fabric violates it",
+                   "not printed; Section 4: 'Section 20's refused property is exactly this observation "
+                   "[improving one participant can make the collective slower] written as an assertion'")
 
 
 def refused_property_failures(outputs):
@@ -329,3 +381,38 @@ def run_fabric(backend="myhdl", fault="", cfg=None):
     toolchain.run(bench(), backend=backend)
     run.simulator = backend
     return run.tally()
+
+
+# The seed's Section 21 ("Fifty-eight scenarios.  Group 2's need a chain rather than a
+# stream, and group 6's need more than one leaf.") names groups 1-3 with their counts and
+# breaks off there; it lists no individual scenario.  Groups 4-6 (30 scenarios) are
+# unnamed; we take them in the order of the chapter's property groups D-F, group 6 being
+# the one that needs more than one leaf (the job-rate claim).
+SCENARIO_GROUPS = [
+    ("1", "the reduction operator", "8",
+     "test_collective_blocks.py::test_tracker_matches_reference (min, mean, max, slowest, ratio, pinned counter; "
+     "both back ends); properties A1-A6 and their broken variants (test_fabric_properties.py); the tracker following "
+     "the slowest member at every ring step (test_fabric_collision.py); the refused property failing on the correct "
+     "fabric (test_fabric_collision.py::test_refused_property_fails_on_the_correct_fabric)"),
+    ("2", "the ring, which needs a chain", "10",
+     "ring_step_engine is the chain: a step ends when the slowest link has delivered "
+     "(test_ring_link_blocks.py::test_step_engine_*); the whole ring paced cycle by cycle by one collision, then "
+     "by none (test_fabric_collision.py::test_one_collision_makes_every_step_of_the_ring_longer, seed geometry: "
+     "::test_seed_geometry_one_leaf_32_ring_links_on_32_uplinks); test_collective_blocks.py::test_ring_model_*; "
+     "B1-B6 and their broken variants"),
+    ("3", "flow counts and efficiency", "10",
+     "test_collective_blocks.py::test_all_to_all_model_matches_package, ::test_all_to_all_reproduces_seed_flow_counts, "
+     "::test_efficiency_lookup_is_the_rounded_balls_in_bins_curve; test_fabric_math.py (exact balls in bins, every "
+     "seed figure); test_ecmp.py and the report's real-hash Monte Carlo; C1, C2, C5, C6 and their broken variants"),
+    ("4", "(not named in the text) load-aware selection and paths", "30 in groups 4-6",
+     "test_collective_blocks.py::test_selector_matches_reference, ::test_selector_greedy_placement_is_perfect_for_"
+     "flows_up_to_paths; test_selector_vs_hash.py; the load-aware phase of the collision tests; C3, C4, D1-D6"),
+    ("5", "(not named) striping", "",
+     "test_collective_blocks.py::test_striping_matches_reference; "
+     "test_fabric_collision.py::test_striped_ring_links_sum_their_connection_shares (stripe shares from the path "
+     "loads in hardware); E1-E5"),
+    ("6", "(not named) the claim -- needs more than one leaf", "",
+     "test_fabric_collision.py::test_two_leaves_the_job_minimum_is_imported_not_local (two leaves, the job minimum "
+     "imported from the control plane, a stale import clamped); test_collective_blocks.py::test_telemetry_matches_"
+     "reference; F1-F5; the job-level minimum over 32 leaves in the report (exact)"),
+]

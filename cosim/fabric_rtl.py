@@ -109,6 +109,7 @@ def all_to_all(cases, simulator="icarus"):
 
 # ------------------------------------------------------------------ register bits
 _REG_DECL = re.compile(r"^\s*(?:output\s+)?reg\s+(?:signed\s+)?(?:\[([^:\]]+):([^\]]+)\]\s+)?(\w+)\s*(?:=[^;]*)?;", re.M)
+_YOSYS_DFF = re.compile(r"^\s+\$(?:a|s|al)?dff(?:e|sr|sre)?_(\d+)\s+(\d+)\s*$")   # `stat -width` lines
 _NONBLOCKING = re.compile(r"^\s*(\w+)\s*(?:\[[^\]]*\])?\s*<=", re.M)    # a statement, not a comparison
 
 

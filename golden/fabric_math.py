@@ -677,12 +677,13 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
                 trials = mc_trials_for_deviation(fpu * n, n, seed_val - e)
                 kw = dict(kind="sampling", trials_2sigma=trials,
                           explanation=f"exact {e:.2f}% (independent-Poisson {ep:.2f}%); the seed's value is "
-                                      f"{seed_val - e:+.2f} pt off -- two standard errors of a {trials:.0f}-trial "
+                                      f"{seed_val - e:+.2f} pt off -- two standard errors of a {trials:,.0f}-trial "
                                       "Monte Carlo (the seed gives no method or trial count)")
         add(f"eff_{fpu}", "3", f"efficiency at {fpu} flows per uplink (%)", seed_val, f"{seed_val}", 0.05, e, **kw)
     for fpu, pct in zip(EFF_FPU_LIMITS, SEED_SV_EFF_PCT):
         add(f"eff_pct_{fpu}", "3", f"EFF_PCT entry for {fpu} flows/uplink (whole %)", pct, str(pct), 0.5,
-            100 * efficiency(fpu), source=f"{max_load_dist(fpu * n, n).method}: 100 lam / E[max], rounded")
+            100 * efficiency(fpu), source=("exact" if fpu * n <= 64 else "numerically exact")
+            + ": 100 lam / E[max], rounded")
 
     # --- all-to-all ---------------------------------------------------------------------
     a2a_m = ACC_PER_LEAF * (PARTICIPANTS - 1)
@@ -700,14 +701,14 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     a2a_sd = max_load_sd(a2a_m, n)
     a2a_trials = (2 * a2a_sd / abs(1091 - d_all.expected())) ** 2
     add("a2a_busiest", "9", "all-to-all busiest uplink (flows, mean 1 023)", 1091, "1 091", 0.5, d_all.expected(),
-        kind="sampling", trials_2sigma=a2a_trials, source=f"numerically exact ({d_all.method})",
+        kind="sampling", trials_2sigma=a2a_trials, source="numerically exact: Poissonization identity",
         explanation=f"exact E[max] = {d_all.expected():.2f} (sd of one draw {a2a_sd:.1f}); 1 091 is "
-                    f"{1091 - d_all.expected():+.2f} flows off -- two standard errors of a {a2a_trials:.0f}-trial "
+                    f"{1091 - d_all.expected():+.2f} flows off -- two standard errors of a {a2a_trials:,.0f}-trial "
                     "Monte Carlo (the seed gives no method or trial count)")
     add("a2a_ratio", "9", "all-to-all busiest / mean", 1.067, "1.067", 0.0005, d_all.expected() / 1023,
-        kind="sampling", trials_2sigma=a2a_trials, source=f"numerically exact ({d_all.method})",
+        kind="sampling", trials_2sigma=a2a_trials, source="numerically exact: Poissonization identity",
         explanation=f"follows from the 1 091 above (1 091/1 023 = 1.0665): two standard errors of a "
-                    f"{a2a_trials:.0f}-trial Monte Carlo (the seed gives no method or trial count)")
+                    f"{a2a_trials:,.0f}-trial Monte Carlo (the seed gives no method or trial count)")
     add("coll_factor", "10", "all-to-all efficiency / ring efficiency", 3.3, "3.3", 0.05, eff_all / eff)
     lams = [1, 2, 4, 8, 20, 100, 1023]
     dev = max(abs(imbalance_closed_form(l) / (max_load_dist(l * n, n).expected() / l) - 1) for l in lams)
@@ -762,7 +763,7 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
         source=f"Monte Carlo (golden.fabric_math.striping_mc, {st['trials']} trials, seed {seed})",
         explanation=f"our Monte Carlo ({st['trials']} trials) of the seed's sum-of-shares model gives {st_time:.4f} s "
                     f"+/- {st['slowdown_sum_se'] * ideal:.4f}; the seed's 1.659 ('measured', no trial count) is two "
-                    f"standard errors away for a {st_trials:.0f}-trial run. "
+                    f"standard errors away for a {st_trials:,.0f}-trial run. "
                     f"With an equal byte split per stripe it is {ideal * st['slowdown_split']:.3f} s")
     recovered = (cost.actual_s - st_time) / (cost.actual_s - ideal)
     add("stripe8_recovered", "12", "share of the gap recovered by 8 stripes (%)", 88, "88%", 0.5, 100 * recovered)

@@ -13,9 +13,9 @@ import functools
 
 import pytest
 
-from cosim.fabric_collision import Phase, collision_config, run_collision, unpack
-from cosim.fabric_properties import decode, refused_property_failures
-from golden import ecmp
+from cosim.fabric_collision import Phase, collision_config, refused_property_scenario, run_collision, unpack
+from cosim.fabric_collision import one_collision as shared_one_collision
+from cosim.fabric_properties import decode
 from golden import fabric_collision as fc
 
 CHUNK = 1000                  # units per link per step: 10 cycles at 100 Gb/s
@@ -23,15 +23,7 @@ CHUNK = 1000                  # units per link per step: 10 cycles at 100 Gb/s
 
 @functools.lru_cache(maxsize=None)
 def one_collision():
-    """The first (epoch, leaf) whose first 8 ring links, hashed onto 8 uplinks, collide
-    exactly once: one uplink carries 2 links, six carry 1, one is empty."""
-    for epoch in range(64):
-        for leaf in range(32):
-            conns = fc.ring_connections(leaf, 8, 1, epoch)
-            pred = fc.predict(conns, 8, 8, False, CHUNK, 8, 1)
-            if sorted(pred.paths_of.count(p) for p in range(8)) == [0, 1, 1, 1, 1, 1, 1, 2]:
-                return epoch, leaf, tuple(conns)
-    raise AssertionError("no epoch with exactly one collision")
+    return shared_one_collision()
 
 
 N_SMALL = 8                   # ring participants in the small runs: 14 steps
@@ -174,16 +166,6 @@ def test_striped_ring_links_sum_their_connection_shares():
     assert [t - run.starts[0] for t in ticks] == [pred.step_cycles * j for j in (1, 2, 3)]
 
 
-def tuple_on_path(flow, path, paths):
-    """The flow with the first RoCEv2 source port (from its own) that CRC-32 hashes onto `path`."""
-    for k in range(1 << 14):
-        port = 0xC000 | ((flow.src_port + k) & 0x3FFF)
-        t = ecmp.FlowTuple(flow.src_ip, flow.dst_ip, port, flow.dst_port, flow.proto)
-        if fc.hash_path(t, paths) == path:
-            return t
-    raise AssertionError("no source port reaches the path")
-
-
 def test_refused_property_fails_on_the_correct_fabric():
     """Section 4: 'improving one participant can make the collective slower ... a
     load-balancing scheme that reassigns flows to even out utilisation can move a flow
@@ -195,27 +177,15 @@ def test_refused_property_fails_on_the_correct_fabric():
     uplinks now carry traffic instead of three and the aggregate rises to 399 Gb/s, but
     uplink 0 carries three links, so the ring runs at 33 Gb/s and every step is longer.
     The 34 properties hold throughout; the refused one fails."""
-    base = fc.ring_connections(0, 6, 1, 0)
-    on = lambda c, p: fc.Connection(c.member, c.stripe, tuple_on_path(c.flow, p, 6), c.declared_gbps)
-    pairs = [on(c, p) for c, p in zip(base, (0, 0, 1, 1, 2, 2))]
-    moved = [on(base[2], 0), on(base[4], 3), on(base[5], 4)]
-    after = [pairs[0], pairs[1], moved[0], pairs[3], moved[1], moved[2]]
-    before_pred = fc.predict(pairs, 6, 6, False, CHUNK, N_SMALL, 1)
-    after_pred = fc.predict(after, 6, 6, False, CHUNK, N_SMALL, 1)
-    assert before_pred.rates == [50] * 6 and after_pred.rates == [33, 33, 33, 100, 100, 100]
-    steps = 2 * (N_SMALL - 1)
-    phases = [Phase(False, steps * before_pred.step_cycles + 4, end_flows=False, conns=pairs),
-              Phase(False, steps * after_pred.step_cycles + 4, conns=moved, end_first=(2, 4, 5))]
-    cfg = collision_config(6, 6, participants=N_SMALL, s_mb=1, chunk=CHUNK)
-    run = run_collision(base, cfg, phases, "icarus")
+    r = refused_property_scenario("icarus")
+    run = r.run
+    assert r.before.rates == [50] * 6 and r.after.rates == [33, 33, 33, 100, 100, 100]
     b, a = run.samples[run.starts[0] + 1], run.samples[run.starts[1] + 1]
     assert (b["mean_gbps"], b["collective_gbps"]) == (50, 50)
     assert (a["mean_gbps"], a["collective_gbps"]) == (66, 33)
     assert sum(unpack(a["link_gbps"], 6)) == 399 > sum(unpack(b["link_gbps"], 6)) == 300
-    assert (before_pred.step_cycles, after_pred.step_cycles) == (20, 31)
-    fails = refused_property_failures(run.samples)
-    first_after = run.starts[1] + after_pred.step_cycles
-    assert fails == [first_after]                       # the first step after the rebalance
+    assert (r.before.step_cycles, r.after.step_cycles) == (20, 31)
+    assert r.failures == [run.starts[1] + r.after.step_cycles]      # the first step after the rebalance
     assert all(o["violations"] == 0 for o in run.samples)
 
 
