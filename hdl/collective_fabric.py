@@ -221,7 +221,10 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
 
     # ---- the ring: tracker, (engine,) ring model, stall accountant --------------------------
     w_min_gbps, w_max_gbps = u16(), u16()
-    w_ratio, w_red = u16(), Signal(intbv(0)[2:])
+    # Internal outputs of combinational processes start at the value those processes give
+    # for the power-up inputs (every rate 0), so that no language mode depends on whether
+    # a process runs at time 0 (the ports' X-to-value events cover the rest).
+    w_ratio, w_red = Signal(intbv((1 << W) - 1)[W:]), Signal(intbv(pkg.RED_MIN)[2:])
     w_overstate, w_c_samples = b(), u32()
     parts.append(slowest_member_tracker(clk, rst, tracker_sample, rates, w_min_gbps, mean_gbps, w_max_gbps,
                                         collective_gbps, slowest_member, w_ratio, w_overstate, w_red, w_c_samples,
@@ -231,7 +234,9 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
         parts.append(ring_step_engine(clk, rst, ring_start, ring_running, link_gbps, ring_step, step_cycles,
                                       step_wait, w_run_cycles, MEMBERS=M, CHUNK=CHUNK))
     w_r_slowest, w_r_pacing = u16(), Signal(intbv(0)[8:])
-    w_step_kb, w_steps_total, w_ideal_ms = u32(), u32(), u32()
+    w_step_kb = Signal(intbv(S_MB * 1000 // PARTICIPANTS)[32:])
+    w_steps_total = Signal(intbv(2 * (PARTICIPANTS - 1))[32:])
+    w_ideal_ms = Signal(intbv(S_MB * 8 * 2 * (PARTICIPANTS - 1) // (PARTICIPANTS * RATE))[32:])
     w_r_done = b()
     parts.append(ring_allreduce_model(clk, rst, ring_start, ring_step, rates, w_r_slowest, w_r_pacing, w_step_kb,
                                       w_steps_total, step_time_us, collective_time_ms, w_ideal_ms, slowdown_x100,
