@@ -627,7 +627,6 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     eff = 100 / e_max
     occ = float(occupied_expected_exact(m, n))
     cost = ring_cost(expected_max_exact(m, n))
-    k_seed = "3.52"
     why_k = ("the seed carries its rounded E[max] = 3.52 through every time and cost; the exact "
              f"E[max] is {e_max:.4f}")
 

@@ -77,7 +77,7 @@ def ring_link_rates(clk, rst, place, place_conn, place_path, place_gbps, end_val
     if CONNS >= (1 << len(conns_placed)):
         raise ValueError(f"{name}: conns_placed is too narrow for {CONNS}")
     CW = max(len(place_conn), len(end_conn))
-    GBUS, PBUS, LBUS = CONNS * W, CONNS * PW, PATHS * W
+    GBUS, PBUS = CONNS * W, CONNS * PW
     GTOP, PTOP = GBUS - W, PBUS - PW
     LANE_MASK, PATH_MASK = (1 << W) - 1, (1 << PW) - 1
     NUM_W = W + RATE.bit_length()

@@ -1,6 +1,5 @@
 """cosim.fabric_rtl: the report's RTL figures come from our blocks, and the register
 count it reports is what yosys infers from the same Verilog."""
-import os
 import subprocess
 
 import pytest
