@@ -8,8 +8,9 @@ collective_conformance_monitor inside hdl.collective_fabric.
   34 in batched Icarus (`iverilog -g2012`, native vvp), which replays the MyHDL
   run's inputs cycle by cycle and must produce every output port -- hence every
   property's first failing cycle and failure count -- identically.
-* The correct design's replay also runs under `-g2005` and Verilator; the 34
-  faults under Verilator are in the slow set (one Verilator build each).
+* The correct design's replay also runs under `-g2005`; under Verilator (one
+  build) it and the 34 faults (one build each) are in the slow set -- the default
+  run builds the fabric with Verilator once, in test_fabric_collision.py.
 """
 import functools
 
@@ -69,7 +70,10 @@ def test_fault_fires_exactly_its_property_batched_icarus(pid):
     assert run.outputs == ref.outputs                      # every port, every cycle
 
 
-@pytest.mark.parametrize("simulator,generation", [("icarus", "2005"), ("icarus", "2012"), ("verilator", "")])
+@pytest.mark.parametrize("simulator,generation", [
+    ("icarus", "2005"), ("icarus", "2012"),
+    # one Verilator build of the fabric is in the default run (test_fabric_collision.py, RATES="paths")
+    pytest.param("verilator", "", marks=pytest.mark.slow)])
 def test_correct_fabric_replayed_batched(simulator, generation):
     ref = fabric("myhdl")
     run = replay_batched(ref, "", simulator=simulator, generation=generation or "2012")
