@@ -623,8 +623,8 @@ def _properties_section(w, run_them):
       "`test_fault_fires_exactly_its_property_batched_icarus[<id>]`, which replays the MyHDL run's inputs in "
       "batched Icarus (-g2012) and requires every output port, hence the first failing cycle and the failure "
       "count, to be identical at every cycle (Verilator: the same under `-m slow`); "
-      "`test_correct_fabric_holds_every_property` and `test_correct_fabric_replayed_batched` (-g2005, -g2012, "
-      "Verilator) for the correct design.  The scenario (cosim/fabric_properties.py `run_fabric`, 260 cycles) "
+      "`test_correct_fabric_holds_every_property` and `test_correct_fabric_replayed_batched` (-g2005, -g2012; "
+      "Verilator under `-m slow`) for the correct design.  The scenario (cosim/fabric_properties.py `run_fabric`, 260 cycles) "
       "drives rates the hardware path could never produce (zeros, a new minimum every few cycles), restarts, "
       "over-removals, hash and load-aware phases, stale and missing imports.\n")
     first = {}
