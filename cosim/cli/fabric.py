@@ -436,7 +436,8 @@ def _rtl_section(w, fm, fabric_rtl, pkg, sim):
               "1.024^2 = 1.049 x too long; ours is decimal throughout (S = 8 GB = 8 000 MB)")
     trunc = "the seed SV truncates the step time, then multiplies by 2 046"
     rows = [
-        ("8,17", "ideal ring all-reduce (ms)", "1.279 s", ring[0]["ideal_time_ms"], ring_by, sv_ring[0]["ideal_time_ms"],
+        ("8,17", "ideal ring all-reduce (ms)", "1.279 s", ring[0]["ideal_time_ms"], ring_by,
+         sv_ring[0]["ideal_time_ms"],
          binary + "; 1 278 = floor(1 278.75), the prose rounds"),
         ("2,5", "bytes per step S/N (kB)", "S/N = 7.8125 MB", ring[0]["step_bytes_kb"], ring_by,
          sv_ring[0]["step_bytes_kb"], "binary vs decimal kB (above)"),
@@ -458,7 +459,8 @@ def _rtl_section(w, fm, fabric_rtl, pkg, sim):
         ("7", "accelerator-hours lost per run", "91 705", stall[0]["accel_hours_per_run"], stall_by,
          sv_stall["accel_hours_per_run"], "the seed SV truncates the wall hours (89) before x 1 024; ours floors the "
                                           "exact 91 704.9 (the prose rounds it)"),
-        ("7", "slowdown_x100 (stall accountant)", "3.52x", stall[0]["slowdown_x100"], stall_by, sv_stall["slowdown_x100"],
+        ("7", "slowdown_x100 (stall accountant)", "3.52x", stall[0]["slowdown_x100"], stall_by,
+         sv_stall["slowdown_x100"],
          ""),
         ("5,7", "lost per all-reduce with 40 % exposed (bucketing) (ms)", "-", stall[1]["lost_ms_per_collective"],
          stall_by, "-", "the seed SV hard-wires exposed_pct = 100; ours scales the loss, not the slowdown "
@@ -466,7 +468,8 @@ def _rtl_section(w, fm, fabric_rtl, pkg, sim):
         ("3,9", "ring all-reduce flows per leaf", "32", a2a[0]["flows_per_leaf_o"], a2a_by, 32, ""),
         ("3,9", "all-to-all flows per leaf", "32 736", a2a[1]["flows_per_leaf_o"], a2a_by, sv_a2a["flows_per_leaf_o"],
          ""),
-        ("9,10", "all-to-all efficiency_pct, 32 736 flows per leaf (%)", "93.8%", a2a[1]["efficiency_pct"], a2a_by, sv_a2a["efficiency_pct"],
+        ("9,10", "all-to-all efficiency_pct, 32 736 flows per leaf (%)", "93.8%", a2a[1]["efficiency_pct"], a2a_by,
+         sv_a2a["efficiency_pct"],
          "the seed's six-entry EFF_PCT tops out at 82 above 20 flows per uplink (the seed says so); ours has a "
          "seventh bucket"),
         ("9", "all-to-all time, S = 1 024 MB (ms)", "-", a2a[1]["time_ms"], a2a_by, sv_a2a["time_ms"],
@@ -624,8 +627,8 @@ def _properties_section(w, run_them):
       "batched Icarus (-g2012) and requires every output port, hence the first failing cycle and the failure "
       "count, to be identical at every cycle (Verilator: the same under `-m slow`); "
       "`test_correct_fabric_holds_every_property` and `test_correct_fabric_replayed_batched` (-g2005, -g2012; "
-      "Verilator under `-m slow`) for the correct design.  The scenario (cosim/fabric_properties.py `run_fabric`, 260 cycles) "
-      "drives rates the hardware path could never produce (zeros, a new minimum every few cycles), restarts, "
+      "Verilator under `-m slow`) for the correct design.  The scenario (cosim/fabric_properties.py "
+      "`run_fabric`, 260 cycles) drives rates the hardware path could never produce (zeros, a new minimum every few cycles), restarts, "
       "over-removals, hash and load-aware phases, stale and missing imports.\n")
     first = {}
     if run_them:
