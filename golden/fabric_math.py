@@ -41,8 +41,16 @@ S_MB_RTL = 8192                                # the RTL's S_MB parameter (binar
 STEPS_PER_RUN = 100_000
 FABRIC_LATENCY_US = Fraction(1635, 1000)       # "a three-hop 1.635 us fabric latency"
 MAC_RX_FLOPS = 14_166                          # Chapter 19.7's MAC receive datapath
-EFF_PCT_TABLE = (28, 37, 46, 56, 67, 82)       # collective_pkg::EFF_PCT
-EFF_FPU_BUCKETS = (1, 2, 4, 8, 20, 100)        # its flows-per-uplink break points
+# The efficiency lookup.  The seed's collective_pkg::EFF_PCT has six entries (its
+# top one, 82 %, covers everything above 20 flows per uplink); the project's lookup
+# (hdl.collective_pkg.EFF_PCT, what all_to_all_model computes) adds a seventh, 94 %,
+# above 100 flows per uplink.  Every entry is 100 x lam / E[max] at its bucket's point
+# (1, 2, 4, 8, 20, 100, 1 023 flows per uplink), rounded -- `eff_pct_table_from_curve`
+# recomputes them and the tests keep this table, that computation and the HDL's equal.
+EFF_FPU_LIMITS = (1, 2, 4, 8, 20, 100)         # upper bounds of the first six buckets
+EFF_POINTS = EFF_FPU_LIMITS + (1023,)          # the point each entry is evaluated at
+EFF_PCT_TABLE = (28, 37, 46, 56, 67, 82, 94)
+SEED_SV_EFF_PCT = (28, 37, 46, 56, 67, 82)     # the seed's SystemVerilog as written
 
 
 # =====================================================================================
@@ -231,13 +239,24 @@ def imbalance_closed_form(lam: float, n: int = UPLINKS_PER_LEAF) -> float:
     return 1.0 + math.sqrt(2.0 * math.log(n) / lam)
 
 
-def eff_pct_lookup(flows: int, uplinks: int) -> int:
-    """collective_pkg::efficiency_pct, bit for bit (integer division, six buckets)."""
+def eff_pct_lookup(flows: int, uplinks: int, table: Sequence[int] = EFF_PCT_TABLE) -> int:
+    """The efficiency lookup (whole per cent): the first bucket whose upper bound is at
+    least flows // uplinks; above the last bound, the table's last entry."""
     fpu = flows // uplinks
-    for limit, pct in zip(EFF_FPU_BUCKETS[:-1], EFF_PCT_TABLE[:-1]):
+    for limit, pct in zip(EFF_FPU_LIMITS, table):
         if fpu <= limit:
             return pct
-    return EFF_PCT_TABLE[-1]
+    return table[-1]
+
+
+def seed_sv_eff_pct_lookup(flows: int, uplinks: int) -> int:
+    """collective_pkg::efficiency_pct as the seed writes it (six buckets)."""
+    return eff_pct_lookup(flows, uplinks, SEED_SV_EFF_PCT)
+
+
+def eff_pct_table_from_curve(n: int = UPLINKS_PER_LEAF) -> Tuple[int, ...]:
+    """round(100 x lam / E[max]) at each bucket's point: what EFF_PCT_TABLE must hold."""
+    return tuple(round(100 * efficiency(f, n)) for f in EFF_POINTS)
 
 
 # =====================================================================================
@@ -286,9 +305,11 @@ def ring_cost(slowdown, n: int = PARTICIPANTS, s_bytes: int = GRADIENT_BYTES,
                     (UPLINKS_PER_LEAF * RATE_GBPS - used) * LEAVES / 1000)
 
 
-def ring_model_rtl(link_gbps: Sequence[int], s_mb: int = S_MB_RTL, n: int = PARTICIPANTS) -> Dict[str, int]:
-    """ring_allreduce_model's combinational outputs, with its integer arithmetic
-    (S_MB x 1024 kB, kB x 8 / Gb/s read as microseconds)."""
+# -- the seed's SystemVerilog as written, transcribed (for the report's "seed SV" column;
+#    our blocks are in hdl/ and their figures come from co-simulating them) --------------
+def seed_sv_ring_model(link_gbps: Sequence[int], s_mb: int = S_MB_RTL, n: int = PARTICIPANTS) -> Dict[str, int]:
+    """The seed's ring_allreduce_model's combinational outputs, with its integer
+    arithmetic (S_MB x 1024 kB, kB x 8 / Gb/s read as microseconds)."""
     steps_total = 2 * (n - 1)
     step_bytes_kb = (s_mb * 1024) // n
     slowest = min(link_gbps)
@@ -300,9 +321,9 @@ def ring_model_rtl(link_gbps: Sequence[int], s_mb: int = S_MB_RTL, n: int = PART
                 slowdown_x100=100 if ideal_ms == 0 else ((collective_ms * 100) // ideal_ms) & 0xFFFF)
 
 
-def stall_accountant_rtl(ideal_ms: int, actual_ms: int, steps_per_run: int = STEPS_PER_RUN,
-                         accelerators: int = PARTICIPANTS) -> Dict[str, int]:
-    """stall_accountant's combinational outputs with its 32-bit integer arithmetic."""
+def seed_sv_stall_accountant(ideal_ms: int, actual_ms: int, steps_per_run: int = STEPS_PER_RUN,
+                             accelerators: int = PARTICIPANTS) -> Dict[str, int]:
+    """The seed's stall_accountant's combinational outputs with its 32-bit integer arithmetic."""
     m32 = 0xFFFFFFFF
     lost = actual_ms - ideal_ms if actual_ms > ideal_ms else 0
     wall = ((lost * steps_per_run) & m32) // (1000 * 3600)
@@ -312,10 +333,10 @@ def stall_accountant_rtl(ideal_ms: int, actual_ms: int, steps_per_run: int = STE
                 exposed_pct=100)
 
 
-def all_to_all_model_rtl(s_mb: int = 1024) -> Dict[str, int]:
-    """all_to_all_model's combinational outputs (integer, with the EFF_PCT lookup)."""
+def seed_sv_all_to_all_model(s_mb: int = 1024) -> Dict[str, int]:
+    """The seed's all_to_all_model's combinational outputs (integer, its six-entry EFF_PCT)."""
     flows_per_leaf = ACC_PER_LEAF * (PARTICIPANTS - 1)
-    eff = eff_pct_lookup(flows_per_leaf, UPLINKS_PER_LEAF)
+    eff = seed_sv_eff_pct_lookup(flows_per_leaf, UPLINKS_PER_LEAF)
     egress_mb = (s_mb * (PARTICIPANTS - 1)) // PARTICIPANTS
     ideal_ms = (egress_mb * 8 * 1000) // (RATE_GBPS * 1000)
     time_ms = 0xFFFFFFFF if eff == 0 else (ideal_ms * 100) // eff
@@ -326,7 +347,7 @@ def all_to_all_model_rtl(s_mb: int = 1024) -> Dict[str, int]:
                 ring_flows_same_job=ACC_PER_LEAF)
 
 
-def bytes_per_participant_mb_rtl(collective: str, s_mb: int) -> int:
+def seed_sv_bytes_per_participant_mb(collective: str, s_mb: int) -> int:
     if collective == "allreduce":
         return (2 * (PARTICIPANTS - 1) * s_mb) // PARTICIPANTS
     if collective in ("allgather", "alltoall"):
@@ -426,9 +447,11 @@ def schedule_flops(endpoints: int = PARTICIPANTS, entry_bits: int = 64, shadow: 
     return endpoints * entry_bits * (2 if shadow else 1)
 
 
-# Register bits of the seed's eight RTL blocks, counted from their always_ff
-# targets (the conformance monitor and all_to_all_model are combinational).
-RTL_FLOPS = {
+# Register bits of the seed's eight SystemVerilog blocks as written, counted from
+# their always_ff targets (the conformance monitor and all_to_all_model are
+# combinational).  Our blocks' counts come from their converted Verilog
+# (cosim.fabric_rtl.register_bits).
+SEED_SV_FLOPS = {
     "slowest_member_tracker": 32 + 32 + 8,                 # c_samples, c_slowest_unchanged, prev_slowest
     "ring_allreduce_model": 1 + 32,                        # running, c_steps_done
     "stall_accountant": 32 + 32,                           # c_collectives, c_accel_seconds_total
@@ -549,12 +572,17 @@ def all_to_all_hash(bin_fn, algo: str = "crc32", mode: str = "mod", crossing_onl
 @dataclass
 class SeedFigure:
     """One number the seed quotes.  `tol` is half a unit in the seed's last
-    quoted digit.  When the computed value disagrees, `kind` says how the
-    disagreement is explained and the explanation carries its own number:
+    quoted digit.  `source` names what produced the computed value.  When the
+    computed value disagrees, `kind` says how the disagreement is explained and
+    the explanation carries its own number:
     ``explained``  the seed's value lies in [alt_lo, alt_hi], an interval
                    computed from the stated cause (e.g. the seed's rounded k);
-    ``noise``      the seed's value is a sampled estimate: `z` is its deviation
-                   in standard errors of a 1 000-trial Monte Carlo;
+    ``sampling``   the seed does not say how it obtained the figure (its text
+                   speaks of "the simulation" and "measured" without a method or
+                   a sample count); `trials_2sigma` is the Monte Carlo size at
+                   which the deviation is two standard errors -- a sampled
+                   estimate from that many trials or fewer would miss by this much
+                   one time in twenty or more;
     ``slip``       not reproducible by any variant tried; the deviation is small
                    (`z` holds it, in the seed's own units);
     ``missing``    the seed's inputs are not in its text (its cost table); `z`
@@ -571,6 +599,8 @@ class SeedFigure:
     alt_lo: float | None = None
     alt_hi: float | None = None
     z: float | None = None
+    trials_2sigma: float | None = None
+    source: str = "exact"
 
     @property
     def agrees(self) -> bool:
@@ -597,7 +627,6 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     eff = 100 / e_max
     occ = float(occupied_expected_exact(m, n))
     cost = ring_cost(expected_max_exact(m, n))
-    k_seed = "3.52"
     why_k = ("the seed carries its rounded E[max] = 3.52 through every time and cost; the exact "
              f"E[max] is {e_max:.4f}")
 
@@ -635,7 +664,7 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     add("k6_rate", "12", "ring rate when the busiest uplink carries 6 (Gb/s)", 16.7, "16.7 Gb/s", 0.05, RATE_GBPS / 6)
 
     # --- the efficiency curve (collective_pkg comment and EFF_PCT) ----------------------
-    for fpu, seed_val in zip(EFF_FPU_BUCKETS[1:], (37.0, 46.2, 55.9, 67.2, 82.4)):
+    for fpu, seed_val in zip(EFF_FPU_LIMITS[1:], (37.0, 46.2, 55.9, 67.2, 82.4)):
         e = 100 * efficiency(fpu)
         ep = 100 * fpu / expected_max_independent_poisson(fpu, n)
         kw = {}
@@ -645,15 +674,15 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
                           explanation=f"independent-Poisson approximation gives {ep:.2f}%; exact {e:.2f}%")
             else:
                 trials = mc_trials_for_deviation(fpu * n, n, seed_val - e)
-                se1000 = abs(seed_val - e) / 2 * math.sqrt(trials / 1000)
-                kw = dict(kind="noise", z=(seed_val - e) / se1000,
+                kw = dict(kind="sampling", trials_2sigma=trials,
                           explanation=f"exact {e:.2f}% (independent-Poisson {ep:.2f}%); the seed's value is "
-                                      f"{seed_val - e:+.2f} pt off, a 2-sigma deviation for a {trials:.0f}-trial "
-                                      "Monte Carlo")
+                                      f"{seed_val - e:+.2f} pt off -- two standard errors of a {trials:,.0f}-trial "
+                                      "Monte Carlo (the seed gives no method or trial count)")
         add(f"eff_{fpu}", "3", f"efficiency at {fpu} flows per uplink (%)", seed_val, f"{seed_val}", 0.05, e, **kw)
-    for fpu, pct in zip(EFF_FPU_BUCKETS, EFF_PCT_TABLE):
+    for fpu, pct in zip(EFF_FPU_LIMITS, SEED_SV_EFF_PCT):
         add(f"eff_pct_{fpu}", "3", f"EFF_PCT entry for {fpu} flows/uplink (whole %)", pct, str(pct), 0.5,
-            100 * efficiency(fpu))
+            100 * efficiency(fpu), source=("exact" if fpu * n <= 64 else "numerically exact")
+            + ": 100 lam / E[max], rounded")
 
     # --- all-to-all ---------------------------------------------------------------------
     a2a_m = ACC_PER_LEAF * (PARTICIPANTS - 1)
@@ -668,15 +697,17 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
         alt_lo=eff_cross, alt_hi=eff_cross,
         explanation=f"with all 32 736 flows per leaf (1 023/uplink) the exact value is {eff_all:.2f}%; counting "
                     f"only the 31 744 flows that leave the leaf (992/uplink) it is {eff_cross:.2f}%")
-    trials = mc_trials_for_deviation(a2a_m, n, 100 * 1023 / 1091 - eff_all)
+    a2a_sd = max_load_sd(a2a_m, n)
+    a2a_trials = (2 * a2a_sd / abs(1091 - d_all.expected())) ** 2
     add("a2a_busiest", "9", "all-to-all busiest uplink (flows, mean 1 023)", 1091, "1 091", 0.5, d_all.expected(),
-        kind="noise", z=(1091 - d_all.expected()) / (max_load_sd(a2a_m, n) / math.sqrt(1000)),
-        explanation=f"exact E[max] = {d_all.expected():.2f}; 1 091 is {1091 - d_all.expected():+.2f} flows off, "
-                    f"{(1091 - d_all.expected()) / (max_load_sd(a2a_m, n) / math.sqrt(1000)):.1f} standard errors of a "
-                    "1 000-trial Monte Carlo")
+        kind="sampling", trials_2sigma=a2a_trials, source="numerically exact: Poissonization identity",
+        explanation=f"exact E[max] = {d_all.expected():.2f} (sd of one draw {a2a_sd:.1f}); 1 091 is "
+                    f"{1091 - d_all.expected():+.2f} flows off -- two standard errors of a {a2a_trials:,.0f}-trial "
+                    "Monte Carlo (the seed gives no method or trial count)")
     add("a2a_ratio", "9", "all-to-all busiest / mean", 1.067, "1.067", 0.0005, d_all.expected() / 1023,
-        kind="noise", z=(1091 - d_all.expected()) / (max_load_sd(a2a_m, n) / math.sqrt(1000)),
-        explanation="follows from the 1 091 above (1 091/1 023 = 1.0665)")
+        kind="sampling", trials_2sigma=a2a_trials, source="numerically exact: Poissonization identity",
+        explanation=f"follows from the 1 091 above (1 091/1 023 = 1.0665): two standard errors of a "
+                    f"{a2a_trials:,.0f}-trial Monte Carlo (the seed gives no method or trial count)")
     add("coll_factor", "10", "all-to-all efficiency / ring efficiency", 3.3, "3.3", 0.05, eff_all / eff)
     lams = [1, 2, 4, 8, 20, 100, 1023]
     dev = max(abs(imbalance_closed_form(l) / (max_load_dist(l * n, n).expected() / l) - 1) for l in lams)
@@ -724,11 +755,14 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     # --- remedies ----------------------------------------------------------------------------
     st = striping_mc(8, trials=striping_trials, seed=seed)
     st_time = ideal * st["slowdown_sum"]
-    se1000 = st["slowdown_sum_se"] * math.sqrt(st["trials"] / 1000) * ideal
+    st_sd = st["slowdown_sum_se"] * math.sqrt(st["trials"]) * ideal          # one trial's sd, seconds
+    st_trials = (2 * st_sd / abs(1.659 - st_time)) ** 2 if abs(1.659 - st_time) > 0 else float("inf")
     add("stripe8_s", "12", "ring all-reduce time with 8 stripes per ring link (s)", 1.659, "1.659 s", 0.0005, st_time,
-        kind="noise", z=(1.659 - st_time) / se1000,
-        explanation=f"Monte Carlo ({st['trials']} trials) of the seed's sum-of-shares model gives {st_time:.4f} s "
-                    f"+/- {st['slowdown_sum_se'] * ideal:.4f}; the seed's value is within a 1 000-trial run's spread. "
+        kind="sampling", trials_2sigma=st_trials,
+        source=f"Monte Carlo (golden.fabric_math.striping_mc, {st['trials']} trials, seed {seed})",
+        explanation=f"our Monte Carlo ({st['trials']} trials) of the seed's sum-of-shares model gives {st_time:.4f} s "
+                    f"+/- {st['slowdown_sum_se'] * ideal:.4f}; the seed's 1.659 ('measured', no trial count) is two "
+                    f"standard errors away for a {st_trials:,.0f}-trial run. "
                     f"With an equal byte split per stripe it is {ideal * st['slowdown_split']:.3f} s")
     recovered = (cost.actual_s - st_time) / (cost.actual_s - ideal)
     add("stripe8_recovered", "12", "share of the gap recovered by 8 stripes (%)", 88, "88%", 0.5, 100 * recovered)
@@ -747,17 +781,48 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     add("la_flops", "19", "load-aware path-load array (flops)", 512, "512", 0.5, 32 * 16)
     add("la_pct_array", "19", "path-load array / MAC datapath (%)", 3.6, "3.6%", 0.05, 100 * 512 / MAC_RX_FLOPS)
     add("la_pct_block", "19", "load_aware_selector registers / MAC datapath (%)", 4.1, "4.1%", 0.05,
-        100 * RTL_FLOPS["load_aware_selector"] / MAC_RX_FLOPS)
-    total = sum(RTL_FLOPS.values())
-    share = 100 * RTL_FLOPS["load_aware_selector"] / total
+        100 * SEED_SV_FLOPS["load_aware_selector"] / MAC_RX_FLOPS)
+    total = sum(SEED_SV_FLOPS.values())
+    share = 100 * SEED_SV_FLOPS["load_aware_selector"] / total
     add("la_share", "19", "load_aware_selector's share of the chapter's flops (%)", 55, "55%", 0.5, share,
         kind="missing", z=float(total),
         explanation=f"counting the registers of the eight blocks as written gives {total} flops, of which "
-                    f"load_aware_selector holds {RTL_FLOPS['load_aware_selector']} ({share:.1f}%; the 512-bit array "
+                    f"load_aware_selector holds {SEED_SV_FLOPS['load_aware_selector']} ({share:.1f}%; the 512-bit array "
                     f"alone is {100 * 512 / total:.1f}%); the seed's cost table is not in its text")
     add("spray_lo", "19", "1 MB reassembly buffer / MAC datapath", 565, "565", 0.5, 8e6 / MAC_RX_FLOPS)
     add("spray_hi", "19", "32 MB reassembly buffer / MAC datapath", 18071, "18 071", 0.5, 2.56e8 / MAC_RX_FLOPS)
+    for r in rows:
+        if r.source == "exact":
+            r.source = _source_of(r.key, n)
     return rows
+
+
+_EXACT_32 = "exact: integer count over all 32^32 assignments"
+_SOURCES = {
+    "p_max1": _EXACT_32, "e_max": _EXACT_32, "eff_32": _EXACT_32, "p_34": _EXACT_32,
+    "occupied": "exact: fractions, n(1 - (1 - 1/n)^m)", "model_a": "exact: fractions, n(1 - (1 - 1/n)^m)",
+    "model_ratio": "exact: fractions",
+    "a2a_eff": "numerically exact: Poissonization identity", "coll_factor": "exact and numerically exact",
+    "closed_form": "numerically exact: Poissonization identity",
+    "greedy": "exact: greedy placement (greedy_max_load)",
+    "stripe8_recovered": "from the striping Monte Carlo above",
+    "la_pct_block": "the seed's SystemVerilog register count (SEED_SV_FLOPS)",
+    "la_share": "the seed's SystemVerilog register count (SEED_SV_FLOPS)",
+}
+_RING_COST_KEYS = ("used_gbps", "idle_gbps", "idle_tbps", "idle_pct", "actual_s", "lost_s", "idle_step_ms",
+                   "accel_s", "accel_h", "wall_h", "wrap", "run_accel_s")
+
+
+def _source_of(key: str, n: int) -> str:
+    if key in _SOURCES:
+        return _SOURCES[key]
+    if key in _RING_COST_KEYS:
+        return "exact: fractions, exact E[max] (ring_cost)"
+    if key in ("ideal_s", "ideal_h", "ring_bytes_1024", "ring_bytes_64", "latency_ms"):
+        return "exact: fractions"
+    if key.startswith("eff_") and key[4:].isdigit():
+        return ("exact" if int(key[4:]) * n <= 64 else "numerically exact") + ": 100 lam / E[max]"
+    return "arithmetic"
 
 
 def striping_hash(bin_fn, stripes: int, epochs: int = 200, algo: str = "crc32", mode: str = "mod") -> Dict[str, float]:

@@ -92,32 +92,42 @@ def test_independent_poisson_approximation():
 
 # --- RTL integer models --------------------------------------------------------------------
 def test_eff_pct_lookup_buckets():
+    # ours: seven buckets, 94 % above 100 flows per uplink
     assert [fm.eff_pct_lookup(f * 32, 32) for f in (1, 2, 3, 4, 5, 8, 9, 20, 21, 100, 101, 1023)] == \
-        [28, 37, 46, 46, 56, 56, 67, 67, 82, 82, 82, 82]
+        [28, 37, 46, 46, 56, 56, 67, 67, 82, 82, 94, 94]
     assert fm.eff_pct_lookup(63, 32) == 28          # integer division: 1 flow per uplink
+    # the seed's SystemVerilog as written: six, so 3 200 and 32 736 flows both read 82 %
+    assert [fm.seed_sv_eff_pct_lookup(f * 32, 32) for f in (1, 20, 21, 100, 101, 1023)] == [28, 67, 82, 82, 82, 82]
 
 
-def test_ring_model_rtl_integer_arithmetic():
-    r = fm.ring_model_rtl([100] * 31 + [25])
+def test_efficiency_table_is_the_rounded_curve():
+    """Every entry of the lookup is 100 lam / E[max] at its bucket's point, rounded; the
+    seed's six entries are the first six."""
+    assert fm.eff_pct_table_from_curve() == fm.EFF_PCT_TABLE
+    assert fm.EFF_PCT_TABLE[:6] == fm.SEED_SV_EFF_PCT
+
+
+def test_seed_sv_ring_model_integer_arithmetic():
+    r = fm.seed_sv_ring_model([100] * 31 + [25])
     assert r["steps_total"] == 2046 and r["step_bytes_kb"] == 8192 * 1024 // 1024
     assert r["step_time_us"] == 8192 * 8 // 25
     assert r["collective_time_ms"] == (8192 * 8 // 25) * 2046 // 1000
-    assert r["ideal_time_ms"] == (8192 * 8 // 100) * 2046 // 1000
+    assert r["ideal_time_ms"] == (8192 * 8 // 100) * 2046 // 1000 == 1340
     assert r["slowdown_x100"] == r["collective_time_ms"] * 100 // r["ideal_time_ms"]
-    assert fm.ring_model_rtl([0, 100])["step_time_us"] == 0xFFFFFFFF
+    assert fm.seed_sv_ring_model([0, 100])["step_time_us"] == 0xFFFFFFFF
 
 
-def test_stall_accountant_rtl_truncates_hours_first():
-    s = fm.stall_accountant_rtl(1279, 4503)
+def test_seed_sv_stall_accountant_truncates_hours_first():
+    s = fm.seed_sv_stall_accountant(1279, 4503)
     assert s["lost_ms_per_collective"] == 3224
     assert s["accel_seconds_lost"] == 3224 * 1024 // 1000
     assert s["wall_hours_per_run"] == 3224 * 100000 // 3_600_000 == 89
-    assert s["accel_hours_per_run"] == 89 * 1024
-    assert fm.stall_accountant_rtl(10, 5)["lost_ms_per_collective"] == 0
+    assert s["accel_hours_per_run"] == 89 * 1024 == 91136
+    assert fm.seed_sv_stall_accountant(10, 5)["lost_ms_per_collective"] == 0
 
 
-def test_all_to_all_model_rtl():
-    a = fm.all_to_all_model_rtl(1024)
+def test_seed_sv_all_to_all_model():
+    a = fm.seed_sv_all_to_all_model(1024)
     assert a["flows_per_leaf_o"] == 32 * 1023 and a["flows_per_uplink"] == 1023
     assert a["efficiency_pct"] == 82 and a["egress_mb"] == 1023
     assert a["ideal_ms"] == 1023 * 8 // 100 and a["time_ms"] == (1023 * 8 // 100) * 100 // 82
@@ -162,16 +172,18 @@ def test_seed_figure(row):
         assert abs(row.computed - row.seed) <= row.tol * (1 + 1e-9)
         return
     # a disagreement must carry an explanation whose own number accounts for it
-    assert row.kind in ("explained", "noise", "slip", "missing"), row.key
-    assert row.explanation
+    assert row.kind in ("explained", "sampling", "slip", "missing"), row.key
+    assert row.explanation and row.source
     if row.kind == "explained":
         assert row.alt_lo - row.tol <= row.seed <= row.alt_hi + row.tol, (row.key, row.alt_lo, row.alt_hi)
-    elif row.kind == "noise":
-        assert abs(row.z) < 3, (row.key, row.z)
+    elif row.kind == "sampling":
+        # small enough to be the sampling error of a Monte Carlo of a few hundred trials or more
+        assert row.trials_2sigma >= 200, (row.key, row.trials_2sigma)
+        assert "trial count" in row.explanation and "1 000" not in row.explanation
     elif row.kind == "slip":
         assert abs(row.z) < 3 * row.tol, (row.key, row.z)
     else:
-        assert row.z == sum(fm.RTL_FLOPS.values())
+        assert row.z == sum(fm.SEED_SV_FLOPS.values())
 
 
 def test_headline_figures_are_covered():

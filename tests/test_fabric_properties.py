@@ -1,24 +1,28 @@
 """The 34 collective-fabric properties (groups A-F), checked every cycle by
 collective_conformance_monitor inside hdl.collective_fabric.
 
-* The correct fabric holds all 34 on both back ends over a scenario that
+* The correct fabric holds all 34 on every back end over a scenario that
   exercises every antecedent (and a second configuration: 6 paths, mulhi).
 * For every property, the fabric built with that property's test fault
-  (FAULT=<id>) fires exactly that property: all 34 on the MyHDL back end, one
-  per group on Icarus, where the first failing cycle of each property must also
-  match the MyHDL run cycle for cycle.
+  (FAULT=<id>) fires exactly that property: all 34 on the MyHDL back end and all
+  34 in batched Icarus (`iverilog -g2012`, native vvp), which replays the MyHDL
+  run's inputs cycle by cycle and must produce every output port -- hence every
+  property's first failing cycle and failure count -- identically.
+* The correct design's replay also runs under `-g2005`; under Verilator (one
+  build) it and the 34 faults (one build each) are in the slow set -- the default
+  run builds the fabric with Verilator once, in test_fabric_collision.py.
 """
 import functools
 
 import pytest
-from myhdl import ResetSignal, Signal, intbv
+from myhdl import Signal, intbv
 
-from cosim.fabric_properties import BY_ID, PROPERTIES, FabricConfig, decode, run_fabric
+from cosim.fabric_properties import (BY_ID, PROPERTIES, FabricConfig, decode, fabric_signals, replay_batched,
+                                     run_fabric)
 from hdl import collective_pkg as pkg
 from hdl.collective_fabric import FAULT_OWNERS, collective_fabric
 
 IDS = [p.id for p in PROPERTIES]
-ICARUS_SUBSET = ("A4", "B5", "C5", "D3", "E1", "F2")     # one per group
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,15 +61,39 @@ def test_fault_fires_exactly_its_property(pid):
     assert run.seen == [pid]
 
 
-@pytest.mark.parametrize("pid", ICARUS_SUBSET)
-def test_fault_fires_exactly_its_property_icarus(pid):
-    run = fabric("icarus", pid)
-    assert run.fired == {pid}
+@pytest.mark.parametrize("pid", IDS)
+def test_fault_fires_exactly_its_property_batched_icarus(pid):
     ref = fabric("myhdl", pid)
+    run = replay_batched(ref, pid, simulator="icarus", generation="2012")
+    assert run.fired == {pid} and run.seen == [pid]
     assert (run.first_cycle, run.counts) == (ref.first_cycle, ref.counts)
+    assert run.outputs == ref.outputs                      # every port, every cycle
 
 
-def test_fabric_rejects_unknown_fault():
-    s = lambda n: Signal(intbv(0)[n:])
+@pytest.mark.parametrize("simulator,generation", [
+    ("icarus", "2005"), ("icarus", "2012"),
+    # one Verilator build of the fabric is in the default run (test_fabric_collision.py, RATES="paths")
+    pytest.param("verilator", "", marks=pytest.mark.slow)])
+def test_correct_fabric_replayed_batched(simulator, generation):
+    ref = fabric("myhdl")
+    run = replay_batched(ref, "", simulator=simulator, generation=generation or "2012")
+    assert run.fired == set() and run.outputs == ref.outputs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid", IDS)
+def test_fault_fires_exactly_its_property_verilator(pid):
+    ref = fabric("myhdl", pid)
+    run = replay_batched(ref, pid, simulator="verilator")
+    assert run.fired == {pid} and run.outputs == ref.outputs
+
+
+def test_fabric_rejects_unknown_fault_and_rates_mode():
+    ports = fabric_signals(FabricConfig())
     with pytest.raises(ValueError, match="FAULT"):
-        collective_fabric(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), *[s(16)] * 30, FAULT="G1")
+        collective_fabric(**ports, FAULT="G1")
+    with pytest.raises(ValueError, match="RATES"):
+        collective_fabric(**ports, RATES="random")
+    ports["conn_path"] = Signal(intbv(0)[5:])
+    with pytest.raises(ValueError, match="conn_path"):
+        collective_fabric(**ports)
