@@ -30,11 +30,12 @@ import warnings
 import myhdl
 from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 
-from .verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats, wake_at_time0
+from .verilog_post import (coalesce_part_assigns, hoist_block_locals, initialise_output_regs, procedural_concats,
+                           wake_at_time0)
 from .vpi import ToolchainError, require_tool, require_vpi
 
 _HDL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hdl")
-TOOLCHAIN_VERSION = "5"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "6"  # bump when the generated files change shape
 
 _waves_path = None
 
@@ -215,6 +216,9 @@ def build(block_func, *args, **kwargs):
         text = coalesce_part_assigns(hoist_block_locals(text))
         # combinational processes run once at power-on in every simulator and language mode
         text, _ = wake_at_time0(text)
+        # registered outputs power up at their initial value, like every internal register
+        text, _ = initialise_output_regs(text, {k: int(v._init) for k, v in bound.arguments.items()
+                                                if _is_signal(v)})
         with open(design_v, "w") as fh:
             fh.write(text)
         with open(icarus_source(folder, name), "w") as fh:
