@@ -18,6 +18,7 @@ simulator serves every run of a design.
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -378,7 +379,8 @@ class BatchDesign:
         that asks for it, for designs with counter_select / counter_value ports."""
         if simulator not in SIMULATORS:
             raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
-        self.folder, self.module, _ = toolchain.build(block_func, *args, **kwargs)
+        self.folder, self.module, bound = toolchain.build(block_func, *args, **kwargs)
+        self.parameters = {k: v for k, v in bound.arguments.items() if not toolchain._is_signal(v)}
         self.simulator = simulator
         self.ports = module_ports(os.path.join(self.folder, self.module + ".v"), self.module)
         self.inputs = _stream_prefixes(self.ports, "in")
@@ -457,7 +459,7 @@ class BatchDesign:
         if unknown:
             raise ValueError(f"no such stream(s) {sorted(unknown)}; inputs {self.inputs}, outputs {self.outputs}")
         if code_coverage is None and _coverage_dir and self.simulator == "verilator":
-            code_coverage = os.path.join(_coverage_dir, f"run-{os.getpid()}-{time.time_ns()}.dat")
+            code_coverage = os.path.join(self._coverage_folder(_coverage_dir), f"run-{os.getpid()}-{time.time_ns()}.dat")
         if code_coverage and self.simulator != "verilator":
             raise ValueError(f"code coverage needs the Verilator build, not {self.simulator}")
         if code_coverage and vcd:
@@ -530,6 +532,20 @@ class BatchDesign:
         if workdir is None:
             shutil.rmtree(work, ignore_errors=True)
         return result
+
+    def _coverage_folder(self, root):
+        """This design's folder under a code_coverage(...) folder, with what cosim.codecov needs
+        to read its runs (the design's Verilog, its module and parameters)."""
+        folder = os.path.join(root, f"{os.path.basename(self.folder)}-r{self.reset_cycles}")
+        info = os.path.join(folder, "design.json")
+        if not os.path.exists(info):
+            os.makedirs(folder, exist_ok=True)
+            with open(info + f".{os.getpid()}", "w") as fh:
+                json.dump({"module": self.module, "verilog": self.verilog_path,
+                           "parameters": {k: v for k, v in self.parameters.items() if isinstance(v, (int, str, float))}},
+                          fh, indent=1)
+            os.replace(info + f".{os.getpid()}", info)
+        return folder
 
     @staticmethod
     def _pause_file(work, tag, pause, n):
