@@ -517,8 +517,8 @@ class BatchDesign:
             args += [f"+reset_n={len(events)}", f"+reset_hold={reset_hold}"]
         if vcd:
             args.append(f"+vcd={os.path.abspath(vcd)}")
-        if code_coverage:
-            args.append(f"+coverage_file={os.path.abspath(code_coverage)}")
+        if code_coverage:      # written under a temporary name: a reader never sees half a file
+            args.append(f"+coverage_file={os.path.abspath(code_coverage)}.part")
         if self.simulator in ICARUS_GENERATIONS:
             cmd = ["vvp", "-n", exe] + (["-fst"] if vcd and waves_format(vcd) == "fst" else []) + args
         else:
@@ -528,6 +528,8 @@ class BatchDesign:
         wall = time.perf_counter() - t0
         if r.returncode != 0:
             raise ToolchainError(f"{self.simulator} run failed: {(r.stderr or r.stdout).strip()[-2000:]}")
+        if code_coverage:
+            os.replace(os.path.abspath(code_coverage) + ".part", os.path.abspath(code_coverage))
         result = self._parse(os.path.join(work, "out.txt"), wall, r.stdout)
         if workdir is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -306,23 +306,33 @@ def runs_by_design(folder):
     return out
 
 
-def report(folder, out_folder, title="Code coverage (Verilator)"):
-    """Merge the runs of every design under `folder`, write code-coverage.md and .json in
-    `out_folder`; returns (markdown text, summary lines).  Run files are folded into each
-    design's merged.dat (and removed), so a later call adds only newer runs."""
-    designs = runs_by_design(folder)
-    if not designs:
-        raise ToolchainError(f"no code coverage data in {folder}")
-    md, summary, data = [f"# {title}", ""], [], []
-    for path, (info, runs) in designs.items():
-        merged = os.path.join(path, "merged.dat")
+def fold(folder):
+    """Fold the finished runs of every design under `folder` into the design's merged.dat and
+    remove them (a long regression keeps one file per design, not one per run); returns
+    {design folder: design info}, the info counting the runs merged so far."""
+    designs = {}
+    for path, (info, runs) in runs_by_design(folder).items():
         if runs:
-            merge(runs, merged)
+            merge(runs, os.path.join(path, "merged.dat"))
             for f in runs:
                 os.remove(f)
             info["runs"] = info.get("runs", 0) + len(runs)
-            with open(os.path.join(path, DESIGN_FILE), "w") as fh:
+            with open(os.path.join(path, DESIGN_FILE) + ".tmp", "w") as fh:
                 json.dump(info, fh, indent=1)
+            os.replace(os.path.join(path, DESIGN_FILE) + ".tmp", os.path.join(path, DESIGN_FILE))
+        designs[path] = info
+    return designs
+
+
+def report(folder, out_folder, title="Code coverage (Verilator)"):
+    """Fold the runs of every design under `folder`, write code-coverage.md and .json in
+    `out_folder`; returns (markdown text, summary lines, runs merged)."""
+    designs = {p: i for p, i in fold(folder).items() if os.path.exists(os.path.join(p, "merged.dat"))}
+    if not designs:
+        raise ToolchainError(f"no code coverage data in {folder}")
+    md, summary, data = [f"# {title}", ""], [], []
+    for path, info in designs.items():
+        merged = os.path.join(path, "merged.dat")
         rows = summarise(read_points(merged), DesignMap(info["verilog"]))
         label = design_label(info)
         note = (f"{info.get('runs', 0)} runs merged; design `{os.path.basename(info['verilog'])}` "
@@ -337,4 +347,4 @@ def report(folder, out_folder, title="Code coverage (Verilator)"):
         fh.write(text)
     with open(os.path.join(out_folder, "code-coverage.json"), "w") as fh:
         json.dump(data, fh, indent=1)
-    return text, summary
+    return text, summary, sum(i.get("runs", 0) for i in designs.values())

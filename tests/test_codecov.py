@@ -139,7 +139,8 @@ def test_report_folds_runs_into_one_table_per_design(lanes_design, tmp_path):
     for pause in (None, [True, False] * 100):
         with code_coverage(folder):
             lanes_design.run(stimulus(), sink_pause={"m_axis_a": pause})
-    text, summary = codecov.report(str(folder), str(tmp_path / "out"))
+    text, summary, runs = codecov.report(str(folder), str(tmp_path / "out"))
+    assert runs == 2
     assert "| axis_register0 |" in text and "| axis_register1 |" in text and "2 runs merged" in text
     assert len(summary) == 1 and summary[0].startswith("code coverage two_lanes")
     data = json.load(open(tmp_path / "out" / "code-coverage.json"))
