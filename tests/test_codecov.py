@@ -179,3 +179,13 @@ def test_node_code_coverage_per_phase_block(tmp_path):
         assert 0 < rows[name]["lines_hit"] <= rows[name]["lines"], name
         assert 0 < rows[name]["toggles_hit"] < rows[name]["toggles"], name
     assert "| prism_control0 |" in open(out / "code-coverage.md").read()
+
+
+def test_coverage_build_leaves_memories_out_of_toggle_coverage(tmp_path):
+    from cosim.batch import coverage_config
+    verilog = tmp_path / "blk.v"
+    verilog.write_text("module blk(clk);\ninput clk;\nreg [7:0] count = 0;\nreg [511:0] ram [0:768-1];\n"
+                       "wire [3:0] x;\nreg [43:0] queue [0:16-1];\nendmodule\n")
+    config = coverage_config(str(verilog)).splitlines()
+    assert config[0] == "`verilator_config" and '"*batch_tb_*"' in config[1]
+    assert config[2:] == ['coverage_off -file "*blk.v" -lines 4', 'coverage_off -file "*blk.v" -lines 6']
