@@ -181,11 +181,15 @@ def test_node_code_coverage_per_phase_block(tmp_path):
     assert "| prism_control0 |" in open(out / "code-coverage.md").read()
 
 
-def test_coverage_build_leaves_memories_out_of_toggle_coverage(tmp_path):
+def test_coverage_build_counts_toggles_of_signals_only(tmp_path):
     from cosim.batch import coverage_config
     verilog = tmp_path / "blk.v"
     verilog.write_text("module blk(clk);\ninput clk;\nreg [7:0] count = 0;\nreg [511:0] ram [0:768-1];\n"
-                       "wire [3:0] x;\nreg [43:0] queue [0:16-1];\nendmodule\n")
+                       "wire [3:0] x;\nreg [43:0] queue [0:16-1];\nreg [7:0] out;\n\n"
+                       "reg [4-1:0] step_a;\ninteger step_i;\nreg step_b;\nalways @(posedge clk) begin\n"
+                       "    step_a = count;\nend\nendmodule\n")
     config = coverage_config(str(verilog)).splitlines()
     assert config[0] == "`verilator_config" and '"*batch_tb_*"' in config[1]
-    assert config[2:] == ['coverage_off -file "*blk.v" -lines 4', 'coverage_off -file "*blk.v" -lines 6']
+    # the two memories and the three process variables (lines 9-11); not the signals or the port
+    assert config[2:] == ['coverage_off -file "*blk.v" -lines 4', 'coverage_off -file "*blk.v" -lines 6',
+                          'coverage_off -file "*blk.v" -lines 9-11']
