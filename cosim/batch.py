@@ -464,6 +464,8 @@ class BatchDesign:
         else:
             require_tool("verilator")
             mdir = os.path.join(self.folder, f"obj_{tag}")
+            if variant != "plain":      # no stale sources of an earlier build (the node's are 300+ MB)
+                shutil.rmtree(mdir, ignore_errors=True)
             if variant == "coverage":
                 for name, text in (("batch_cov_main.cpp", _COVERAGE_MAIN),
                                    ("batch_cov.vlt", coverage_config(self.verilog_path))):
