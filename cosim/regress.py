@@ -295,9 +295,12 @@ class SeedResult:
     coverage: Optional[dict] = None     # cosim.coverage.Coverage.to_dict() of the run
 
 
-def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=None, variant=None):
+def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=None, variant=None, code_coverage=None):
     """Run one seed; never raises (a crash is a failing verdict with its message).  The node's
-    KULISCH_W is the seed's own unless `kulisch_w` forces one."""
+    KULISCH_W is the seed's own unless `kulisch_w` forces one.  code_coverage: a folder for the
+    run's Verilator coverage data (cosim.batch.code_coverage; batch-verilator only)."""
+    import contextlib
+    from .batch import code_coverage as coverage_runs
     from .coverage import sample
     from .node_harness import check, run_node
     t0 = time.perf_counter()
@@ -307,7 +310,8 @@ def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=Non
         width = kulisch_w or sc.kulisch_w
         # generous for the scenario's size; a node that never goes idle fails instead of hanging
         budget = 20000 + 40 * sum(len(f) + f.delay for fs in sc.frames.values() for f in fs)
-        run = run_node(sc, backend, kulisch_w=width, vcd=vcd, variant=variant, max_cycles=budget)
+        with coverage_runs(code_coverage) if code_coverage else contextlib.nullcontext():
+            run = run_node(sc, backend, kulisch_w=width, vcd=vcd, variant=variant, max_cycles=budget)
         report = check(sc, run, kulisch_w=width)
         if run.cycles >= budget:
             from .scoreboard import Mismatch

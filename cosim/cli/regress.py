@@ -25,6 +25,9 @@ def add_parser(sub):
     p.add_argument("--out", default="out/regress", help="folder for the report and coverage (default out/regress)")
     p.add_argument("--log-dir", help="write a JSON-lines transaction log per seed here")
     p.add_argument("--variant", choices=VARIANTS, help="run a deliberately broken node variant (to try the debugging path)")
+    p.add_argument("--code-coverage", action="store_true",
+                   help="Verilator line, branch and toggle coverage of the node per block, merged over the seeds "
+                        "(batch-verilator only; its own build): OUT/code-coverage.md and .json")
 
 
 def run(args):
@@ -32,15 +35,48 @@ def run(args):
         raise UsageError(f"--seeds must be at least 1, not {args.seeds}")
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    coverage_dir = None
+    if getattr(args, "code_coverage", False):
+        if args.backend != "batch-verilator":
+            raise UsageError(f"--code-coverage measures Verilator's coverage build: use --backend batch-verilator, "
+                             f"not {args.backend}")
+        from ..vpi import ToolchainError, require_tool
+        try:
+            require_tool("verilator_coverage")
+        except ToolchainError as e:
+            raise UsageError(str(e)) from e
+        coverage_dir = os.path.join(args.out, "code-coverage-data")
+        import shutil
+        shutil.rmtree(coverage_dir, ignore_errors=True)      # this regression's runs only
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     t0 = time.perf_counter()
     results = run_seeds(seeds, args.backend, args.width, args.jobs, args.scheduler, args.log_dir,
-                        variant=args.variant)
+                        variant=args.variant, code_coverage=coverage_dir)
     wall = time.perf_counter() - t0
     text = summary(results, wall, args)
     print(text)
     write_report(results, text, args.out)
+    if coverage_dir:
+        print(code_coverage_report(coverage_dir, args.out, len(seeds)))
     return 0 if all(r.ok for r in results) else 1
+
+
+def code_coverage_report(coverage_dir, out, n_seeds):
+    """Merge the seeds' coverage runs; write code-coverage.md/.json (and append the tables to
+    report.md); return the summary lines to print."""
+    from .. import codecov
+    try:
+        text, lines, runs = codecov.report(coverage_dir, out)
+    except Exception as e:  # noqa: BLE001 - the regression's verdict stands; say why there is no table
+        return f"code coverage: no report ({e})"
+    with open(os.path.join(out, "report.md"), "a") as fh:
+        fh.write("\n" + text.replace("# Code coverage", "## Code coverage", 1).replace("\n## ", "\n### "))
+    lines = list(lines)
+    lines.append(f"code coverage of {runs} runs (report: {os.path.join(out, 'code-coverage.md')})")
+    if runs < n_seeds:
+        lines.append(f"  note: {n_seeds - runs} seeds left no coverage data here (a seed that failed to start, or "
+                     f"Dask workers without this folder on a shared file system)")
+    return "\n".join(lines)
 
 
 def merged_coverage(results):
@@ -62,18 +98,29 @@ def write_report(results, text, folder):
     return cov
 
 
-def _prepare(backend, width, variant=None):
-    """Build the simulator(s) once before fanning out (workers then find them cached)."""
+def _prepare(backend, width, variant=None, code_coverage=None):
+    """Build the simulator(s) once before fanning out (workers then find them cached); with
+    code coverage, Verilator's coverage build instead of the plain one."""
     if backend.startswith("batch-"):
+        import contextlib
+        from ..batch import code_coverage as coverage_runs
         from ..node_harness import batch_design
-        for w in ((width,) if width else (320, 280)):
-            batch_design(backend.split("-", 1)[1], w, variant=variant)
+        with coverage_runs(code_coverage) if code_coverage else contextlib.nullcontext():
+            for w in ((width,) if width else (320, 280)):
+                batch_design(backend.split("-", 1)[1], w, variant=variant)
 
 
-def run_seeds(seeds, backend, width, jobs=1, scheduler=None, log_dir=None, progress=True, variant=None):
+FOLD_EVERY = 50     # seeds: coverage runs are folded into one file per design as the regression goes
+
+
+def run_seeds(seeds, backend, width, jobs=1, scheduler=None, log_dir=None, progress=True, variant=None,
+              code_coverage=None):
+    """code_coverage: a folder for the seeds' Verilator coverage runs (batch-verilator)."""
     from ..regress import run_seed
-    _prepare(backend, width, variant)
+    _prepare(backend, width, variant, code_coverage)
     bar = _progress(len(seeds), progress)
+    if code_coverage:
+        bar = _Folding(bar, code_coverage)
     results = []
     if scheduler is not None:
         try:
@@ -86,23 +133,41 @@ def run_seeds(seeds, backend, width, jobs=1, scheduler=None, log_dir=None, progr
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from e
         with client:
             futures = client.map(run_seed, seeds, backend=backend, kulisch_w=width, log_dir=log_dir,
-                                 variant=variant, pure=False)
+                                 variant=variant, code_coverage=code_coverage, pure=False)
             for fut in as_completed(futures):
                 results.append(fut.result())
                 bar.update(1)
     elif jobs == 1:
         for s in seeds:
-            results.append(run_seed(s, backend, width, log_dir, variant=variant))
+            results.append(run_seed(s, backend, width, log_dir, variant=variant, code_coverage=code_coverage))
             bar.update(1)
     else:
         from concurrent.futures import ProcessPoolExecutor, as_completed
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = [pool.submit(run_seed, s, backend, width, log_dir, None, variant) for s in seeds]
+            futs = [pool.submit(run_seed, s, backend, width, log_dir, None, variant, code_coverage) for s in seeds]
             for fut in as_completed(futs):
                 results.append(fut.result())
                 bar.update(1)
     bar.close()
     return sorted(results, key=lambda r: r.seed)
+
+
+class _Folding:
+    """Progress that also folds the finished coverage runs every FOLD_EVERY seeds (a run of the
+    node's coverage build leaves a few MB of counts)."""
+
+    def __init__(self, bar, folder):
+        self.bar, self.folder, self.done = bar, folder, 0
+
+    def update(self, n):
+        self.bar.update(n)
+        self.done += n
+        if self.done % FOLD_EVERY == 0:
+            from .. import codecov
+            codecov.fold(self.folder)
+
+    def close(self):
+        self.bar.close()
 
 
 class _NoBar:

@@ -12,7 +12,8 @@ def add_parser(sub):
     p.add_argument("--backend", default="batch-icarus", choices=BACKENDS)
     p.add_argument("--width", type=int, default=None, choices=(320, 280),
                    help="KULISCH_W (default: the seed's own, as prism regress ran it)")
-    p.add_argument("--vcd", help="write a waveform of the run to this file")
+    p.add_argument("--vcd", help="write a waveform of the run to this file (VCD; FST if it ends in .fst; "
+                                 "batch-verilator uses a traced build of its own, compiled on first use)")
     p.add_argument("--log", help="transaction log (JSON lines) path (default: seed<SEED>.jsonl in --out)")
     p.add_argument("--out", default="out/replay", help="folder for the log (default out/replay)")
     p.add_argument("--variant", choices=VARIANTS, help="replay on a deliberately broken node variant")
@@ -26,18 +27,30 @@ def run(args):
     if args.vcd and not os.path.isdir(os.path.dirname(os.path.abspath(args.vcd))):
         raise UsageError(f"--vcd: folder {os.path.dirname(args.vcd)} does not exist")
     sc = random_scenario(args.seed)
+    waves_before = os.path.getmtime(args.vcd) if args.vcd and os.path.exists(args.vcd) else None
     width = args.width or sc.kulisch_w
     run_ = run_node(sc, args.backend, kulisch_w=width, vcd=args.vcd, variant=args.variant)
     report = check(sc, run_, kulisch_w=width)
     log = args.log or os.path.join(args.out, f"seed{args.seed}.jsonl")
     write_transaction_log(log, report.scoreboard, run_)
     print(f"seed {args.seed}: {sc.description}")
-    print(f"{run_.cycles} cycles on {args.backend} (KULISCH_W {width}); transaction log {log}" + (f"; waves {args.vcd}" if args.vcd else ""))
+    print(f"{run_.cycles} cycles on {args.backend} (KULISCH_W {width}); transaction log {log}" + waves_note(args, waves_before))
     if report.ok:
         print(report.verdict())
         return 0
     print(first_mismatch_report(report))
     return 1
+
+
+def waves_note(args, mtime_before=None):
+    """Name the waveform only if this run wrote it; otherwise say how to get one."""
+    if not args.vcd:
+        return ""
+    if (os.path.exists(args.vcd) and os.path.getsize(args.vcd) > 0
+            and (mtime_before is None or os.path.getmtime(args.vcd) != mtime_before)):
+        return f"; waves {args.vcd}"
+    return (f"; no waveform was written to {args.vcd} by {args.backend}: rerun with --backend batch-icarus "
+            f"(or batch-verilator) and --vcd")
 
 
 def first_mismatch_report(report):
