@@ -1,0 +1,253 @@
+"""The formal targets: which harness, at which parameters, which properties, which
+environment, and which broken variants must make which property fail.
+
+Parameters are small on purpose: a proof is about every input sequence, so the data
+widths and table sizes only need to be large enough for every case the control logic
+distinguishes (each target says why its sizes are enough).
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Tuple
+
+from myhdl import ResetSignal, Signal, intbv
+
+from .sby import Prop
+
+
+def _b():
+    return Signal(bool(0))
+
+
+def _u(width):
+    return Signal(intbv(0)[width:])
+
+
+def _rst():
+    return ResetSignal(0, active=1, isasync=False)
+
+
+@dataclass
+class Fault:
+    """A broken variant: block parameters that break it, the properties that must fail,
+    extra environment for its job (Verilog statements, optional)."""
+    params: dict
+    props: Tuple[str, ...]
+    what: str = ""
+    env_verilog: str = ""
+
+
+@dataclass
+class Group:
+    """Properties proved together under one environment (assumptions)."""
+    props: Tuple[str, ...]
+    env_verilog: str = ""
+    note: str = ""
+
+
+@dataclass
+class Target:
+    name: str
+    summary: str
+    block: Callable                      # () -> MyHDL block function (the harness)
+    signals: Callable                    # () -> {port: Signal}
+    props: List[Prop]
+    params: dict = field(default_factory=dict)
+    parameters_text: str = ""            # the small parameters, for the table and the note
+    assumes: Tuple[str, ...] = ()        # expressions over the harness ports, assumed high
+    env_verilog: str = ""                # more assumptions (Verilog statements in an always @*)
+    lemmas: Tuple[Tuple[str, str, str], ...] = ()   # (id, bad condition over internal names, statement)
+    groups: Tuple[Group, ...] = ()       # properties that need their own environment
+    depth: int = 20
+    mode: str = "prove"
+    free_reset: bool = True
+    timeout: int = 600
+    faults: Dict[str, Fault] = field(default_factory=dict)
+    bounded_reason: Dict[str, str] = field(default_factory=dict)
+
+    def all_props(self):
+        lem = [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
+        return list(self.props) + lem
+
+    def prop(self, pid):
+        for p in self.all_props():
+            if p.id == pid:
+                return p
+        raise KeyError(pid)
+
+
+# ---------------------------------------------------------------------------------------------
+# axis_register
+# ---------------------------------------------------------------------------------------------
+def _axis_register_target():
+    from . import harness as h
+    width = 4
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), s_axis_tdata=_u(width), s_axis_tlast=_b(), s_axis_tvalid=_b(),
+                    m_axis_tready=_b(), track=_b(), s_axis_tready=_b(), m_axis_tdata=_u(width),
+                    m_axis_tlast=_b(), m_axis_tvalid=_b(), prop_bad=_u(len(h.AXIS_REGISTER_PROPERTIES)),
+                    env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.AXIS_REGISTER_PROPERTIES)]
+    # Lemmas over the slice's own state tie the checker's counters to it, so the induction
+    # closes: without them a k-step stall from an unreachable state breaks it for every k.
+    r = "axis_register0_"
+    lemmas = (
+        ("inv_occupancy", f"held_beats != {r}out_valid + {r}skid_valid",
+         "the count of beats inside equals the slice's full registers (output + skid)"),
+        ("inv_skid_behind_output", f"{r}skid_valid && !{r}out_valid",
+         "the skid buffer is full only behind a full output register"),
+        ("inv_tracked_position", f"tracking && !(ahead < held_beats)",
+         "the tracked beat is inside the slice"),
+        ("inv_tracked_output", f"tracking && ahead == 0 && !(m_axis_tdata == tr_data && m_axis_tlast == tr_last)",
+         "a tracked beat with none ahead sits in the output register"),
+        ("inv_tracked_skid", f"tracking && ahead == 1 && !({r}skid_data == tr_data && {r}skid_last == tr_last)",
+         "a tracked beat with one ahead sits in the skid buffer"),
+    )
+    return Target(
+        name="axis_register", summary="AXI-Stream register slice: stream rules on its output, no beat lost "
+                                      "or duplicated", block=lambda: h.axis_register_harness,
+        signals=signals, props=props, parameters_text=f"DATA_WIDTH={width} (the slice never looks at the data)",
+        assumes=("env_ok",), lemmas=lemmas, depth=6,
+        faults={"no_skid": Fault(dict(VARIANT="no_skid"), ("no_loss", "tracked_beat"),
+                                 "test-only broken slice: a beat arriving while the output waits is dropped "
+                                 "instead of parked in the skid buffer")})
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_egress
+# ---------------------------------------------------------------------------------------------
+def _egress_target():
+    from . import harness as h
+    width, resp_w = 4, 3
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), resp_valid=_b(), resp_data=_u(resp_w), res_valid=_b(),
+                    res_data=_u(width), res_last=_b(), res_mask=_u(2), m_axis_0_tready=_b(), m_axis_1_tready=_b(),
+                    resp_pop=_b(), res_ready=_b(), m_axis_0_tdata=_u(width), m_axis_0_tvalid=_b(),
+                    m_axis_0_tlast=_b(), m_axis_1_tdata=_u(width), m_axis_1_tvalid=_b(), m_axis_1_tlast=_b(),
+                    sent_response=_b(), sent_result0=_b(), sent_result1=_b(),
+                    prop_bad=_u(len(h.EGRESS_PROPERTIES)), env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.EGRESS_PROPERTIES)]
+    e = "prism_egress0_"
+    lemmas = (
+        ("inv_valid_registers", f"m_axis_0_tvalid != {e}out0_valid || m_axis_1_tvalid != {e}out1_valid",
+         "the port valids are the output registers"),
+        ("inv_result_tag", f"{e}out0_valid && ({e}result0 != m_axis_0_tdata[{width - 1}])",
+         "port 0's register holds a RESULT beat exactly when its beat carries the RESULT tag"),
+    )
+    return Target(
+        name="prism_egress", summary="the node's egress: stream rules on both TX ports, whole frames, "
+                                     "CONTROL responses only on TX port 0, no RESULT beat lost or duplicated",
+        block=lambda: h.prism_egress_harness, signals=signals, props=props,
+        parameters_text=f"beat {width} bits, response header {resp_w} bits (the egress moves data without "
+                        "looking at it; the top bit tags RESULT beats)",
+        assumes=("env_ok",), lemmas=lemmas, depth=8)
+
+
+# ---------------------------------------------------------------------------------------------
+# collective_fabric
+# ---------------------------------------------------------------------------------------------
+FABRIC_SMALL = dict(members=2, stripes=2, paths=2, participants=4, s_mb=8, a2a_s_mb=8, acc_per_leaf=2)
+
+
+def fabric_config():
+    from cosim.fabric_properties import FabricConfig
+    return FabricConfig(**FABRIC_SMALL)
+
+
+def _fabric_target():
+    from cosim.fabric_properties import PROPERTIES, fabric_params, fabric_signals
+
+    cfg = fabric_config()
+    props = [Prop(p.id, "violations", p.bit, p.statement) for p in PROPERTIES]
+    params = fabric_params(cfg, "")
+    faults = {p.id: Fault(dict(FAULT=p.id), (p.id,), p.fault) for p in PROPERTIES}
+    return Target(
+        name="collective_fabric", summary="one leaf's collective blocks: the conformance monitor's 34 properties "
+                                          "(groups A-F) asserted low",
+        block=lambda: __import__("hdl.collective_fabric", fromlist=["collective_fabric"]).collective_fabric,
+        signals=lambda: fabric_signals(cfg), props=props, params=params,
+        parameters_text=(f"MEMBERS={cfg.members}, STRIPES={cfg.stripes}, PATHS={cfg.paths}, "
+                         f"PARTICIPANTS={cfg.participants}, S_MB={cfg.s_mb}, A2A_S_MB={cfg.a2a_s_mb}, "
+                         f"ACC_PER_LEAF={cfg.acc_per_leaf}, RATES=bench (rates 16 bits, counters 32)"),
+        depth=6, faults=faults)
+
+
+# ---------------------------------------------------------------------------------------------
+# checked_work_distributor (the package assertions)
+# ---------------------------------------------------------------------------------------------
+DISTRIBUTOR_ASSERTIONS = ("a_retire_once", "a_retry_creates_no_job", "a_route_epoch_stable",
+                          "a_no_dispatch_to_disabled", "a_bounded_imbalance")
+DISTRIBUTOR_WORK = 8
+
+
+def distributor_geometry():
+    from cosim.package_bench import Geometry
+    return Geometry(n_tgt=2, tgt_w=1, slot_w=2, gen_w=2, work_w=4, job_w=2, epoch_w=2, rate_w=4, cnt_w=3,
+                    owork_w=6)
+
+
+def _distributor_target():
+    from cosim.package_bench import checked_distributor_signals
+    from hdl.package_assertion_monitor import __doc__ as mon_doc  # noqa: F401  (the statements' source)
+    from hdl.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
+                                      FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN)
+    g = distributor_geometry()
+    texts = {
+        "a_retire_once": "a job is retired at most once, only by a completion of its own use of the slot",
+        "a_retry_creates_no_job": "a transport retry never creates a second job (no allocation over a live one)",
+        "a_route_epoch_stable": "a live job's route epoch never changes underneath it (every slot)",
+        "a_no_dispatch_to_disabled": "work is never dispatched to a target that is not enabled",
+        "a_bounded_imbalance": "while no target is degraded, max - min outstanding work <= IMBALANCE_BUDGET (16)",
+    }
+    props = [Prop(a, "fail_" + a[2:], None, texts[a]) for a in DISTRIBUTOR_ASSERTIONS]
+    w = g.owork_w
+    # The imbalance is a property of the dispatcher in an environment that drains the targets
+    # evenly; with completions free (a die that never finishes) no dispatcher can keep it.
+    balanced = f"""
+if (s_axis_job_tvalid) assume(s_axis_job_tdata == {DISTRIBUTOR_WORK});
+assume(tgt_enable == 2'b11);
+assume(svc_rate[3:0] == svc_rate[7:4]);
+if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= outstanding_work[{2 * w - 1}:{w}]
+                                             : outstanding_work[{2 * w - 1}:{w}] >= outstanding_work[{w - 1}:0]);
+"""
+    return Target(
+        name="work_distributor", summary="checked_work_distributor: the package assertion monitor's fail_* outputs "
+                                         "asserted low", block=lambda: __import__(
+            "hdl.checked_work_distributor", fromlist=["checked_work_distributor"]).checked_work_distributor,
+        signals=lambda: checked_distributor_signals(g), props=props,
+        params=dict(IMBALANCE_BUDGET=16, DEGRADE_SHIFT=2),
+        parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job} (SLOT_W={g.slot_w}), GEN_W={g.gen_w}, "
+                         f"WORK_W={g.work_w}, EPOCH_W={g.epoch_w}, RATE_W={g.rate_w}, OWORK_W={g.owork_w}, "
+                         "POLICY_SERVICE_RATE, IMBALANCE_BUDGET=16"),
+        groups=(Group(("a_bounded_imbalance",), balanced,
+                      f"environment: both targets enabled, equal service rates, every job {DISTRIBUTOR_WORK} "
+                      "work units, a completion only from the more loaded target (targets drain evenly)"),),
+        depth=12,
+        faults={
+            "no_gen_check": Fault(dict(FAULT=FAULT_NO_GEN_CHECK), ("a_retire_once",),
+                                  "FAULT_NO_GEN_CHECK: retirement ignores the generation"),
+            "retry_as_job": Fault(dict(FAULT=FAULT_RETRY_AS_JOB), ("a_retry_creates_no_job",),
+                                  "FAULT_RETRY_AS_JOB: a transport retry allocates a new job entry"),
+            "epoch_rewrite": Fault(dict(FAULT=FAULT_EPOCH_REWRITE), ("a_route_epoch_stable",),
+                                   "FAULT_EPOCH_REWRITE: a route-epoch change is written into every live entry"),
+            "round_robin": Fault(dict(POLICY=POLICY_ROUND_ROBIN), ("a_no_dispatch_to_disabled",),
+                                 "POLICY_ROUND_ROBIN: a disabled target stays in the rotation"),
+            "tie_lowest": Fault(dict(FAULT=FAULT_TIE_LOWEST), ("a_bounded_imbalance",),
+                                "FAULT_TIE_LOWEST: service-rate ties go to the lowest index", env_verilog=balanced),
+        })
+
+
+_BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
+             "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
+ALIASES = {"checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric"}
+TARGET_NAMES = tuple(_BUILDERS)
+
+
+def get_target(name):
+    """The Target called `name` (or an alias); KeyError with the known names otherwise."""
+    key = ALIASES.get(name, name)
+    if key not in _BUILDERS:
+        raise KeyError(name)
+    return _BUILDERS[key]()
