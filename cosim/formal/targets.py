@@ -135,6 +135,24 @@ def _egress_target():
          "the port valids are the output registers"),
         ("inv_result_tag", f"{e}out0_valid && ({e}result0 != m_axis_0_tdata[{width - 1}])",
          "port 0's register holds a RESULT beat exactly when its beat carries the RESULT tag"),
+        ("inv_tx1_results_only", f"{e}out1_valid && !m_axis_1_tdata[{width - 1}]",
+         "port 1's register only ever holds RESULT beats"),
+        ("inv_frame_open", f"in_frame0 && {e}out0_valid && !{e}result0",
+         "inside a RESULT frame port 0's register holds RESULT beats only"),
+        ("inv_frame_locked", f"in_frame0 && !({e}locked0 || ({e}out0_valid && m_axis_0_tlast))",
+         "inside a RESULT frame port 0 stays locked until the frame's last beat is loaded"),
+        ("inv_open_frame_locks", f"{e}out0_valid && {e}result0 && !m_axis_0_tlast && !{e}locked0",
+         "a RESULT beat without TLAST in port 0's register keeps port 0 locked to its frame"),
+        ("inv_taken_tx0", f"{e}taken0 && !(waiting_res && held_res[{width + 1}])",
+         "a beat loaded early into port 0 is the sender's waiting beat, masked for port 0"),
+        ("inv_taken_tx1", f"{e}taken1 && !(waiting_res && held_res[{width + 2}])",
+         "the same for port 1"),
+        ("inv_count_tx0", f"egress_result_count0_diff != $signed({{2'b0, {e}out0_valid && {e}result0}}) - "
+                          f"$signed({{2'b0, {e}taken0}})",
+         "accepted - sent RESULT beats of port 0 = (a RESULT beat waits in its register) - (beat loaded early)"),
+        ("inv_count_tx1", f"egress_result_count1_diff != $signed({{2'b0, {e}out1_valid}}) - "
+                          f"$signed({{2'b0, {e}taken1}})",
+         "the same for port 1"),
     )
     return Target(
         name="prism_egress", summary="the node's egress: stream rules on both TX ports, whole frames, "
