@@ -101,8 +101,10 @@ def formal_top(module, ports, props, assumes=(), env_verilog="", free_reset=True
         L.append(f"    if (f_step != 2'd3) assume({' == 0 && '.join(zero)} == 0);")
     for a in assumes:
         L.append(f"    assume({a});")
-    if env_verilog:
-        L += ["    " + line for line in env_verilog.strip().splitlines()]
+    if env_verilog:      # the environment's rules bind the free inputs (after the start)
+        L.append("    if (f_step == 2'd3) begin")
+        L += ["        " + line for line in env_verilog.strip().splitlines()]
+        L.append("    end")
     for p in props:
         if not p.inside:
             L.append(f"    {p.label}: assert(!({p.expr}));")
