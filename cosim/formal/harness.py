@@ -111,8 +111,8 @@ def axis_register_no_skid(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s
 AXIS_REGISTER_PROPERTIES = (
     ("m_tvalid_held", "m_axis: tvalid stays high while the beat waits (tvalid && !tready |=> tvalid)"),
     ("m_tdata_held", "m_axis: tdata and tlast do not change while the beat waits"),
-    ("no_duplicate", "no output beat without an accepted input beat still held_beats (count never below 0)"),
-    ("no_loss", "at most 2 accepted beats held_beats the slice (a lost beat would leave the count behind)"),
+    ("no_duplicate", "no output beat without an accepted input beat still inside (count never below 0)"),
+    ("no_loss", "at most 2 accepted beats inside the slice (a lost beat would leave the count behind)"),
     ("tracked_beat", "the tracked input beat leaves as the output beat its position names, same tdata/tlast"),
 )
 CAPACITY = 2          # beats the slice holds: its output register and its skid buffer
@@ -196,7 +196,7 @@ EGRESS_PROPERTIES = (
     ("tx1_tvalid_held", "TX port 1: tvalid stays high while the beat waits"),
     ("tx1_tdata_held", "TX port 1: tdata and tlast do not change while the beat waits"),
     ("response_only_tx0", "TX port 1 never carries a CONTROL response beat"),
-    ("whole_frames_tx0", "TX port 0: no response beat held_beats a RESULT frame (between its first beat and TLAST)"),
+    ("whole_frames_tx0", "TX port 0: no response beat inside a RESULT frame (between its first beat and TLAST)"),
     ("result_beats_tx0", "every RESULT beat masked for TX port 0 leaves it once: sent - accepted stays in -1..1"),
     ("result_beats_tx1", "every RESULT beat masked for TX port 1 leaves it once: sent - accepted stays in -1..1"),
 )

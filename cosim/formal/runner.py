@@ -87,89 +87,79 @@ def _logs(job_dir, props):
     return base, ind
 
 
-def prove_group(target, props, env_verilog, out_dir, depth, mode="prove", fault="", log=None):
-    """Verdicts for `props` (proved together under one environment), by rounds of sby jobs."""
+def prove_group(target, props, env_verilog, out_dir, depth, mode="prove", fault="", log=None, k=None):
+    """Verdicts for `props` (proved together under one environment), by rounds of sby jobs:
+    round 0 is BMC to `depth` with --keep-going (every property failing within it fails,
+    with its own trace); then k-induction at depth `k` (<= depth; default depth) for the
+    rest, each round dropping the property whose induction step failed (bounded), until the
+    induction closes for all that remain (proved)."""
     folder, module, ports, params = build_harness(target, fault or None)
     design_v = os.path.join(folder, module + ".v")
     by_label = {p.label: p for p in props}
+    k = min(k or depth, depth)
     pending = list(props)
     verdicts, spent = {}, 0.0
-    basecase_done = False
     rnd = 0
     while pending:
         job_dir = os.path.join(out_dir, f"round{rnd}")
-        if mode == "bmc":
-            opts = "--keep-going"
-        else:
-            opts = "--induction" if basecase_done else "--keep-going"
-        sby_file = _job(job_dir, design_v, module, ports, pending, target, env_verilog, mode, depth, opts)
+        job_mode, job_depth, opts = ("bmc", depth, "--keep-going") if rnd == 0 else ("prove", k, "--induction")
+        sby_file = _job(job_dir, design_v, module, ports, pending, target, env_verilog, job_mode, job_depth, opts)
         if log:
-            log(f"  sby {os.path.relpath(sby_file)} ({mode}, depth {depth}, {len(pending)} properties)")
+            log(f"  sby {sby_file} ({'BMC' if rnd == 0 else 'k-induction'}, depth {job_depth}, "
+                f"{len(pending)} properties)")
         status, seconds = S.run_sby(job_dir, sby_file, target.timeout)
         spent += seconds
         base, ind = _logs(job_dir, pending)
-        failed = {}
-        for label, step, files in base["failures"]:
-            if label in by_label and label not in failed:
-                failed[label] = (step, files)
-        for label, (step, files) in failed.items():
-            p = by_label[label]
-            vcd = files.get("vcd", "")
-            yw = files.get("yw", "")
-            vcd = os.path.join(job_dir, "run", vcd) if vcd and not os.path.isabs(vcd) else vcd
-            yw = os.path.join(job_dir, "run", yw) if yw and not os.path.isabs(yw) else yw
-            stim = ""
-            if yw and os.path.exists(yw):
-                stim = os.path.join(out_dir, f"{p.id}.stimulus.json")
-                write_stimulus(stim, yw, target, fault, p, step, depth)
-            verdicts[p.id] = Verdict(target.name, p.id, "failed", depth=step, seconds=spent, vcd=vcd, stimulus=stim,
-                                     fault=fault, statement=p.statement)
-        if status == "TIMEOUT" or (mode == "bmc" and base["status"] is None and not failed):
-            reached = base["last_step"]
-            for p in pending:
-                if p.id not in verdicts:
-                    if reached is None:
-                        verdicts[p.id] = Verdict(target.name, p.id, "error", seconds=spent, fault=fault,
-                                                 reason=f"timed out after {target.timeout} s before step 0",
-                                                 statement=p.statement)
-                    else:
-                        verdicts[p.id] = Verdict(target.name, p.id, "bounded", depth=reached, seconds=spent,
-                                                 fault=fault, statement=p.statement,
-                                                 reason=f"time limit {target.timeout} s reached at that depth")
-            break
-        pending = [p for p in pending if p.id not in verdicts]
-        if mode == "bmc":
-            for p in pending:
-                verdicts[p.id] = Verdict(target.name, p.id, "bounded", depth=depth, seconds=spent, fault=fault,
-                                         statement=p.statement, reason=target.bounded_reason.get(
-                                             p.id, "BMC only (no induction run for this job)"))
-            break
-        if failed:
-            basecase_done = True     # the rest passed the basecase to the full depth (--keep-going)
+        if rnd == 0:
+            failed = {}
+            for label, step, files in base["failures"]:
+                if label in by_label and label not in failed:
+                    failed[label] = (step, files)
+            for label, (step, files) in failed.items():
+                p = by_label[label]
+                vcd, yw = (os.path.join(job_dir, "run", files[x]) if files.get(x) else "" for x in ("vcd", "yw"))
+                stim = ""
+                if yw and os.path.exists(yw) and not p.inside:
+                    stim = os.path.join(out_dir, f"{p.id}.stimulus.json")
+                    write_stimulus(stim, yw, target, fault, p, step, depth)
+                verdicts[p.id] = Verdict(target.name, p.id, "failed", depth=step, seconds=spent, vcd=vcd,
+                                         stimulus=stim, fault=fault, statement=p.statement)
+            pending = [p for p in pending if p.id not in verdicts]
+            if status == "TIMEOUT" or base["status"] is None:
+                reached = base["last_step"]
+                for p in pending:
+                    verdicts[p.id] = Verdict(
+                        target.name, p.id, "bounded" if reached else "error", depth=reached, seconds=spent,
+                        fault=fault, statement=p.statement,
+                        reason=f"BMC stopped by the time limit ({target.timeout} s) at that depth")
+                break
+            if mode == "bmc":
+                for p in pending:
+                    verdicts[p.id] = Verdict(target.name, p.id, "bounded", depth=depth, seconds=spent, fault=fault,
+                                             statement=p.statement, reason=target.bounded_reason.get(
+                                                 p.id, "BMC only (no induction for this job)"))
+                break
             rnd += 1
             continue
-        if base["status"] == "PASSED" or basecase_done:
-            basecase_done = True
         if ind["status"] == "PASSED":
-            k = depth
             steps = ind.get("induction_steps")
-            if steps:
-                k = depth - min(steps)
+            kk = k - min(steps) if steps else k
             for p in pending:
-                verdicts[p.id] = Verdict(target.name, p.id, "proved", k=k, seconds=spent, fault=fault,
+                verdicts[p.id] = Verdict(target.name, p.id, "proved", k=kk, seconds=spent, fault=fault,
                                          statement=p.statement)
             break
         ind_failed = [l for l, _, _ in ind["failures"] if l in by_label]
-        if ind["status"] != "FAILED" or not ind_failed:
+        if status == "TIMEOUT" or ind["status"] != "FAILED" or not ind_failed:
+            why = (f"induction stopped by the time limit ({target.timeout} s)" if status == "TIMEOUT" else
+                   f"sby status {status}; see {os.path.join(job_dir, 'run', 'logfile.txt')}")
             for p in pending:
-                verdicts[p.id] = Verdict(target.name, p.id, "error", seconds=spent, fault=fault,
-                                         statement=p.statement,
-                                         reason=f"sby status {status}; see {os.path.join(job_dir, 'run', 'logfile.txt')}")
+                verdicts[p.id] = Verdict(target.name, p.id, "bounded", depth=depth, seconds=spent, fault=fault,
+                                         statement=p.statement, reason=why)
             break
         for label in dict.fromkeys(ind_failed):
             p = by_label[label]
             why = target.bounded_reason.get(
-                p.id, f"induction does not close at k={depth} (counterexample to induction: "
+                p.id, f"induction does not close at k={k} (counterexample to induction: "
                       f"{os.path.join(job_dir, 'run', 'engine_0', 'trace_induct.vcd')})")
             verdicts[p.id] = Verdict(target.name, p.id, "bounded", depth=depth, seconds=spent, fault=fault,
                                      reason=why, statement=p.statement)
@@ -201,10 +191,11 @@ def run_target(name, depth=None, out=None, fault=None, only=None, log=None):
         grouped.update(g.props)
         if ps:
             results += prove_group(target, ps, g.env_verilog, os.path.join(out, target.name, f"group{gi + 1}"),
-                                   depth, target.mode, log=log)
+                                   depth, target.mode, log=log, k=target.k)
     rest = [p for p in all_props if p.id not in grouped]
     if rest:
-        results += prove_group(target, rest, "", os.path.join(out, target.name, "main"), depth, target.mode, log=log)
+        results += prove_group(target, rest, "", os.path.join(out, target.name, "main"), depth, target.mode, log=log,
+                               k=target.k)
     order = {p.id: i for i, p in enumerate(all_props)}
     return sorted(results, key=lambda v: order[v.prop])
 

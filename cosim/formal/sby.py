@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -196,12 +197,20 @@ def run_sby(job_dir, sby_file, timeout=None):
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(tools["sby"]) + os.pathsep + env.get("PATH", "")
     t0 = time.perf_counter()
+    # its own process group, so that an interrupted or overdue job leaves no solver behind
+    proc = subprocess.Popen(cmd, cwd=job_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            start_new_session=True)
     try:
-        r = subprocess.run(cmd, cwd=job_dir, capture_output=True, text=True, env=env,
-                           timeout=(timeout + 120) if timeout else None)
-        out = r.stdout + r.stderr
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        out, _ = proc.communicate(timeout=(timeout + 120) if timeout else None)
+    except BaseException:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out = ""
+        proc.wait()
+        if not isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
+            raise
     seconds = time.perf_counter() - t0
     with open(os.path.join(job_dir, "sby.out"), "w") as fh:
         fh.write(out)

@@ -56,7 +56,8 @@ class Target:
     env_verilog: str = ""                # more assumptions (Verilog statements in an always @*)
     lemmas: Tuple[Tuple[str, str, str], ...] = ()   # (id, bad condition over internal names, statement)
     groups: Tuple[Group, ...] = ()       # properties that need their own environment
-    depth: int = 20
+    depth: int = 20                      # BMC depth
+    k: int = None                        # induction depth (default: depth)
     mode: str = "prove"
     free_reset: bool = True
     timeout: int = 600
@@ -189,7 +190,7 @@ def _fabric_target():
         parameters_text=(f"MEMBERS={cfg.members}, STRIPES={cfg.stripes}, PATHS={cfg.paths}, "
                          f"PARTICIPANTS={cfg.participants}, S_MB={cfg.s_mb}, A2A_S_MB={cfg.a2a_s_mb}, "
                          f"ACC_PER_LEAF={cfg.acc_per_leaf}, RATES=bench (rates 16 bits, counters 32)"),
-        depth=6, faults=faults)
+        depth=6, k=2, faults=faults)
 
 
 # ---------------------------------------------------------------------------------------------
