@@ -172,7 +172,7 @@ def run_target(name, depth=None, out=None, fault=None, only=None, log=None):
     """Verdicts for every property of target `name` (or those in `only`); with `fault`, the
     broken variant's properties by BMC (they must fail)."""
     target = get_target(name)
-    depth = depth or target.depth
+    depth = depth or (target.fault_depth if fault else target.depth)
     out = os.path.abspath(out or default_out())
     all_props = target.all_props()
     if fault:

@@ -58,6 +58,7 @@ class Target:
     groups: Tuple[Group, ...] = ()       # properties that need their own environment
     depth: int = 20                      # BMC depth
     k: int = None                        # induction depth (default: depth)
+    fault_depth: int = 12                # BMC depth for the broken variants
     mode: str = "prove"
     free_reset: bool = True
     timeout: int = 600
@@ -190,7 +191,7 @@ def _fabric_target():
         parameters_text=(f"MEMBERS={cfg.members}, STRIPES={cfg.stripes}, PATHS={cfg.paths}, "
                          f"PARTICIPANTS={cfg.participants}, S_MB={cfg.s_mb}, A2A_S_MB={cfg.a2a_s_mb}, "
                          f"ACC_PER_LEAF={cfg.acc_per_leaf}, RATES=bench (rates 16 bits, counters 32)"),
-        depth=6, k=2, faults=faults)
+        depth=6, k=2, fault_depth=8, faults=faults)
 
 
 # ---------------------------------------------------------------------------------------------
