@@ -298,3 +298,150 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
         prop_bad.next = concat(b7, b6, b5, b4, b3, b2, b1, b0)
 
     return dut, r0, r1, c0, c1, events, history, check, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_ingress (the node's receive side)
+# ---------------------------------------------------------------------------------------------
+INGRESS_PROPERTIES = (
+    ("frame_once", "a stored (CONTROL/DATA) frame gives exactly one frm_valid, in the cycle after its TLAST beat is "
+                   "taken; any other class exactly one `unsupported` pulse"),
+    ("frame_beats", "frm_beats counts exactly the beats taken for that frame (no beat lost or duplicated while "
+                    "s_axis_tready is low)"),
+    ("bank_free", "a completed frame's bank holds no other frame (none waiting for a verdict, none admitted)"),
+    ("reader_queue", "the reader sees exactly the admitted frames' banks, in admission order, each once "
+                     "(rd_avail and rd_bank follow the admissions and releases)"),
+)
+INGRESS_ENV = ("the source holds a waiting beat (AXI-Stream); the validation stage answers each completed frame "
+               "once, oldest first (res_bank = the oldest frame without a verdict), in a later cycle than its "
+               "frm_valid; the reader releases only what rd_avail offers")
+
+
+@block
+def bank_fifo(clk, rst, push, push_val, pop, head, count, e0, e1, e2):
+    """Three 2-bit entries (bank numbers) in order; pop takes the head.  A pop and a push in
+    one cycle both happen.  e0..e2 are the entries (e0 = head); count says how many are valid."""
+    q = Signal(intbv(0)[6:])
+    n = Signal(intbv(0, min=0, max=4))
+
+    @always_seq(clk.posedge, reset=rst)
+    def step():
+        qq = intbv(0)[6:]
+        nn = intbv(0, min=0, max=5)
+        v = intbv(0)[6:]
+        qq[:] = q
+        nn[:] = n
+        if pop and nn != 0:
+            qq[:] = qq >> 2
+            nn[:] = nn - 1
+        if push and nn != 3:
+            v[:] = push_val
+            qq[:] = qq | (v << (2 * nn))
+            nn[:] = nn + 1
+        q.next = qq
+        n.next = nn
+
+    @always_comb
+    def out():
+        head.next = q[2:0]
+        e0.next = q[2:0]
+        e1.next = q[4:2]
+        e2.next = q[6:4]
+        count.next = n
+
+    return step, out
+
+
+@block
+def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, room_ok, res_valid, res_admit,
+                          res_bank, rd_release, mem_raddr,
+                          s_axis_tready, frm_valid, frm_header, frm_beats, frm_too_long, frm_bank, unsupported,
+                          in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
+                          mem_rdata, prop_bad, env_ok):
+    from hdl.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
+    bw = len(frm_beats)
+    beat_max = (1 << bw) - 1
+    dut = prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, room_ok,
+                        frm_valid, frm_header, frm_beats, frm_too_long, frm_bank,
+                        res_valid, res_admit, res_bank, unsupported, in_frame,
+                        rd_avail, rd_bank, rd_header, rd_release, mem_raddr, mem_rdata,
+                        rd_next_avail, rd_next_bank, rd_next_header)
+    src_ok = Signal(bool(0))
+    in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
+    frame_open = Signal(bool(0))
+    stored = Signal(bool(0))
+    count = Signal(intbv(0)[bw:])
+    expect_frm, expect_uns = Signal(bool(0)), Signal(bool(0))
+    expect_beats = Signal(intbv(0)[bw:])
+    pend_push, pend_pop, adm_push, adm_pop = (Signal(bool(0)) for _ in range(4))
+    pend_head, pend_n = Signal(intbv(0)[2:]), Signal(intbv(0, min=0, max=4))
+    pend0, pend1, pend2 = (Signal(intbv(0)[2:]) for _ in range(3))
+    adm_head, adm_n = Signal(intbv(0)[2:]), Signal(intbv(0, min=0, max=4))
+    adm0, adm1, adm2 = (Signal(intbv(0)[2:]) for _ in range(3))
+    pending = bank_fifo(clk, rst, pend_push, frm_bank, pend_pop, pend_head, pend_n, pend0, pend1, pend2)
+    admitted = bank_fifo(clk, rst, adm_push, res_bank, adm_pop, adm_head, adm_n, adm0, adm1, adm2)
+    b0, b1, b2, b3 = (Signal(bool(0)) for _ in range(4))
+
+    @always_comb
+    def fifo_events():
+        pend_push.next = frm_valid
+        pend_pop.next = res_valid
+        adm_push.next = res_valid and res_admit
+        adm_pop.next = rd_release
+
+    @always_seq(clk.posedge, reset=rst)
+    def frames():
+        cls = intbv(0)[4:]
+        cls[:] = s_axis_tdata[4:0]
+        expect_frm.next = 0
+        expect_uns.next = 0
+        if s_axis_tvalid and s_axis_tready:
+            if not frame_open:
+                is_stored = cls == CLASS_CONTROL or cls == CLASS_DATA
+                stored.next = is_stored
+                if s_axis_tlast:
+                    expect_frm.next = is_stored
+                    expect_uns.next = not is_stored
+                    expect_beats.next = 1
+                else:
+                    frame_open.next = 1
+                    count.next = 1
+            else:
+                if s_axis_tlast:
+                    expect_frm.next = stored
+                    expect_uns.next = not stored
+                    frame_open.next = 0
+                    if count != beat_max:
+                        expect_beats.next = count + 1
+                    else:
+                        expect_beats.next = count
+                elif count != beat_max:
+                    count.next = count + 1
+
+    @always_comb
+    def check():
+        in_pend = frm_bank == pend0 and pend_n >= 1 or frm_bank == pend1 and pend_n >= 2 or \
+            frm_bank == pend2 and pend_n >= 3
+        in_adm = frm_bank == adm0 and adm_n >= 1 or frm_bank == adm1 and adm_n >= 2 or \
+            frm_bank == adm2 and adm_n >= 3
+        b0.next = not rst and (frm_valid != expect_frm or unsupported != expect_uns)
+        b1.next = not rst and frm_valid and frm_beats != expect_beats
+        b2.next = not rst and frm_valid and (frm_bank == 3 or in_pend or in_adm)
+        b3.next = not rst and (rd_avail != (adm_n != 0) or (rd_avail and rd_bank != adm_head))
+
+    @always_comb
+    def environment():
+        ok = True
+        if not src_ok:
+            ok = False
+        if res_valid and (pend_n == 0 or res_bank != pend_head):
+            ok = False
+        if rd_release and not rd_avail:
+            ok = False
+        env_ok.next = ok
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(b3, b2, b1, b0)
+
+    return dut, in_rules, pending, admitted, fifo_events, frames, check, environment, pack

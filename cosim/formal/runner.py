@@ -158,9 +158,10 @@ def prove_group(target, props, env_verilog, out_dir, depth, mode="prove", fault=
             break
         for label in dict.fromkeys(ind_failed):
             p = by_label[label]
-            why = target.bounded_reason.get(
-                p.id, f"induction does not close at k={k} (counterexample to induction: "
-                      f"{os.path.join(job_dir, 'run', 'engine_0', 'trace_induct.vcd')})")
+            why = f"induction does not close at k={k}"
+            if p.id in target.bounded_reason:
+                why += ": " + target.bounded_reason[p.id]
+            why += f" (counterexample to induction: {os.path.join(job_dir, 'run', 'engine_0', 'trace_induct.vcd')})"
             verdicts[p.id] = Verdict(target.name, p.id, "bounded", depth=depth, seconds=spent, fault=fault,
                                      reason=why, statement=p.statement)
         pending = [p for p in pending if p.id not in verdicts]
@@ -172,7 +173,9 @@ def run_target(name, depth=None, out=None, fault=None, only=None, log=None):
     """Verdicts for every property of target `name` (or those in `only`); with `fault`, the
     broken variant's properties by BMC (they must fail)."""
     target = get_target(name)
-    depth = depth or (target.fault_depth if fault else target.depth)
+    if fault and fault in target.faults:
+        depth = depth or target.faults[fault].depth or target.fault_depth
+    depth = depth or target.depth
     out = os.path.abspath(out or default_out())
     all_props = target.all_props()
     if fault:

@@ -33,6 +33,7 @@ class Fault:
     props: Tuple[str, ...]
     what: str = ""
     env_verilog: str = ""
+    depth: int = None        # BMC depth (default: the target's fault_depth)
 
 
 @dataclass
@@ -168,7 +169,7 @@ def _egress_target():
 # ---------------------------------------------------------------------------------------------
 # collective_fabric
 # ---------------------------------------------------------------------------------------------
-FABRIC_SMALL = dict(members=2, stripes=2, paths=2, participants=4, s_mb=8, a2a_s_mb=8, acc_per_leaf=2)
+FABRIC_SMALL = dict(members=3, stripes=2, paths=2, participants=4, s_mb=8, a2a_s_mb=8, acc_per_leaf=2)
 
 
 def fabric_config():
@@ -182,7 +183,18 @@ def _fabric_target():
     cfg = fabric_config()
     props = [Prop(p.id, "violations", p.bit, p.statement) for p in PROPERTIES]
     params = fabric_params(cfg, "")
-    faults = {p.id: Fault(dict(FAULT=p.id), (p.id,), p.fault) for p in PROPERTIES}
+    # Deeper BMC for the variants whose fault needs a history: B4 and B5 a whole collective (start,
+    # 2 (N - 1) steps, one more cycle); C4 and D1 more than PATHS placements (two cycles each through
+    # the hash unit); D5 every path loaded.  MEMBERS x STRIPES != MEMBERS + STRIPES, so E5's fault shows.
+    long_faults = {"B4": 14, "B5": 14, "C4": 12, "D1": 12, "D5": 12}
+    faults = {p.id: Fault(dict(FAULT=p.id), (p.id,), p.fault, depth=long_faults.get(p.id)) for p in PROPERTIES}
+    steps = 2 * (cfg.participants - 1)
+    # B4 and B5 are about the ring model's step counter; stated on the counter itself (not
+    # one cycle late, through the monitor's registered verdict) they close the induction.
+    lemmas = (("inv_ring_steps", f"ring_steps_done > {steps}",
+               f"the ring model never counts past 2 (N - 1) = {steps} steps"),
+              ("inv_ring_running", f"ring_running && ring_steps_done >= {steps}",
+               "a running collective has steps left"))
     return Target(
         name="collective_fabric", summary="one leaf's collective blocks: the conformance monitor's 34 properties "
                                           "(groups A-F) asserted low",
@@ -191,7 +203,12 @@ def _fabric_target():
         parameters_text=(f"MEMBERS={cfg.members}, STRIPES={cfg.stripes}, PATHS={cfg.paths}, "
                          f"PARTICIPANTS={cfg.participants}, S_MB={cfg.s_mb}, A2A_S_MB={cfg.a2a_s_mb}, "
                          f"ACC_PER_LEAF={cfg.acc_per_leaf}, RATES=bench (rates 16 bits, counters 32)"),
-        depth=6, k=2, fault_depth=8, faults=faults)
+        lemmas=lemmas, depth=6, k=2, fault_depth=8, faults=faults,
+        bounded_reason={"D4": "D4 holds while every placement so far was load-aware and at most PATHS flows "
+                              "were placed: it depends on the whole placement history (the selector's 32-bit "
+                              "placement and perfect-placement counters and the monitor's all-load-aware flag); "
+                              "states where those disagree with the path loads are unreachable but not excluded "
+                              "by a 2-step induction, and no invariant tying them together is stated yet"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,9 +276,37 @@ if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= out
         })
 
 
+# ---------------------------------------------------------------------------------------------
+# prism_ingress
+# ---------------------------------------------------------------------------------------------
+def _ingress_target():
+    from . import harness as h
+    width, hdr = 96, 96          # the narrowest the block accepts (the header's fields)
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), s_axis_tdata=_u(width), s_axis_tvalid=_b(), s_axis_tlast=_b(),
+                    room_ok=_b(), res_valid=_b(), res_admit=_b(), res_bank=_u(2), rd_release=_b(), mem_raddr=_u(10),
+                    s_axis_tready=_b(), frm_valid=_b(), frm_header=_u(hdr), frm_beats=_u(9), frm_too_long=_b(),
+                    frm_bank=_u(2), unsupported=_b(), in_frame=_b(), rd_avail=_b(), rd_bank=_u(2),
+                    rd_header=_u(hdr), rd_next_avail=_b(), rd_next_bank=_u(2), rd_next_header=_u(hdr),
+                    mem_rdata=_u(width), prop_bad=_u(len(h.INGRESS_PROPERTIES)), env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.INGRESS_PROPERTIES)]
+    return Target(
+        name="prism_ingress", summary="the node's receive side: one verdict request per stored frame, every beat "
+                                      "counted, a bank never holds two frames, the reader sees each admitted "
+                                      "frame once, in order",
+        block=lambda: h.prism_ingress_harness, signals=signals, props=props,
+        parameters_text=f"tdata {width} bits, header {hdr} bits, 3 banks of 256 payload beats (fixed by the "
+                        "protocol), frm_beats 9 bits",
+        assumes=("env_ok",), depth=10, k=4, timeout=900)
+
+
 _BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
+             "prism_ingress": _ingress_target,
              "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
-ALIASES = {"checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric"}
+ALIASES = {"checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
+           "ingress": "prism_ingress"}
 TARGET_NAMES = tuple(_BUILDERS)
 
 
