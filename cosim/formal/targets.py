@@ -292,6 +292,49 @@ def _ingress_target():
                     mem_rdata=_u(width), prop_bad=_u(len(h.INGRESS_PROPERTIES)), env_ok=_b())
 
     props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.INGRESS_PROPERTIES)]
+    # Lemmas: the checker's frame tracking and bank queues equal the ingress's own state
+    # (frame_open, draining, beat_count, bank_states, queue); with them the induction closes.
+    r = "prism_ingress0_"
+
+    def member(fifo, b):
+        q, n = f"bank_fifo{fifo}_q", f"bank_fifo{fifo}_n"
+        return " || ".join(f"({n} >= {i + 1} && {q}[{2 * i + 1}:{2 * i}] == {b})" for i in range(3))
+
+    def distinct(fifo):
+        q, n = f"bank_fifo{fifo}_q", f"bank_fifo{fifo}_n"
+        e = [f"{q}[{2 * i + 1}:{2 * i}]" for i in range(3)]
+        return (f"({n} >= 1 && {e[0]} == 3) || ({n} >= 2 && ({e[1]} == 3 || {e[0]} == {e[1]})) || "
+                f"({n} >= 3 && ({e[2]} == 3 || {e[0]} == {e[2]} || {e[1]} == {e[2]}))")
+
+    def clean(fifo):
+        q, n = f"bank_fifo{fifo}_q", f"bank_fifo{fifo}_n"
+        return f"({n} <= 2 && {q}[5:4] != 0) || ({n} <= 1 && {q}[3:2] != 0) || ({n} == 0 && {q}[1:0] != 0)"
+
+    lemmas = [
+        ("inv_frame_open", f"frame_open != {r}frame_open", "the checker's open frame is the ingress's"),
+        ("inv_frame_class", f"frame_open && stored == {r}draining", "an open frame is stored exactly when it "
+                                                                     "is not being drained"),
+        ("inv_frame_count", f"frame_open && count != {r}beat_count", "the beats counted so far agree"),
+        ("inv_write_bank", f"{r}wr_bank == 3", "the bank being filled is one of the three"),
+        ("inv_reader_queue", f"bank_fifo1_q != {r}queue || bank_fifo1_n != {r}q_count",
+         "the ingress's reader queue is the admitted banks in admission order"),
+        ("inv_pending_clean", clean(0), "the pending queue holds zeros above its count"),
+        ("inv_admitted_clean", clean(1), "the admitted queue holds zeros above its count"),
+        ("inv_pending_distinct", distinct(0), "frames waiting for a verdict are in distinct banks"),
+        ("inv_admitted_distinct", distinct(1), "admitted frames are in distinct banks"),
+        ("inv_frame_bank", f"frm_valid && {r}wr_bank != (frm_bank == 2 ? 0 : frm_bank + 1)",
+         "a completed frame's bank is the one before the bank to fill next"),
+    ]
+    for b in range(3):
+        st = f"{r}bank_states[{2 * b + 1}:{2 * b}]"
+        lemmas += [
+            (f"inv_bank{b}_filling", f"({st} == 1) != (frame_open && stored && {r}wr_bank == {b})",
+             f"bank {b} is filling exactly while a stored frame is open in it"),
+            (f"inv_bank{b}_pending", f"({st} == 2) != ({member(0, b)} || (frm_valid && frm_bank == {b}))",
+             f"bank {b} waits for a verdict exactly while its frame is in the pending queue (or completes now)"),
+            (f"inv_bank{b}_admitted", f"({st} == 3) != ({member(1, b)})",
+             f"bank {b} is admitted exactly while it is in the reader queue"),
+        ]
     return Target(
         name="prism_ingress", summary="the node's receive side: one verdict request per stored frame, every beat "
                                       "counted, a bank never holds two frames, the reader sees each admitted "
@@ -299,7 +342,7 @@ def _ingress_target():
         block=lambda: h.prism_ingress_harness, signals=signals, props=props,
         parameters_text=f"tdata {width} bits, header {hdr} bits, 3 banks of 256 payload beats (fixed by the "
                         "protocol), frm_beats 9 bits",
-        assumes=("env_ok",), depth=10, k=4, timeout=900)
+        assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900)
 
 
 _BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
