@@ -190,7 +190,7 @@ def run_target(name, depth=None, out=None, fault=None, only=None, log=None):
     grouped = set()
     results = []
     for gi, g in enumerate(target.groups):
-        ps = [p for p in all_props if p.id in g.props]
+        ps = [p for p in all_props if p.id in g.props]     # its properties and its own lemmas
         grouped.update(g.props)
         if ps:
             results += prove_group(target, ps, g.env_verilog, os.path.join(out, target.name, f"group{gi + 1}"),

@@ -38,10 +38,15 @@ class Fault:
 
 @dataclass
 class Group:
-    """Properties proved together under one environment (assumptions)."""
+    """Properties proved together under one environment (assumptions), with lemmas that
+    hold only under it: (id, bad condition over internal names, statement)."""
     props: Tuple[str, ...]
     env_verilog: str = ""
     note: str = ""
+    lemmas: Tuple[Tuple[str, str, str], ...] = ()
+
+    def lemma_props(self):
+        return [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
 
 
 @dataclass
@@ -68,7 +73,7 @@ class Target:
 
     def all_props(self):
         lem = [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
-        return list(self.props) + lem
+        return list(self.props) + lem + [p for g in self.groups for p in g.lemma_props()]
 
     def prop(self, pid):
         for p in self.all_props():
@@ -189,12 +194,21 @@ def _fabric_target():
     long_faults = {"B4": 14, "B5": 14, "C4": 12, "D1": 12, "D5": 12}
     faults = {p.id: Fault(dict(FAULT=p.id), (p.id,), p.fault, depth=long_faults.get(p.id)) for p in PROPERTIES}
     steps = 2 * (cfg.participants - 1)
+    placed = "load_aware_selector0_c_flows_placed"
+    loaded = " + ".join(f"(path_load_gbps[{16 * i + 15}:{16 * i}] != 0)" for i in range(cfg.paths))
     # B4 and B5 are about the ring model's step counter; stated on the counter itself (not
     # one cycle late, through the monitor's registered verdict) they close the induction.
     lemmas = (("inv_ring_steps", f"ring_steps_done > {steps}",
                f"the ring model never counts past 2 (N - 1) = {steps} steps"),
               ("inv_ring_running", f"ring_running && ring_steps_done >= {steps}",
-               "a running collective has steps left"))
+               "a running collective has steps left"),
+              # D4: while at most PATHS flows were ever placed, an empty path is left for each
+              # (loads grow only by placements), so every load-aware placement is perfect.
+              ("inv_loaded_paths", f"{placed} <= {cfg.paths} && ({loaded}) > {placed}",
+               "no more paths carry load than flows were placed (while at most PATHS were)"),
+              ("inv_perfect_so_far", f"collective_conformance_monitor0_all_load_aware && {placed} <= {cfg.paths} "
+                                     f"&& perfect_placements != {placed}",
+               "while every placement was load-aware and at most PATHS were made, all were perfect"))
     return Target(
         name="collective_fabric", summary="one leaf's collective blocks: the conformance monitor's 34 properties "
                                           "(groups A-F) asserted low",
@@ -249,6 +263,22 @@ assume(svc_rate[3:0] == svc_rate[7:4]);
 if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= outstanding_work[{2 * w - 1}:{w}]
                                              : outstanding_work[{2 * w - 1}:{w}] >= outstanding_work[{w - 1}:0]);
 """
+    # Under that environment: every live job carries WORK units, each target's outstanding work
+    # is WORK x its live jobs, and the round-robin pointer names a target at most one job
+    # ahead of the other (ties and unmeasured rates go round-robin; the pointer moves past
+    # the target just used).
+    d = "work_distributor0_"
+    W8 = DISTRIBUTOR_WORK
+    live_on = lambda t: " + ".join(f"({d}tbl_live[{j}] && {d}tbl_tgt[{j}] == {t})" for j in range(g.n_job))
+    balance_lemmas = tuple(
+        [(f"inv_job{j}_work", f"{d}tbl_live[{j}] && {d}tbl_work[{j}] != {W8}",
+          f"job slot {j}, when live, holds a {W8}-unit job") for j in range(g.n_job)] +
+        [(f"inv_target{t}_work", f"{d}out_work[{t}] != {W8} * ({live_on(t)})",
+          f"target {t}'s outstanding work is {W8} units per live job on it") for t in range(2)] +
+        [("inv_round_robin_0", f"{d}rr_ptr == 0 && {d}out_work[0] > {d}out_work[1] + {W8}",
+          "the round-robin pointer names target 0 only while it is at most one job ahead"),
+         ("inv_round_robin_1", f"{d}rr_ptr == 1 && {d}out_work[1] > {d}out_work[0] + {W8}",
+          "the same for target 1")])
     return Target(
         name="work_distributor", summary="checked_work_distributor: the package assertion monitor's fail_* outputs "
                                          "asserted low", block=lambda: __import__(
@@ -258,7 +288,9 @@ if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= out
         parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job} (SLOT_W={g.slot_w}), GEN_W={g.gen_w}, "
                          f"WORK_W={g.work_w}, EPOCH_W={g.epoch_w}, RATE_W={g.rate_w}, OWORK_W={g.owork_w}, "
                          "POLICY_SERVICE_RATE, IMBALANCE_BUDGET=16"),
-        groups=(Group(("a_bounded_imbalance",), balanced,
+        groups=(Group(("a_bounded_imbalance",) + tuple(i for i, _, _ in balance_lemmas), balanced,
+                      lemmas=balance_lemmas,
+                      note=
                       f"environment: both targets enabled, equal service rates, every job {DISTRIBUTOR_WORK} "
                       "work units, a completion only from the more loaded target (targets drain evenly)"),),
         depth=12,
