@@ -163,16 +163,12 @@ def test_cli_table_and_replay(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["prism_egress", "prism_ingress", "work_distributor", "collective_fabric"])
-def test_every_property_is_proved_or_bounded(target, tmp_path):
+def test_every_property_is_proved(target, tmp_path):
     verdicts = run_target(target, out=str(tmp_path))
     assert len(verdicts) == len(get_target(target).all_props())
     assert all(v.verdict in ("proved", "bounded") for v in verdicts), [v.line() for v in verdicts]
-    bounded = {v.prop for v in verdicts if v.verdict == "bounded"}
-    # what docs/formal.md states: only these stay bounded
-    assert bounded == {"work_distributor": {"a_bounded_imbalance"}, "collective_fabric": {"D4"}}.get(target, set())
-    for v in verdicts:
-        if v.verdict == "bounded":
-            assert "induction does not close" in v.reason
+    # what docs/formal.md states: every property and lemma of these targets is proved
+    assert all(v.verdict == "proved" for v in verdicts), [v.line() for v in verdicts if v.verdict != "proved"]
 
 
 FABRIC_FAULTS = sorted(get_target("collective_fabric").faults)

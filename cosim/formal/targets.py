@@ -217,12 +217,7 @@ def _fabric_target():
         parameters_text=(f"MEMBERS={cfg.members}, STRIPES={cfg.stripes}, PATHS={cfg.paths}, "
                          f"PARTICIPANTS={cfg.participants}, S_MB={cfg.s_mb}, A2A_S_MB={cfg.a2a_s_mb}, "
                          f"ACC_PER_LEAF={cfg.acc_per_leaf}, RATES=bench (rates 16 bits, counters 32)"),
-        lemmas=lemmas, depth=6, k=2, fault_depth=8, faults=faults,
-        bounded_reason={"D4": "D4 holds while every placement so far was load-aware and at most PATHS flows "
-                              "were placed: it depends on the whole placement history (the selector's 32-bit "
-                              "placement and perfect-placement counters and the monitor's all-load-aware flag); "
-                              "states where those disagree with the path loads are unreachable but not excluded "
-                              "by a 2-step induction, and no invariant tying them together is stated yet"})
+        lemmas=lemmas, depth=6, k=2, fault_depth=8, faults=faults)
 
 
 # ---------------------------------------------------------------------------------------------
