@@ -106,7 +106,7 @@ def test_package_broken_variant_fails_its_assertion_and_replays(tmp_path):
 
 
 def test_fabric_broken_variant_fails_its_property_and_replays(tmp_path):
-    _fails_and_replays("collective_fabric", "A1", tmp_path, depth=5)
+    _fails_and_replays("collective_fabric", "B1", tmp_path, depth=4)
 
 
 def test_the_correct_design_does_not_fail_where_its_broken_variant_does(tmp_path):

@@ -115,7 +115,7 @@ def _axis_register_target():
         name="axis_register", summary="AXI-Stream register slice: stream rules on its output, no beat lost "
                                       "or duplicated", block=lambda: h.axis_register_harness,
         signals=signals, props=props, parameters_text=f"DATA_WIDTH={width} (the slice never looks at the data)",
-        assumes=("env_ok",), lemmas=lemmas, depth=6,
+        assumes=("env_ok",), lemmas=lemmas, depth=6, k=2,
         faults={"no_skid": Fault(dict(VARIANT="no_skid"), ("no_loss", "tracked_beat"),
                                  "test-only broken slice: a beat arriving while the output waits is dropped "
                                  "instead of parked in the skid buffer")})
@@ -168,7 +168,7 @@ def _egress_target():
         block=lambda: h.prism_egress_harness, signals=signals, props=props,
         parameters_text=f"beat {width} bits, response header {resp_w} bits (the egress moves data without "
                         "looking at it; the top bit tags RESULT beats)",
-        assumes=("env_ok",), lemmas=lemmas, depth=8)
+        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2)
 
 
 # ---------------------------------------------------------------------------------------------
