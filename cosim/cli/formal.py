@@ -8,7 +8,6 @@ runs on Icarus and on MyHDL).  `--fault F` proves a broken variant instead: its
 properties must fail.
 """
 import os
-import sys
 
 from . import UsageError
 

@@ -22,7 +22,7 @@ Checks are written as one clocked process that keeps the history (the previous
 cycle's handshake and beat) and one combinational process that compares it with
 the present cycle, so a failure is visible in the cycle it happens.
 """
-from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv
 
 from hdl.axis_register import axis_register
 from hdl.prism_egress import prism_egress

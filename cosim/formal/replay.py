@@ -13,7 +13,7 @@ the two simulations agree on every output at every cycle.
 """
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cosim.vector_batch import VectorBench, run_myhdl
 

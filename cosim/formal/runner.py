@@ -4,8 +4,7 @@ property's counterexample is written as a VCD and as a replayable stimulus (JSON
 import json
 import os
 import shutil
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from cosim import toolchain
 from cosim.batch import module_ports

@@ -8,20 +8,9 @@ input still 0, then free inputs.  So a counterexample's input at formal step s i
 replay vector s - 3, and a failure at step s is seen in sample s - 2 of the replay.
 
 Properties are asserted low, each under its own label (`prop_<id>`); environment rules are
-assumed high.  One target is proved by rounds of sby jobs (`prove_group`):
-
-1. `mode prove` (basecase and k-induction) with every pending property asserted, the
-   basecase with `--keep-going` so that every property failing within the depth is
-   reported, each with its own trace;
-2. a property that fails the basecase is *failed* (counterexample); one that passes the
-   basecase but breaks the induction step is *bounded* (proved up to the depth, induction
-   did not close at k = depth); both leave the set, and the induction is run again for the
-   rest (`--induction` only: their basecase already passed) until it closes.
-
-Removing a property from the induction (never assuming it) keeps every proof sound: the
-properties that remain are inductive by themselves.
+assumed high.  How the jobs are sequenced into per-property verdicts (a BMC round, then
+induction rounds) is cosim/formal/runner.py's `prove_group`.
 """
-import json
 import os
 import re
 import shutil
@@ -29,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 START_STEPS = 3          # formal steps before the first replay vector (2 reset, 1 idle)
 RESET_STEPS = 2

@@ -236,7 +236,6 @@ def distributor_geometry():
 
 def _distributor_target():
     from cosim.package_bench import checked_distributor_signals
-    from hdl.package_assertion_monitor import __doc__ as mon_doc  # noqa: F401  (the statements' source)
     from hdl.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
                                       FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN)
     g = distributor_geometry()
