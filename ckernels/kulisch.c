@@ -526,6 +526,57 @@ HOT static int chunk_fast_any(int fmt, const void *data, size_t stride, size_t r
     }
 }
 
+/* Each column's exact sum of its level sums, exported for `width`: one
+ * 320-bit addend per level (the double's integer significand m at bit sh:
+ * limb k gets the low 64 bits of m * 2^(sh - 64k), or m >> (64k - sh) with
+ * sign fill), added limb by limb with carries.  Element-wise over the
+ * columns, so it vectorises like the sums. */
+HOT static void levels_export(const double *sum, int levels, size_t nc, int width,
+                              uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+{
+    int64_t m[MAX_LEVELS][LANES], sh[MAX_LEVELS][LANES];
+    uint64_t limb[KULISCH_LIMBS][LANES], carry[LANES], acc[LANES], cy[LANES];
+    for (int j = 0; j < levels; j++)
+        for (size_t c = 0; c < nc; c++) {
+            uint64_t b;
+            memcpy(&b, sum + j * LANES + c, 8);
+            int64_t e = (int64_t)((b >> 52) & 0x7FF);
+            int64_t x = (int64_t)((b & 0xFFFFFFFFFFFFFull) | (1ull << 52));
+            x = (b >> 63) ? -x : x;
+            int64_t s = e - 1075 + 149;              /* the sums are multiples of 2^-149: s >= -52 */
+            m[j][c] = e ? x >> (s < 0 ? -s : 0) : 0;  /* exact: the dropped bits are zeros */
+            sh[j][c] = s < 0 ? 0 : s;
+        }
+    for (size_t c = 0; c < nc; c++) carry[c] = 0;
+    for (int k = 0; k < KULISCH_LIMBS; k++) {
+        for (size_t c = 0; c < nc; c++) { acc[c] = carry[c]; cy[c] = 0; }
+        for (int j = 0; j < levels; j++)
+            for (size_t c = 0; c < nc; c++) {
+                int64_t d = sh[j][c] - 64 * k;
+                int64_t r = -d > 63 ? 63 : -d;
+                uint64_t p = d >= 64 ? 0 : d >= 0 ? (uint64_t)m[j][c] << (d & 63) : (uint64_t)(m[j][c] >> (r & 63));
+                acc[c] += p;
+                cy[c] += acc[c] < p;
+            }
+        for (size_t c = 0; c < nc; c++) { limb[k][c] = acc[c]; carry[c] = cy[c]; }
+    }
+    const int top = width - 64 * (KULISCH_LIMBS - 1);
+    const uint64_t mask = top == 64 ? ~0ull : (1ull << top) - 1;
+    for (size_t c = 0; c < nc; c++) {
+        uint64_t t4 = limb[KULISCH_LIMBS - 1][c];
+        int64_t w = 0;
+        if (top < 64) {            /* wraps = floor((T + 2^(W-1)) / 2^W); state sign-extended from bit W-1 */
+            w = ((int64_t)t4 >> (top & 63)) + (int64_t)((t4 >> ((top - 1) & 63)) & 1);
+            uint64_t x = t4 & mask;
+            t4 = ((x >> ((top - 1) & 63)) & 1) ? x | ~mask : x;
+        }
+        for (int k = 0; k < KULISCH_LIMBS - 1; k++) out_limbs[c * KULISCH_LIMBS + k] = limb[k][c];
+        out_limbs[c * KULISCH_LIMBS + KULISCH_LIMBS - 1] = t4;
+        out_wraps[c] = w;
+        out_flags[c] = w ? FLAG_OVF : 0;
+    }
+}
+
 /* INT8: exact int32 column sums of rows [r0, r1) (r1 - r0 <= 2^24: |sum| <= 2^31). */
 HOT static void int8_column_sums(const int8_t *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
                                  int32_t *sum)
@@ -727,13 +778,7 @@ int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int w
             if (rows <= CHUNK_ROWS) {         /* one chunk: each column's state straight from its level sums */
                 int levels = chunk_fast_any(in_fmt, data, cols, 0, rows, c0, nc, sum);
                 if (levels) {
-                    for (size_t c = 0; c < nc; c++) {
-                        uint64_t t[KULISCH_LIMBS] = {0};
-                        for (int j = 0; j < levels; j++) limbs_add_double(t, sum[j * LANES + c]);
-                        out_flags[c0 + c] = 0;
-                        limbs_export(t, width, out_limbs + (c0 + c) * KULISCH_LIMBS, out_wraps + c0 + c,
-                                     out_flags + c0 + c);
-                    }
+                    levels_export(sum, levels, nc, width, out_limbs + c0 * KULISCH_LIMBS, out_wraps + c0, out_flags + c0);
                     continue;
                 }
             }
