@@ -370,8 +370,8 @@ static int check_width(int w) { return w == 280 || w == 320; }
  * more than MAX_LEVELS levels, or hold an inf/NaN, take the integer path.
  * The level sums are exact doubles, multiples of 2^-149, added into the
  * integer state without rounding: the result is the true sum, bit for bit. */
-#define LANES 64                /* columns per block; a long sequence is read as rows of LANES lanes */
-#define CHUNK_ROWS 255          /* rows per chunk (2^g >= 255 -> g = 8; also FOLD_ROWS for the integer path) */
+#define LANES KULISCH_LANES             /* columns per block; a long sequence is read as rows of LANES lanes */
+#define CHUNK_ROWS KULISCH_CHUNK_ROWS   /* rows per chunk (g = 8; at most FOLD_ROWS for the integer path) */
 #define MAX_LEVELS 3
 #ifndef PREFETCH_NEXT
 #define PREFETCH_NEXT 1
@@ -739,6 +739,26 @@ static void seq_accumulate(int fmt, const void *data, size_t n, int64_t *d, uint
 }
 
 /* ---- Kulisch entry points ---- */
+
+int kulisch_chunk_levels(int in_fmt, const void *data, size_t rows, size_t cols)
+{
+    if (in_fmt != F_FP16 && in_fmt != F_BF16 && in_fmt != F_FP32) return -1;
+    if (rows < 1 || rows > CHUNK_ROWS || cols < 1 || cols > LANES) return -3;
+    uint32_t emax[LANES], emin[LANES];
+    double sig[(MAX_LEVELS - 1) * LANES];
+    switch (in_fmt) {
+    case F_FP16:
+        chunk_exponents(F_FP16, data, cols, 0, rows, 0, cols, emax, emin);
+        return chunk_levels(F_FP16, rows, cols, emax, emin, sig);
+    case F_BF16:
+        chunk_exponents(F_BF16, data, cols, 0, rows, 0, cols, emax, emin);
+        return chunk_levels(F_BF16, rows, cols, emax, emin, sig);
+    default:
+        chunk_exponents(F_FP32, data, cols, 0, rows, 0, cols, emax, emin);
+        return chunk_levels(F_FP32, rows, cols, emax, emin, sig);
+    }
+}
+
 
 int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int width,
                    uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)

@@ -3,18 +3,25 @@
 Same results as golden.kulisch (the pure-Python reference) and the C kernel
 (ckernels/kulisch.h), bit for bit; same function names as ckernels.kulisch.
 
-Internals.  An exact sum is held as WIDE_DIGITS signed 32-bit digits in int64
-with deferred carries (448 bits, far above any reachable sum); `_normalize`
-propagates the carries.  Two accumulation strategies:
-- one long sequence: one int64 bin per exponent field (x BANKS copies used
-  round-robin so equal exponents do not serialise on one memory word); bins
-  are shifted into the wide sum at the end (or every FLUSH_TERMS terms);
-- a C x E reduction: per element, the whole shifted significand (< 2^55) is
-  added into the 32-bit digit holding its LSB (one add per term), folded into
-  carry-deferred digits every FOLD_ROWS rows.
+Internals (the same algorithms as the C kernel, ckernels/kulisch.c, which
+states the proofs).
+- Exact float64 fast path: a chunk of at most CHUNK_ROWS rows x LANES columns
+  of a float format whose exponent spread allows it is summed exactly in
+  doubles, in 1..MAX_LEVELS levels (error-free extraction against
+  1.5 * 2^k); the level sums, exact multiples of 2^-149, go into the integer
+  state without rounding.
+- Integer path (an inf/NaN in the chunk, or a wider spread): per element, the
+  whole shifted significand (< 2^55) is added into the 32-bit digit holding
+  its LSB, one add per term, at most 255 rows per chunk.
+- C x E states are 320-bit two's-complement limbs (the row count is bounded);
+  one long sequence is read as CHUNK_ROWS x LANES blocks into WIDE_DIGITS
+  signed 32-bit digits with deferred carries (448 bits), with exponent bins
+  (x BANKS copies) for the blocks that take the integer path and the tail.
 Either way the internal sum is the true sum; the exported W-bit state and the
 net wrap count are derived from it (true = state + wraps * 2^W).
 """
+import math
+
 import numpy as np
 
 from .formats import FORMAT_CODE, WIDTH_BITS
@@ -28,7 +35,10 @@ BANKS = 4
 FOLD_ROWS = 255
 FLUSH_TERMS = 1 << 30
 MAX_ROWS = 1 << 30
-COL_BLOCK = 256           # columns per cache block in the C x E reduction
+LANES = 64                # columns per block; a long sequence is read as rows of LANES lanes
+CHUNK_ROWS = 255          # rows per chunk (also the integer path's fold bound)
+MAX_LEVELS = 3
+INT8_CHUNK = 1 << 24
 NSE = 512                 # sign+exponent table entries
 SPECIAL_MARK = 1 << 40    # marks an inf/NaN exponent in the hidden-bit table
 
@@ -262,9 +272,10 @@ def _special_result(fmt, flags):
 
 @jit
 def _make_tables(fmt):
-    """Hot-loop tables indexed by sign and exponent together (pattern >> fraction
-    bits): hidden bit (SPECIAL_MARK for inf/NaN), signed scale +/-2^(LSB offset
-    in its 32-bit digit) -- 0 for inf/NaN -- and the digit's row offset in acc."""
+    """Integer-path tables indexed by sign and exponent together (pattern >>
+    fraction bits): hidden bit (SPECIAL_MARK for inf/NaN), signed scale
+    +/-2^(LSB offset in its 32-bit digit) -- 0 for inf/NaN -- and the digit's
+    row offset in acc."""
     mbits = _LAYOUT[fmt, 4]
     ebits = 5 if fmt == F_FP16 else 8
     hidden = np.zeros(NSE, np.int64)
@@ -277,88 +288,283 @@ def _make_tables(fmt):
         sp = _is_special_bin(fmt, e)
         hidden[se] = SPECIAL_MARK if sp else ((1 << mbits) if e != 0 else 0)
         scale[se] = 0 if sp else (-1 if neg else 1) * (1 << (sh & 31))
-        offset[se] = (sh >> 5) * COL_BLOCK
+        offset[se] = (sh >> 5) * LANES
     return hidden, scale, offset
 
 
+# ---- 320-bit true sums (C x E) ---------------------------------------------------------
+
 @jit
-def _reduce_kernel(fmt, data, width, limbs, wraps, flags):
-    rows, cols = data.shape
-    hidden, scale, offset = _make_tables(fmt)
+def _limbs_add_shifted(t, v, sh):
+    """t (LIMBS uint64, two's complement mod 2^320) += v * 2^sh, |v| < 2^63, 0 <= sh < 320."""
+    k = sh >> 6
+    o = sh & 63
+    ext = np.uint64(0xFFFFFFFFFFFFFFFF) if v < 0 else np.uint64(0)
+    lo = np.uint64(v) << np.uint64(o)
+    hi = np.uint64(v >> (64 - o)) if o > 0 else ext
+    carry = np.uint64(0)
+    for j in range(k, LIMBS):
+        a = lo if j == k else (hi if j == k + 1 else ext)
+        s1 = t[j] + a
+        c1 = s1 < a
+        s2 = s1 + carry
+        c2 = s2 < carry
+        t[j] = s2
+        carry = np.uint64(1) if (c1 or c2) else np.uint64(0)
+
+
+@jit
+def _limbs_export(t, width, limbs_out):
+    """True sum t (|t| < 2^319) -> limbs_out (sign-extended W-bit state); returns wraps."""
+    for i in range(LIMBS - 1):
+        limbs_out[i] = t[i]
+    top = width - 64 * (LIMBS - 1)
+    t4 = t[LIMBS - 1]
+    if top == 64:
+        limbs_out[LIMBS - 1] = t4
+        return 0
+    w = (np.int64(t4) >> top) + np.int64((t4 >> np.uint64(top - 1)) & np.uint64(1))
+    mask = (np.uint64(1) << np.uint64(top)) - np.uint64(1)
+    x = t4 & mask
+    if (x >> np.uint64(top - 1)) & np.uint64(1):
+        x |= ~mask
+    limbs_out[LIMBS - 1] = x
+    return w
+
+
+# ---- the exact float64 fast path ---------------------------------------------------------
+
+@jit
+def _chunk_exponents(bits, r0, r1, c0, nc, fb, em, emax, emin):
+    """Per column: the largest exponent field, the smallest of a nonzero value (em if none)."""
+    absmask = (em << fb) | ((1 << fb) - 1)
+    for c in range(nc):
+        emax[c] = 0
+        emin[c] = em
+    for r in range(r0, r1):
+        for c in range(nc):
+            b = np.int64(bits[r, c0 + c])
+            e = (b >> fb) & em
+            enz = e if (b & absmask) != 0 else em
+            emax[c] = max(emax[c], e)
+            emin[c] = min(emin[c], enz)
+
+
+@jit
+def _chunk_levels(nr, nc, fb, em, bias, emax, emin, sig):
+    """Levels the chunk needs (0: an inf/NaN, or more than MAX_LEVELS); sig[j, c]
+    = 1.5 * 2^k per extraction level (see ckernels/kulisch.c for the bound)."""
+    g = 1
+    while (1 << g) < nr:
+        g += 1
+    step = 51 - g
+    levels = 1
+    special = False
+    for c in range(nc):
+        special |= emax[c] == em
+        hi = emax[c] if emax[c] != 0 else 1
+        lo = hi if emin[c] == em else (emin[c] if emin[c] != 0 else 1)
+        big = hi - bias + 1
+        unit = lo - bias - fb
+        need = big + g - unit - 53
+        lc = 1 + (need > 0) + (need > step) + (need > 2 * step)
+        levels = max(levels, lc)
+        for j in range(MAX_LEVELS - 1):
+            k = big + g + 2
+            sig[j, c] = math.ldexp(1.5, k)
+            big = k - 53
+    return 0 if special or levels > MAX_LEVELS else levels
+
+
+@jit
+def _chunk_sum(xf, scale, r0, r1, c0, nc, levels, sig, acc):
+    """Exact level sums of rows [r0, r1) x columns [c0, c0 + nc) of the float32
+    array xf (times `scale`, exact) into acc[j, c]."""
+    if levels == 1:
+        for c in range(nc):
+            acc[0, c] = 0.0
+        for r in range(r0, r1):
+            for c in range(nc):
+                acc[0, c] += np.float64(xf[r, c0 + c]) * scale
+    elif levels == 2:
+        for c in range(nc):
+            acc[0, c] = sig[0, c]
+            acc[1, c] = 0.0
+        for r in range(r0, r1):
+            for c in range(nc):
+                x = np.float64(xf[r, c0 + c]) * scale
+                a = acc[0, c]
+                t = a + x
+                q = t - a
+                acc[0, c] = t
+                acc[1, c] += x - q
+        for c in range(nc):
+            acc[0, c] -= sig[0, c]
+    else:
+        for c in range(nc):
+            acc[0, c] = sig[0, c]
+            acc[1, c] = sig[1, c]
+            acc[2, c] = 0.0
+        for r in range(r0, r1):
+            for c in range(nc):
+                x = np.float64(xf[r, c0 + c]) * scale
+                a = acc[0, c]
+                t = a + x
+                q = t - a
+                acc[0, c] = t
+                y = x - q
+                a2 = acc[1, c]
+                t2 = a2 + y
+                q2 = t2 - a2
+                acc[1, c] = t2
+                acc[2, c] += y - q2
+        for c in range(nc):
+            acc[0, c] -= sig[0, c]
+            acc[1, c] -= sig[1, c]
+
+
+@jit
+def _as_fp32(fmt, bits, r0, r1, c0, nc, buf):
+    """FP16/BF16 patterns of the chunk as FP32 patterns in buf (FP16 at 2^-112 scale)."""
+    for r in range(r0, r1):
+        for c in range(nc):
+            b = np.uint32(bits[r, c0 + c])
+            if fmt == F_BF16:
+                buf[r - r0, c] = b << np.uint32(16)
+            else:
+                buf[r - r0, c] = ((b & np.uint32(0x8000)) << np.uint32(16)) | ((b & np.uint32(0x7FFF)) << np.uint32(13))
+
+
+@jit
+def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, emax, emin, sig, buf, acc):
+    """Summary, levels and level sums of one chunk; returns the levels (0: integer
+    path).  xf: the same array as float32 (FP32 input only)."""
+    fb = _LAYOUT[fmt, 4]
+    em = _LAYOUT[fmt, 1]
+    bias = 15 if fmt == F_FP16 else 127
+    _chunk_exponents(bits, r0, r1, c0, nc, fb, em, emax, emin)
+    levels = _chunk_levels(r1 - r0, nc, fb, em, bias, emax, emin, sig)
+    if levels:
+        if fmt == F_FP32:
+            _chunk_sum(xf, 1.0, r0, r1, c0, nc, levels, sig, acc)
+        else:
+            _as_fp32(fmt, bits, r0, r1, c0, nc, buf)
+            _chunk_sum(buf.view(np.float32), 2.0 ** 112 if fmt == F_FP16 else 1.0, 0, r1 - r0, 0, nc,
+                       levels, sig, acc)
+    return levels
+
+
+@jit
+def _double_terms(acc_bits, levels, nc, m, sh):
+    """Each level sum (exact double, multiple of 2^-149) as m * 2^(sh - 149), sh >= 0."""
+    for j in range(levels):
+        for c in range(nc):
+            b = acc_bits[j, c]
+            e = (b >> 52) & 0x7FF
+            x = (b & 0xFFFFFFFFFFFFF) | (1 << 52)
+            if b < 0:
+                x = -x
+            s = e - 1075 + 149
+            r = -s if s < 0 else 0
+            m[j, c] = (x >> r) if e != 0 else 0
+            sh[j, c] = s if s > 0 else 0
+
+
+@jit
+def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, flags_out, c_out):
+    """Each column's exact sum of its level sums -> state limbs, wraps, flags."""
+    _double_terms(acc.view(np.int64), levels, nc, m, sh)
+    carry = np.zeros(LANES, np.uint64)
+    total = np.zeros(LANES, np.uint64)
+    cy = np.zeros(LANES, np.uint64)
+    for k in range(LIMBS):
+        for c in range(nc):
+            total[c] = carry[c]
+            cy[c] = 0
+        for j in range(levels):
+            for c in range(nc):
+                d = sh[j, c] - 64 * k
+                mv = m[j, c]
+                if d >= 64:
+                    p = np.uint64(0)
+                elif d >= 0:
+                    p = np.uint64(mv) << np.uint64(d)
+                else:
+                    p = np.uint64(mv >> min(-d, 63))
+                a = total[c] + p
+                cy[c] += np.uint64(1) if a < p else np.uint64(0)
+                total[c] = a
+        for c in range(nc):
+            limb[k, c] = total[c]
+            carry[c] = cy[c]
+    t = np.zeros(LIMBS, np.uint64)
+    for c in range(nc):
+        for k in range(LIMBS):
+            t[k] = limb[k, c]
+        w = _limbs_export(t, width, limbs_out[c_out + c])
+        wraps_out[c_out + c] = w
+        flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
+
+
+# ---- the integer path ------------------------------------------------------------------
+
+@jit
+def _chunk_integer(fmt, hidden, scale, offset, bits, r0, r1, c0, nc, acc, tsum, fl):
+    """Rows [r0, r1) (<= 255) x columns [c0, c0 + nc) into the columns' true sums tsum[c]."""
     frac_bits = np.uint64(_LAYOUT[fmt, 4])
     frac_mask = np.uint64(_LAYOUT[fmt, 2])
-    acc = np.zeros(ACC_DIGITS * COL_BLOCK, np.int64)
-    hold = np.zeros((COL_BLOCK, ACC_DIGITS), np.int64)
-    d = np.zeros(WIDE_DIGITS, np.int64)
-    folds = rows > FOLD_ROWS          # else export straight from acc (|digit| < 2^63)
-    for c0 in range(0, cols, COL_BLOCK):
-        nc = min(COL_BLOCK, cols - c0)
-        if folds:
-            hold[:, :] = 0
-        for r0 in range(0, rows, FOLD_ROWS):
-            r1 = min(rows, r0 + FOLD_ROWS)
-            acc[:] = 0
-            for r in range(r0, r1):
-                row = data[r, c0:c0 + nc]
-                if fmt == F_INT8:
-                    for c in range(nc):
-                        acc[4 * COL_BLOCK + c] += (np.int64(row[c]) ^ 0x80) - 0x80
-                    continue
-                any_special = 0
-                for c in range(nc):
-                    b = np.uint64(row[c])
-                    se = b >> frac_bits
-                    h = hidden[se]
-                    any_special |= h
-                    acc[offset[se] + np.uint64(c)] += (np.int64(b & frac_mask) | h) * scale[se]
-                if any_special & SPECIAL_MARK:
-                    for c in range(nc):
-                        b = np.int64(row[c])
-                        if hidden[b >> frac_bits] & SPECIAL_MARK:
-                            flags[c0 + c] |= _special_flag(fmt, b)
-            if fmt == F_INT8:
-                for c in range(nc):
-                    acc[4 * COL_BLOCK + c] *= 1 << (149 & 31)
-            if folds:
-                for c in range(nc):
-                    for i in range(ACC_DIGITS - 1):
-                        v = acc[i * COL_BLOCK + c]
-                        hold[c, i] += v & DIGIT_MASK
-                        hold[c, i + 1] += v >> 32
+    acc[:] = 0
+    for r in range(r0, r1):
+        any_special = 0
         for c in range(nc):
-            d[:] = 0
-            for i in range(ACC_DIGITS):
-                d[i] = hold[c, i] if folds else acc[i * COL_BLOCK + c]
-            _normalize(d)
-            w = _export(d, width, limbs[c0 + c])
-            wraps[c0 + c] = w
-            if w != 0:
-                flags[c0 + c] |= FLAG_OVF
+            b = np.uint64(bits[r, c0 + c])
+            se = b >> frac_bits
+            h = hidden[se]
+            any_special |= h
+            acc[offset[se] + np.uint64(c)] += (np.int64(b & frac_mask) | h) * scale[se]
+        if any_special & SPECIAL_MARK:
+            for c in range(nc):
+                b = np.int64(bits[r, c0 + c])
+                if hidden[b >> frac_bits] & SPECIAL_MARK:
+                    fl[c] |= _special_flag(fmt, b)
+    for c in range(nc):
+        for i in range(ACC_DIGITS):
+            v = acc[i * LANES + c]
+            if v != 0:
+                _limbs_add_shifted(tsum[c], v, 32 * i)
 
 
 @jit
-def _accumulate_kernel(fmt, seq, width, limbs, wraps_in, flags_in):
-    d = np.zeros(WIDE_DIGITS, np.int64)
-    _add_state(d, limbs, wraps_in, width)
-    fl = flags_in & (FLAG_NAN | FLAG_PINF | FLAG_NINF)
-    n = seq.shape[0]
+def _int8_column_sums(data, r0, r1, c0, nc, out):
+    for c in range(nc):
+        out[c] = 0
+    for r in range(r0, r1):
+        for c in range(nc):
+            out[c] += np.int64(np.int8(data[r, c0 + c]))
+
+
+# ---- one long sequence into wide digits ------------------------------------------------
+
+@jit
+def _seq_bins(fmt, seq, i0, i1, d, fl):
+    """Terms [i0, i1) by exponent bins (any input, specials); returns the flags."""
     bins = np.zeros((BANKS, NBINS), np.int64)
     exp_shift = _LAYOUT[fmt, 0]
     exp_mask = _LAYOUT[fmt, 1]
     frac_mask = _LAYOUT[fmt, 2]
     sign_shift = _LAYOUT[fmt, 3]
     hid = np.int64(1) << _LAYOUT[fmt, 4]
-    for i0 in range(0, n, FLUSH_TERMS):
-        i1 = min(n, i0 + FLUSH_TERMS)
+    for j0 in range(i0, i1, FLUSH_TERMS):
+        j1 = min(i1, j0 + FLUSH_TERMS)
         bins[:, :] = 0
         if fmt == F_INT8:
             s = np.int64(0)
-            for i in range(i0, i1):
+            for i in range(j0, j1):
                 s += (np.int64(seq[i]) ^ 0x80) - 0x80
             bins[0, 0] = s
         else:
-            i = i0
-            while i + BANKS <= i1:
+            i = j0
+            while i + BANKS <= j1:
                 for k in range(BANKS):
                     b = np.int64(seq[i + k])
                     e = (b >> exp_shift) & exp_mask
@@ -369,7 +575,7 @@ def _accumulate_kernel(fmt, seq, width, limbs, wraps_in, flags_in):
                         sm = -(b >> sign_shift)
                         bins[k, e] += (m ^ sm) - sm
                 i += BANKS
-            while i < i1:
+            while i < j1:
                 b = np.int64(seq[i])
                 e = (b >> exp_shift) & exp_mask
                 if e == exp_mask:
@@ -386,6 +592,114 @@ def _accumulate_kernel(fmt, seq, width, limbs, wraps_in, flags_in):
             if s != 0:
                 _add_shifted(d, s, _bin_shift(fmt, e))
         _normalize(d)
+    return fl
+
+
+@jit
+def _seq_accumulate(fmt, seq, seq_f, d, fl):
+    """Add the sequence into the wide digits d (normalised on return); returns the
+    flags.  seq_f: the sequence as float32 (FP32 input only)."""
+    n = seq.shape[0]
+    if fmt == F_INT8:
+        for i0 in range(0, n, INT8_CHUNK):
+            s = np.int64(0)
+            for i in range(i0, min(n, i0 + INT8_CHUNK)):
+                s += np.int64(np.int8(seq[i]))
+            _add_shifted(d, s, 149)
+        _normalize(d)
+        return fl
+    block = CHUNK_ROWS * LANES
+    emax = np.zeros(LANES, np.int64)
+    emin = np.zeros(LANES, np.int64)
+    sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
+    buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
+    acc = np.zeros((MAX_LEVELS, LANES), np.float64)
+    i = 0
+    while i + block <= n:
+        blk = seq[i:i + block].reshape((CHUNK_ROWS, LANES))
+        blk_f = seq_f[i:i + block].reshape((CHUNK_ROWS, LANES)) if fmt == F_FP32 else seq_f[:1].reshape((1, 1))
+        levels = _chunk_fast(fmt, blk, blk_f, 0, CHUNK_ROWS, 0, LANES, emax, emin, sig, buf, acc)
+        if levels == 0:
+            fl = _seq_bins(fmt, seq, i, i + block, d, fl)
+        else:
+            for j in range(levels):
+                for c in range(LANES):
+                    v = acc[j, c]
+                    if v != 0.0:
+                        mant, ex = math.frexp(v)            # v = mant * 2^ex exactly, 0.5 <= |mant| < 1
+                        mi = np.int64(mant * 9007199254740992.0)   # * 2^53: an exact integer
+                        sh = ex - 53 + 149
+                        if sh < 0:
+                            mi >>= -sh                      # exact: v is a multiple of 2^-149
+                            sh = 0
+                        _add_shifted(d, mi, sh)
+            _normalize(d)
+        i += block
+    return _seq_bins(fmt, seq, i, n, d, fl)
+
+
+# ---- kernels --------------------------------------------------------------------
+
+@jit
+def _reduce_kernel(fmt, data, xf, width, limbs, wraps, flags):
+    rows, cols = data.shape
+    if cols == 1:                       # one column is one long sequence
+        d = np.zeros(WIDE_DIGITS, np.int64)
+        fl = _seq_accumulate(fmt, data.reshape(rows), xf.reshape(xf.size), d, 0)
+        w = _export(d, width, limbs[0])
+        wraps[0] = w
+        flags[0] = fl | (FLAG_OVF if w != 0 else 0)
+        return
+    tsum = np.zeros((LANES, LIMBS), np.uint64)
+    fl = np.zeros(LANES, np.uint8)
+    emax = np.zeros(LANES, np.int64)
+    emin = np.zeros(LANES, np.int64)
+    sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
+    buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
+    acc = np.zeros((MAX_LEVELS, LANES), np.float64)
+    m = np.zeros((MAX_LEVELS, LANES), np.int64)
+    sh = np.zeros((MAX_LEVELS, LANES), np.int64)
+    limb = np.zeros((LIMBS, LANES), np.uint64)
+    iacc = np.zeros(ACC_DIGITS * LANES, np.int64)
+    isum = np.zeros(LANES, np.int64)
+    hidden, scale, offset = _make_tables(fmt)
+    for c0 in range(0, cols, LANES):
+        nc = min(LANES, cols - c0)
+        if fmt != F_INT8 and rows <= CHUNK_ROWS:        # one chunk: states straight from the level sums
+            levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, emax, emin, sig, buf, acc)
+            if levels:
+                _levels_export(acc, levels, nc, width, m, sh, limb, limbs, wraps, flags, c0)
+                continue
+        tsum[:, :] = 0
+        fl[:] = 0
+        if fmt == F_INT8:
+            for r0 in range(0, rows, INT8_CHUNK):
+                _int8_column_sums(data, r0, min(rows, r0 + INT8_CHUNK), c0, nc, isum)
+                for c in range(nc):
+                    _limbs_add_shifted(tsum[c], isum[c], 149)
+        else:
+            for r0 in range(0, rows, CHUNK_ROWS):
+                r1 = min(rows, r0 + CHUNK_ROWS)
+                levels = _chunk_fast(fmt, data, xf, r0, r1, c0, nc, emax, emin, sig, buf, acc)
+                if levels:
+                    _double_terms(acc.view(np.int64), levels, nc, m, sh)
+                    for j in range(levels):
+                        for c in range(nc):
+                            if m[j, c] != 0:
+                                _limbs_add_shifted(tsum[c], m[j, c], sh[j, c])
+                else:
+                    _chunk_integer(fmt, hidden, scale, offset, data, r0, r1, c0, nc, iacc, tsum, fl)
+        for c in range(nc):
+            w = _limbs_export(tsum[c], width, limbs[c0 + c])
+            wraps[c0 + c] = w
+            flags[c0 + c] = fl[c] | (FLAG_OVF if w != 0 else 0)
+
+
+@jit
+def _accumulate_kernel(fmt, seq, seq_f, width, limbs, wraps_in, flags_in):
+    d = np.zeros(WIDE_DIGITS, np.int64)
+    _add_state(d, limbs, wraps_in, width)
+    fl = _seq_accumulate(fmt, seq, seq_f, d, flags_in & (FLAG_NAN | FLAG_PINF | FLAG_NINF))
     _normalize(d)
     w = _export(d, width, limbs)
     if w != 0:
@@ -407,6 +721,9 @@ def _round_kernel(fmt, width, limbs, wraps, flags, out):
 
 
 # ---- Python face ------------------------------------------------------------------
+
+_NO_FLOATS_2D = np.zeros((1, 1), np.float32)     # stands in for the float32 view of a non-FP32 input
+
 
 def _check_width(width):
     if width not in (280, 320):
@@ -432,7 +749,8 @@ def kulisch_reduce(in_fmt, data, width=320):
     limbs = np.zeros((cols, LIMBS), np.uint64)
     wraps = np.zeros(cols, np.int64)
     flags = np.zeros(cols, np.uint8)
-    _reduce_kernel(FORMAT_CODE[in_fmt], a, width, limbs, wraps, flags)
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D
+    _reduce_kernel(FORMAT_CODE[in_fmt], a, xf, width, limbs, wraps, flags)
     return limbs, wraps, flags
 
 
@@ -446,7 +764,8 @@ def kulisch_accumulate(in_fmt, seq, width=320, state=None):
     else:
         limbs = np.array(state[0], np.uint64).reshape(LIMBS).copy()
         wraps, flags = int(state[1]), int(state[2])
-    w, f = _accumulate_kernel(FORMAT_CODE[in_fmt], a, width, limbs, wraps, flags)
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D.reshape(1)
+    w, f = _accumulate_kernel(FORMAT_CODE[in_fmt], a, xf, width, limbs, wraps, flags)
     return limbs, int(w), int(f)
 
 
