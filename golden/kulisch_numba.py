@@ -335,25 +335,32 @@ def _limbs_export(t, width, limbs_out):
 # ---- the exact float64 fast path ---------------------------------------------------------
 
 @jit
-def _chunk_exponents(bits, r0, r1, c0, nc, fb, em, emax, emin):
-    """Per column: the largest exponent field, the smallest of a nonzero value (em if none)."""
-    absmask = (em << fb) | ((1 << fb) - 1)
+def _chunk_bounds(xf, r0, r1, c0, nc, mx, mn):
+    """Per column of the float32 chunk: the largest magnitude (inf if an inf is
+    there; a NaN is caught later, by the sums) and the smallest nonzero
+    magnitude (inf if none).  Float32 throughout, so it vectorises 8 or 16
+    lanes wide."""
+    inf = np.float32(np.inf)
+    zero = np.float32(0.0)
     for c in range(nc):
-        emax[c] = 0
-        emin[c] = em
+        mx[c] = zero
+        mn[c] = inf
     for r in range(r0, r1):
         for c in range(nc):
-            b = np.int64(bits[r, c0 + c])
-            e = (b >> fb) & em
-            enz = e if (b & absmask) != 0 else em
-            emax[c] = max(emax[c], e)
-            emin[c] = min(emin[c], enz)
+            a = abs(xf[r, c0 + c])
+            m = mx[c]
+            mx[c] = a if a > m else m
+            a_nz = a if a != zero else inf
+            m = mn[c]
+            mn[c] = a_nz if a_nz < m else m
 
 
 @jit
-def _chunk_levels(nr, nc, fb, em, bias, emax, emin, sig):
-    """Levels the chunk needs (0: an inf/NaN, or more than MAX_LEVELS); sig[j, c]
-    = 1.5 * 2^k per extraction level (see ckernels/kulisch.c for the bound)."""
+def _chunk_levels(nr, nc, fb, mx, mn, sig_bits):
+    """Levels the chunk needs (0: an inf/NaN, or more than MAX_LEVELS); sig_bits[j, c]
+    = the bits of 1.5 * 2^k per extraction level (ckernels/kulisch.c states the bound).
+    mx, mn as FP32 patterns; fb: the input format's fraction bits (its values
+    are multiples of 2^(exponent - 127 - fb) in the FP32 view)."""
     g = 1
     while (1 << g) < nr:
         g += 1
@@ -361,38 +368,40 @@ def _chunk_levels(nr, nc, fb, em, bias, emax, emin, sig):
     levels = 1
     special = False
     for c in range(nc):
-        special |= emax[c] == em
-        hi = emax[c] if emax[c] != 0 else 1
-        lo = hi if emin[c] == em else (emin[c] if emin[c] != 0 else 1)
-        big = hi - bias + 1
-        unit = lo - bias - fb
+        ehi = (np.int64(mx[c]) >> 23) & 0xFF
+        special |= ehi == 0xFF                   # an inf
+        elo = (np.int64(mn[c]) >> 23) & 0xFF
+        hi = ehi if ehi != 0 else 1
+        lo = hi if elo == 0xFF else (elo if elo != 0 else 1)
+        big = hi - 127 + 1
+        unit = lo - 127 - fb
         need = big + g - unit - 53
         lc = 1 + (need > 0) + (need > step) + (need > 2 * step)
         levels = max(levels, lc)
         for j in range(MAX_LEVELS - 1):
             k = big + g + 2
-            sig[j, c] = math.ldexp(1.5, k)
+            sig_bits[j, c] = ((k + 1023) << 52) | (1 << 51)      # 1.5 * 2^k
             big = k - 53
     return 0 if special or levels > MAX_LEVELS else levels
 
 
 @jit
-def _chunk_sum(xf, scale, r0, r1, c0, nc, levels, sig, acc):
+def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
     """Exact level sums of rows [r0, r1) x columns [c0, c0 + nc) of the float32
-    array xf (times `scale`, exact) into acc[j, c]."""
+    array xf into acc[j, c]."""
     if levels == 1:
         for c in range(nc):
             acc[0, c] = 0.0
         for r in range(r0, r1):
             for c in range(nc):
-                acc[0, c] += np.float64(xf[r, c0 + c]) * scale
+                acc[0, c] += np.float64(xf[r, c0 + c])
     elif levels == 2:
         for c in range(nc):
             acc[0, c] = sig[0, c]
             acc[1, c] = 0.0
         for r in range(r0, r1):
             for c in range(nc):
-                x = np.float64(xf[r, c0 + c]) * scale
+                x = np.float64(xf[r, c0 + c])
                 a = acc[0, c]
                 t = a + x
                 q = t - a
@@ -407,7 +416,7 @@ def _chunk_sum(xf, scale, r0, r1, c0, nc, levels, sig, acc):
             acc[2, c] = 0.0
         for r in range(r0, r1):
             for c in range(nc):
-                x = np.float64(xf[r, c0 + c]) * scale
+                x = np.float64(xf[r, c0 + c])
                 a = acc[0, c]
                 t = a + x
                 q = t - a
@@ -425,32 +434,45 @@ def _chunk_sum(xf, scale, r0, r1, c0, nc, levels, sig, acc):
 
 @jit
 def _as_fp32(fmt, bits, r0, r1, c0, nc, buf):
-    """FP16/BF16 patterns of the chunk as FP32 patterns in buf (FP16 at 2^-112 scale)."""
+    """FP16/BF16 patterns of the chunk as FP32 patterns in buf: BF16 exactly, FP16
+    at 2^-112 times its value (its fields moved into FP32 position; inf/NaN
+    become FP32 inf/NaN)."""
     for r in range(r0, r1):
         for c in range(nc):
             b = np.uint32(bits[r, c0 + c])
             if fmt == F_BF16:
                 buf[r - r0, c] = b << np.uint32(16)
             else:
-                buf[r - r0, c] = ((b & np.uint32(0x8000)) << np.uint32(16)) | ((b & np.uint32(0x7FFF)) << np.uint32(13))
+                u = ((b & np.uint32(0x8000)) << np.uint32(16)) | ((b & np.uint32(0x7FFF)) << np.uint32(13))
+                if (b & np.uint32(0x7C00)) == np.uint32(0x7C00):
+                    u |= np.uint32(0x7F800000)
+                buf[r - r0, c] = u
 
 
 @jit
-def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, emax, emin, sig, buf, acc):
-    """Summary, levels and level sums of one chunk; returns the levels (0: integer
+def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
+    """Bounds, levels and level sums of one chunk; returns the levels (0: integer
     path).  xf: the same array as float32 (FP32 input only)."""
-    fb = _LAYOUT[fmt, 4]
-    em = _LAYOUT[fmt, 1]
-    bias = 15 if fmt == F_FP16 else 127
-    _chunk_exponents(bits, r0, r1, c0, nc, fb, em, emax, emin)
-    levels = _chunk_levels(r1 - r0, nc, fb, em, bias, emax, emin, sig)
-    if levels:
-        if fmt == F_FP32:
-            _chunk_sum(xf, 1.0, r0, r1, c0, nc, levels, sig, acc)
-        else:
-            _as_fp32(fmt, bits, r0, r1, c0, nc, buf)
-            _chunk_sum(buf.view(np.float32), 2.0 ** 112 if fmt == F_FP16 else 1.0, 0, r1 - r0, 0, nc,
-                       levels, sig, acc)
+    if fmt == F_FP32:
+        src, s0, s1, sc = xf, r0, r1, c0
+    else:
+        _as_fp32(fmt, bits, r0, r1, c0, nc, buf)
+        src, s0, s1, sc = buf.view(np.float32), 0, r1 - r0, 0
+    _chunk_bounds(src, s0, s1, sc, nc, mx, mn)
+    levels = _chunk_levels(r1 - r0, nc, _LAYOUT[fmt, 4], mx.view(np.uint32), mn.view(np.uint32),
+                           sig.view(np.int64))
+    if levels == 0:
+        return 0
+    _chunk_sum(src, s0, s1, sc, nc, levels, sig, acc)
+    nan = False
+    for c in range(nc):
+        nan |= acc[0, c] != acc[0, c]       # a NaN input makes its column's first level NaN
+    if nan:
+        return 0
+    if fmt == F_FP16:                       # back from the 2^-112 view: exact (a power of two)
+        for j in range(levels):
+            for c in range(nc):
+                acc[j, c] *= 2.0 ** 112
     return levels
 
 
@@ -609,8 +631,8 @@ def _seq_accumulate(fmt, seq, seq_f, d, fl):
         _normalize(d)
         return fl
     block = CHUNK_ROWS * LANES
-    emax = np.zeros(LANES, np.int64)
-    emin = np.zeros(LANES, np.int64)
+    mx = np.zeros(LANES, np.float32)
+    mn = np.zeros(LANES, np.float32)
     sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
     buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
     acc = np.zeros((MAX_LEVELS, LANES), np.float64)
@@ -618,7 +640,7 @@ def _seq_accumulate(fmt, seq, seq_f, d, fl):
     while i + block <= n:
         blk = seq[i:i + block].reshape((CHUNK_ROWS, LANES))
         blk_f = seq_f[i:i + block].reshape((CHUNK_ROWS, LANES)) if fmt == F_FP32 else seq_f[:1].reshape((1, 1))
-        levels = _chunk_fast(fmt, blk, blk_f, 0, CHUNK_ROWS, 0, LANES, emax, emin, sig, buf, acc)
+        levels = _chunk_fast(fmt, blk, blk_f, 0, CHUNK_ROWS, 0, LANES, mx, mn, sig, buf, acc)
         if levels == 0:
             fl = _seq_bins(fmt, seq, i, i + block, d, fl)
         else:
@@ -652,8 +674,8 @@ def _reduce_kernel(fmt, data, xf, width, limbs, wraps, flags):
         return
     tsum = np.zeros((LANES, LIMBS), np.uint64)
     fl = np.zeros(LANES, np.uint8)
-    emax = np.zeros(LANES, np.int64)
-    emin = np.zeros(LANES, np.int64)
+    mx = np.zeros(LANES, np.float32)
+    mn = np.zeros(LANES, np.float32)
     sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
     buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
     acc = np.zeros((MAX_LEVELS, LANES), np.float64)
@@ -666,7 +688,7 @@ def _reduce_kernel(fmt, data, xf, width, limbs, wraps, flags):
     for c0 in range(0, cols, LANES):
         nc = min(LANES, cols - c0)
         if fmt != F_INT8 and rows <= CHUNK_ROWS:        # one chunk: states straight from the level sums
-            levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, emax, emin, sig, buf, acc)
+            levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
             if levels:
                 _levels_export(acc, levels, nc, width, m, sh, limb, limbs, wraps, flags, c0)
                 continue
@@ -680,7 +702,7 @@ def _reduce_kernel(fmt, data, xf, width, limbs, wraps, flags):
         else:
             for r0 in range(0, rows, CHUNK_ROWS):
                 r1 = min(rows, r0 + CHUNK_ROWS)
-                levels = _chunk_fast(fmt, data, xf, r0, r1, c0, nc, emax, emin, sig, buf, acc)
+                levels = _chunk_fast(fmt, data, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc)
                 if levels:
                     _double_terms(acc.view(np.int64), levels, nc, m, sh)
                     for j in range(levels):
