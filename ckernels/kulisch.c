@@ -1,6 +1,7 @@
 /* Kulisch exact accumulation, FP32_ARRIVAL fold and rounding: see kulisch.h. */
 #include "kulisch.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- Tunables and assumptions -------------------------------------------
@@ -373,9 +374,6 @@ static int check_width(int w) { return w == 280 || w == 320; }
 #define LANES KULISCH_LANES             /* columns per block; a long sequence is read as rows of LANES lanes */
 #define CHUNK_ROWS KULISCH_CHUNK_ROWS   /* rows per chunk (g = 8; at most FOLD_ROWS for the integer path) */
 #define MAX_LEVELS 3
-#ifndef PREFETCH_NEXT
-#define PREFETCH_NEXT 1
-#endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PRISM_NO_CLONES)
 /* one build for every x86-64: the hot loops are compiled for AVX-512, AVX2 and
@@ -738,6 +736,93 @@ static void seq_accumulate(int fmt, const void *data, size_t n, int64_t *d, uint
     seq_bins(fmt, data, i, n, d, flags);
 }
 
+/* ---- rounding straight from float64 level sums ----
+ * The exact sum of two level sums s1 + s2 is hi + lo with hi = RN53(s1 + s2),
+ * |lo| <= ulp53(hi)/2 (TwoSum, exact).  Rounding |hi| to a format's grid:
+ * with n the kept bits and rem the dropped ones (in units of ulp53(hi)),
+ * rem < half or rem > half leaves the true sum on hi's side of the midpoint
+ * (|lo| cannot cross a whole ulp53), rem == half is decided by lo's sign (a
+ * tie, RNE, when lo == 0).  Same result as rounding the exact sum once. */
+static inline uint32_t round_pair(int fmt, double hi, double lo)
+{
+    uint64_t b;
+    memcpy(&b, &hi, 8);
+    int neg = (int)(b >> 63), E = (int)((b >> 52) & 0x7FF);
+    if (E == 0) return 0;                    /* hi == 0: the sum is exactly zero -> +0 */
+    uint64_t M = (b & 0xFFFFFFFFFFFFFull) | (1ull << 52);
+    int l = lo == 0.0 ? 0 : ((lo > 0.0) != neg ? 1 : -1);   /* the residual's sign against |hi| */
+    int e2 = E - 1075;                       /* |hi| = M * 2^e2 */
+    if (fmt == F_INT8) {
+        int t = -e2;
+        if (t <= 0) return neg ? 0x80 : 0x7F;    /* |hi| >= 2^52: saturates */
+        if (t > 60) return 0;                    /* |hi| < 2^-7 */
+        uint64_t n = M >> t, rem = M & ((1ull << t) - 1), half = 1ull << (t - 1);
+        n += rem > half || (rem == half && (l > 0 || (l == 0 && (n & 1))));
+        int64_t v = neg ? -(int64_t)n : (int64_t)n;
+        return (uint32_t)(v > 127 ? 127 : v < -128 ? -128 : v) & 0xFF;
+    }
+    int mbits, emin, emax, sign_pos;
+    switch (fmt) {
+    case F_FP16: mbits = 10; emin = -14; emax = 15; sign_pos = 15; break;
+    case F_BF16: mbits = 7; emin = -126; emax = 127; sign_pos = 15; break;
+    default: mbits = 23; emin = -126; emax = 127; sign_pos = 31; break;
+    }
+    uint32_t sign = (uint32_t)neg << sign_pos;
+    int e = E - 1023;
+    if (e < emin) e = emin;
+    int t = (e - mbits) - e2;                /* >= 52 - mbits > 0 */
+    if (t > 60) return sign;                 /* far below half a quantum: a zero of the sum's sign */
+    uint64_t n = M >> t, rem = M & ((1ull << t) - 1), half = 1ull << (t - 1);
+    n += rem > half || (rem == half && (l > 0 || (l == 0 && (n & 1))));
+    if (n >> (mbits + 1)) { n >>= 1; e++; }
+    if (e > emax) return sign | infinity_bits(fmt, 0);
+    if (n >> mbits) return sign | ((uint32_t)(e + emax) << mbits) | (uint32_t)(n & ((1ull << mbits) - 1));
+    return sign | (uint32_t)n;               /* subnormal, or a zero of the sum's sign */
+}
+
+/* One exported state (W-bit limbs, wraps, flags) rounded to fmt. */
+static inline uint32_t round_state(int fmt, int width, const uint64_t *limbs, int64_t wraps, uint8_t flags)
+{
+    int sp;
+    uint32_t r = special_result(fmt, flags, &sp);
+    if (sp) return r;
+    if (wraps) {                             /* |true sum| >= 2^(W-1-149) >= 2^130: beyond every format */
+        int neg = wraps < 0;
+        return fmt == F_INT8 ? (neg ? 0x80 : 0x7F) : infinity_bits(fmt, neg);
+    }
+    const int top = width - 64 * (KULISCH_LIMBS - 1);
+    const uint64_t mask = top == 64 ? ~0ull : (1ull << top) - 1;
+    uint64_t T[KULISCH_LIMBS];
+    memcpy(T, limbs, sizeof T);
+    uint64_t x = T[KULISCH_LIMBS - 1] & mask;        /* the state's bits below W, sign-extended */
+    if ((x >> (top - 1)) & 1) x |= ~mask;
+    T[KULISCH_LIMBS - 1] = x;
+    return limbs_round(fmt, T);
+}
+
+/* Columns [0, nc) of a block whose level sums (1 or 2 levels) are in sum:
+ * rounded bits, wraps and flags (no specials: the fast path had none). */
+static void levels_round(int fmt, const double *sum, int levels, size_t nc, int width,
+                         uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+{
+    for (size_t c = 0; c < nc; c++) {
+        double s1 = sum[c], s2 = levels == 2 ? sum[LANES + c] : 0.0;
+        double hi = s1 + s2, bv = hi - s1, lo = (s1 - (hi - bv)) + (s2 - bv);   /* TwoSum */
+        if (fabs(hi) < 0x1p129) {            /* |sum| < 2^130: no wrap at either width */
+            out_bits[c] = round_pair(fmt, hi, lo);
+            out_wraps[c] = 0;
+            out_flags[c] = 0;
+        } else {                              /* near the 280-bit range: the exact state decides */
+            uint64_t T[KULISCH_LIMBS] = {0}, limbs[KULISCH_LIMBS];
+            limbs_add_double(T, s1);
+            limbs_add_double(T, s2);
+            out_flags[c] = 0;
+            limbs_export(T, width, limbs, out_wraps + c, out_flags + c);
+            out_bits[c] = round_state(fmt, width, limbs, out_wraps[c], out_flags[c]);
+        }
+    }
+}
+
 /* ---- Kulisch entry points ---- */
 
 int kulisch_chunk_levels(int in_fmt, const void *data, size_t rows, size_t cols)
@@ -760,18 +845,23 @@ int kulisch_chunk_levels(int in_fmt, const void *data, size_t rows, size_t cols)
 }
 
 
-int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int width,
-                   uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+/* The reduction; out_fmt < 0: exact states into out_limbs, else rounded bits into out_bits. */
+static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, size_t cols, int width,
+                       uint64_t *out_limbs, uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
 {
-    if (!check_fmt(in_fmt)) return -1;
+    if (!check_fmt(in_fmt) || (out_fmt >= 0 && !check_fmt(out_fmt))) return -1;
     if (!check_width(width)) return -2;
     if (rows > KULISCH_MAX_ROWS) return -3;
+    uint64_t tmp_limbs[LANES * KULISCH_LIMBS];
+    const int rounding = out_fmt >= 0;
     if (cols == 1) {                          /* one column is one long sequence */
         int64_t d[WIDE_DIGITS] = {0};
         uint8_t fl = 0;
+        uint64_t *limbs = rounding ? tmp_limbs : out_limbs;
         seq_accumulate(in_fmt, data, rows, d, &fl);
         out_flags[0] = fl;
-        wide_export(d, width, out_limbs, out_wraps, out_flags);
+        wide_export(d, width, limbs, out_wraps, out_flags);
+        if (rounding) out_bits[0] = round_state(out_fmt, width, limbs, out_wraps[0], out_flags[0]);
         return 0;
     }
     uint64_t T[LANES][KULISCH_LIMBS];
@@ -791,14 +881,18 @@ int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int w
                 for (size_t c = 0; c < nc; c++) limbs_add_shifted(T[c], isum[c], 149);
             }
         } else {
-            if (PREFETCH_NEXT && c0 + LANES < cols)   /* rows are far apart: start the next block's lines early */
-                for (size_t r = 0; r < rows && r < CHUNK_ROWS; r++)
-                    for (size_t off = 0; off < LANES * (size_t)(in_fmt == F_FP32 ? 4 : 2); off += 64)
-                        __builtin_prefetch((const char *)data + ((r * cols + c0 + LANES) * (in_fmt == F_FP32 ? 4 : 2)) + off);
             if (rows <= CHUNK_ROWS) {         /* one chunk: each column's state straight from its level sums */
                 int levels = chunk_fast_any(in_fmt, data, cols, 0, rows, c0, nc, sum);
+                if (levels && rounding && levels <= 2) {
+                    levels_round(out_fmt, sum, levels, nc, width, out_bits + c0, out_wraps + c0, out_flags + c0);
+                    continue;
+                }
                 if (levels) {
-                    levels_export(sum, levels, nc, width, out_limbs + c0 * KULISCH_LIMBS, out_wraps + c0, out_flags + c0);
+                    uint64_t *limbs = rounding ? tmp_limbs : out_limbs + c0 * KULISCH_LIMBS;
+                    levels_export(sum, levels, nc, width, limbs, out_wraps + c0, out_flags + c0);
+                    for (size_t c = 0; rounding && c < nc; c++)
+                        out_bits[c0 + c] = round_state(out_fmt, width, limbs + c * KULISCH_LIMBS, out_wraps[c0 + c],
+                                                       out_flags[c0 + c]);
                     continue;
                 }
             }
@@ -815,11 +909,25 @@ int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int w
             }
         }
         for (size_t c = 0; c < nc; c++) {
+            uint64_t *limbs = rounding ? tmp_limbs : out_limbs + (c0 + c) * KULISCH_LIMBS;
             out_flags[c0 + c] = fl[c];
-            limbs_export(T[c], width, out_limbs + (c0 + c) * KULISCH_LIMBS, out_wraps + c0 + c, out_flags + c0 + c);
+            limbs_export(T[c], width, limbs, out_wraps + c0 + c, out_flags + c0 + c);
+            if (rounding) out_bits[c0 + c] = round_state(out_fmt, width, limbs, out_wraps[c0 + c], out_flags[c0 + c]);
         }
     }
     return 0;
+}
+
+int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int width,
+                   uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+{
+    return reduce_impl(in_fmt, -1, data, rows, cols, width, out_limbs, NULL, out_wraps, out_flags);
+}
+
+int kulisch_reduce_round(int in_fmt, int out_fmt, const void *data, size_t rows, size_t cols, int width,
+                         uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+{
+    return reduce_impl(in_fmt, out_fmt, data, rows, cols, width, NULL, out_bits, out_wraps, out_flags);
 }
 
 int kulisch_accumulate(int in_fmt, const void *data, size_t n, int width,
@@ -842,27 +950,7 @@ int kulisch_round(int out_fmt, int width, const uint64_t *limbs, const int64_t *
 {
     if (!check_fmt(out_fmt)) return -1;
     if (!check_width(width)) return -2;
-    const int top = width - 64 * (KULISCH_LIMBS - 1);
-    const uint64_t mask = top == 64 ? ~0ull : (1ull << top) - 1;
-    for (size_t i = 0; i < n; i++) {
-        int sp;
-        uint32_t r = special_result(out_fmt, flags[i], &sp);
-        if (!sp) {
-            if (wraps[i]) {
-                /* |true sum| >= 2^(W-1-149) >= 2^130: beyond every format */
-                int neg = wraps[i] < 0;
-                r = out_fmt == F_INT8 ? (neg ? 0x80 : 0x7F) : infinity_bits(out_fmt, neg);
-            } else {
-                uint64_t T[KULISCH_LIMBS];
-                memcpy(T, limbs + i * KULISCH_LIMBS, sizeof T);
-                uint64_t x = T[KULISCH_LIMBS - 1] & mask;        /* the state's bits below W, sign-extended */
-                if ((x >> (top - 1)) & 1) x |= ~mask;
-                T[KULISCH_LIMBS - 1] = x;
-                r = limbs_round(out_fmt, T);
-            }
-        }
-        out_bits[i] = r;
-    }
+    for (size_t i = 0; i < n; i++) out_bits[i] = round_state(out_fmt, width, limbs + i * KULISCH_LIMBS, wraps[i], flags[i]);
     return 0;
 }
 

@@ -49,6 +49,12 @@
 int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int width,
                    uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags);
 
+/* The same reduction rounded once to out_fmt: out_bits[cols] (patterns as in
+ * kulisch_round), out_wraps[cols], out_flags[cols]; bit-identical to
+ * kulisch_reduce followed by kulisch_round, without the states in between. */
+int kulisch_reduce_round(int in_fmt, int out_fmt, const void *data, size_t rows, size_t cols, int width,
+                         uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags);
+
 /* Accumulate one long sequence of n patterns into ONE state, which is read
  * and updated in place (limbs[KULISCH_LIMBS], *wraps, *flags); start from
  * zeros for a fresh sum.  Sequences of any length (chunked internally). */

@@ -42,12 +42,27 @@ def kulisch_reduce(in_fmt, data, width=320):
     """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
     a = _bits(in_fmt, data, 2)
     rows, cols = a.shape
-    limbs = np.zeros((cols, LIMBS), np.uint64)
-    wraps = np.zeros(cols, np.int64)
-    flags = np.zeros(cols, np.uint8)
+    limbs = np.empty((cols, LIMBS), np.uint64)     # every entry is written
+    wraps = np.empty(cols, np.int64)
+    flags = np.empty(cols, np.uint8)
     _check(lib.kulisch_reduce(FORMAT_CODE[in_fmt], _ptr("void *", a), rows, cols, width,
                               _ptr("uint64_t *", limbs), _ptr("int64_t *", wraps), _ptr("uint8_t *", flags)))
     return limbs, wraps, flags
+
+
+def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
+    """The reduction rounded once to out_fmt -> (bits uint32 (E,), wraps int64 (E,),
+    flags uint8 (E,)); the same as kulisch_reduce then kulisch_round."""
+    if out_fmt not in FORMAT_CODE:
+        raise ValueError(f"unknown number format {out_fmt!r}")
+    a = _bits(in_fmt, data, 2)
+    rows, cols = a.shape
+    bits = np.empty(cols, np.uint32)
+    wraps = np.empty(cols, np.int64)
+    flags = np.empty(cols, np.uint8)
+    _check(lib.kulisch_reduce_round(FORMAT_CODE[in_fmt], FORMAT_CODE[out_fmt], _ptr("void *", a), rows, cols, width,
+                                    _ptr("uint32_t *", bits), _ptr("int64_t *", wraps), _ptr("uint8_t *", flags)))
+    return bits, wraps, flags
 
 
 def kulisch_accumulate(in_fmt, seq, width=320, state=None):

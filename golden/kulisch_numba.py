@@ -528,6 +528,93 @@ def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, fl
         flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
 
 
+# ---- rounding straight from float64 level sums (the argument: ckernels/kulisch.c) ----
+
+@jit
+def _round_pair(fmt, hi, lo):
+    """RN of the exact hi + lo to fmt, where hi = RN53(hi + lo) (a TwoSum pair)."""
+    if hi == 0.0:
+        return 0
+    neg = hi < 0.0
+    mant, ex = math.frexp(abs(hi))
+    big_m = np.int64(mant * 9007199254740992.0)        # |hi| = big_m * 2^(ex - 53), 2^52 <= big_m < 2^53
+    resid = 0 if lo == 0.0 else (1 if (lo > 0.0) != neg else -1)
+    e2 = ex - 53
+    if fmt == F_INT8:
+        t = -e2
+        if t <= 0:
+            return 0x80 if neg else 0x7F
+        if t > 60:
+            return 0
+        n = big_m >> t
+        rem = big_m & ((np.int64(1) << t) - 1)
+        half = np.int64(1) << (t - 1)
+        if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
+            n += 1
+        v = -n if neg else n
+        return min(127, max(-128, v)) & 0xFF
+    mbits = _LAYOUT[fmt, 4]
+    emin = -14 if fmt == F_FP16 else -126
+    emax = 15 if fmt == F_FP16 else 127
+    sign = (1 << _LAYOUT[fmt, 3]) if neg else 0
+    e = max(ex - 1, emin)
+    t = (e - mbits) - e2
+    if t > 60:
+        return sign
+    n = big_m >> t
+    rem = big_m & ((np.int64(1) << t) - 1)
+    half = np.int64(1) << (t - 1)
+    if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
+        n += 1
+    if n >> (mbits + 1):
+        n >>= 1
+        e += 1
+    if e > emax:
+        return sign | _infinity(fmt, False)
+    if n >> mbits:
+        return sign | ((e + emax) << mbits) | (n & ((1 << mbits) - 1))
+    return sign | n
+
+
+@jit
+def _round_state(fmt, width, limbs, wraps, flags, d):
+    """One exported state (W-bit limbs, wraps, flags) rounded to fmt (d: scratch digits)."""
+    r = _special_result(fmt, flags)
+    if r >= 0:
+        return r
+    if wraps != 0:              # |true sum| >= 2^(W-1-149) >= 2^130: beyond every format
+        return (0x80 if wraps < 0 else 0x7F) if fmt == F_INT8 else _infinity(fmt, wraps < 0)
+    d[:] = 0
+    _add_state(d, limbs, 0, width)
+    _normalize(d)
+    return _round_wide(fmt, d)
+
+
+@jit
+def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d):
+    """Columns of a block with 1 or 2 level sums: rounded bits, wraps, flags."""
+    for c in range(nc):
+        s1 = acc[0, c]
+        s2 = acc[1, c] if levels == 2 else 0.0
+        hi = s1 + s2                                    # TwoSum: hi + lo == s1 + s2 exactly
+        bv = hi - s1
+        lo = (s1 - (hi - bv)) + (s2 - bv)
+        if abs(hi) < 2.0 ** 129:                        # |sum| < 2^130: no wrap at either width
+            bits_out[c_out + c] = _round_pair(fmt, hi, lo)
+            wraps_out[c_out + c] = 0
+            flags_out[c_out + c] = 0
+        else:                                           # near the 280-bit range: the exact state decides
+            tsum[:] = 0
+            for v in (s1, s2):
+                if v != 0.0:
+                    mant, ex = math.frexp(v)
+                    _limbs_add_shifted(tsum, np.int64(mant * 9007199254740992.0), ex - 53 + 149)
+            w = _limbs_export(tsum, width, state)
+            wraps_out[c_out + c] = w
+            flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
+            bits_out[c_out + c] = _round_state(fmt, width, state, w, flags_out[c_out + c], d)
+
+
 # ---- the integer path ------------------------------------------------------------------
 
 @jit
@@ -663,16 +750,23 @@ def _seq_accumulate(fmt, seq, seq_f, d, fl):
 # ---- kernels --------------------------------------------------------------------
 
 @jit
-def _reduce_kernel(fmt, data, xf, width, limbs, wraps, flags):
+def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
+    """out_fmt < 0: exact states into limbs; else rounded patterns into bits."""
     rows, cols = data.shape
+    rounding = out_fmt >= 0
+    d = np.zeros(WIDE_DIGITS, np.int64)
+    state = np.zeros(LIMBS, np.uint64)
     if cols == 1:                       # one column is one long sequence
-        d = np.zeros(WIDE_DIGITS, np.int64)
         fl = _seq_accumulate(fmt, data.reshape(rows), xf.reshape(xf.size), d, 0)
-        w = _export(d, width, limbs[0])
+        st = state if rounding else limbs[0]
+        w = _export(d, width, st)
         wraps[0] = w
         flags[0] = fl | (FLAG_OVF if w != 0 else 0)
+        if rounding:
+            bits[0] = _round_state(out_fmt, width, st, w, flags[0], d)
         return
     tsum = np.zeros((LANES, LIMBS), np.uint64)
+    tmp_limbs = np.zeros((LANES, LIMBS), np.uint64)
     fl = np.zeros(LANES, np.uint8)
     mx = np.zeros(LANES, np.float32)
     mn = np.zeros(LANES, np.float32)
@@ -687,10 +781,18 @@ def _reduce_kernel(fmt, data, xf, width, limbs, wraps, flags):
     hidden, scale, offset = _make_tables(fmt)
     for c0 in range(0, cols, LANES):
         nc = min(LANES, cols - c0)
-        if fmt != F_INT8 and rows <= CHUNK_ROWS:        # one chunk: states straight from the level sums
+        if fmt != F_INT8 and rows <= CHUNK_ROWS:        # one chunk: results straight from the level sums
             levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
+            if levels and rounding and levels <= 2:
+                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d)
+                continue
             if levels:
-                _levels_export(acc, levels, nc, width, m, sh, limb, limbs, wraps, flags, c0)
+                if rounding:
+                    _levels_export(acc, levels, nc, width, m, sh, limb, tmp_limbs, wraps[c0:], flags[c0:], 0)
+                    for c in range(nc):
+                        bits[c0 + c] = _round_state(out_fmt, width, tmp_limbs[c], wraps[c0 + c], flags[c0 + c], d)
+                else:
+                    _levels_export(acc, levels, nc, width, m, sh, limb, limbs, wraps, flags, c0)
                 continue
         tsum[:, :] = 0
         fl[:] = 0
@@ -712,9 +814,12 @@ def _reduce_kernel(fmt, data, xf, width, limbs, wraps, flags):
                 else:
                     _chunk_integer(fmt, hidden, scale, offset, data, r0, r1, c0, nc, iacc, tsum, fl)
         for c in range(nc):
-            w = _limbs_export(tsum[c], width, limbs[c0 + c])
+            st = state if rounding else limbs[c0 + c]
+            w = _limbs_export(tsum[c], width, st)
             wraps[c0 + c] = w
             flags[c0 + c] = fl[c] | (FLAG_OVF if w != 0 else 0)
+            if rounding:
+                bits[c0 + c] = _round_state(out_fmt, width, st, w, flags[c0 + c], d)
 
 
 @jit
@@ -745,6 +850,8 @@ def _round_kernel(fmt, width, limbs, wraps, flags, out):
 # ---- Python face ------------------------------------------------------------------
 
 _NO_FLOATS_2D = np.zeros((1, 1), np.float32)     # stands in for the float32 view of a non-FP32 input
+_NO_LIMBS = np.zeros((1, LIMBS), np.uint64)       # stand-ins for the output the call does not ask for
+_NO_BITS = np.zeros(1, np.uint32)
 
 
 def _check_width(width):
@@ -761,19 +868,38 @@ def _bits(fmt, data, ndim):
     return a
 
 
-def kulisch_reduce(in_fmt, data, width=320):
-    """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
+def _reduce_args(in_fmt, data, width):
     _check_width(width)
     a = _bits(in_fmt, data, 2)
     if a.shape[0] > MAX_ROWS:
         raise ValueError("bad row count")
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D
+    return a, xf
+
+
+def kulisch_reduce(in_fmt, data, width=320):
+    """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
+    a, xf = _reduce_args(in_fmt, data, width)
     cols = a.shape[1]
     limbs = np.zeros((cols, LIMBS), np.uint64)
     wraps = np.zeros(cols, np.int64)
     flags = np.zeros(cols, np.uint8)
-    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D
-    _reduce_kernel(FORMAT_CODE[in_fmt], a, xf, width, limbs, wraps, flags)
+    _reduce_kernel(FORMAT_CODE[in_fmt], -1, a, xf, width, limbs, _NO_BITS, wraps, flags)
     return limbs, wraps, flags
+
+
+def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
+    """The reduction rounded once to out_fmt -> (bits uint32 (E,), wraps int64 (E,),
+    flags uint8 (E,)); the same as kulisch_reduce then kulisch_round."""
+    if out_fmt not in FORMAT_CODE:
+        raise ValueError(f"unknown number format {out_fmt!r}")
+    a, xf = _reduce_args(in_fmt, data, width)
+    cols = a.shape[1]
+    bits = np.zeros(cols, np.uint32)
+    wraps = np.zeros(cols, np.int64)
+    flags = np.zeros(cols, np.uint8)
+    _reduce_kernel(FORMAT_CODE[in_fmt], FORMAT_CODE[out_fmt], a, xf, width, _NO_LIMBS, bits, wraps, flags)
+    return bits, wraps, flags
 
 
 def kulisch_accumulate(in_fmt, seq, width=320, state=None):
