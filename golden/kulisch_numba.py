@@ -902,6 +902,29 @@ def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
     return bits, wraps, flags
 
 
+def chunk_levels(in_fmt, data):
+    """Which path the reduction takes for one chunk (a rows x cols array of a float
+    format, rows <= CHUNK_ROWS, cols <= LANES): float64 levels 1..3, or 0 for the
+    integer path (an inf/NaN, or a wider spread).  For tests of the boundaries."""
+    a = _bits(in_fmt, data, 2)
+    rows, cols = a.shape
+    if in_fmt == "int8" or not (1 <= rows <= CHUNK_ROWS and 1 <= cols <= LANES):
+        raise ValueError(f"a chunk is a float format, 1..{CHUNK_ROWS} rows by 1..{LANES} columns")
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D
+    return int(_chunk_levels_probe(FORMAT_CODE[in_fmt], a, xf))
+
+
+@jit
+def _chunk_levels_probe(fmt, bits, xf):
+    rows, cols = bits.shape
+    mx = np.zeros(LANES, np.float32)
+    mn = np.zeros(LANES, np.float32)
+    sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
+    buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
+    acc = np.zeros((MAX_LEVELS, LANES), np.float64)
+    return _chunk_fast(fmt, bits, xf, 0, rows, 0, cols, mx, mn, sig, buf, acc)
+
+
 def kulisch_accumulate(in_fmt, seq, width=320, state=None):
     """Accumulate one sequence into one state (optionally continuing `state` =
     (limbs, wraps, flags)).  Returns (limbs uint64 (5,), wraps, flags)."""
