@@ -872,6 +872,26 @@ static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, s
     int have_tables = 0;
     for (size_t c0 = 0; c0 < cols; c0 += LANES) {
         size_t nc = cols - c0 < LANES ? cols - c0 : LANES;
+        int levels = 0;
+        if (in_fmt == F_INT8 && rows <= INT8_CHUNK) {   /* one int32 sum per column: exact as one double level */
+            int8_column_sums((const int8_t *)data, cols, 0, rows, c0, nc, isum);
+            for (size_t c = 0; c < nc; c++) sum[c] = (double)isum[c];
+            levels = 1;
+        } else if (in_fmt != F_INT8 && rows <= CHUNK_ROWS) {   /* one chunk: results straight from the level sums */
+            levels = chunk_fast_any(in_fmt, data, cols, 0, rows, c0, nc, sum);
+        }
+        if (levels) {
+            if (rounding && levels <= 2) {
+                levels_round(out_fmt, sum, levels, nc, width, out_bits + c0, out_wraps + c0, out_flags + c0);
+                continue;
+            }
+            uint64_t *limbs = rounding ? tmp_limbs : out_limbs + c0 * KULISCH_LIMBS;
+            levels_export(sum, levels, nc, width, limbs, out_wraps + c0, out_flags + c0);
+            for (size_t c = 0; rounding && c < nc; c++)
+                out_bits[c0 + c] = round_state(out_fmt, width, limbs + c * KULISCH_LIMBS, out_wraps[c0 + c],
+                                               out_flags[c0 + c]);
+            continue;
+        }
         memset(T, 0, sizeof T);
         memset(fl, 0, sizeof fl);
         if (in_fmt == F_INT8) {
@@ -881,21 +901,6 @@ static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, s
                 for (size_t c = 0; c < nc; c++) limbs_add_shifted(T[c], isum[c], 149);
             }
         } else {
-            if (rows <= CHUNK_ROWS) {         /* one chunk: each column's state straight from its level sums */
-                int levels = chunk_fast_any(in_fmt, data, cols, 0, rows, c0, nc, sum);
-                if (levels && rounding && levels <= 2) {
-                    levels_round(out_fmt, sum, levels, nc, width, out_bits + c0, out_wraps + c0, out_flags + c0);
-                    continue;
-                }
-                if (levels) {
-                    uint64_t *limbs = rounding ? tmp_limbs : out_limbs + c0 * KULISCH_LIMBS;
-                    levels_export(sum, levels, nc, width, limbs, out_wraps + c0, out_flags + c0);
-                    for (size_t c = 0; rounding && c < nc; c++)
-                        out_bits[c0 + c] = round_state(out_fmt, width, limbs + c * KULISCH_LIMBS, out_wraps[c0 + c],
-                                                       out_flags[c0 + c]);
-                    continue;
-                }
-            }
             for (size_t r0 = 0; r0 < rows; r0 += CHUNK_ROWS) {
                 size_t r1 = rows - r0 < CHUNK_ROWS ? rows : r0 + CHUNK_ROWS;
                 int levels = chunk_fast_any(in_fmt, data, cols, r0, r1, c0, nc, sum);

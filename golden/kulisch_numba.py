@@ -338,16 +338,17 @@ def _limbs_export(t, width, limbs_out):
 def _chunk_bounds(xf, r0, r1, c0, nc, mx, mn):
     """Per column of the float32 chunk: the largest magnitude (inf if an inf is
     there; a NaN is caught later, by the sums) and the smallest nonzero
-    magnitude (inf if none).  Float32 throughout, so it vectorises 8 or 16
-    lanes wide."""
+    magnitude (inf if none).  Float32 throughout, row by row over 1-d views,
+    so it vectorises 16 lanes wide."""
     inf = np.float32(np.inf)
     zero = np.float32(0.0)
     for c in range(nc):
         mx[c] = zero
         mn[c] = inf
     for r in range(r0, r1):
+        row = xf[r, c0:c0 + nc]
         for c in range(nc):
-            a = abs(xf[r, c0 + c])
+            a = abs(row[c])
             m = mx[c]
             mx[c] = a if a > m else m
             a_nz = a if a != zero else inf
@@ -356,11 +357,12 @@ def _chunk_bounds(xf, r0, r1, c0, nc, mx, mn):
 
 
 @jit
-def _chunk_levels(nr, nc, fb, mx, mn, sig_bits):
+def _chunk_levels(nr, nc, fb, special_field, mx, mn, sig_bits):
     """Levels the chunk needs (0: an inf/NaN, or more than MAX_LEVELS); sig_bits[j, c]
     = the bits of 1.5 * 2^k per extraction level (ckernels/kulisch.c states the bound).
     mx, mn as FP32 patterns; fb: the input format's fraction bits (its values
-    are multiples of 2^(exponent - 127 - fb) in the FP32 view)."""
+    are multiples of 2^(exponent - 127 - fb) in the FP32 view); special_field:
+    the FP32 exponent field from which a magnitude is an inf or NaN."""
     g = 1
     while (1 << g) < nr:
         g += 1
@@ -369,7 +371,7 @@ def _chunk_levels(nr, nc, fb, mx, mn, sig_bits):
     special = False
     for c in range(nc):
         ehi = (np.int64(mx[c]) >> 23) & 0xFF
-        special |= ehi == 0xFF                   # an inf
+        special |= ehi >= special_field          # an inf (or, for FP16, any inf/NaN)
         elo = (np.int64(mn[c]) >> 23) & 0xFF
         hi = ehi if ehi != 0 else 1
         lo = hi if elo == 0xFF else (elo if elo != 0 else 1)
@@ -388,65 +390,73 @@ def _chunk_levels(nr, nc, fb, mx, mn, sig_bits):
 @jit
 def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
     """Exact level sums of rows [r0, r1) x columns [c0, c0 + nc) of the float32
-    array xf into acc[j, c]."""
+    array xf into acc[j, c] (row by row over 1-d views: they vectorise)."""
+    a1 = acc[0]
+    a2 = acc[1]
+    a3 = acc[2]
+    s1 = sig[0]
+    s2 = sig[1]
     if levels == 1:
         for c in range(nc):
-            acc[0, c] = 0.0
+            a1[c] = 0.0
         for r in range(r0, r1):
+            row = xf[r, c0:c0 + nc]
             for c in range(nc):
-                acc[0, c] += np.float64(xf[r, c0 + c])
+                a1[c] += np.float64(row[c])
     elif levels == 2:
         for c in range(nc):
-            acc[0, c] = sig[0, c]
-            acc[1, c] = 0.0
+            a1[c] = s1[c]
+            a2[c] = 0.0
         for r in range(r0, r1):
+            row = xf[r, c0:c0 + nc]
             for c in range(nc):
-                x = np.float64(xf[r, c0 + c])
-                a = acc[0, c]
+                x = np.float64(row[c])
+                a = a1[c]
                 t = a + x
                 q = t - a
-                acc[0, c] = t
-                acc[1, c] += x - q
+                a1[c] = t
+                a2[c] += x - q
         for c in range(nc):
-            acc[0, c] -= sig[0, c]
+            a1[c] -= s1[c]
     else:
         for c in range(nc):
-            acc[0, c] = sig[0, c]
-            acc[1, c] = sig[1, c]
-            acc[2, c] = 0.0
+            a1[c] = s1[c]
+            a2[c] = s2[c]
+            a3[c] = 0.0
         for r in range(r0, r1):
+            row = xf[r, c0:c0 + nc]
             for c in range(nc):
-                x = np.float64(xf[r, c0 + c])
-                a = acc[0, c]
+                x = np.float64(row[c])
+                a = a1[c]
                 t = a + x
                 q = t - a
-                acc[0, c] = t
+                a1[c] = t
                 y = x - q
-                a2 = acc[1, c]
-                t2 = a2 + y
-                q2 = t2 - a2
-                acc[1, c] = t2
-                acc[2, c] += y - q2
+                b = a2[c]
+                t2 = b + y
+                q2 = t2 - b
+                a2[c] = t2
+                a3[c] += y - q2
         for c in range(nc):
-            acc[0, c] -= sig[0, c]
-            acc[1, c] -= sig[1, c]
+            a1[c] -= s1[c]
+            a2[c] -= s2[c]
 
 
 @jit
 def _as_fp32(fmt, bits, r0, r1, c0, nc, buf):
-    """FP16/BF16 patterns of the chunk as FP32 patterns in buf: BF16 exactly, FP16
-    at 2^-112 times its value (its fields moved into FP32 position; inf/NaN
-    become FP32 inf/NaN)."""
+    """FP16/BF16 patterns of the chunk as FP32 patterns in buf: BF16 exactly; FP16
+    at 2^-112 times its value (its fields moved into FP32 position), where its
+    inf/NaN land on FP32 exponent field 31, above every finite FP16."""
     for r in range(r0, r1):
-        for c in range(nc):
-            b = np.uint32(bits[r, c0 + c])
-            if fmt == F_BF16:
-                buf[r - r0, c] = b << np.uint32(16)
-            else:
-                u = ((b & np.uint32(0x8000)) << np.uint32(16)) | ((b & np.uint32(0x7FFF)) << np.uint32(13))
-                if (b & np.uint32(0x7C00)) == np.uint32(0x7C00):
-                    u |= np.uint32(0x7F800000)
-                buf[r - r0, c] = u
+        row = bits[r, c0:c0 + nc]
+        out = buf[r - r0]
+        if fmt == F_BF16:
+            for c in range(nc):
+                out[c] = np.uint32(row[c]) << np.uint32(16)
+        else:
+            for c in range(nc):
+                b = np.uint32(row[c])
+                out[c] = ((b & np.uint32(0x8000)) << np.uint32(16)) | ((b & np.uint32(0x7FFF)) << np.uint32(13))
 
 
 @jit
@@ -459,8 +469,8 @@ def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
         _as_fp32(fmt, bits, r0, r1, c0, nc, buf)
         src, s0, s1, sc = buf.view(np.float32), 0, r1 - r0, 0
     _chunk_bounds(src, s0, s1, sc, nc, mx, mn)
-    levels = _chunk_levels(r1 - r0, nc, _LAYOUT[fmt, 4], mx.view(np.uint32), mn.view(np.uint32),
-                           sig.view(np.int64))
+    levels = _chunk_levels(r1 - r0, nc, _LAYOUT[fmt, 4], 31 if fmt == F_FP16 else 0xFF, mx.view(np.uint32),
+                           mn.view(np.uint32), sig.view(np.int64))
     if levels == 0:
         return 0
     _chunk_sum(src, s0, s1, sc, nc, levels, sig, acc)
@@ -531,15 +541,16 @@ def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, fl
 # ---- rounding straight from float64 level sums (the argument: ckernels/kulisch.c) ----
 
 @jit
-def _round_pair(fmt, hi, lo):
-    """RN of the exact hi + lo to fmt, where hi = RN53(hi + lo) (a TwoSum pair)."""
-    if hi == 0.0:
+def _round_pair(fmt, hib, lo):
+    """RN of the exact hi + lo to fmt, where hi (given as its bits hib) =
+    RN53(hi + lo) (a TwoSum pair)."""
+    e_field = (hib >> 52) & 0x7FF
+    if e_field == 0:
         return 0
-    neg = hi < 0.0
-    mant, ex = math.frexp(abs(hi))
-    big_m = np.int64(mant * 9007199254740992.0)        # |hi| = big_m * 2^(ex - 53), 2^52 <= big_m < 2^53
+    neg = hib < 0
+    big_m = (hib & 0xFFFFFFFFFFFFF) | (np.int64(1) << 52)   # |hi| = big_m * 2^(e_field - 1075)
     resid = 0 if lo == 0.0 else (1 if (lo > 0.0) != neg else -1)
-    e2 = ex - 53
+    e2 = e_field - 1075
     if fmt == F_INT8:
         t = -e2
         if t <= 0:
@@ -557,7 +568,7 @@ def _round_pair(fmt, hi, lo):
     emin = -14 if fmt == F_FP16 else -126
     emax = 15 if fmt == F_FP16 else 127
     sign = (1 << _LAYOUT[fmt, 3]) if neg else 0
-    e = max(ex - 1, emin)
+    e = max(e_field - 1023, emin)
     t = (e - mbits) - e2
     if t > 60:
         return sign
@@ -591,21 +602,32 @@ def _round_state(fmt, width, limbs, wraps, flags, d):
 
 
 @jit
-def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d):
-    """Columns of a block with 1 or 2 level sums: rounded bits, wraps, flags."""
+def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d, pair):
+    """Columns of a block with 1 or 2 level sums: rounded bits, wraps, flags.
+    pair: (2, LANES) float64 scratch for the TwoSum pairs."""
+    hi = pair[0]
+    lo = pair[1]
+    s1 = acc[0]
+    s2 = acc[1]
+    if levels == 2:
+        for c in range(nc):                             # TwoSum: hi + lo == s1 + s2 exactly
+            h = s1[c] + s2[c]
+            bv = h - s1[c]
+            hi[c] = h
+            lo[c] = (s1[c] - (h - bv)) + (s2[c] - bv)
+    else:
+        for c in range(nc):
+            hi[c] = s1[c]
+            lo[c] = 0.0
+    hib = hi.view(np.int64)
     for c in range(nc):
-        s1 = acc[0, c]
-        s2 = acc[1, c] if levels == 2 else 0.0
-        hi = s1 + s2                                    # TwoSum: hi + lo == s1 + s2 exactly
-        bv = hi - s1
-        lo = (s1 - (hi - bv)) + (s2 - bv)
-        if abs(hi) < 2.0 ** 129:                        # |sum| < 2^130: no wrap at either width
-            bits_out[c_out + c] = _round_pair(fmt, hi, lo)
+        if abs(hi[c]) < 2.0 ** 129:                     # |sum| < 2^130: no wrap at either width
+            bits_out[c_out + c] = _round_pair(fmt, hib[c], lo[c])
             wraps_out[c_out + c] = 0
             flags_out[c_out + c] = 0
         else:                                           # near the 280-bit range: the exact state decides
             tsum[:] = 0
-            for v in (s1, s2):
+            for v in (s1[c], s2[c] if levels == 2 else 0.0):
                 if v != 0.0:
                     mant, ex = math.frexp(v)
                     _limbs_add_shifted(tsum, np.int64(mant * 9007199254740992.0), ex - 53 + 149)
@@ -644,12 +666,16 @@ def _chunk_integer(fmt, hidden, scale, offset, bits, r0, r1, c0, nc, acc, tsum, 
 
 
 @jit
-def _int8_column_sums(data, r0, r1, c0, nc, out):
+def _int8_column_sums(data, r0, r1, c0, nc, acc, out):
+    """Column sums of INT8 rows [r0, r1) (r1 - r0 <= 2^24: int32 is exact) into out."""
     for c in range(nc):
-        out[c] = 0
+        acc[c] = 0
     for r in range(r0, r1):
+        row = data[r, c0:c0 + nc].view(np.int8)
         for c in range(nc):
-            out[c] += np.int64(np.int8(data[r, c0 + c]))
+            acc[c] += row[c]
+    for c in range(nc):
+        out[c] = acc[c]
 
 
 # ---- one long sequence into wide digits ------------------------------------------------
@@ -778,27 +804,35 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
     limb = np.zeros((LIMBS, LANES), np.uint64)
     iacc = np.zeros(ACC_DIGITS * LANES, np.int64)
     isum = np.zeros(LANES, np.int64)
+    iacc32 = np.zeros(LANES, np.int32)
     hidden, scale, offset = _make_tables(fmt)
+    pair = np.zeros((2, LANES), np.float64)
     for c0 in range(0, cols, LANES):
         nc = min(LANES, cols - c0)
-        if fmt != F_INT8 and rows <= CHUNK_ROWS:        # one chunk: results straight from the level sums
+        levels = 0
+        if fmt == F_INT8 and rows <= INT8_CHUNK:        # one int32 sum per column: exact as one double level
+            _int8_column_sums(data, 0, rows, c0, nc, iacc32, isum)
+            for c in range(nc):
+                acc[0, c] = np.float64(isum[c])
+            levels = 1
+        elif fmt != F_INT8 and rows <= CHUNK_ROWS:      # one chunk: results straight from the level sums
             levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
-            if levels and rounding and levels <= 2:
-                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d)
+        if levels:
+            if rounding and levels <= 2:
+                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d, pair)
                 continue
-            if levels:
-                if rounding:
-                    _levels_export(acc, levels, nc, width, m, sh, limb, tmp_limbs, wraps[c0:], flags[c0:], 0)
-                    for c in range(nc):
-                        bits[c0 + c] = _round_state(out_fmt, width, tmp_limbs[c], wraps[c0 + c], flags[c0 + c], d)
-                else:
-                    _levels_export(acc, levels, nc, width, m, sh, limb, limbs, wraps, flags, c0)
-                continue
+            if rounding:
+                _levels_export(acc, levels, nc, width, m, sh, limb, tmp_limbs, wraps[c0:], flags[c0:], 0)
+                for c in range(nc):
+                    bits[c0 + c] = _round_state(out_fmt, width, tmp_limbs[c], wraps[c0 + c], flags[c0 + c], d)
+            else:
+                _levels_export(acc, levels, nc, width, m, sh, limb, limbs, wraps, flags, c0)
+            continue
         tsum[:, :] = 0
         fl[:] = 0
         if fmt == F_INT8:
             for r0 in range(0, rows, INT8_CHUNK):
-                _int8_column_sums(data, r0, min(rows, r0 + INT8_CHUNK), c0, nc, isum)
+                _int8_column_sums(data, r0, min(rows, r0 + INT8_CHUNK), c0, nc, iacc32, isum)
                 for c in range(nc):
                     _limbs_add_shifted(tsum[c], isum[c], 149)
         else:
