@@ -209,59 +209,67 @@ def use_gfni(enable: bool) -> bool:
     return was
 
 
-@intrinsic
-def _hash_block64(typingctx, src_ip, dst_ip, sport, dport, proto, off, mats, h0, out):
+def _hash_block64_intrinsic(nbytes):
+    """An intrinsic hashing 64 flows into out[0:64] for a hash of nbytes bytes."""
+    @intrinsic
+    def hash_block64(typingctx, src_ip, dst_ip, sport, dport, proto, off, mats, h0, out):
+        sig = types.void(src_ip, dst_ip, sport, dport, proto, off, mats, h0, out)
+        return sig, lambda context, builder, signature, args: _hash_block64_ir(nbytes, context, builder, signature, args)
+    return hash_block64
+
+
+def _hash_block64_ir(nbytes, context, builder, signature, args):
     """out[0:64] = hashes of flows [off, off + 64): the 13 byte planes cut from the
     fields in vector registers, 13 GF2P8AFFINEQB per output byte (matrices
     mats[13, 4], uint64), the bytes joined into words.  Emitted as LLVM vector
     IR, so it needs no auto-vectoriser and no scratch memory."""
-    sig = types.void(src_ip, dst_ip, sport, dport, proto, off, mats, h0, out)
+    i8, i16, i32, i64 = (ir.IntType(w) for w in (8, 16, 32, 64))
+    v8 = ir.VectorType(i8, 64)
+    q8 = ir.VectorType(i64, 8)
 
-    def codegen(context, builder, signature, args):
-        i8, i16, i32, i64 = (ir.IntType(w) for w in (8, 16, 32, 64))
-        v8 = ir.VectorType(i8, 64)
-        q8 = ir.VectorType(i64, 8)
+    def data(k):
+        return context.make_array(signature.args[k])(context, builder, args[k]).data
 
-        def data(k):
-            return context.make_array(signature.args[k])(context, builder, args[k]).data
+    def load(k, elem):
+        ptr = builder.gep(data(k), [args[5]])
+        return builder.load(builder.bitcast(ptr, ir.VectorType(elem, 64).as_pointer()), align=1)
 
-        def load(k, elem):
-            ptr = builder.gep(data(k), [args[5]])
-            return builder.load(builder.bitcast(ptr, ir.VectorType(elem, 64).as_pointer()), align=1)
+    def splat(vt, value):
+        return ir.Constant(vt, [value] * vt.count)
 
-        def splat(vt, value):
-            return ir.Constant(vt, [value] * vt.count)
+    planes = []
+    for k in (0, 1):                                  # addresses: big-endian bytes
+        w = load(k, i32)
+        for shift in (24, 16, 8, 0):
+            planes.append(builder.trunc(builder.lshr(w, splat(w.type, shift)), v8))
+    for k in (2, 3):                                  # ports
+        w = load(k, i16)
+        for shift in (8, 0):
+            planes.append(builder.trunc(builder.lshr(w, splat(w.type, shift)), v8))
+    planes.append(load(4, i8))
+    affine = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8, [v8, v8, i8]),
+                                            "llvm.x86.vgf2p8affineqb.512")
+    mats_ptr = data(6)
+    h0 = builder.zext(args[7], i64) if args[7].type.width < 64 else args[7]
+    word = ir.Constant(ir.VectorType(i32, 64), [0] * 64)
+    for j in range(nbytes):
+        acc = builder.trunc(builder.lshr(h0, ir.Constant(i64, 8 * j)), i8)
+        acc = builder.insert_element(ir.Constant(v8, ir.Undefined), acc, ir.Constant(i32, 0))
+        acc = builder.shuffle_vector(acc, ir.Constant(v8, ir.Undefined), ir.Constant(ir.VectorType(i32, 64), [0] * 64))
+        for p in range(13):
+            m = builder.load(builder.gep(mats_ptr, [ir.Constant(i64, 4 * p + j)]))
+            mv = builder.insert_element(ir.Constant(q8, ir.Undefined), m, ir.Constant(i32, 0))
+            mv = builder.shuffle_vector(mv, ir.Constant(q8, ir.Undefined), ir.Constant(ir.VectorType(i32, 8), [0] * 8))
+            acc = builder.xor(acc, builder.call(affine, [planes[p], builder.bitcast(mv, v8), ir.Constant(i8, 0)]))
+        wide = builder.zext(acc, ir.VectorType(i32, 64))
+        word = builder.or_(word, builder.shl(wide, splat(ir.VectorType(i32, 64), 8 * j)))
+    out_ptr = builder.bitcast(data(8), ir.VectorType(i32, 64).as_pointer())
+    builder.store(word, out_ptr, align=1)
+    return context.get_dummy_value()
 
-        planes = []
-        for k in (0, 1):                                  # addresses: big-endian bytes
-            w = load(k, i32)
-            for shift in (24, 16, 8, 0):
-                planes.append(builder.trunc(builder.lshr(w, splat(w.type, shift)), v8))
-        for k in (2, 3):                                  # ports
-            w = load(k, i16)
-            for shift in (8, 0):
-                planes.append(builder.trunc(builder.lshr(w, splat(w.type, shift)), v8))
-        planes.append(load(4, i8))
-        affine = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v8, [v8, v8, i8]),
-                                                "llvm.x86.vgf2p8affineqb.512")
-        mats_ptr = data(6)
-        h0 = builder.zext(args[7], i64) if args[7].type.width < 64 else args[7]
-        word = ir.Constant(ir.VectorType(i32, 64), [0] * 64)
-        for j in range(4):
-            acc = builder.trunc(builder.lshr(h0, ir.Constant(i64, 8 * j)), i8)
-            acc = builder.insert_element(ir.Constant(v8, ir.Undefined), acc, ir.Constant(i32, 0))
-            acc = builder.shuffle_vector(acc, ir.Constant(v8, ir.Undefined), ir.Constant(ir.VectorType(i32, 64), [0] * 64))
-            for p in range(13):
-                m = builder.load(builder.gep(mats_ptr, [ir.Constant(i64, 4 * p + j)]))
-                mv = builder.insert_element(ir.Constant(q8, ir.Undefined), m, ir.Constant(i32, 0))
-                mv = builder.shuffle_vector(mv, ir.Constant(q8, ir.Undefined), ir.Constant(ir.VectorType(i32, 8), [0] * 8))
-                acc = builder.xor(acc, builder.call(affine, [planes[p], builder.bitcast(mv, v8), ir.Constant(i8, 0)]))
-            wide = builder.zext(acc, ir.VectorType(i32, 64))
-            word = builder.or_(word, builder.shl(wide, splat(ir.VectorType(i32, 64), 8 * j)))
-        out_ptr = builder.bitcast(data(8), ir.VectorType(i32, 64).as_pointer())
-        builder.store(word, out_ptr, align=1)
-        return context.get_dummy_value()
-    return sig, codegen
+
+_hash_block64_2 = _hash_block64_intrinsic(2)     # CRC-16
+_hash_block64_4 = _hash_block64_intrinsic(4)
 
 
 def _affine_matrices(t):
@@ -289,10 +297,10 @@ def affine_matrices(algo: str):
 
 
 @jit
-def _gfni_kernel(mats, t, h0, binning, width, n_paths, mode, src_ip, dst_ip, sport, dport, proto, group,
+def _gfni_kernel(mats, t, h0, wide, binning, width, n_paths, mode, src_ip, dst_ip, sport, dport, proto, group,
                  n_groups, out_hash, out_paths, counts):
     """Hashes by byte planes and affine maps, BLOCK flows at a time (the tail by
-    the tables).  binning False: hashes into out_hash.  binning True: paths and
+    the tables); wide: a 32-bit hash (else 16-bit: two output bytes).  binning False: hashes into out_hash.  binning True: paths and
     counts through interleaved histogram copies (n_groups * n_paths <=
     HIST_COPY_LIMIT); returns the first flow whose group is out of range, or -1
     (counts then unchanged).  One function, no calls per block: a call with
@@ -309,8 +317,10 @@ def _gfni_kernel(mats, t, h0, binning, width, n_paths, mode, src_ip, dst_ip, spo
     bad = False
     for i0 in range(0, n, BLOCK):
         m = min(BLOCK, n - i0)
-        if m == BLOCK:
-            _hash_block64(src_ip, dst_ip, sport, dport, proto, i0, mats, h0, h)
+        if m == BLOCK and wide:
+            _hash_block64_4(src_ip, dst_ip, sport, dport, proto, i0, mats, h0, h)
+        elif m == BLOCK:
+            _hash_block64_2(src_ip, dst_ip, sport, dport, proto, i0, mats, h0, h)
         else:
             for i in range(m):
                 k = i0 + i
@@ -376,7 +386,7 @@ def hash_flows(flows, algo: str = "crc32") -> np.ndarray:
     t, h0 = position_tables(algo)
     out = np.empty(len(flows), dtype=np.uint32)
     if _use_gfni:
-        _gfni_kernel(affine_matrices(algo), t, h0, False, 32, 1, 0, *_arrays(flows),
+        _gfni_kernel(affine_matrices(algo), t, h0, algo != "crc16", False, 32, 1, 0, *_arrays(flows),
                      _NO_GROUPS, 1, out, _NO_PATHS, _NO_COUNTS)
     else:
         _hash_kernel(t, h0, *_arrays(flows), out)
@@ -400,7 +410,7 @@ def bin_flows(flows, n_paths: int, algo: str = "crc32", mode: str = "mod", n_gro
     counts = np.zeros(n_groups * n_paths, dtype=np.int64)
     paths = np.empty(len(flows) if return_paths else 0, dtype=np.uint16)
     if _use_gfni and n_groups * n_paths <= HIST_COPY_LIMIT:
-        bad = _gfni_kernel(affine_matrices(algo), t, h0, True, np.int64(width),
+        bad = _gfni_kernel(affine_matrices(algo), t, h0, algo != "crc16", True, np.int64(width),
                            np.int64(n_paths), np.int64(_MODE_IDS[mode]), *_arrays(flows), g, np.int64(n_groups),
                            _NO_HASHES, paths, counts)
     else:

@@ -490,33 +490,43 @@ def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
 def _double_terms(acc_bits, levels, nc, m, sh):
     """Each level sum (exact double, multiple of 2^-149) as m * 2^(sh - 149), sh >= 0."""
     for j in range(levels):
+        bits = acc_bits[j]
+        mj = m[j]
+        shj = sh[j]
         for c in range(nc):
-            b = acc_bits[j, c]
+            b = bits[c]
             e = (b >> 52) & 0x7FF
             x = (b & 0xFFFFFFFFFFFFF) | (1 << 52)
             if b < 0:
                 x = -x
             s = e - 1075 + 149
             r = -s if s < 0 else 0
-            m[j, c] = (x >> r) if e != 0 else 0
-            sh[j, c] = s if s > 0 else 0
+            mj[c] = (x >> r) if e != 0 else 0
+            shj[c] = s if s > 0 else 0
 
 
 @jit
 def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, flags_out, c_out):
-    """Each column's exact sum of its level sums -> state limbs, wraps, flags."""
+    """Each column's exact sum of its level sums -> state limbs, wraps, flags:
+    one 320-bit addend per level (limb k gets the low 64 bits of m * 2^(sh - 64k),
+    or m >> (64k - sh) with sign fill), added limb by limb with carries,
+    element-wise over the columns."""
     _double_terms(acc.view(np.int64), levels, nc, m, sh)
-    carry = np.zeros(LANES, np.uint64)
-    total = np.zeros(LANES, np.uint64)
-    cy = np.zeros(LANES, np.uint64)
+    carry = limb[LIMBS]
+    cy = limb[LIMBS + 1]
+    for c in range(nc):
+        carry[c] = 0
     for k in range(LIMBS):
+        total = limb[k]
         for c in range(nc):
             total[c] = carry[c]
             cy[c] = 0
         for j in range(levels):
+            mj = m[j]
+            shj = sh[j]
             for c in range(nc):
-                d = sh[j, c] - 64 * k
-                mv = m[j, c]
+                d = shj[c] - 64 * k
+                mv = mj[c]
                 if d >= 64:
                     p = np.uint64(0)
                 elif d >= 0:
@@ -527,13 +537,21 @@ def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, fl
                 cy[c] += np.uint64(1) if a < p else np.uint64(0)
                 total[c] = a
         for c in range(nc):
-            limb[k, c] = total[c]
             carry[c] = cy[c]
-    t = np.zeros(LIMBS, np.uint64)
+    top = width - 64 * (LIMBS - 1)
+    t4 = limb[LIMBS - 1]
     for c in range(nc):
-        for k in range(LIMBS):
-            t[k] = limb[k, c]
-        w = _limbs_export(t, width, limbs_out[c_out + c])
+        w = np.int64(0)
+        x = t4[c]
+        if top < 64:            # wraps = floor((T + 2^(W-1)) / 2^W); state sign-extended from bit W-1
+            w = (np.int64(x) >> top) + np.int64((x >> np.uint64(top - 1)) & np.uint64(1))
+            mask = (np.uint64(1) << np.uint64(top)) - np.uint64(1)
+            x &= mask
+            if (x >> np.uint64(top - 1)) & np.uint64(1):
+                x |= ~mask
+        for k in range(LIMBS - 1):
+            limbs_out[c_out + c, k] = limb[k, c]
+        limbs_out[c_out + c, LIMBS - 1] = x
         wraps_out[c_out + c] = w
         flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
 
@@ -671,9 +689,9 @@ def _int8_column_sums(data, r0, r1, c0, nc, acc, out):
     for c in range(nc):
         acc[c] = 0
     for r in range(r0, r1):
-        row = data[r, c0:c0 + nc].view(np.int8)
+        row = data[r, c0:c0 + nc]
         for c in range(nc):
-            acc[c] += row[c]
+            acc[c] += np.int8(row[c])
     for c in range(nc):
         out[c] = acc[c]
 
@@ -801,7 +819,7 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
     acc = np.zeros((MAX_LEVELS, LANES), np.float64)
     m = np.zeros((MAX_LEVELS, LANES), np.int64)
     sh = np.zeros((MAX_LEVELS, LANES), np.int64)
-    limb = np.zeros((LIMBS, LANES), np.uint64)
+    limb = np.zeros((LIMBS + 2, LANES), np.uint64)     # the limbs, then carry scratch
     iacc = np.zeros(ACC_DIGITS * LANES, np.int64)
     isum = np.zeros(LANES, np.int64)
     iacc32 = np.zeros(LANES, np.int32)
@@ -908,6 +926,8 @@ def _reduce_args(in_fmt, data, width):
     if a.shape[0] > MAX_ROWS:
         raise ValueError("bad row count")
     xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D
+    if in_fmt == "int8":
+        a = a.view(np.int8)             # signed bytes: the column sums add them as they are
     return a, xf
 
 
