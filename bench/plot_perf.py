@@ -189,6 +189,7 @@ def plot(groups, path):
         ax.set_yticks(range(len(items)), names, fontsize=8)
         ax.invert_yaxis()
         ax.set_xscale("log")
+        ax.set_xlim(min(vals) / 3, max(vals) * 4)
         ax.set_title(GROUP_TITLES.get(g, g), fontsize=9, loc="left")
         ax.set_xlabel(f"ns per {items[0][1]['unit']} (log; blue ours, grey peers)", fontsize=8)
         for i, v in enumerate(vals):

@@ -309,10 +309,8 @@ bin_block(const int reduce, const uint32_t *restrict h, size_t m, uint32_t n_pat
     }
     if (hist) {
         *bad |= oob;
-        size_t i = 0;
-        for (; i + HIST_COPIES <= m; i += HIST_COPIES)
-            for (int k = 0; k < HIST_COPIES; k++) hist[k * hist_stride + cell[i + k]]++;
-        for (; i < m; i++) hist[cell[i]]++;
+        for (size_t i = 0; i < m; i++) cell[i] += (uint32_t)((i % HIST_COPIES) * hist_stride);   /* flow i -> copy i % 4 */
+        for (size_t i = 0; i < m; i++) hist[cell[i]]++;
     } else {
         for (size_t i = 0; i < m; i++) counts[cell[i]]++;
     }
