@@ -800,22 +800,29 @@ static inline uint32_t round_state(int fmt, int width, const uint64_t *limbs, in
     return limbs_round(fmt, T);
 }
 
-/* Columns [0, nc) of a block whose level sums (1 or 2 levels) are in sum:
- * rounded bits, wraps and flags (no specials: the fast path had none). */
+/* Columns [0, nc) of a block whose level sums (1 to 3 levels) are in sum:
+ * rounded bits, wraps and flags (no specials: the fast path had none).  Two
+ * levels are one TwoSum pair.  Three: (a, b) = TwoSum(s2, s3), (hi, c) =
+ * TwoSum(s1, a), the exact sum is hi + c + b; lo = fl(c + b) keeps its sign,
+ * and when hi + lo == hi (|lo| <= ulp53(hi)/2) the pair argument holds for
+ * (hi, lo); otherwise (deep cancellation) the exact state decides. */
 static void levels_round(int fmt, const double *sum, int levels, size_t nc, int width,
                          uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
 {
     for (size_t c = 0; c < nc; c++) {
-        double s1 = sum[c], s2 = levels == 2 ? sum[LANES + c] : 0.0;
-        double hi = s1 + s2, bv = hi - s1, lo = (s1 - (hi - bv)) + (s2 - bv);   /* TwoSum */
-        if (fabs(hi) < 0x1p129) {            /* |sum| < 2^130: no wrap at either width */
+        double s1 = sum[c], s2 = levels >= 2 ? sum[LANES + c] : 0.0, s3 = levels == 3 ? sum[2 * LANES + c] : 0.0;
+        double a = s2 + s3, av = a - s2, b = (s2 - (a - av)) + (s3 - av);        /* TwoSum */
+        double hi = s1 + a, hv = hi - s1, cc = (s1 - (hi - hv)) + (a - hv);      /* TwoSum */
+        double lo = cc + b;
+        if (fabs(hi) < 0x1p129 && hi + lo == hi) {   /* |sum| < 2^130: no wrap at either width */
             out_bits[c] = round_pair(fmt, hi, lo);
             out_wraps[c] = 0;
             out_flags[c] = 0;
-        } else {                              /* near the 280-bit range: the exact state decides */
+        } else {                              /* near the 280-bit range, or cancellation: the exact state decides */
             uint64_t T[KULISCH_LIMBS] = {0}, limbs[KULISCH_LIMBS];
             limbs_add_double(T, s1);
             limbs_add_double(T, s2);
+            limbs_add_double(T, s3);
             out_flags[c] = 0;
             limbs_export(T, width, limbs, out_wraps + c, out_flags + c);
             out_bits[c] = round_state(fmt, width, limbs, out_wraps[c], out_flags[c]);
@@ -881,7 +888,7 @@ static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, s
             levels = chunk_fast_any(in_fmt, data, cols, 0, rows, c0, nc, sum);
         }
         if (levels) {
-            if (rounding && levels <= 2) {
+            if (rounding) {
                 levels_round(out_fmt, sum, levels, nc, width, out_bits + c0, out_wraps + c0, out_flags + c0);
                 continue;
             }

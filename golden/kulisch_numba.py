@@ -556,6 +556,18 @@ def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, fl
         flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
 
 
+@jit
+def _double_term(v):
+    """A nonzero double that is a multiple of 2^-149 as (m, sh): v = m * 2^(sh - 149), sh >= 0."""
+    mant, ex = math.frexp(v)                    # v = mant * 2^ex exactly, 0.5 <= |mant| < 1
+    mi = np.int64(mant * 9007199254740992.0)    # * 2^53: an exact integer
+    sh = ex - 53 + 149
+    if sh < 0:
+        mi >>= -sh                              # exact: the dropped bits are zeros
+        sh = 0
+    return mi, sh
+
+
 # ---- rounding straight from float64 level sums (the argument: ckernels/kulisch.c) ----
 
 @jit
@@ -621,34 +633,38 @@ def _round_state(fmt, width, limbs, wraps, flags, d):
 
 @jit
 def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d, pair):
-    """Columns of a block with 1 or 2 level sums: rounded bits, wraps, flags.
-    pair: (2, LANES) float64 scratch for the TwoSum pairs."""
+    """Columns of a block with 1 to 3 level sums: rounded bits, wraps, flags
+    (the argument for three levels: ckernels/kulisch.c, levels_round).
+    pair: (2, LANES) float64 scratch for the (hi, lo) pairs."""
     hi = pair[0]
     lo = pair[1]
     s1 = acc[0]
     s2 = acc[1]
-    if levels == 2:
-        for c in range(nc):                             # TwoSum: hi + lo == s1 + s2 exactly
-            h = s1[c] + s2[c]
-            bv = h - s1[c]
-            hi[c] = h
-            lo[c] = (s1[c] - (h - bv)) + (s2[c] - bv)
-    else:
-        for c in range(nc):
-            hi[c] = s1[c]
-            lo[c] = 0.0
+    s3 = acc[2]
+    for c in range(nc):
+        x2 = s2[c] if levels >= 2 else 0.0
+        x3 = s3[c] if levels == 3 else 0.0
+        a = x2 + x3                                     # TwoSum(s2, s3) = (a, b)
+        av = a - x2
+        b = (x2 - (a - av)) + (x3 - av)
+        h = s1[c] + a                                   # TwoSum(s1, a) = (h, cc)
+        hv = h - s1[c]
+        cc = (s1[c] - (h - hv)) + (a - hv)
+        hi[c] = h
+        lo[c] = cc + b
     hib = hi.view(np.int64)
     for c in range(nc):
-        if abs(hi[c]) < 2.0 ** 129:                     # |sum| < 2^130: no wrap at either width
+        if abs(hi[c]) < 2.0 ** 129 and hi[c] + lo[c] == hi[c]:    # no wrap at either width; a faithful pair
             bits_out[c_out + c] = _round_pair(fmt, hib[c], lo[c])
             wraps_out[c_out + c] = 0
             flags_out[c_out + c] = 0
-        else:                                           # near the 280-bit range: the exact state decides
+        else:                                           # near the 280-bit range, or cancellation: the exact state
             tsum[:] = 0
-            for v in (s1[c], s2[c] if levels == 2 else 0.0):
+            for j in range(levels):
+                v = acc[j, c]
                 if v != 0.0:
-                    mant, ex = math.frexp(v)
-                    _limbs_add_shifted(tsum, np.int64(mant * 9007199254740992.0), ex - 53 + 149)
+                    mi, sh = _double_term(v)
+                    _limbs_add_shifted(tsum, mi, sh)
             w = _limbs_export(tsum, width, state)
             wraps_out[c_out + c] = w
             flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
@@ -779,12 +795,7 @@ def _seq_accumulate(fmt, seq, seq_f, d, fl):
                 for c in range(LANES):
                     v = acc[j, c]
                     if v != 0.0:
-                        mant, ex = math.frexp(v)            # v = mant * 2^ex exactly, 0.5 <= |mant| < 1
-                        mi = np.int64(mant * 9007199254740992.0)   # * 2^53: an exact integer
-                        sh = ex - 53 + 149
-                        if sh < 0:
-                            mi >>= -sh                      # exact: v is a multiple of 2^-149
-                            sh = 0
+                        mi, sh = _double_term(v)
                         _add_shifted(d, mi, sh)
             _normalize(d)
         i += block
@@ -836,7 +847,7 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
         elif fmt != F_INT8 and rows <= CHUNK_ROWS:      # one chunk: results straight from the level sums
             levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
         if levels:
-            if rounding and levels <= 2:
+            if rounding:
                 _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d, pair)
                 continue
             if rounding:

@@ -228,3 +228,20 @@ def test_random_spreads_near_the_bounds(lo_field, spread, rows, seed):
     signs = rng.integers(0, 2, (rows, 4))
     a = ((signs << 31) | (fields << 23) | fracs).astype(np.uint32)
     check_all("fp32", a, out_fmts=("exact", "fp32", "int8"))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(2, 60))
+def test_cancelling_pairs_across_three_levels(seed, pairs):
+    """Columns of values and their negatives spread over ~100 binades, plus a few
+    leftovers: the level sums cancel deeply, which the rounding from float64
+    pairs must notice (it falls back to the exact state)."""
+    rng = np.random.default_rng(seed)
+    cols = []
+    for _ in range(8):
+        v = (rng.standard_normal(pairs) * np.exp2(rng.integers(-50, 50, pairs))).astype(np.float32)
+        rest = (rng.standard_normal(3) * np.exp2(rng.integers(-60, 40, 3))).astype(np.float32)
+        col = np.concatenate([v, -v, rest])
+        cols.append(rng.permutation(col).view(np.uint32))
+    a = np.array(cols).T.copy()
+    check_all("fp32", a, out_fmts=("exact", "fp32", "bf16", "fp16", "int8"))
