@@ -346,15 +346,9 @@ def _gfni_kernel(mats, t, h0, wide, binning, width, n_paths, mode, src_ip, dst_i
             g = np.int64(group[i0 + i])
             oob = g < 0 or g >= n_groups
             bad |= oob
-            cell[i] += (0 if oob else g) * n_paths
-        i = 0
-        while i + HIST_COPIES <= m:
-            for k in range(HIST_COPIES):
-                hist[k * stride + cell[i + k]] += 1
-            i += HIST_COPIES
-        while i < m:
+            cell[i] += (0 if oob else g) * n_paths + (i % HIST_COPIES) * stride   # flow i -> copy i % 4
+        for i in range(m):
             hist[cell[i]] += 1
-            i += 1
     if bad:
         for i in range(n):
             g = group[i]
