@@ -90,6 +90,38 @@ def goals(groups):
     return [(name, value, target, value is not None and value <= target) for name, value, target in rows]
 
 
+HOW = """## How the kernels get there
+
+- **Exact sums** (`ckernels/kulisch.c`, `golden/kulisch_numba.py`; `docs/arithmetic.md`).  A chunk of
+  up to 255 rows x 64 columns whose exponent spread allows it is summed exactly in float64: a
+  first pass finds each column's largest and smallest nonzero magnitude, then 1-3 levels of
+  error-free extraction against 1.5 * 2^k run element-wise across the columns (AVX-512 in C through
+  `target_clones`, in numba through full-width LLVM vectors); the level sums, exact doubles, become
+  the 320-bit state (or are rounded straight from a TwoSum pair).  One long sequence is read as
+  blocks of 255 x 64 lanes the same way.  Chunks with an inf/NaN or a wider spread take the
+  integer-digit path.  The data of the benchmarks (normal values times 2^-30..2^30, a spread of
+  about 100 binades) needs two levels in most all-reduce chunks and three in the rest.
+- **ECMP** (`ckernels/ecmp.c`, `golden/ecmp_numba.py`; `docs/fabric.md`).  64 flows at a time: 13
+  byte planes, one GF2P8AFFINEQB per byte position and output byte (the hash is GF(2)-affine in the
+  tuple's bytes), then four interleaved histogram copies.  CPUs without AVX-512BW + GFNI use 13
+  position-table lookups per flow (`c tables` in the hash groups).
+
+## Where the time goes (perf, this machine kind)
+
+- **All-reduce shape, C:** the first pass over each 64 x 64 chunk is the one that brings the data
+  in from memory (about 30 % of the kernel, mostly waiting for loads), the level loop about 50 %,
+  the per-column state export about 20 %.  With 64 rows per column every column pays its bounds,
+  levels and export once per 64 terms; numpy's sum only adds rows into a float32 vector, one add
+  per term, and is bound by the memory stream.  An exact result needs at least the bounds pass and
+  two adds per term for this data's spread, which is where the factor to numpy stays.
+- **ECMP, C:** about half the time hashing (byte planes and affine maps), about 40 % counting
+  (one increment per flow; the copies take the store-to-load chains off it), the rest checking
+  groups.  Hash and bin read 17 bytes per flow (addresses, ports, protocol, group): 17 MB per
+  10^6 flows, about 1 ms at this machine's single-core memory bandwidth, so the kernel runs
+  within about 2x of streaming its input once.
+"""
+
+
 def fmt_ns(x):
     return "-" if x is None else (f"{x:.3g}" if x < 100 else f"{x:,.0f}")
 
@@ -127,6 +159,7 @@ def markdown(run, groups, memory=None, png=None):
                 row += f" {info['ns_per_item'] / groups[g][base]['ns_per_item']:.2f} |"
             out.append(row)
         out.append("")
+    out += [HOW]
     if memory:
         out += ["## Peak resident memory at 10^6 (`bench/peak_memory.py`)", "",
                 "Each case in a fresh process; the kernel's peak is read after resetting the high-water mark "

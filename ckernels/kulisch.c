@@ -2,6 +2,7 @@
 #include "kulisch.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- Tunables and assumptions -------------------------------------------
@@ -374,6 +375,7 @@ static int check_width(int w) { return w == 280 || w == 320; }
 #define LANES KULISCH_LANES             /* columns per block; a long sequence is read as rows of LANES lanes */
 #define CHUNK_ROWS KULISCH_CHUNK_ROWS   /* rows per chunk (g = 8; at most FOLD_ROWS for the integer path) */
 #define MAX_LEVELS 3
+#define FEW_COLUMNS 8           /* below this many columns (and above CHUNK_ROWS rows) columns go as sequences */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PRISM_NO_CLONES)
 /* one build for every x86-64: the hot loops are compiled for AVX-512, AVX2 and
@@ -861,14 +863,38 @@ static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, s
     if (rows > KULISCH_MAX_ROWS) return -3;
     uint64_t tmp_limbs[LANES * KULISCH_LIMBS];
     const int rounding = out_fmt >= 0;
-    if (cols == 1) {                          /* one column is one long sequence */
-        int64_t d[WIDE_DIGITS] = {0};
-        uint8_t fl = 0;
-        uint64_t *limbs = rounding ? tmp_limbs : out_limbs;
-        seq_accumulate(in_fmt, data, rows, d, &fl);
-        out_flags[0] = fl;
-        wide_export(d, width, limbs, out_wraps, out_flags);
-        if (rounding) out_bits[0] = round_state(out_fmt, width, limbs, out_wraps[0], out_flags[0]);
+    if (cols == 1 || (cols < FEW_COLUMNS && rows > CHUNK_ROWS)) {
+        /* one column is one long sequence; a few long columns are gathered, block
+         * by block, into one and summed as sequences too (their chunks would fill
+         * only a few of the LANES) */
+        const size_t esize = in_fmt == F_FP32 ? 4 : in_fmt == F_INT8 ? 1 : 2;
+        const size_t block = (size_t)CHUNK_ROWS * LANES;
+        unsigned char *buf = cols == 1 ? NULL : malloc(block * esize);
+        if (cols > 1 && !buf) return -4;
+        for (size_t j = 0; j < cols; j++) {
+            int64_t d[WIDE_DIGITS] = {0};
+            uint8_t fl = 0;
+            uint64_t *limbs = rounding ? tmp_limbs : out_limbs + j * KULISCH_LIMBS;
+            if (cols == 1) {
+                seq_accumulate(in_fmt, data, rows, d, &fl);
+            } else {
+                for (size_t r0 = 0; r0 < rows; r0 += block) {
+                    size_t m = rows - r0 < block ? rows - r0 : block;
+                    const size_t at = r0 * cols + j;
+                    if (esize == 4)
+                        for (size_t i = 0; i < m; i++) ((uint32_t *)buf)[i] = ((const uint32_t *)data)[at + i * cols];
+                    else if (esize == 2)
+                        for (size_t i = 0; i < m; i++) ((uint16_t *)buf)[i] = ((const uint16_t *)data)[at + i * cols];
+                    else
+                        for (size_t i = 0; i < m; i++) buf[i] = ((const uint8_t *)data)[at + i * cols];
+                    seq_accumulate(in_fmt, buf, m, d, &fl);
+                }
+            }
+            out_flags[j] = fl;
+            wide_export(d, width, limbs, out_wraps + j, out_flags + j);
+            if (rounding) out_bits[j] = round_state(out_fmt, width, limbs, out_wraps[j], out_flags[j]);
+        }
+        free(buf);
         return 0;
     }
     uint64_t T[LANES][KULISCH_LIMBS];
