@@ -75,14 +75,17 @@ def goals(groups):
         for entry in ("kernel", "reduce-exact", "reduce-fp32"):
             rows.append((f"Kulisch {label} {entry}: numba / C", ratio(ns(groups, g, f"numba {entry}"),
                                                                       ns(groups, g, f"c {entry}")), 1.5))
-        for impl in ("c", "numba"):
+        for impl in ("c", "numba"):        # the same kernel behind a Python wrapper: parity within 5 %
             rows.append((f"Kulisch {impl} {label}: reduce (exact states) / kernel entry point",
-                         ratio(ns(groups, g, f"{impl} reduce-exact"), ns(groups, g, f"{impl} kernel")), 1.0))
+                         ratio(ns(groups, g, f"{impl} reduce-exact"), ns(groups, g, f"{impl} kernel")), 1.05))
     for fmt in ("fp16", "bf16", "int8"):
         g = f"sum-allreduce-{fmt}"
-        for impl in ("c kernel", "c reduce-fp32", "numba kernel", "numba reduce-fp32"):
+        for impl in ("c kernel", "c reduce-fp32"):
             rows.append((f"Kulisch {impl}, 64 x 16,384 {fmt.upper()}: time / numpy float32 sum of the same values",
                          ratio(ns(groups, g, impl), ns(groups, g, "numpy float32 sum")), 4.0))
+        for entry in ("kernel", "reduce-fp32"):
+            rows.append((f"Kulisch 64 x 16,384 {fmt.upper()} {entry}: numba / C",
+                         ratio(ns(groups, g, f"numba {entry}"), ns(groups, g, f"c {entry}")), 1.5))
     for algo in ("crc32", "crc16", "toeplitz"):
         c = ns(groups, f"bin-{algo}", "c")
         rows.append((f"ECMP C, 10^6 flows {algo} hash + bin: ms (= ns per flow)", c, 2.0))
