@@ -1,6 +1,6 @@
 """ECMP hashing and binning speed beside CRC peers: implementation x hash.
 
-    bash run.sh bench bench/test_bench_ecmp.py --benchmark-only
+    .venv/bin/python -m pytest bench/test_bench_ecmp.py --benchmark-only
 
 Groups (one pytest-benchmark table each, so one run prints the ratios):
 - hash-crc32: CRC-32 of 10^6 random flows -- our C (byte planes + GFNI where

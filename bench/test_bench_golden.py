@@ -2,7 +2,7 @@
 pure-Python reference) against numpy's float32 sum, xsum's small and large
 superaccumulators and math.fsum on the same values; the FP32_ARRIVAL fold.
 
-Run: bash run.sh bench bench/test_bench_golden.py --benchmark-only
+Run: .venv/bin/python -m pytest bench/test_bench_golden.py --benchmark-only
      (add --benchmark-json=FILE for docs/perf.md: python bench/plot_perf.py FILE)
 
 Groups (pytest-benchmark prints each group as one table, so the ratios of one
