@@ -591,8 +591,7 @@ def _round_pair(fmt, hib, lo):
         n = big_m >> t
         rem = big_m & ((np.int64(1) << t) - 1)
         half = np.int64(1) << (t - 1)
-        if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
-            n += 1
+        n += np.int64((rem > half) | ((rem == half) & ((resid > 0) | ((resid == 0) & ((n & 1) != 0)))))
         v = -n if neg else n
         return min(127, max(-128, v)) & 0xFF
     mbits = _LAYOUT[fmt, 4]
@@ -606,11 +605,10 @@ def _round_pair(fmt, hib, lo):
     n = big_m >> t
     rem = big_m & ((np.int64(1) << t) - 1)
     half = np.int64(1) << (t - 1)
-    if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
-        n += 1
-    if n >> (mbits + 1):
-        n >>= 1
-        e += 1
+    n += np.int64((rem > half) | ((rem == half) & ((resid > 0) | ((resid == 0) & ((n & 1) != 0)))))
+    carry = n >> (mbits + 1)                # branch-free: the decision is data-dependent
+    n >>= carry
+    e += carry
     if e > emax:
         return sign | _infinity(fmt, False)
     if n >> mbits:
