@@ -111,6 +111,11 @@ _LHS = re.compile(r"^\s*(?:assign\s+)?([A-Za-z_]\w*)\s*(?:\[[^;]*?\])?\s*<?=(?!=
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
+def _code(line):
+    """A line without its trailing comment and blanks."""
+    return line.split("//", 1)[0].rstrip()
+
+
 @dataclass
 class Statement:
     first: int                 # 1-based source lines
@@ -123,6 +128,7 @@ class DesignMap:
     """Blocks of a converted design's statements and signals (see the module notes)."""
 
     def __init__(self, verilog_path, blocks=None):
+        """blocks: names of block functions (default: the modules of hdl/)."""
         with open(verilog_path) as fh:
             lines = fh.read().split("\n")
         m = re.search(r"^module\s+(\w+)", "\n".join(lines[:200]), re.M)
@@ -144,8 +150,8 @@ class DesignMap:
             kind = text.split(None, 1)[0] if text[:1].isalpha() else ""
             if kind in ("always", "initial", "assign"):
                 j = i
-                if kind == "assign" or (kind == "initial" and text.rstrip().endswith(";")):
-                    while j < len(lines) - 1 and not lines[j].rstrip().endswith(";"):
+                if kind == "assign" or (kind == "initial" and _code(text).endswith(";")):
+                    while j < len(lines) - 1 and not _code(lines[j]).endswith(";"):
                         j += 1
                 else:
                     j = i + 1
@@ -155,7 +161,7 @@ class DesignMap:
                 assigned = _LHS.findall(body if kind == "assign" else "\n".join(lines[i + 1:j + 1]))
                 block = self._owner(kind, body, assigned)
                 self.statements.append(Statement(i + 1, j + 1, kind, block))
-                if block not in self.order:
+                if block not in self.order and block != self.top and kind != "initial":
                     self.order.append(block)
                 for name in assigned:
                     drivers.setdefault(name, block)
@@ -168,8 +174,32 @@ class DesignMap:
         for st in self.statements:
             for n in range(st.first, st.last + 1):
                 self._line_block[n] = st
-        if self.top not in self.order:
-            self.order.append(self.top)
+        self.order.append(self.top)             # the top level's own logic last
+
+    def phase_order(self, source=None):
+        """The blocks in the order the top block's Python source calls their functions (the
+        node's phases), instances of one function by index; the Verilog's order when there is
+        no source in hdl/.  Returns the ordered list (also kept as `self.order`)."""
+        path = source or os.path.join(_HDL_DIR, f"{self.module}.py")
+        if not os.path.exists(path):
+            return self.order
+        with open(path) as fh:
+            text = fh.read()
+        text = re.sub(r'(\"\"\"|\'\'\').*?\1', "", text, flags=re.S)       # docstrings
+        text = re.sub(r"#[^\n]*", "", text)                                      # comments
+        calls = []
+        for m in re.finditer(r"\b(\w+)\s*\(", text):
+            if m.group(1) not in calls and m.group(1) != self.module:
+                calls.append(m.group(1))
+
+        def key(block):
+            if block == self.top:
+                return (2, 0, 0)
+            m = re.match(r"^(.*?)(\d+)$", block)
+            func, index = (m.group(1), int(m.group(2))) if m else (block, 0)
+            return (0, calls.index(func), index) if func in calls else (1, 0, index)
+        self.order = sorted(self.order, key=key)
+        return self.order
 
     def instance(self, name):
         """The sub-block instance a MyHDL name carries as its prefix, or None."""
@@ -333,7 +363,9 @@ def report(folder, out_folder, title="Code coverage (Verilator)"):
     md, summary, data = [f"# {title}", ""], [], []
     for path, info in designs.items():
         merged = os.path.join(path, "merged.dat")
-        rows = summarise(read_points(merged), DesignMap(info["verilog"]))
+        design = DesignMap(info["verilog"])
+        design.phase_order()
+        rows = summarise(read_points(merged), design)
         label = design_label(info)
         note = (f"{info.get('runs', 0)} runs merged; design `{os.path.basename(info['verilog'])}` "
                 f"(converted Verilog in {os.path.dirname(info['verilog'])}); data {merged}")

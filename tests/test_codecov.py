@@ -77,6 +77,43 @@ def test_design_map_names_sub_blocks_and_top_level():
     assert dm.block_of_signal("any_out") == dm.top
 
 
+def test_design_map_reads_the_layout_the_tool_chain_writes(tmp_path):
+    """A one-line `initial` with a trailing comment (the power-on wake), declarations after
+    it, a hoisted process variable, a process driving a port under its top-level name."""
+    verilog = tmp_path / "top.v"
+    verilog.write_text("\n".join([
+        "module top (", "    clk,", "    q", ");", "",
+        "reg prism_time0;  // changes once at time 0: wakes the combinational processes",
+        "initial prism_time0 <= 1'b0;  // non-blocking: every process waits at its event control by then",
+        "input clk;", "output [3:0] q;", "reg [3:0] q;", "reg [3:0] ring0_count = 0;", "wire ring0_wrap;",
+        "", "reg [3:0] ring0_step_next;", "always @(posedge clk) begin",
+        "    ring0_step_next = ring0_count + 1;", "    ring0_count <= ring0_step_next;", "    q <= ring0_count;",
+        "end", "", "assign ring0_wrap = (ring0_count == 15);", "", "endmodule", ""]))
+    dm = codecov.DesignMap(str(verilog), blocks=["ring"])
+    assert dm.order == ["ring0", "top (top level)"]
+    assert dm.statement_at(7).kind == "initial" and dm.statement_at(7).last == 7
+    assert dm.statement_at(17).block == "ring0" and dm.statement_at(21).block == "ring0"
+    assert dm.block_of_signal("q[2]") == "ring0"              # driven by ring0's process
+    assert dm.block_of_signal("clk") == dm.block_of_signal("prism_time0") == dm.top
+    assert dm.block_of_signal("ring0_wrap") == "ring0"
+
+
+def test_blocks_are_listed_in_the_order_the_source_calls_them(tmp_path):
+    verilog = tmp_path / "top.v"
+    verilog.write_text("\n".join([
+        "module top (", "    clk", ");", "input clk;", "reg sink1_x = 0;", "reg sink0_x = 0;", "reg source0_x = 0;",
+        "always @(posedge clk) begin", "    sink1_x <= source0_x;", "end",
+        "always @(posedge clk) begin", "    sink0_x <= source0_x;", "end",
+        "always @(posedge clk) begin", "    source0_x <= !source0_x;", "end", "endmodule", ""]))
+    source = tmp_path / "top.py"
+    source.write_text('"""The top: sink (x) and source (y), in the docstring\'s order."""\n'
+                      "def top(clk):\n    # sink(...) later\n    a = source(clk)\n"
+                      "    b = [sink(clk) for _ in range(2)]\n    return a, b\n")
+    dm = codecov.DesignMap(str(verilog), blocks=["sink", "source"])
+    assert dm.order == ["sink1", "sink0", "source0", "top (top level)"]      # the Verilog's order
+    assert dm.phase_order(str(source)) == ["source0", "sink0", "sink1", "top (top level)"]
+
+
 @pytest.fixture(scope="module")
 def lanes_design():
     return BatchDesign(two_lanes, **lane_signals(), simulator="verilator")
