@@ -205,7 +205,7 @@ def test_node_code_coverage_per_phase_block(tmp_path):
     r = subprocess.run([sys.executable, "-m", "cosim.cli", "regress", "--seeds", "4", "--backend", "batch-verilator",
                         "--width", "320", "--jobs", "1", "--code-coverage", "--out", str(out)],
                        capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode in (0, 1), r.stdout + r.stderr        # coverage is reported whatever the verdict
     assert "code coverage prism_node" in r.stdout
     data = json.load(open(out / "code-coverage.json"))
     assert len(data) == 1 and data[0]["runs"] == 4
