@@ -239,11 +239,12 @@ class BlockCoverage:
     toggles: int = 0
     lines_never_run: List[int] = field(default_factory=list)
     processes: int = 0
-    processes_never_run: int = 0
+    processes_never_run: int = 0          # no point of the process hit
+    processes_partly_run: int = 0         # some of its lines never ran
 
     def add(self, other):
         for f in ("lines_hit", "lines", "branches_hit", "branches", "toggles_hit", "toggles", "processes",
-                  "processes_never_run"):
+                  "processes_never_run", "processes_partly_run"):
             setattr(self, f, getattr(self, f) + getattr(other, f))
 
 
@@ -272,6 +273,7 @@ def summarise(points, design: DesignMap, verilog_name=None):
         process_hits[st.first] = process_hits.get(st.first, False) or p.count > 0
         for n in p.lines or [p.line]:
             line_hits[n] = line_hits.get(n, False) or p.count > 0
+    partly = set()
     for n, hit in sorted(line_hits.items()):
         st = design.statement_at(n)
         if st is None or st.kind != "always":
@@ -281,10 +283,12 @@ def summarise(points, design: DesignMap, verilog_name=None):
         row.lines_hit += hit
         if not hit:
             row.lines_never_run.append(n)
+            partly.add(st.first)
     for first, hit in process_hits.items():
         row = rows[design.statement_at(first).block]
         row.processes += 1
         row.processes_never_run += not hit
+        row.processes_partly_run += hit and first in partly
     out = [r for r in rows.values() if r.lines or r.toggles or r.branches]
     total = BlockCoverage("total")
     for r in out:
@@ -298,12 +302,13 @@ def _ratio(hit, total):
 
 def markdown(rows, title, note=""):
     lines = [f"## {title}", ""] + ([note, ""] if note else [])
-    lines += ["| block | lines run | branches taken | toggles (both ways) | processes never run |",
+    lines += ["| block | lines run | branches taken | toggles (both ways) | processes: never run / partly run / all |",
               "|---|---|---|---|---|"]
     for r in rows:
         name = f"**{r.block}**" if r.block == "total" else r.block
         lines.append(f"| {name} | {_ratio(r.lines_hit, r.lines)} | {_ratio(r.branches_hit, r.branches)} | "
-                     f"{_ratio(r.toggles_hit, r.toggles)} | {r.processes_never_run:,} of {r.processes:,} |")
+                     f"{_ratio(r.toggles_hit, r.toggles)} | {r.processes_never_run:,} / {r.processes_partly_run:,} / "
+                     f"{r.processes:,} |")
     return "\n".join(lines) + "\n"
 
 

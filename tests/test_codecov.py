@@ -145,6 +145,7 @@ def test_coverage_follows_the_stimulus_per_block(lanes_design, tmp_path):
     assert a.lines_hit == a.lines > 0
     assert 0 < b.lines_hit < b.lines and b.lines == a.lines       # the same code; reset and idle arms only
     assert b.processes_never_run == 0                             # clocked: entered on every edge
+    assert (a.processes, a.processes_partly_run, b.processes_partly_run) == (1, 0, 1)
     # random 8-bit data over 40-odd beats moves every data bit of lane a; lane b's data never moves
     points = codecov.read_points(run_file)
     toggles = {p.comment: p.count for p in points if p.kind == "toggle"}
