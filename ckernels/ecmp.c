@@ -9,11 +9,29 @@
  *   13 independent lookups (13 KiB of uint32 per hash, L1-resident) replace
  *   the dependent chain of a byte-wise CRC.  They are derived in C from this
  *   file's own slicing-by-8 CRC-32, byte-table CRC-16 and the Toeplitz key.
+ * Byte planes + GF(2) affine maps (x86-64 with AVX-512BW and GFNI, chosen at
+ *   run time): the same linear map, applied 64 flows at a time.  The 13 bytes
+ *   of 64 flows are cut into 13 planes of 64 bytes; output byte j of the hash
+ *   is XOR_p A_pj * plane_p, where A_pj is the 8x8 bit matrix of T_p's
+ *   contribution to byte j (one GF2P8AFFINEQB per position and output byte:
+ *   52 for a 32-bit hash, per 64 flows).  The matrices are derived from the
+ *   position tables, so both paths compute one function.
+ * Binning: HIST_COPIES interleaved histograms (flow i counts into copy i % 4),
+ *   so flows that land on the same bin back to back do not wait on each
+ *   other's increments; the copies are summed at the end.
  * Little-endian host assumed by the slicing-by-8 word loads (x86-64, AArch64).
  * -------------------------------------------------------------------------- */
 #include "ecmp.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_GFNI_PATH 1
+#else
+#define HAVE_GFNI_PATH 0
+#endif
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "ecmp.c: the slicing-by-8 word loads assume a little-endian host"
@@ -30,7 +48,12 @@ static const uint8_t MS_RSS_KEY[40] = {
 static uint32_t crc32_slice[8][256];
 static uint16_t crc16_table[256];
 static uint32_t pos_table[3][TUPLE_BYTES][256];   /* H(0^13) folded into position 0 */
-static int initialised;
+static uint64_t affine_mat[3][TUPLE_BYTES][4];     /* GF2P8AFFINEQB matrix: position p -> output byte j */
+static int initialised, use_gfni;
+
+#define BLOCK 64                 /* flows per byte-plane block */
+#define HIST_COPIES 4
+#define HIST_COPY_LIMIT 65536    /* n_groups * n_paths up to this: interleaved uint32 copies (1 MiB) */
 
 static uint32_t load32le(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
@@ -116,9 +139,80 @@ int ecmp_init(void)
             }
             msg[pos] = 0;
         }
+        /* A_pj: row i (output bit i of byte j) in matrix byte 7 - i, bit k set when
+         * input bit k of byte p flips that output bit (the linear part of T_p) */
+        for (int pos = 0; pos < TUPLE_BYTES; pos++)
+            for (int j = 0; j < 4; j++) {
+                uint64_t m = 0;
+                for (int i = 0; i < 8; i++)
+                    for (int k = 0; k < 8; k++) {
+                        uint32_t lin = pos_table[algo][pos][1u << k] ^ pos_table[algo][pos][0];
+                        if ((lin >> (8 * j + i)) & 1) m |= (uint64_t)1 << (8 * (7 - i) + k);
+                    }
+                affine_mat[algo][pos][j] = m;
+            }
     }
+#if HAVE_GFNI_PATH
+    use_gfni = ecmp_gfni_supported();
+#endif
     return 0;
 }
+
+int ecmp_gfni_supported(void)
+{
+#if HAVE_GFNI_PATH
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("gfni");
+#else
+    return 0;
+#endif
+}
+
+int ecmp_use_gfni(int enable)
+{
+    ecmp_init();
+    int was = use_gfni;
+    use_gfni = enable && ecmp_gfni_supported();
+    return was;
+}
+
+#if HAVE_GFNI_PATH
+#define GFNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,gfni,bmi2")))
+/* Hashes of BLOCK flows: byte planes, 13 x nbytes affine maps, then the words. */
+GFNI_TARGET static void hash_block_gfni(int algo, const uint32_t *restrict src_ip, const uint32_t *restrict dst_ip,
+                                        const uint16_t *restrict src_port, const uint16_t *restrict dst_port,
+                                        const uint8_t *restrict proto, uint32_t *restrict out)
+{
+    uint8_t plane[TUPLE_BYTES][BLOCK] __attribute__((aligned(64)));
+    uint8_t obyte[4][BLOCK] __attribute__((aligned(64)));
+    for (int i = 0; i < BLOCK; i++) {      /* big-endian byte order of the serialisation */
+        uint32_t a = src_ip[i], b = dst_ip[i];
+        uint16_t sp = src_port[i], dp = dst_port[i];
+        plane[0][i] = (uint8_t)(a >> 24); plane[1][i] = (uint8_t)(a >> 16);
+        plane[2][i] = (uint8_t)(a >> 8);  plane[3][i] = (uint8_t)a;
+        plane[4][i] = (uint8_t)(b >> 24); plane[5][i] = (uint8_t)(b >> 16);
+        plane[6][i] = (uint8_t)(b >> 8);  plane[7][i] = (uint8_t)b;
+        plane[8][i] = (uint8_t)(sp >> 8); plane[9][i] = (uint8_t)sp;
+        plane[10][i] = (uint8_t)(dp >> 8); plane[11][i] = (uint8_t)dp;
+        plane[12][i] = proto[i];
+    }
+    const int nbytes = algo == 1 ? 2 : 4;
+    const uint32_t h0 = pos_table[algo][0][0];
+    for (int j = 0; j < nbytes; j++) {
+        __m512i acc = _mm512_set1_epi8((char)(h0 >> (8 * j)));
+        for (int p = 0; p < TUPLE_BYTES; p++) {
+            __m512i x = _mm512_load_si512((const void *)plane[p]);
+            acc = _mm512_xor_si512(acc, _mm512_gf2p8affine_epi64_epi8(x, _mm512_set1_epi64((long long)affine_mat[algo][p][j]), 0));
+        }
+        _mm512_store_si512((void *)obyte[j], acc);
+    }
+    if (nbytes == 2)
+        for (int i = 0; i < BLOCK; i++) out[i] = obyte[0][i] | ((uint32_t)obyte[1][i] << 8);
+    else
+        for (int i = 0; i < BLOCK; i++)
+            out[i] = obyte[0][i] | ((uint32_t)obyte[1][i] << 8) | ((uint32_t)obyte[2][i] << 16) | ((uint32_t)obyte[3][i] << 24);
+}
+#endif
 
 static inline uint32_t tuple_hash(const uint32_t (*t)[256], uint32_t a, uint32_t b,
                                   uint32_t sp, uint32_t dp, uint32_t pr)
@@ -128,15 +222,38 @@ static inline uint32_t tuple_hash(const uint32_t (*t)[256], uint32_t a, uint32_t
               ^ t[8][sp >> 8] ^ t[9][sp & 0xFF] ^ t[10][dp >> 8] ^ t[11][dp & 0xFF] ^ t[12][pr];
 }
 
+/* Hashes of m <= BLOCK flows: the GFNI kernel for whole blocks where the CPU
+ * has it, else the position tables (a scalar loop: vectorised, its 13 lookups
+ * would become emulated gathers, three times slower). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_VECTORIZE __attribute__((optimize("no-tree-vectorize")))
+#else
+#define NO_VECTORIZE
+#endif
+static __attribute__((noinline)) NO_VECTORIZE void hash_block(int algo, const uint32_t *restrict src_ip,
+                                                 const uint32_t *restrict dst_ip, const uint16_t *restrict src_port,
+                                                 const uint16_t *restrict dst_port, const uint8_t *restrict proto,
+                                                 size_t m, uint32_t *restrict out)
+{
+#if HAVE_GFNI_PATH
+    if (use_gfni && m == BLOCK) {
+        hash_block_gfni(algo, src_ip, dst_ip, src_port, dst_port, proto, out);
+        return;
+    }
+#endif
+    const uint32_t (*t)[256] = pos_table[algo];
+    for (size_t i = 0; i < m; i++) out[i] = tuple_hash(t, src_ip[i], dst_ip[i], src_port[i], dst_port[i], proto[i]);
+}
+
 int ecmp_hash_tuples(int algo, const uint32_t *src_ip, const uint32_t *dst_ip,
                      const uint16_t *src_port, const uint16_t *dst_port,
                      const uint8_t *proto, size_t n, uint32_t *out)
 {
     if (algo < 0 || algo > 2) return -1;
     ecmp_init();
-    const uint32_t (*t)[256] = pos_table[algo];
-    for (size_t i = 0; i < n; i++)
-        out[i] = tuple_hash(t, src_ip[i], dst_ip[i], src_port[i], dst_port[i], proto[i]);
+    for (size_t i = 0; i < n; i += BLOCK)
+        hash_block(algo, src_ip + i, dst_ip + i, src_port + i, dst_port + i, proto + i, n - i < BLOCK ? n - i : BLOCK,
+                   out + i);
     return 0;
 }
 
@@ -163,29 +280,74 @@ int ecmp_crc32_tuples_slice8(const uint32_t *src_ip, const uint32_t *dst_ip,
     return 0;
 }
 
-/* The bin loop, specialised by inlining: `reduce` (0 mask, 1 modulo, 2
- * multiply-shift of a 32-bit hash, 3 of a 16-bit hash) and `store` (per-flow paths wanted) are compile-time
- * constants in each call below, so every variant is a branch-free loop. */
-static inline __attribute__((always_inline)) void
-bin_loop(const int reduce, const int store, const uint32_t (*restrict t)[256], uint32_t n_paths,
-         const uint32_t *restrict src_ip, const uint32_t *restrict dst_ip, const uint16_t *restrict src_port,
-         const uint16_t *restrict dst_port, const uint8_t *restrict proto, const int32_t *restrict group,
-         size_t n, uint16_t *restrict out_paths, uint64_t *restrict counts)
+/* Path of a hash: `reduce` 0 mask, 1 modulo, 2 multiply-shift of a 32-bit
+ * hash, 3 of a 16-bit hash (a compile-time constant where inlined). */
+static inline __attribute__((always_inline)) uint32_t path_of(const int reduce, uint32_t h, uint32_t n_paths)
 {
-    const uint32_t mask = n_paths - 1;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t h = tuple_hash(t, src_ip[i], dst_ip[i], src_port[i], dst_port[i], proto[i]);
-        uint32_t p = reduce == 0 ? (h & mask)
-                   : reduce == 1 ? h % n_paths
-                   : reduce == 2 ? (uint32_t)(((uint64_t)h * n_paths) >> 32)
-                   : (uint32_t)((h * n_paths) >> 16);          /* 16-bit hash: product < 2^32 */
-        counts[(size_t)(uint32_t)group[i] * n_paths + p]++;
-        if (store) out_paths[i] = (uint16_t)p;
+    return reduce == 0 ? (h & (n_paths - 1))
+         : reduce == 1 ? h % n_paths
+         : reduce == 2 ? (uint32_t)(((uint64_t)h * n_paths) >> 32)
+         : (uint32_t)((h * n_paths) >> 16);          /* 16-bit hash: product < 2^32 */
+}
+
+/* Paths of a block of hashes, then the counts: into interleaved uint32 copies
+ * (hist != NULL; a group out of range counts into group 0 there and sets
+ * *bad, and the caller then discards the copies) or straight into counts
+ * (groups checked beforehand). */
+static inline __attribute__((always_inline)) void
+bin_block(const int reduce, const uint32_t *restrict h, size_t m, uint32_t n_paths, const int32_t *restrict group,
+          uint32_t n_groups, uint16_t *restrict out_paths, uint32_t *restrict hist, size_t hist_stride,
+          uint64_t *restrict counts, int *bad)
+{
+    uint32_t cell[BLOCK];
+    int oob = 0;
+    for (size_t i = 0; i < m; i++) {
+        uint32_t p = path_of(reduce, h[i], n_paths), g = (uint32_t)group[i];
+        oob |= g >= n_groups;
+        cell[i] = (g < n_groups ? g : 0) * n_paths + p;
+        if (out_paths) out_paths[i] = (uint16_t)p;
+    }
+    if (hist) {
+        *bad |= oob;
+        for (size_t i = 0; i < m; i++) cell[i] += (uint32_t)((i % HIST_COPIES) * hist_stride);   /* flow i -> copy i % 4 */
+        for (size_t i = 0; i < m; i++) hist[cell[i]]++;
+    } else {
+        for (size_t i = 0; i < m; i++) counts[cell[i]]++;
     }
 }
 
-#define BIN_CASE(R, S) bin_loop(R, S, t, n_paths, src_ip, dst_ip, src_port, dst_port, \
-                                proto, group, n, out_paths, counts)
+/* Returns 0, or -2 when a group is out of range (counts then untouched). */
+static inline __attribute__((always_inline)) int bin_all(const int reduce, int algo, uint32_t n_paths,
+                    const uint32_t *src_ip, const uint32_t *dst_ip, const uint16_t *src_port,
+                    const uint16_t *dst_port, const uint8_t *proto, const int32_t *group, uint32_t n_groups,
+                    size_t n, uint16_t *out_paths, uint64_t *counts)
+{
+    const size_t cells = (size_t)n_groups * n_paths;
+    const size_t stride = cells + 16;   /* copies not a multiple of 4 KiB apart: no false store-to-load aliasing */
+    uint32_t *hist = cells <= HIST_COPY_LIMIT && n < ((size_t)1 << 32) ? calloc(HIST_COPIES * stride, sizeof *hist) : NULL;
+    if (!hist) {                        /* counting straight into counts: check every group first */
+        int bad = 0;
+        for (size_t i = 0; i < n; i++) bad |= group[i] < 0 || (uint32_t)group[i] >= n_groups;
+        if (bad) return -2;
+    }
+    uint32_t h[BLOCK];
+    int bad = 0;
+    for (size_t i0 = 0; i0 < n; i0 += BLOCK) {
+        size_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
+        hash_block(algo, src_ip + i0, dst_ip + i0, src_port + i0, dst_port + i0, proto + i0, m, h);
+        bin_block(reduce, h, m, n_paths, group + i0, n_groups, out_paths ? out_paths + i0 : NULL, hist, stride,
+                  counts, &bad);
+    }
+    if (hist) {
+        for (size_t c = 0; c < cells && !bad; c++) {
+            uint64_t sum = 0;
+            for (int k = 0; k < HIST_COPIES; k++) sum += hist[k * stride + c];
+            counts[c] += sum;
+        }
+        free(hist);
+    }
+    return bad ? -2 : 0;
+}
 
 int ecmp_bin(int algo, int mode, uint32_t n_paths,
              const uint32_t *src_ip, const uint32_t *dst_ip,
@@ -194,27 +356,15 @@ int ecmp_bin(int algo, int mode, uint32_t n_paths,
              size_t n, uint16_t *out_paths, uint64_t *counts)
 {
     if (algo < 0 || algo > 2 || mode < 0 || mode > 1 || n_paths < 1 || n_paths > 0xFFFF) return -1;
-    /* validate every group first, so the hot loop has no early exit */
-    for (size_t i = 0; i < n; i++)
-        if (group[i] < 0 || (uint32_t)group[i] >= n_groups) return -2;
     ecmp_init();
-    const uint32_t (*t)[256] = pos_table[algo];
     /* h % 2^k is the low k bits: skip the divide for power-of-two path counts */
     const int reduce = mode == 1 ? (algo == 1 ? 3 : 2) : ((n_paths & (n_paths - 1)) == 0 ? 0 : 1);
-    if (out_paths) {
-        switch (reduce) {
-        case 0: BIN_CASE(0, 1); break;
-        case 1: BIN_CASE(1, 1); break;
-        case 2: BIN_CASE(2, 1); break;
-        default: BIN_CASE(3, 1); break;
-        }
-    } else {
-        switch (reduce) {
-        case 0: BIN_CASE(0, 0); break;
-        case 1: BIN_CASE(1, 0); break;
-        case 2: BIN_CASE(2, 0); break;
-        default: BIN_CASE(3, 0); break;
-        }
+#define BIN_ALL(R) bin_all(R, algo, n_paths, src_ip, dst_ip, src_port, dst_port, proto, group, n_groups, n, out_paths, counts)
+    switch (reduce) {
+    case 0: return BIN_ALL(0);
+    case 1: return BIN_ALL(1);
+    case 2: return BIN_ALL(2);
+    default: return BIN_ALL(3);
     }
-    return 0;
+#undef BIN_ALL
 }

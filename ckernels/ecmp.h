@@ -14,7 +14,7 @@
  * Invariants: 1 <= n_paths <= 65535; 0 <= group[i] < n_groups; counts holds
  *   n_groups * n_paths uint64 and is ADDED to (callers zero it); out_paths may
  *   be NULL.  Return values: 0 ok, -1 bad algo/mode/n_paths, -2 a group out of
- *   range (checked for every flow before any count changes).
+ *   range (counts then unchanged; out_paths may be partly written).
  * ecmp_init() builds the tables once; every entry point calls it (idempotent,
  *   not thread-safe on the very first call).
  */
@@ -22,6 +22,12 @@
 #include <stdint.h>
 
 int ecmp_init(void);
+
+/* The byte-plane GFNI path (x86-64 with AVX-512BW and GFNI): whether this CPU
+ * has it, and a switch (for tests and comparisons) that returns the previous
+ * setting; on by default where supported.  Both paths give the same hashes. */
+int ecmp_gfni_supported(void);
+int ecmp_use_gfni(int enable);
 
 uint32_t ecmp_crc32_bytes(const uint8_t *data, size_t n);          /* slicing-by-8 */
 uint32_t ecmp_crc16_bytes(const uint8_t *data, size_t n);          /* byte table */

@@ -39,6 +39,16 @@ def toeplitz(data: bytes, key: bytes = ecmp.MS_RSS_KEY) -> int:
     return int(h)
 
 
+def gfni_supported() -> bool:
+    """Whether this CPU runs the byte-plane GFNI kernel (AVX-512BW + GFNI)."""
+    return bool(lib.ecmp_gfni_supported())
+
+
+def use_gfni(enable: bool) -> bool:
+    """Switch the GFNI kernel on or off (where supported); returns the previous setting."""
+    return bool(lib.ecmp_use_gfni(int(bool(enable))))
+
+
 def _arrays(flows):
     return (np.ascontiguousarray(flows.src_ip, dtype=np.uint32), np.ascontiguousarray(flows.dst_ip, dtype=np.uint32),
             np.ascontiguousarray(flows.src_port, dtype=np.uint16), np.ascontiguousarray(flows.dst_port, dtype=np.uint16),

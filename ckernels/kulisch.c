@@ -1,6 +1,7 @@
 /* Kulisch exact accumulation, FP32_ARRIVAL fold and rounding: see kulisch.h. */
 #include "kulisch.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- Tunables and assumptions -------------------------------------------
@@ -11,9 +12,8 @@
  */
 #define WIDE_DIGITS 14          /* exact internal sum: 14 x 32-bit digits = 448 bits, far above any reachable sum */
 #define ACC_DIGITS 10           /* digits one term can touch: terms are below 2^278 < 2^320 */
-#define PREFETCH_ROWS 2         /* kulisch_reduce: software-prefetch the row this many rows ahead */
 #define FOLD_ROWS 255           /* kulisch_reduce: 255 terms of |v| < 2^55 per digit stay below 2^63 */
-#define COL_BLOCK 256           /* columns per cache block in kulisch_reduce / fp32_arrival_reduce */
+#define COL_BLOCK 256           /* columns per cache block in fp32_arrival_reduce */
 #define BANKS 4                 /* exponent-bin copies used round-robin: breaks store->load chains on equal exponents */
 #define NBINS 256               /* one bin per exponent field value */
 #define FLUSH_TERMS (1u << 30)  /* terms per bin flush: |bin| < 2^24 * 2^30, far from int64 overflow */
@@ -202,21 +202,10 @@ static uint32_t special_result(int fmt, uint8_t flags, int *is_special)
     return 0;
 }
 
-/* Round a normalised exact value (units of 2^-149) to fmt. */
-static uint32_t wide_round(int fmt, const int64_t *d)
+/* Round a magnitude held in nl uint64 limbs (units of 2^-149) to fmt, with the
+ * value's sign `neg`.  Zero -> +0. */
+static uint32_t round_magnitude(int fmt, const uint64_t *L, int nl, int neg)
 {
-    uint64_t L[WIDE_DIGITS / 2];
-    const int nl = WIDE_DIGITS / 2;
-    wide_to_limbs(d, L);
-    int neg = d[WIDE_DIGITS - 1] < 0;
-    if (neg) {                               /* magnitude: two's-complement negate */
-        unsigned carry = 1;
-        for (int i = 0; i < nl; i++) {
-            uint64_t x = ~L[i] + carry;
-            carry = carry && x == 0;
-            L[i] = x;
-        }
-    }
     int p = -1;
     for (int i = nl - 1; i >= 0; i--)
         if (L[i]) { p = 64 * i + 63 - __builtin_clzll(L[i]); break; }
@@ -250,16 +239,366 @@ static uint32_t wide_round(int fmt, const int64_t *d)
     return sign | (uint32_t)n;               /* subnormal, or a zero of the value's sign */
 }
 
+/* Round a normalised exact value (units of 2^-149, wide digits) to fmt. */
+static uint32_t wide_round(int fmt, const int64_t *d)
+{
+    uint64_t L[WIDE_DIGITS / 2];
+    const int nl = WIDE_DIGITS / 2;
+    wide_to_limbs(d, L);
+    int neg = d[WIDE_DIGITS - 1] < 0;
+    if (neg) {                               /* magnitude: two's-complement negate */
+        unsigned carry = 1;
+        for (int i = 0; i < nl; i++) {
+            uint64_t x = ~L[i] + carry;
+            carry = carry && x == 0;
+            L[i] = x;
+        }
+    }
+    return round_magnitude(fmt, L, nl, neg);
+}
+
+/* ---- 320-bit true sums: KULISCH_LIMBS uint64 limbs, two's complement ----
+ * A C x E reduction of at most KULISCH_MAX_ROWS = 2^30 rows has |true sum| <
+ * 2^30 * 2^277 = 2^307 (units of 2^-149), so 320 signed bits hold it exactly. */
+typedef unsigned __int128 u128;
+
+/* T += v * 2^sh (mod 2^320), 0 <= sh < 320.  Branch-free: the addend's limbs
+ * are selected, then one carry chain. */
+static inline void limbs_add_shifted(uint64_t *T, int64_t v, int sh)
+{
+    int k = sh >> 6, o = sh & 63;
+    u128 x = (u128)((__int128)v * ((__int128)1 << o));   /* |v| < 2^63: fits 127 bits */
+    uint64_t lo = (uint64_t)x, hi = (uint64_t)(x >> 64), ext = (uint64_t)(v >> 63);
+    u128 c = 0;
+    for (int j = 0; j < KULISCH_LIMBS; j++) {
+        uint64_t a = j < k ? 0 : j == k ? lo : j == k + 1 ? hi : ext;
+        c += (u128)T[j] + a;
+        T[j] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+
+/* A double that is an exact multiple of 2^-149 as (integer m, shift sh >= 0): v = m * 2^(sh-149). */
+static inline int double_to_term(double v, int64_t *m)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    int e = (int)((b >> 52) & 0x7FF);
+    int64_t x = (int64_t)((b & 0xFFFFFFFFFFFFFull) | (1ull << 52));
+    if (b >> 63) x = -x;
+    int sh = e - 1075 + 149;
+    if (sh < 0) { x >>= -sh; sh = 0; }       /* exact: the dropped bits are zeros */
+    *m = x;
+    return sh;
+}
+
+static inline void limbs_add_double(uint64_t *T, double v)
+{
+    if (v != 0.0) {
+        int64_t m;
+        int sh = double_to_term(v, &m);
+        limbs_add_shifted(T, m, sh);
+    }
+}
+
+static inline void wide_add_double(int64_t *d, double v)
+{
+    if (v != 0.0) {
+        int64_t m;
+        int sh = double_to_term(v, &m);
+        wide_add_shifted(d, m, sh);
+    }
+}
+
+/* True sum T (|T| < 2^319) -> exported W-bit state, wrap count, overflow flag. */
+static inline void limbs_export(const uint64_t *T, int width, uint64_t *limbs, int64_t *wraps, uint8_t *flags)
+{
+    int64_t w = 0;
+    for (int i = 0; i < KULISCH_LIMBS - 1; i++) limbs[i] = T[i];
+    if (width == 64 * KULISCH_LIMBS) {
+        limbs[KULISCH_LIMBS - 1] = T[KULISCH_LIMBS - 1];
+    } else {                                 /* wraps = floor((T + 2^(W-1)) / 2^W); state sign-extended from bit W-1 */
+        int top = width - 64 * (KULISCH_LIMBS - 1);
+        uint64_t t4 = T[KULISCH_LIMBS - 1], mask = (1ull << top) - 1;
+        w = ((int64_t)t4 >> top) + (int64_t)((t4 >> (top - 1)) & 1);
+        uint64_t x = t4 & mask;
+        if ((x >> (top - 1)) & 1) x |= ~mask;
+        limbs[KULISCH_LIMBS - 1] = x;
+    }
+    *wraps = w;
+    if (w) *flags |= FLAG_OVF; else *flags &= (uint8_t)~FLAG_OVF;
+}
+
+/* Round a signed 320-bit value T (units of 2^-149) to fmt. */
+static inline uint32_t limbs_round(int fmt, const uint64_t *T)
+{
+    uint64_t L[KULISCH_LIMBS];
+    int neg = (int64_t)T[KULISCH_LIMBS - 1] < 0;
+    u128 c = neg;
+    for (int i = 0; i < KULISCH_LIMBS; i++) {
+        c += neg ? ~T[i] : T[i];
+        L[i] = (uint64_t)c;
+        c >>= 64;
+    }
+    return round_magnitude(fmt, L, KULISCH_LIMBS, neg);
+}
+
 static int check_fmt(int fmt) { return fmt >= F_INT8 && fmt <= F_FP32; }
 static int check_width(int w) { return w == 280 || w == 320; }
 
-/* ---- Kulisch: C x E reduction ---- */
+/* ---- Kulisch: the exact float64 fast path ---------------------------------
+ *
+ * Every finite FP32/BF16/FP16 value converts exactly to a double.  A chunk of
+ * n <= 2^g values (one column of a block, g >= 1) whose magnitudes are below
+ * 2^B and which are all multiples of 2^U is summed EXACTLY by plain double
+ * adds when B + g - U <= 53: every partial sum is a multiple of 2^U below
+ * 2^(B+g) <= 2^(53+U) in magnitude, so it is representable and no add rounds.
+ *
+ * A wider column is split into levels (error-free extraction, as in Rump,
+ * Ogita and Oishi's AccSum): with k = B + g + 2 and sigma = 1.5 * 2^k, the
+ * accumulator a starts at sigma and for each x
+ *     t = a + x;  q = t - a;  r = x - q;  a = t;
+ * Since |sum so far| + |x| < (2^g + 1)(2^B + 2^(k-53)) < 2^(k-1), a and t stay
+ * in [2^k, 2^(k+1)), where doubles are multiples of u = 2^(k-52): t - a is
+ * exact (Sterbenz), q is x rounded to a multiple of u, and r = x - q is exact
+ * (the bits of x below u: at most as many as x has) with |r| <= u/2 = 2^(k-53).
+ * a - sigma is the exact sum of the q's.  The remainders r form the next level
+ * with B' = k - 53 = B - (51 - g); the last level is a plain double sum, exact
+ * by the first paragraph.  So a column needs L = 1 + ceil(max(0, B + g - U - 53)
+ * / (51 - g)) levels: 1 when its exponents span at most 53 - g - (fraction
+ * bits + 1) binades (always for FP16), 2 for a span of up to 51 - 2g + 53 - ...
+ * (e.g. 64 FP32 values spread over 2^-30 .. 2^30 need 2).  Chunks that need
+ * more than MAX_LEVELS levels, or hold an inf/NaN, take the integer path.
+ * The level sums are exact doubles, multiples of 2^-149, added into the
+ * integer state without rounding: the result is the true sum, bit for bit. */
+#define LANES KULISCH_LANES             /* columns per block; a long sequence is read as rows of LANES lanes */
+#define CHUNK_ROWS KULISCH_CHUNK_ROWS   /* rows per chunk (g = 8; at most FOLD_ROWS for the integer path) */
+#define MAX_LEVELS 3
 
-/* Tables for the reduction's hot loop, indexed by sign and exponent field
- * together (the pattern shifted right by the fraction width): the hidden bit
- * (bit 31 marks an inf/NaN exponent), the signed scale +/-2^(LSB offset in
- * its 32-bit digit) -- 0 for inf/NaN, so specials add nothing -- and the
- * digit row offset inside acc. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PRISM_NO_CLONES)
+/* one build for every x86-64: the hot loops are compiled for AVX-512, AVX2 and
+ * baseline SSE2, and the loader picks the best the CPU has (ifunc) */
+#define HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HOT
+#endif
+#define INLINE static inline __attribute__((always_inline))
+
+static inline float k_f32_from_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+
+INLINE int frac_bits_of(const int fmt) { return fmt == F_FP16 ? 10 : fmt == F_BF16 ? 7 : 23; }
+INLINE uint32_t emask_of(const int fmt) { return fmt == F_FP16 ? 0x1F : 0xFF; }
+INLINE int bias_of(const int fmt) { return fmt == F_FP16 ? 15 : 127; }
+
+INLINE uint32_t load_fmt(const int fmt, const void *data, size_t i)
+{
+    return fmt == F_FP32 ? ((const uint32_t *)data)[i] : ((const uint16_t *)data)[i];
+}
+
+/* Exact conversion of a finite pattern to double. */
+INLINE double to_double(const int fmt, uint32_t b)
+{
+    if (fmt == F_FP32) return (double)k_f32_from_bits(b);
+    if (fmt == F_BF16) return (double)k_f32_from_bits(b << 16);
+    /* FP16 fields moved into FP32 position give 2^-112 times the value, normal or subnormal alike */
+    return (double)k_f32_from_bits(((b & 0x8000u) << 16) | ((b & 0x7FFFu) << 13)) * 0x1p112;
+}
+
+/* Per column of rows [r0, r1) x columns [c0, c0 + nc): the largest exponent
+ * field, and the smallest exponent field of a nonzero value (emask if none). */
+INLINE void chunk_exponents(const int fmt, const void *data, size_t stride, size_t r0, size_t r1,
+                            size_t c0, size_t nc, uint32_t *emax, uint32_t *emin)
+{
+    const int fb = frac_bits_of(fmt);
+    const uint32_t em = emask_of(fmt), absmask = (em << fb) | ((1u << fb) - 1);
+    for (size_t c = 0; c < nc; c++) { emax[c] = 0; emin[c] = em; }
+    for (size_t r = r0; r < r1; r++) {
+        size_t base = r * stride + c0;
+        for (size_t c = 0; c < nc; c++) {
+            uint32_t b = load_fmt(fmt, data, base + c);
+            uint32_t e = (b >> fb) & em;
+            uint32_t e_nz = (b & absmask) ? e : em;
+            emax[c] = e > emax[c] ? e : emax[c];
+            emin[c] = e_nz < emin[c] ? e_nz : emin[c];
+        }
+    }
+}
+
+static inline double one_and_half_pow2(int k)   /* 1.5 * 2^k for -1000 < k < 1000 */
+{
+    uint64_t b = ((uint64_t)(k + 1023) << 52) | (1ull << 51);
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+/* Levels the chunk needs (0: it holds an inf/NaN, or more than MAX_LEVELS),
+ * and each column's sigma per extraction level: sig[j * LANES + c]. */
+INLINE int chunk_levels(const int fmt, size_t nr, size_t nc, const uint32_t *emax, const uint32_t *emin, double *sig)
+{
+    int g = 1;
+    while (((size_t)1 << g) < nr) g++;
+    const uint32_t em = emask_of(fmt);
+    const int fb = frac_bits_of(fmt), bias = bias_of(fmt);
+    const int step = 51 - g;
+    int levels = 1, special = 0;
+    for (size_t c = 0; c < nc; c++) {
+        special |= emax[c] == em;                    /* inf or NaN: the integer path sets the flags */
+        int hi = emax[c] ? (int)emax[c] : 1;         /* subnormals share the smallest normal's scale */
+        int lo = emin[c] == em ? hi : emin[c] ? (int)emin[c] : 1;
+        int B = hi - bias + 1, U = lo - bias - fb;   /* |x| < 2^B, x multiple of 2^U */
+        int need = B + g - U - 53;
+        int lc = 1 + (need > 0) + (need > step) + (need > 2 * step);    /* 1 + ceil(need / step), capped */
+        levels = lc > levels ? lc : levels;
+        for (int j = 0; j < MAX_LEVELS - 1; j++) {
+            int k = B + g + 2;
+            sig[j * LANES + c] = one_and_half_pow2(k);
+            B = k - 53;
+        }
+    }
+    return special || levels > MAX_LEVELS ? 0 : levels;
+}
+
+/* The exact level sums of rows [r0, r1) x columns [c0, c0 + nc) into
+ * sum[j * LANES + c] (levels from chunk_levels). */
+INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
+                      int levels, const double *sig, double *sum)
+{
+    double *a1 = sum, *a2 = sum + LANES, *a3 = sum + 2 * LANES;
+    const double *s1 = sig, *s2 = sig + LANES;
+    if (levels == 1) {
+        for (size_t c = 0; c < nc; c++) a1[c] = 0.0;
+        for (size_t r = r0; r < r1; r++) {
+            size_t base = r * stride + c0;
+            for (size_t c = 0; c < nc; c++) a1[c] += to_double(fmt, load_fmt(fmt, data, base + c));
+        }
+    } else if (levels == 2) {
+        for (size_t c = 0; c < nc; c++) { a1[c] = s1[c]; a2[c] = 0.0; }
+        for (size_t r = r0; r < r1; r++) {
+            size_t base = r * stride + c0;
+            for (size_t c = 0; c < nc; c++) {
+                double x = to_double(fmt, load_fmt(fmt, data, base + c));
+                double t = a1[c] + x, q = t - a1[c];
+                a1[c] = t;
+                a2[c] += x - q;
+            }
+        }
+        for (size_t c = 0; c < nc; c++) a1[c] -= s1[c];
+    } else {
+        for (size_t c = 0; c < nc; c++) { a1[c] = s1[c]; a2[c] = s2[c]; a3[c] = 0.0; }
+        for (size_t r = r0; r < r1; r++) {
+            size_t base = r * stride + c0;
+            for (size_t c = 0; c < nc; c++) {
+                double x = to_double(fmt, load_fmt(fmt, data, base + c));
+                double t = a1[c] + x, q = t - a1[c];
+                a1[c] = t;
+                double y = x - q;
+                double t2 = a2[c] + y, q2 = t2 - a2[c];
+                a2[c] = t2;
+                a3[c] += y - q2;
+            }
+        }
+        for (size_t c = 0; c < nc; c++) { a1[c] -= s1[c]; a2[c] -= s2[c]; }
+    }
+}
+
+/* Summary + levels + sums of one chunk; returns the levels (0: take the integer path). */
+INLINE int chunk_fast(const int fmt, const void *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
+                      double *sum)
+{
+    uint32_t emax[LANES], emin[LANES];
+    double sig[(MAX_LEVELS - 1) * LANES];
+    chunk_exponents(fmt, data, stride, r0, r1, c0, nc, emax, emin);
+    int levels = chunk_levels(fmt, r1 - r0, nc, emax, emin, sig);
+    if (levels) chunk_sum(fmt, data, stride, r0, r1, c0, nc, levels, sig, sum);
+    return levels;
+}
+
+HOT static int chunk_fast_any(int fmt, const void *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
+                              double *sum)
+{
+    switch (fmt) {
+    case F_FP16: return chunk_fast(F_FP16, data, stride, r0, r1, c0, nc, sum);
+    case F_BF16: return chunk_fast(F_BF16, data, stride, r0, r1, c0, nc, sum);
+    default: return chunk_fast(F_FP32, data, stride, r0, r1, c0, nc, sum);
+    }
+}
+
+/* Each column's exact sum of its level sums, exported for `width`: one
+ * 320-bit addend per level (the double's integer significand m at bit sh:
+ * limb k gets the low 64 bits of m * 2^(sh - 64k), or m >> (64k - sh) with
+ * sign fill), added limb by limb with carries.  Element-wise over the
+ * columns, so it vectorises like the sums. */
+HOT static void levels_export(const double *sum, int levels, size_t nc, int width,
+                              uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+{
+    int64_t m[MAX_LEVELS][LANES], sh[MAX_LEVELS][LANES];
+    uint64_t limb[KULISCH_LIMBS][LANES], carry[LANES], acc[LANES], cy[LANES];
+    for (int j = 0; j < levels; j++)
+        for (size_t c = 0; c < nc; c++) {
+            uint64_t b;
+            memcpy(&b, sum + j * LANES + c, 8);
+            int64_t e = (int64_t)((b >> 52) & 0x7FF);
+            int64_t x = (int64_t)((b & 0xFFFFFFFFFFFFFull) | (1ull << 52));
+            x = (b >> 63) ? -x : x;
+            int64_t s = e - 1075 + 149;              /* the sums are multiples of 2^-149: s >= -52 */
+            m[j][c] = e ? x >> (s < 0 ? -s : 0) : 0;  /* exact: the dropped bits are zeros */
+            sh[j][c] = s < 0 ? 0 : s;
+        }
+    for (size_t c = 0; c < nc; c++) carry[c] = 0;
+    for (int k = 0; k < KULISCH_LIMBS; k++) {
+        for (size_t c = 0; c < nc; c++) { acc[c] = carry[c]; cy[c] = 0; }
+        for (int j = 0; j < levels; j++)
+            for (size_t c = 0; c < nc; c++) {
+                int64_t d = sh[j][c] - 64 * k;
+                int64_t r = -d > 63 ? 63 : -d;
+                uint64_t p = d >= 64 ? 0 : d >= 0 ? (uint64_t)m[j][c] << (d & 63) : (uint64_t)(m[j][c] >> (r & 63));
+                acc[c] += p;
+                cy[c] += acc[c] < p;
+            }
+        for (size_t c = 0; c < nc; c++) { limb[k][c] = acc[c]; carry[c] = cy[c]; }
+    }
+    const int top = width - 64 * (KULISCH_LIMBS - 1);
+    const uint64_t mask = top == 64 ? ~0ull : (1ull << top) - 1;
+    for (size_t c = 0; c < nc; c++) {
+        uint64_t t4 = limb[KULISCH_LIMBS - 1][c];
+        int64_t w = 0;
+        if (top < 64) {            /* wraps = floor((T + 2^(W-1)) / 2^W); state sign-extended from bit W-1 */
+            w = ((int64_t)t4 >> (top & 63)) + (int64_t)((t4 >> ((top - 1) & 63)) & 1);
+            uint64_t x = t4 & mask;
+            t4 = ((x >> ((top - 1) & 63)) & 1) ? x | ~mask : x;
+        }
+        for (int k = 0; k < KULISCH_LIMBS - 1; k++) out_limbs[c * KULISCH_LIMBS + k] = limb[k][c];
+        out_limbs[c * KULISCH_LIMBS + KULISCH_LIMBS - 1] = t4;
+        out_wraps[c] = w;
+        out_flags[c] = w ? FLAG_OVF : 0;
+    }
+}
+
+/* INT8: exact int32 column sums of rows [r0, r1) (r1 - r0 <= 2^24: |sum| <= 2^31). */
+HOT static void int8_column_sums(const int8_t *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
+                                 int32_t *sum)
+{
+    for (size_t c = 0; c < nc; c++) sum[c] = 0;
+    for (size_t r = r0; r < r1; r++)
+        for (size_t c = 0; c < nc; c++) sum[c] += data[r * stride + c0 + c];
+}
+
+#define INT8_CHUNK ((size_t)1 << 24)
+
+HOT static int32_t int8_sum(const int8_t *x, size_t n)   /* n <= INT8_CHUNK */
+{
+    int32_t s = 0;
+    for (size_t i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+/* ---- Kulisch: the integer path (any input, specials) ----
+ * Tables for its hot loop, indexed by sign and exponent field together (the
+ * pattern shifted right by the fraction width): the hidden bit (bit 31 marks
+ * an inf/NaN exponent), the signed scale +/-2^(LSB offset in its 32-bit
+ * digit) -- 0 for inf/NaN, so specials add nothing -- and the digit row
+ * offset inside acc. */
 #define NSE 512
 typedef struct {
     uint32_t hidden[NSE];
@@ -280,106 +619,64 @@ static void make_tables(int fmt, term_tables *t)
         int sp = is_special_bin(fmt, e);
         t->hidden[se] = sp ? SPECIAL_MARK : e ? 1u << mbits : 0;
         t->scale[se] = sp ? 0 : (neg ? -1 : 1) * ((int64_t)1 << (sh & 31));
-        t->offset[se] = (uint32_t)(sh >> 5) * COL_BLOCK;
+        t->offset[se] = (uint32_t)(sh >> 5) * LANES;
     }
 }
 
-int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int width,
-                   uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+/* Rows [r0, r1) (at most FOLD_ROWS) x columns [c0, c0 + nc) of a float format
+ * into the columns' true sums T[c] (320-bit), flags into fl[c].  One RMW per
+ * term: the whole shifted significand (< 2^55) goes into the 32-bit digit
+ * holding its LSB; 255 of them stay below 2^63. */
+static void chunk_integer(int fmt, const term_tables *tab, const void *data, size_t stride, size_t r0, size_t r1,
+                          size_t c0, size_t nc, uint64_t (*T)[KULISCH_LIMBS], uint8_t *fl)
 {
-    if (!check_fmt(in_fmt)) return -1;
-    if (!check_width(width)) return -2;
-    if (rows > KULISCH_MAX_ROWS) return -3;
-    /* acc: one RMW per term -- the whole shifted significand (< 2^55) goes into
-     * the digit holding its LSB; digits overlap, so they are folded into the
-     * carry-deferred `hold` every FOLD_ROWS rows, before they could overflow
-     * (with rows <= FOLD_ROWS, `hold` is never touched: it stays out of L1). */
-    int64_t acc[ACC_DIGITS * COL_BLOCK];   /* digit-major: acc[digit * COL_BLOCK + column]; on the stack (TLS addressing is slower) */
-    int64_t hold[COL_BLOCK][ACC_DIGITS];
-    uint8_t fl[COL_BLOCK];
-    term_tables tab;
-    make_tables(in_fmt, &tab);
-    for (size_t c0 = 0; c0 < cols; c0 += COL_BLOCK) {
-        size_t nc = cols - c0 < COL_BLOCK ? cols - c0 : COL_BLOCK;
-        const int folds = rows > FOLD_ROWS;
-        const int fmt_bytes = in_fmt == F_INT8 ? 1 : in_fmt == F_FP32 ? 4 : 2;
-        if (folds) memset(hold, 0, sizeof hold);
-        memset(acc, 0, sizeof acc);           /* also the result when rows == 0 */
-        memset(fl, 0, sizeof fl);
-        for (size_t r0 = 0; r0 < rows; r0 += FOLD_ROWS) {
-            size_t r1 = rows - r0 < FOLD_ROWS ? rows : r0 + FOLD_ROWS;
-            if (r0) memset(acc, 0, sizeof acc);
-            for (size_t r = r0; r < r1; r++) {
-                unsigned any_special = 0;
-                if (r + PREFETCH_ROWS < rows) {    /* rows are far apart: start the later row's lines early */
-                    const char *next = (const char *)data + ((r + PREFETCH_ROWS) * cols + c0) * (size_t)fmt_bytes;
-                    for (size_t off = 0; off < nc * (size_t)fmt_bytes; off += 64) __builtin_prefetch(next + off);
-                }
-                if (in_fmt == F_INT8) {
-                    const int8_t *row = (const int8_t *)data + r * cols + c0;
-                    for (size_t c = 0; c < nc; c++) acc[(149 >> 5) * COL_BLOCK + c] += (int64_t)row[c] * ((int64_t)1 << (149 & 31));
-                    continue;
-                }
-#define REDUCE_ROW(T, FRAC_BITS)                                                      \
-                {                                                                     \
-                    const T *row = (const T *)data + r * cols + c0;                   \
-                    for (size_t c = 0; c < nc; c++) {                                 \
-                        uint32_t b = row[c];                                          \
-                        uint32_t se = b >> FRAC_BITS;                                 \
-                        uint32_t h = tab.hidden[se];                                  \
-                        int64_t m = (b & ((1u << FRAC_BITS) - 1)) | h;                \
-                        any_special |= h;                                             \
-                        acc[tab.offset[se] + c] += m * tab.scale[se];                 \
-                    }                                                                 \
-                }
-                switch (in_fmt) {
-                case F_FP16: REDUCE_ROW(uint16_t, 10) break;
-                case F_BF16: REDUCE_ROW(uint16_t, 7) break;
-                default: REDUCE_ROW(uint32_t, 23) break;
-                }
+    int64_t acc[ACC_DIGITS * LANES];
+    memset(acc, 0, sizeof acc);
+    for (size_t r = r0; r < r1; r++) {
+        unsigned any_special = 0;
+#define REDUCE_ROW(TY, FRAC_BITS)                                                     \
+        {                                                                             \
+            const TY *row = (const TY *)data + r * stride + c0;                       \
+            for (size_t c = 0; c < nc; c++) {                                         \
+                uint32_t b = row[c];                                                  \
+                uint32_t se = b >> FRAC_BITS;                                         \
+                uint32_t h = tab->hidden[se];                                         \
+                int64_t m = (b & ((1u << FRAC_BITS) - 1)) | h;                        \
+                any_special |= h;                                                     \
+                acc[tab->offset[se] + c] += m * tab->scale[se];                       \
+            }                                                                         \
+        }
+        switch (fmt) {
+        case F_FP16: REDUCE_ROW(uint16_t, 10) break;
+        case F_BF16: REDUCE_ROW(uint16_t, 7) break;
+        default: REDUCE_ROW(uint32_t, 23) break;
+        }
 #undef REDUCE_ROW
-                if (any_special & SPECIAL_MARK)   /* rare: classify this row's specials */
-                    for (size_t c = 0; c < nc; c++) {
-                        uint32_t b = load_bits(in_fmt, data, r * cols + c0 + c);
-                        if (is_special_bin(in_fmt, bin_of(in_fmt, b))) fl[c] |= flag_of_kind(special_kind(in_fmt, b));
-                    }
+        if (any_special & SPECIAL_MARK)   /* rare: classify this row's specials */
+            for (size_t c = 0; c < nc; c++) {
+                uint32_t b = load_bits(fmt, data, r * stride + c0 + c);
+                if (is_special_bin(fmt, bin_of(fmt, b))) fl[c] |= flag_of_kind(special_kind(fmt, b));
             }
-            for (size_t c = 0; folds && c < nc; c++)
-                for (int i = 0; i + 1 < ACC_DIGITS; i++) {
-                    hold[c][i] += acc[i * COL_BLOCK + c] & DIGIT_MASK;
-                    hold[c][i + 1] += acc[i * COL_BLOCK + c] >> 32;
-                }
-        }
-        for (size_t c = 0; c < nc; c++) {
-            int64_t d[WIDE_DIGITS] = {0};
-            /* acc digits are < 2^63 in magnitude: normalising them cannot overflow */
-            for (int i = 0; i < ACC_DIGITS; i++) d[i] = folds ? hold[c][i] : acc[i * COL_BLOCK + c];
-            wide_normalize(d);
-            out_flags[c0 + c] = fl[c];
-            wide_export(d, width, out_limbs + (c0 + c) * KULISCH_LIMBS, out_wraps + c0 + c, out_flags + c0 + c);
-        }
     }
-    return 0;
+    for (size_t c = 0; c < nc; c++)
+        for (int i = 0; i < ACC_DIGITS; i++)
+            if (acc[i * LANES + c]) limbs_add_shifted(T[c], acc[i * LANES + c], 32 * i);
 }
 
-/* ---- Kulisch: one long sequence ---- */
+/* ---- Kulisch: one long sequence into wide digits ---- */
 
-int kulisch_accumulate(int in_fmt, const void *data, size_t n, int width,
-                       uint64_t *limbs, int64_t *wraps, uint8_t *flags)
+/* Terms [i0, i1) by exponent bins (the general path: any input, specials). */
+static void seq_bins(int fmt, const void *data, size_t i0, size_t i1, int64_t *d, uint8_t *flags)
 {
-    if (!check_fmt(in_fmt)) return -1;
-    if (!check_width(width)) return -2;
-    int64_t d[WIDE_DIGITS] = {0};
-    wide_add_state(d, limbs, *wraps, width);
-    uint8_t fl = *flags & (FLAG_NAN | FLAG_PINF | FLAG_NINF);
     int64_t bins[BANKS * NBINS];
-    for (size_t i0 = 0; i0 < n; i0 += FLUSH_TERMS) {
-        size_t i1 = n - i0 < FLUSH_TERMS ? n : i0 + FLUSH_TERMS;
+    uint8_t fl = *flags;
+    for (size_t j0 = i0; j0 < i1; j0 += FLUSH_TERMS) {
+        size_t j1 = i1 - j0 < FLUSH_TERMS ? i1 : j0 + FLUSH_TERMS;
         memset(bins, 0, sizeof bins);
 #define ACC_SEQ(FMT)                                                              \
         {                                                                         \
-            size_t i = i0;                                                        \
-            for (; i + BANKS <= i1; i += BANKS) {                                 \
+            size_t i = j0;                                                        \
+            for (; i + BANKS <= j1; i += BANKS) {                                 \
                 for (int k = 0; k < BANKS; k++) {                                 \
                     uint32_t b = load_bits(FMT, data, i + k);                     \
                     int e = bin_of(FMT, b);                                       \
@@ -389,14 +686,14 @@ int kulisch_accumulate(int in_fmt, const void *data, size_t n, int width,
                         bins[k * NBINS + e] += signed_mant(FMT, b);               \
                 }                                                                 \
             }                                                                     \
-            for (; i < i1; i++) {                                                 \
+            for (; i < j1; i++) {                                                 \
                 uint32_t b = load_bits(FMT, data, i);                             \
                 int e = bin_of(FMT, b);                                           \
                 if (is_special_bin(FMT, e)) fl |= flag_of_kind(special_kind(FMT, b)); \
                 else bins[e] += signed_mant(FMT, b);                              \
             }                                                                     \
         }
-        switch (in_fmt) {
+        switch (fmt) {
         case F_INT8: ACC_SEQ(F_INT8) break;
         case F_FP16: ACC_SEQ(F_FP16) break;
         case F_BF16: ACC_SEQ(F_BF16) break;
@@ -406,10 +703,254 @@ int kulisch_accumulate(int in_fmt, const void *data, size_t n, int width,
         for (int e = 0; e < NBINS; e++) {
             int64_t s = 0;
             for (int k = 0; k < BANKS; k++) s += bins[k * NBINS + e];
-            if (s) wide_add_shifted(d, s, bin_shift(in_fmt, e));
+            if (s) wide_add_shifted(d, s, bin_shift(fmt, e));
         }
         wide_normalize(d);     /* keeps digits small between flushes */
     }
+    *flags = fl;
+}
+
+/* Add n terms into the wide digits d (normalised on return); specials into *flags. */
+static void seq_accumulate(int fmt, const void *data, size_t n, int64_t *d, uint8_t *flags)
+{
+    size_t i = 0;
+    if (fmt == F_INT8) {
+        for (; i < n; i += INT8_CHUNK)
+            wide_add_shifted(d, int8_sum((const int8_t *)data + i, n - i < INT8_CHUNK ? n - i : INT8_CHUNK), 149);
+        wide_normalize(d);
+        return;
+    }
+    const size_t block = (size_t)CHUNK_ROWS * LANES;   /* the block as CHUNK_ROWS rows of LANES lanes */
+    double sum[MAX_LEVELS * LANES];
+    for (; i + block <= n; i += block) {
+        const void *p = (const char *)data + i * (fmt == F_FP32 ? 4 : 2);
+        int levels = chunk_fast_any(fmt, p, LANES, 0, CHUNK_ROWS, 0, LANES, sum);
+        if (!levels) {
+            seq_bins(fmt, data, i, i + block, d, flags);
+            continue;
+        }
+        for (int j = 0; j < levels; j++)
+            for (int c = 0; c < LANES; c++) wide_add_double(d, sum[j * LANES + c]);
+        wide_normalize(d);
+    }
+    seq_bins(fmt, data, i, n, d, flags);
+}
+
+/* ---- rounding straight from float64 level sums ----
+ * The exact sum of two level sums s1 + s2 is hi + lo with hi = RN53(s1 + s2),
+ * |lo| <= ulp53(hi)/2 (TwoSum, exact).  Rounding |hi| to a format's grid:
+ * with n the kept bits and rem the dropped ones (in units of ulp53(hi)),
+ * rem < half or rem > half leaves the true sum on hi's side of the midpoint
+ * (|lo| cannot cross a whole ulp53), rem == half is decided by lo's sign (a
+ * tie, RNE, when lo == 0).  Same result as rounding the exact sum once. */
+static inline uint32_t round_pair(int fmt, double hi, double lo)
+{
+    uint64_t b;
+    memcpy(&b, &hi, 8);
+    int neg = (int)(b >> 63), E = (int)((b >> 52) & 0x7FF);
+    if (E == 0) return 0;                    /* hi == 0: the sum is exactly zero -> +0 */
+    uint64_t M = (b & 0xFFFFFFFFFFFFFull) | (1ull << 52);
+    int l = lo == 0.0 ? 0 : ((lo > 0.0) != neg ? 1 : -1);   /* the residual's sign against |hi| */
+    int e2 = E - 1075;                       /* |hi| = M * 2^e2 */
+    if (fmt == F_INT8) {
+        int t = -e2;
+        if (t <= 0) return neg ? 0x80 : 0x7F;    /* |hi| >= 2^52: saturates */
+        if (t > 60) return 0;                    /* |hi| < 2^-7 */
+        uint64_t n = M >> t, rem = M & ((1ull << t) - 1), half = 1ull << (t - 1);
+        n += rem > half || (rem == half && (l > 0 || (l == 0 && (n & 1))));
+        int64_t v = neg ? -(int64_t)n : (int64_t)n;
+        return (uint32_t)(v > 127 ? 127 : v < -128 ? -128 : v) & 0xFF;
+    }
+    int mbits, emin, emax, sign_pos;
+    switch (fmt) {
+    case F_FP16: mbits = 10; emin = -14; emax = 15; sign_pos = 15; break;
+    case F_BF16: mbits = 7; emin = -126; emax = 127; sign_pos = 15; break;
+    default: mbits = 23; emin = -126; emax = 127; sign_pos = 31; break;
+    }
+    uint32_t sign = (uint32_t)neg << sign_pos;
+    int e = E - 1023;
+    if (e < emin) e = emin;
+    int t = (e - mbits) - e2;                /* >= 52 - mbits > 0 */
+    if (t > 60) return sign;                 /* far below half a quantum: a zero of the sum's sign */
+    uint64_t n = M >> t, rem = M & ((1ull << t) - 1), half = 1ull << (t - 1);
+    n += rem > half || (rem == half && (l > 0 || (l == 0 && (n & 1))));
+    if (n >> (mbits + 1)) { n >>= 1; e++; }
+    if (e > emax) return sign | infinity_bits(fmt, 0);
+    if (n >> mbits) return sign | ((uint32_t)(e + emax) << mbits) | (uint32_t)(n & ((1ull << mbits) - 1));
+    return sign | (uint32_t)n;               /* subnormal, or a zero of the sum's sign */
+}
+
+/* One exported state (W-bit limbs, wraps, flags) rounded to fmt. */
+static inline uint32_t round_state(int fmt, int width, const uint64_t *limbs, int64_t wraps, uint8_t flags)
+{
+    int sp;
+    uint32_t r = special_result(fmt, flags, &sp);
+    if (sp) return r;
+    if (wraps) {                             /* |true sum| >= 2^(W-1-149) >= 2^130: beyond every format */
+        int neg = wraps < 0;
+        return fmt == F_INT8 ? (neg ? 0x80 : 0x7F) : infinity_bits(fmt, neg);
+    }
+    const int top = width - 64 * (KULISCH_LIMBS - 1);
+    const uint64_t mask = top == 64 ? ~0ull : (1ull << top) - 1;
+    uint64_t T[KULISCH_LIMBS];
+    memcpy(T, limbs, sizeof T);
+    uint64_t x = T[KULISCH_LIMBS - 1] & mask;        /* the state's bits below W, sign-extended */
+    if ((x >> (top - 1)) & 1) x |= ~mask;
+    T[KULISCH_LIMBS - 1] = x;
+    return limbs_round(fmt, T);
+}
+
+/* Columns [0, nc) of a block whose level sums (1 to 3 levels) are in sum:
+ * rounded bits, wraps and flags (no specials: the fast path had none).  Two
+ * levels are one TwoSum pair.  Three: (a, b) = TwoSum(s2, s3), (hi, c) =
+ * TwoSum(s1, a), the exact sum is hi + c + b; lo = fl(c + b) keeps its sign,
+ * and when hi + lo == hi (|lo| <= ulp53(hi)/2) the pair argument holds for
+ * (hi, lo); otherwise (deep cancellation) the exact state decides. */
+static void levels_round(int fmt, const double *sum, int levels, size_t nc, int width,
+                         uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+{
+    for (size_t c = 0; c < nc; c++) {
+        double s1 = sum[c], s2 = levels >= 2 ? sum[LANES + c] : 0.0, s3 = levels == 3 ? sum[2 * LANES + c] : 0.0;
+        double a = s2 + s3, av = a - s2, b = (s2 - (a - av)) + (s3 - av);        /* TwoSum */
+        double hi = s1 + a, hv = hi - s1, cc = (s1 - (hi - hv)) + (a - hv);      /* TwoSum */
+        double lo = cc + b;
+        if (fabs(hi) < 0x1p129 && hi + lo == hi) {   /* |sum| < 2^130: no wrap at either width */
+            out_bits[c] = round_pair(fmt, hi, lo);
+            out_wraps[c] = 0;
+            out_flags[c] = 0;
+        } else {                              /* near the 280-bit range, or cancellation: the exact state decides */
+            uint64_t T[KULISCH_LIMBS] = {0}, limbs[KULISCH_LIMBS];
+            limbs_add_double(T, s1);
+            limbs_add_double(T, s2);
+            limbs_add_double(T, s3);
+            out_flags[c] = 0;
+            limbs_export(T, width, limbs, out_wraps + c, out_flags + c);
+            out_bits[c] = round_state(fmt, width, limbs, out_wraps[c], out_flags[c]);
+        }
+    }
+}
+
+/* ---- Kulisch entry points ---- */
+
+int kulisch_chunk_levels(int in_fmt, const void *data, size_t rows, size_t cols)
+{
+    if (in_fmt != F_FP16 && in_fmt != F_BF16 && in_fmt != F_FP32) return -1;
+    if (rows < 1 || rows > CHUNK_ROWS || cols < 1 || cols > LANES) return -3;
+    uint32_t emax[LANES], emin[LANES];
+    double sig[(MAX_LEVELS - 1) * LANES];
+    switch (in_fmt) {
+    case F_FP16:
+        chunk_exponents(F_FP16, data, cols, 0, rows, 0, cols, emax, emin);
+        return chunk_levels(F_FP16, rows, cols, emax, emin, sig);
+    case F_BF16:
+        chunk_exponents(F_BF16, data, cols, 0, rows, 0, cols, emax, emin);
+        return chunk_levels(F_BF16, rows, cols, emax, emin, sig);
+    default:
+        chunk_exponents(F_FP32, data, cols, 0, rows, 0, cols, emax, emin);
+        return chunk_levels(F_FP32, rows, cols, emax, emin, sig);
+    }
+}
+
+
+/* The reduction; out_fmt < 0: exact states into out_limbs, else rounded bits into out_bits. */
+static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, size_t cols, int width,
+                       uint64_t *out_limbs, uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+{
+    if (!check_fmt(in_fmt) || (out_fmt >= 0 && !check_fmt(out_fmt))) return -1;
+    if (!check_width(width)) return -2;
+    if (rows > KULISCH_MAX_ROWS) return -3;
+    uint64_t tmp_limbs[LANES * KULISCH_LIMBS];
+    const int rounding = out_fmt >= 0;
+    if (cols == 1) {                          /* one column is one long sequence */
+        int64_t d[WIDE_DIGITS] = {0};
+        uint8_t fl = 0;
+        uint64_t *limbs = rounding ? tmp_limbs : out_limbs;
+        seq_accumulate(in_fmt, data, rows, d, &fl);
+        out_flags[0] = fl;
+        wide_export(d, width, limbs, out_wraps, out_flags);
+        if (rounding) out_bits[0] = round_state(out_fmt, width, limbs, out_wraps[0], out_flags[0]);
+        return 0;
+    }
+    uint64_t T[LANES][KULISCH_LIMBS];
+    uint8_t fl[LANES];
+    double sum[MAX_LEVELS * LANES];
+    int32_t isum[LANES];
+    term_tables tab;
+    int have_tables = 0;
+    for (size_t c0 = 0; c0 < cols; c0 += LANES) {
+        size_t nc = cols - c0 < LANES ? cols - c0 : LANES;
+        int levels = 0;
+        if (in_fmt == F_INT8 && rows <= INT8_CHUNK) {   /* one int32 sum per column: exact as one double level */
+            int8_column_sums((const int8_t *)data, cols, 0, rows, c0, nc, isum);
+            for (size_t c = 0; c < nc; c++) sum[c] = (double)isum[c];
+            levels = 1;
+        } else if (in_fmt != F_INT8 && rows <= CHUNK_ROWS) {   /* one chunk: results straight from the level sums */
+            levels = chunk_fast_any(in_fmt, data, cols, 0, rows, c0, nc, sum);
+        }
+        if (levels) {
+            if (rounding) {
+                levels_round(out_fmt, sum, levels, nc, width, out_bits + c0, out_wraps + c0, out_flags + c0);
+                continue;
+            }
+            uint64_t *limbs = rounding ? tmp_limbs : out_limbs + c0 * KULISCH_LIMBS;
+            levels_export(sum, levels, nc, width, limbs, out_wraps + c0, out_flags + c0);
+            for (size_t c = 0; rounding && c < nc; c++)
+                out_bits[c0 + c] = round_state(out_fmt, width, limbs + c * KULISCH_LIMBS, out_wraps[c0 + c],
+                                               out_flags[c0 + c]);
+            continue;
+        }
+        memset(T, 0, sizeof T);
+        memset(fl, 0, sizeof fl);
+        if (in_fmt == F_INT8) {
+            for (size_t r0 = 0; r0 < rows; r0 += INT8_CHUNK) {
+                size_t r1 = rows - r0 < INT8_CHUNK ? rows : r0 + INT8_CHUNK;
+                int8_column_sums((const int8_t *)data, cols, r0, r1, c0, nc, isum);
+                for (size_t c = 0; c < nc; c++) limbs_add_shifted(T[c], isum[c], 149);
+            }
+        } else {
+            for (size_t r0 = 0; r0 < rows; r0 += CHUNK_ROWS) {
+                size_t r1 = rows - r0 < CHUNK_ROWS ? rows : r0 + CHUNK_ROWS;
+                int levels = chunk_fast_any(in_fmt, data, cols, r0, r1, c0, nc, sum);
+                if (levels) {
+                    for (int j = 0; j < levels; j++)
+                        for (size_t c = 0; c < nc; c++) limbs_add_double(T[c], sum[j * LANES + c]);
+                } else {
+                    if (!have_tables) { make_tables(in_fmt, &tab); have_tables = 1; }
+                    chunk_integer(in_fmt, &tab, data, cols, r0, r1, c0, nc, T, fl);
+                }
+            }
+        }
+        for (size_t c = 0; c < nc; c++) {
+            uint64_t *limbs = rounding ? tmp_limbs : out_limbs + (c0 + c) * KULISCH_LIMBS;
+            out_flags[c0 + c] = fl[c];
+            limbs_export(T[c], width, limbs, out_wraps + c0 + c, out_flags + c0 + c);
+            if (rounding) out_bits[c0 + c] = round_state(out_fmt, width, limbs, out_wraps[c0 + c], out_flags[c0 + c]);
+        }
+    }
+    return 0;
+}
+
+int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int width,
+                   uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+{
+    return reduce_impl(in_fmt, -1, data, rows, cols, width, out_limbs, NULL, out_wraps, out_flags);
+}
+
+int kulisch_reduce_round(int in_fmt, int out_fmt, const void *data, size_t rows, size_t cols, int width,
+                         uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+{
+    return reduce_impl(in_fmt, out_fmt, data, rows, cols, width, NULL, out_bits, out_wraps, out_flags);
+}
+
+int kulisch_accumulate(int in_fmt, const void *data, size_t n, int width,
+                       uint64_t *limbs, int64_t *wraps, uint8_t *flags)
+{
+    if (!check_fmt(in_fmt)) return -1;
+    if (!check_width(width)) return -2;
+    int64_t d[WIDE_DIGITS] = {0};
+    wide_add_state(d, limbs, *wraps, width);
+    uint8_t fl = *flags & (FLAG_NAN | FLAG_PINF | FLAG_NINF);
+    seq_accumulate(in_fmt, data, n, d, &fl);
     wide_normalize(d);
     *flags = fl;
     wide_export(d, width, limbs, wraps, flags);
@@ -421,17 +962,7 @@ int kulisch_round(int out_fmt, int width, const uint64_t *limbs, const int64_t *
 {
     if (!check_fmt(out_fmt)) return -1;
     if (!check_width(width)) return -2;
-    for (size_t i = 0; i < n; i++) {
-        int sp;
-        uint32_t r = special_result(out_fmt, flags[i], &sp);
-        if (!sp) {
-            int64_t d[WIDE_DIGITS] = {0};
-            wide_add_state(d, limbs + i * KULISCH_LIMBS, wraps[i], width);
-            wide_normalize(d);
-            r = wide_round(out_fmt, d);
-        }
-        out_bits[i] = r;
-    }
+    for (size_t i = 0; i < n; i++) out_bits[i] = round_state(out_fmt, width, limbs + i * KULISCH_LIMBS, wraps[i], flags[i]);
     return 0;
 }
 

@@ -10,9 +10,13 @@
  * limb 0 least significant, sign-extended from bit W-1 to 320 bits.  Beside
  * it: a signed net wrap count (the true sum = state + wraps * 2^W; overflow
  * <=> wraps != 0) and flags (bit0 NaN seen, bit1 +inf seen, bit2 -inf seen,
- * bit3 overflow).  Internally sums are exact (448-bit), so results do not
- * depend on the order of terms; the wrap count is the one a W-bit register
- * with a net wrap counter would hold after adding the terms in any order.
+ * bit3 overflow).  Internally sums are exact (320-bit for a C x E reduction,
+ * whose rows are bounded; 448-bit for a sequence of any length), so results
+ * do not depend on the order of terms; the wrap count is the one a W-bit
+ * register with a net wrap counter would hold after adding the terms in any
+ * order.  Chunks whose exponent spread allows it are summed exactly in
+ * float64 (kulisch.c states the bound); the others, and any chunk with an
+ * inf/NaN, by integer digits.  Both give the true sum, bit for bit.
  *
  * Rounding (kulisch_round, *_to_format): round to nearest, ties to even,
  * floats overflow to +/-inf and keep subnormals, INT8 saturates to
@@ -37,17 +41,34 @@
 
 #define KULISCH_LIMBS 5
 #define KULISCH_MAX_ROWS 1073741824
+#define KULISCH_LANES 64
+#define KULISCH_CHUNK_ROWS 255
 
 /* Reduce a rows x cols row-major array of `in_fmt` patterns over the rows:
  * out_limbs[cols * KULISCH_LIMBS], out_wraps[cols], out_flags[cols]. */
 int kulisch_reduce(int in_fmt, const void *data, size_t rows, size_t cols, int width,
                    uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags);
 
+/* The same reduction rounded once to out_fmt: out_bits[cols] (patterns as in
+ * kulisch_round), out_wraps[cols], out_flags[cols]; bit-identical to
+ * kulisch_reduce followed by kulisch_round, without the states in between. */
+int kulisch_reduce_round(int in_fmt, int out_fmt, const void *data, size_t rows, size_t cols, int width,
+                         uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags);
+
 /* Accumulate one long sequence of n patterns into ONE state, which is read
  * and updated in place (limbs[KULISCH_LIMBS], *wraps, *flags); start from
  * zeros for a fresh sum.  Sequences of any length (chunked internally). */
 int kulisch_accumulate(int in_fmt, const void *data, size_t n, int width,
                        uint64_t *limbs, int64_t *wraps, uint8_t *flags);
+
+/* Which path a chunk of a float format takes (for tests of the fast path's
+ * boundaries): for a rows x cols array, 1 <= rows <= KULISCH_CHUNK_ROWS,
+ * 1 <= cols <= KULISCH_LANES, the number of exact float64 levels it is summed
+ * in (1..3), or 0 for the integer path (an inf/NaN, or a wider exponent
+ * spread).  kulisch_reduce cuts its input into such chunks: KULISCH_LANES
+ * columns by up to KULISCH_CHUNK_ROWS rows, and a long sequence into
+ * KULISCH_CHUNK_ROWS x KULISCH_LANES blocks read row-major. */
+int kulisch_chunk_levels(int in_fmt, const void *data, size_t rows, size_t cols);
 
 /* Round n states (limbs, wraps, flags as above) once to out_fmt. */
 int kulisch_round(int out_fmt, int width, const uint64_t *limbs, const int64_t *wraps,

@@ -16,6 +16,8 @@ except ImportError as e:  # pragma: no cover - only on an unbuilt tree
                       "(or python ckernels/build_kulisch.py)") from e
 
 LIMBS = lib.KULISCH_LIMBS
+LANES = lib.KULISCH_LANES              # columns per block
+CHUNK_ROWS = lib.KULISCH_CHUNK_ROWS    # rows per chunk
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 _ERRORS = {-1: "unknown number format", -2: "Kulisch width must be 280 or 320", -3: "bad row count"}
 
@@ -42,12 +44,27 @@ def kulisch_reduce(in_fmt, data, width=320):
     """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
     a = _bits(in_fmt, data, 2)
     rows, cols = a.shape
-    limbs = np.zeros((cols, LIMBS), np.uint64)
-    wraps = np.zeros(cols, np.int64)
-    flags = np.zeros(cols, np.uint8)
+    limbs = np.empty((cols, LIMBS), np.uint64)     # every entry is written
+    wraps = np.empty(cols, np.int64)
+    flags = np.empty(cols, np.uint8)
     _check(lib.kulisch_reduce(FORMAT_CODE[in_fmt], _ptr("void *", a), rows, cols, width,
                               _ptr("uint64_t *", limbs), _ptr("int64_t *", wraps), _ptr("uint8_t *", flags)))
     return limbs, wraps, flags
+
+
+def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
+    """The reduction rounded once to out_fmt -> (bits uint32 (E,), wraps int64 (E,),
+    flags uint8 (E,)); the same as kulisch_reduce then kulisch_round."""
+    if out_fmt not in FORMAT_CODE:
+        raise ValueError(f"unknown number format {out_fmt!r}")
+    a = _bits(in_fmt, data, 2)
+    rows, cols = a.shape
+    bits = np.empty(cols, np.uint32)
+    wraps = np.empty(cols, np.int64)
+    flags = np.empty(cols, np.uint8)
+    _check(lib.kulisch_reduce_round(FORMAT_CODE[in_fmt], FORMAT_CODE[out_fmt], _ptr("void *", a), rows, cols, width,
+                                    _ptr("uint32_t *", bits), _ptr("int64_t *", wraps), _ptr("uint8_t *", flags)))
+    return bits, wraps, flags
 
 
 def kulisch_accumulate(in_fmt, seq, width=320, state=None):
@@ -76,6 +93,18 @@ def kulisch_round(out_fmt, width, limbs, wraps, flags):
     _check(lib.kulisch_round(FORMAT_CODE[out_fmt], width, _ptr("uint64_t *", limbs), _ptr("int64_t *", wraps),
                              _ptr("uint8_t *", flags), n, _ptr("uint32_t *", out)))
     return out
+
+
+def chunk_levels(in_fmt, data):
+    """Which path kulisch_reduce takes for one chunk (a rows x cols array of a float
+    format, rows <= CHUNK_ROWS, cols <= LANES): float64 levels 1..3, or 0 for the
+    integer path.  For tests of the fast path's boundaries."""
+    a = _bits(in_fmt, data, 2)
+    rows, cols = a.shape
+    rc = lib.kulisch_chunk_levels(FORMAT_CODE[in_fmt], _ptr("void *", a), rows, cols)
+    if rc < 0:
+        raise ValueError(f"a chunk is a float format, 1..{CHUNK_ROWS} rows by 1..{LANES} columns")
+    return rc
 
 
 def fp32_arrival_reduce(in_fmt, data):

@@ -63,6 +63,12 @@ POINTS = {
 
 # bins that cannot be hit by any stimulus, with the reason (kept out of the percentage)
 UNREACHABLE = {
+    ("DATA: full frame bank (1 + 256 beats)", "INT8"):
+        "256 INT8 payload beats hold 16,384 elements, more than CAPACITY (4,096): such a frame can "
+        "only be dropped (bad_range); the largest admissible INT8 frame has 1 + 64 beats",
+    ("DATA: full frame bank (1 + 256 beats)", "FP16/BF16"):
+        "256 FP16/BF16 payload beats hold 8,192 elements, more than CAPACITY (4,096): the largest "
+        "admissible frame has 1 + 128 beats",
 }
 
 

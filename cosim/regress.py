@@ -160,6 +160,11 @@ def random_scenario(seed, capacity=4096):
     pause = rng.choice((0.0, 0.0, 0.2, 0.5))
     sink = rng.choice((0.0, 0.0, 0.3, 0.7))
     sink_burst = rng.choice((1, 1, 8, 300))
+    # `sink` is the share of cycles a transmit port is stalled; stalls come in bursts of 1 ..
+    # sink_burst cycles, so a burst starts with the probability that gives that share (a long
+    # stall is rare, not permanent: a link that is 99 % stalled only tests the cycle budget)
+    mean_burst = (1 + sink_burst) / 2
+    sink_start = sink / (mean_burst * (1 - sink) + sink)
     control_port = rng.choice((0, 1))
     reset_in = {k: rng.choice(RESET_PHASES) for k in range(n_ops) if rng.random() < 0.3}
     reset_before, n = {}, 0
@@ -167,7 +172,7 @@ def random_scenario(seed, capacity=4096):
         n += 1
         if k + 1 < n_ops:
             reset_before[k + 1] = n
-    sc = build(ops, seed=seed, source_pause=pause, sink_pause=sink, interleave=rng.random() < 0.7,
+    sc = build(ops, seed=seed, source_pause=pause, sink_pause=sink_start, interleave=rng.random() < 0.7,
                control_port=control_port, data_delay=rng.choice((2, 8, 30)), reset_before=reset_before)
     sc.kulisch_w = width
     sc.sink_burst = sink_burst
@@ -268,7 +273,7 @@ def random_scenario(seed, capacity=4096):
     sc.description = "; ".join(f"op{o.op_id} {o.policy} {o.in_format}->{o.result_format} E={o.elements} "
                                f"C={o.contributors} {'AllReduce' if o.mode else 'Reduce'}"
                                f"{'' if m == 'random' else ' ' + m}" for o, m in drawn)
-    sc.description += f"; W={width}; pause src {pause} sink {sink}" + (f" burst {sink_burst}" if sink_burst > 1 else "")
+    sc.description += f"; W={width}; pause src {pause} sink stalled {sink:.0%}" + (f" burst {sink_burst}" if sink_burst > 1 else "")
     if notes:
         sc.description += "; " + ", ".join(notes)
     return sc

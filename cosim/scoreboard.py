@@ -139,6 +139,46 @@ class NodeScoreboard:
         self.model.reset()
         self.log.append({"dir": "reset", "cycle": cycle})
 
+    # cycles from an operation's last RESULT beat on the wire until the node releases a COMMIT
+    # it held during the drain (generous: the bound below only widens by it)
+    HOLD_RELEASE_SLACK = 32
+
+    def possibly_held_at_reset(self, tx_frames):
+        """Processed-frame events the node may still have held when a reset came.
+
+        A COMMIT that arrives while the previous operation drains is held, with the frames
+        processed after it, until the drain ends (docs/protocol.md); a reset discards them
+        unanswered and uncounted.  The model answers them at once, so for a frame that came
+        after such a COMMIT and before a reset that fell inside the drain (or soon after its
+        last RESULT beat), the node's counters may or may not include it."""
+        last_beat = {}
+        for frames in tx_frames.values():
+            for f in frames:
+                head = f.beats[0]
+                if P.get_field(head, "class") == P.CLASS_RESULT and f.cycles:
+                    key = (P.get_field(head, "op_id"), P.get_field(head, "generation"))
+                    last_beat[key] = max(last_beat.get(key, 0), f.cycles[-1])
+        uncertain, segment, drain_end, held = [], [], None, False
+        for ev in self.events:
+            if ev["kind"] == "reset":
+                if held:
+                    uncertain += [e for e in segment if e.get("held_from", 0) and
+                                  ev["cycle"] <= e["held_from"] + self.HOLD_RELEASE_SLACK]
+                segment, drain_end, held = [], None, False
+                continue
+            if ev["kind"] == "lost":
+                continue
+            if ev.get("ends_op"):
+                op = ev.get("op")
+                key = (op.stage.op_id, op.stage.generation) if op is not None else None
+                # no RESULT seen: the drain lasted until the reset (or the end of the run)
+                drain_end = last_beat.get(key, float("inf")) if key else None
+            if ev["kind"] == "COMMIT" and drain_end is not None and ev["cycle"] <= drain_end:
+                held = True
+            if held:
+                segment.append(dict(ev, held_from=drain_end))
+        return uncertain
+
     def ranges_surely_completed(self, tx_frames):
         """Ranges the node must have completed: every range of the last segment (after the last
         reset) and those of the blocks whose RESULT frames left before a reset."""

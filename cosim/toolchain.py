@@ -16,12 +16,14 @@ A waveform is written when one is requested with `waves(path)` (both back
 ends: `run()` traces the MyHDL simulation, and the Icarus test bench dumps the
 converted design's own signals through a `+vcd=` plus-argument).
 """
+import collections
 import contextlib
 import copy
 import fcntl
 import functools
 import hashlib
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -30,11 +32,12 @@ import warnings
 import myhdl
 from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 
-from .verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats, wake_at_time0
+from .verilog_post import (coalesce_part_assigns, hoist_block_locals, initialise_output_regs, procedural_concats,
+                           wake_at_time0)
 from .vpi import ToolchainError, require_tool, require_vpi
 
 _HDL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hdl")
-TOOLCHAIN_VERSION = "5"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "7"  # bump when the generated files change shape
 
 _waves_path = None
 
@@ -186,11 +189,47 @@ def icarus_source(folder, name):
     return os.path.join(folder, f"{name}_icarus.v")
 
 
+_rewrite = True
+
+
+@contextlib.contextmanager
+def raw_verilog():
+    """Within this context, designs are built from MyHDL's output as written, without the
+    rewrite passes of cosim/verilog_post.py (in their own build folders).  For checking that the
+    passes change no behaviour; use Icarus -g2005 (the time-0 wake is one of the passes)."""
+    global _rewrite
+    old, _rewrite = _rewrite, False
+    try:
+        yield
+    finally:
+        _rewrite = old
+
+
+def rewriting():
+    """False inside `raw_verilog()`."""
+    return _rewrite
+
+
+def _changed_lines(before, after):
+    """How many lines one rewrite pass added or removed (0: it did not fire)."""
+    a, b = before.split("\n"), after.split("\n")
+    return sum((collections.Counter(a) - collections.Counter(b)).values()) + \
+        sum((collections.Counter(b) - collections.Counter(a)).values())
+
+
+def rewrite_passes(folder, name):
+    """{pass name: lines changed} recorded when the design in `folder` was built."""
+    with open(os.path.join(folder, f"{name}.passes.json")) as fh:
+        return json.load(fh)
+
+
 def build(block_func, *args, **kwargs):
-    """Convert and compile the block for these arguments; return (folder, module name, bound args)."""
+    """Convert and compile the block for these arguments; return (folder, module name, bound args).
+    The folder keeps MyHDL's output as written (`<name>.raw.v`), the rewritten design (`<name>.v`,
+    what Verilator and other tools read), Icarus' form of it and the lines each pass changed."""
     bound = _bind(block_func, args, kwargs)
     name = _unwrap(block_func).__name__
-    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}")
+    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}" + ("" if _rewrite else "-raw"))
     vvp = os.path.join(folder, f"{name}.vvp")
     if os.path.exists(vvp):
         return folder, name, bound
@@ -209,16 +248,35 @@ def build(block_func, *args, **kwargs):
             inst.convert(hdl="Verilog", path=folder, name=name, initial_values=True, testbench=True)
         design_v = os.path.join(folder, f"{name}.v")
         with open(design_v) as fh:
-            text = fh.read()
-        # Icarus forks into every named block (up to 3x slower) and resolves a wire with several
-        # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators)
-        text = coalesce_part_assigns(hoist_block_locals(text))
-        # combinational processes run once at power-on in every simulator and language mode
-        text, _ = wake_at_time0(text)
+            raw = fh.read()
+        with open(os.path.join(folder, f"{name}.raw.v"), "w") as fh:
+            fh.write(raw)
+        passes = {}
+
+        def apply(pass_name, func, text, *extra):
+            out = func(text, *extra)
+            out = out[0] if isinstance(out, tuple) else out
+            passes[pass_name] = _changed_lines(text, out)
+            return out
+        text = raw
+        if _rewrite:
+            # Icarus forks into every named block (up to 3x slower) and resolves a wire with several
+            # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators)
+            text = apply("hoist_block_locals", hoist_block_locals, text)
+            text = apply("coalesce_part_assigns", coalesce_part_assigns, text)
+            # combinational processes run once at power-on in every simulator and language mode
+            text = apply("wake_at_time0", wake_at_time0, text)
+            # registered outputs power up at their initial value, like every internal register
+            text = apply("initialise_output_regs", initialise_output_regs, text,
+                         {k: int(v._init) for k, v in bound.arguments.items() if _is_signal(v)})
         with open(design_v, "w") as fh:
             fh.write(text)
+        # wide concatenations copied by words, not bits (Icarus only)
+        icarus_text = apply("procedural_concats", procedural_concats, text) if _rewrite else text
         with open(icarus_source(folder, name), "w") as fh:
-            fh.write(procedural_concats(text))     # wide concatenations copied by words, not bits
+            fh.write(icarus_text)
+        with open(os.path.join(folder, f"{name}.passes.json"), "w") as fh:
+            json.dump(passes, fh, indent=1)
         tb = os.path.join(folder, f"tb_{name}.v")
         with open(tb) as fh:
             text = fh.read()

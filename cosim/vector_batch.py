@@ -139,9 +139,11 @@ class VectorBench:
     """A converted block plus the generic vector test bench, compiled for one simulator."""
 
     def __init__(self, block_func, *args, simulator="icarus", generation="2012", reset_cycles=2,
-                 max_vectors=1 << 16, outputs=None, **kwargs):
+                 max_vectors=1 << 16, outputs=None, drive_reset=False, **kwargs):
         """args/kwargs: the block's signals (for their widths) and parameters, as for
-        `toolchain.build`.  outputs: the output ports to sample (default: all)."""
+        `toolchain.build`.  outputs: the output ports to sample (default: all).
+        drive_reset: `rst` is a vector input too (after the power-on reset), so a vector
+        may assert it (a replayed formal counterexample resets when the solver did)."""
         if simulator not in SIMULATORS:
             raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
         if generation not in GENERATIONS:
@@ -153,7 +155,8 @@ class VectorBench:
         self.simulator, self.generation = simulator, generation
         self.reset_cycles, self.max_vectors = reset_cycles, max_vectors
         self.ports = module_ports(os.path.join(self.folder, self.module + ".v"), self.module)
-        self.inputs = [n for n, (d, _) in self.ports.items() if d == "input" and n not in (CLOCK, RESET)]
+        self.inputs = [n for n, (d, _) in self.ports.items()
+                       if d == "input" and n != CLOCK and (n != RESET or drive_reset)]
         all_out = [n for n, (d, _) in self.ports.items() if d == "output"]
         if outputs is not None:
             missing = set(outputs) - set(all_out)

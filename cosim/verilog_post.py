@@ -228,3 +228,37 @@ def wake_at_time0(text):
     else:
         raise ValueError("wake_at_time0: no module port list found")
     return "\n".join(lines), changed
+
+
+# --- output registers start at their initial value --------------------------------------------
+# MyHDL writes the initial value of every internal register into its declaration, but not of the
+# top module's outputs: a registered output (a counter read-out, a transmit register) is x until
+# its first clock edge.  A real device powers up with its registers at their initial values (the
+# FPGA bitstream's init), so the converted module does the same for its output registers.
+
+_OUTPUT_DECL = re.compile(r"^output\s+(?:signed\s+)?(?:\[[^\]]+\]\s+)?(\w+)\s*;\s*$")
+_REG_DECL = re.compile(r"^(reg\s+(?:signed\s+)?(?:\[[^\]]+\]\s+)?(\w+))\s*;\s*$")
+
+
+def initialise_output_regs(text, initial):
+    """Give each top-level `output ... reg` without an initialiser its initial value.
+    `initial` maps port names to integers (the ports' initial values); ports not in it start at
+    0.  Returns (text, number of declarations changed).  Only the first module (the top, as
+    MyHDL writes it) is touched."""
+    lines = text.split("\n")
+    outputs, changed = set(), 0
+    for i, line in enumerate(lines):
+        if line.startswith("endmodule"):
+            break
+        m = _OUTPUT_DECL.match(line)
+        if m:
+            outputs.add(m.group(1))
+            continue
+        m = _REG_DECL.match(line)
+        if m and m.group(2) in outputs:
+            value = int(initial.get(m.group(2), 0))
+            if value < 0:
+                raise ValueError(f"initialise_output_regs: {m.group(2)} has a negative initial value")
+            lines[i] = f"{m.group(1)} = {value};"
+            changed += 1
+    return "\n".join(lines), changed

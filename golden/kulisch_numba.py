@@ -3,18 +3,25 @@
 Same results as golden.kulisch (the pure-Python reference) and the C kernel
 (ckernels/kulisch.h), bit for bit; same function names as ckernels.kulisch.
 
-Internals.  An exact sum is held as WIDE_DIGITS signed 32-bit digits in int64
-with deferred carries (448 bits, far above any reachable sum); `_normalize`
-propagates the carries.  Two accumulation strategies:
-- one long sequence: one int64 bin per exponent field (x BANKS copies used
-  round-robin so equal exponents do not serialise on one memory word); bins
-  are shifted into the wide sum at the end (or every FLUSH_TERMS terms);
-- a C x E reduction: per element, the whole shifted significand (< 2^55) is
-  added into the 32-bit digit holding its LSB (one add per term), folded into
-  carry-deferred digits every FOLD_ROWS rows.
+Internals (the same algorithms as the C kernel, ckernels/kulisch.c, which
+states the proofs).
+- Exact float64 fast path: a chunk of at most CHUNK_ROWS rows x LANES columns
+  of a float format whose exponent spread allows it is summed exactly in
+  doubles, in 1..MAX_LEVELS levels (error-free extraction against
+  1.5 * 2^k); the level sums, exact multiples of 2^-149, go into the integer
+  state without rounding.
+- Integer path (an inf/NaN in the chunk, or a wider spread): per element, the
+  whole shifted significand (< 2^55) is added into the 32-bit digit holding
+  its LSB, one add per term, at most 255 rows per chunk.
+- C x E states are 320-bit two's-complement limbs (the row count is bounded);
+  one long sequence is read as CHUNK_ROWS x LANES blocks into WIDE_DIGITS
+  signed 32-bit digits with deferred carries (448 bits), with exponent bins
+  (x BANKS copies) for the blocks that take the integer path and the tail.
 Either way the internal sum is the true sum; the exported W-bit state and the
 net wrap count are derived from it (true = state + wraps * 2^W).
 """
+import math
+
 import numpy as np
 
 from .formats import FORMAT_CODE, WIDTH_BITS
@@ -28,7 +35,10 @@ BANKS = 4
 FOLD_ROWS = 255
 FLUSH_TERMS = 1 << 30
 MAX_ROWS = 1 << 30
-COL_BLOCK = 256           # columns per cache block in the C x E reduction
+LANES = 64                # columns per block; a long sequence is read as rows of LANES lanes
+CHUNK_ROWS = 255          # rows per chunk (also the integer path's fold bound)
+MAX_LEVELS = 3
+INT8_CHUNK = 1 << 24
 NSE = 512                 # sign+exponent table entries
 SPECIAL_MARK = 1 << 40    # marks an inf/NaN exponent in the hidden-bit table
 
@@ -262,9 +272,10 @@ def _special_result(fmt, flags):
 
 @jit
 def _make_tables(fmt):
-    """Hot-loop tables indexed by sign and exponent together (pattern >> fraction
-    bits): hidden bit (SPECIAL_MARK for inf/NaN), signed scale +/-2^(LSB offset
-    in its 32-bit digit) -- 0 for inf/NaN -- and the digit's row offset in acc."""
+    """Integer-path tables indexed by sign and exponent together (pattern >>
+    fraction bits): hidden bit (SPECIAL_MARK for inf/NaN), signed scale
+    +/-2^(LSB offset in its 32-bit digit) -- 0 for inf/NaN -- and the digit's
+    row offset in acc."""
     mbits = _LAYOUT[fmt, 4]
     ebits = 5 if fmt == F_FP16 else 8
     hidden = np.zeros(NSE, np.int64)
@@ -277,88 +288,452 @@ def _make_tables(fmt):
         sp = _is_special_bin(fmt, e)
         hidden[se] = SPECIAL_MARK if sp else ((1 << mbits) if e != 0 else 0)
         scale[se] = 0 if sp else (-1 if neg else 1) * (1 << (sh & 31))
-        offset[se] = (sh >> 5) * COL_BLOCK
+        offset[se] = (sh >> 5) * LANES
     return hidden, scale, offset
 
 
+# ---- 320-bit true sums (C x E) ---------------------------------------------------------
+
 @jit
-def _reduce_kernel(fmt, data, width, limbs, wraps, flags):
-    rows, cols = data.shape
-    hidden, scale, offset = _make_tables(fmt)
+def _limbs_add_shifted(t, v, sh):
+    """t (LIMBS uint64, two's complement mod 2^320) += v * 2^sh, |v| < 2^63, 0 <= sh < 320."""
+    k = sh >> 6
+    o = sh & 63
+    ext = np.uint64(0xFFFFFFFFFFFFFFFF) if v < 0 else np.uint64(0)
+    lo = np.uint64(v) << np.uint64(o)
+    hi = np.uint64(v >> (64 - o)) if o > 0 else ext
+    carry = np.uint64(0)
+    for j in range(k, LIMBS):
+        a = lo if j == k else (hi if j == k + 1 else ext)
+        s1 = t[j] + a
+        c1 = s1 < a
+        s2 = s1 + carry
+        c2 = s2 < carry
+        t[j] = s2
+        carry = np.uint64(1) if (c1 or c2) else np.uint64(0)
+
+
+@jit
+def _limbs_export(t, width, limbs_out):
+    """True sum t (|t| < 2^319) -> limbs_out (sign-extended W-bit state); returns wraps."""
+    for i in range(LIMBS - 1):
+        limbs_out[i] = t[i]
+    top = width - 64 * (LIMBS - 1)
+    t4 = t[LIMBS - 1]
+    if top == 64:
+        limbs_out[LIMBS - 1] = t4
+        return 0
+    w = (np.int64(t4) >> top) + np.int64((t4 >> np.uint64(top - 1)) & np.uint64(1))
+    mask = (np.uint64(1) << np.uint64(top)) - np.uint64(1)
+    x = t4 & mask
+    if (x >> np.uint64(top - 1)) & np.uint64(1):
+        x |= ~mask
+    limbs_out[LIMBS - 1] = x
+    return w
+
+
+# ---- the exact float64 fast path ---------------------------------------------------------
+
+@jit
+def _chunk_bounds(xf, r0, r1, c0, nc, mx, mn):
+    """Per column of the float32 chunk: the largest magnitude (inf if an inf is
+    there; a NaN is caught later, by the sums) and the smallest nonzero
+    magnitude (inf if none).  Float32 throughout, row by row over 1-d views,
+    so it vectorises 16 lanes wide."""
+    inf = np.float32(np.inf)
+    zero = np.float32(0.0)
+    for c in range(nc):
+        mx[c] = zero
+        mn[c] = inf
+    for r in range(r0, r1):
+        row = xf[r, c0:c0 + nc]
+        for c in range(nc):
+            a = abs(row[c])
+            m = mx[c]
+            mx[c] = a if a > m else m
+            a_nz = a if a != zero else inf
+            m = mn[c]
+            mn[c] = a_nz if a_nz < m else m
+
+
+@jit
+def _chunk_levels(nr, nc, fb, special_field, mx, mn, sig_bits):
+    """Levels the chunk needs (0: an inf/NaN, or more than MAX_LEVELS); sig_bits[j, c]
+    = the bits of 1.5 * 2^k per extraction level (ckernels/kulisch.c states the bound).
+    mx, mn as FP32 patterns; fb: the input format's fraction bits (its values
+    are multiples of 2^(exponent - 127 - fb) in the FP32 view); special_field:
+    the FP32 exponent field from which a magnitude is an inf or NaN."""
+    g = 1
+    while (1 << g) < nr:
+        g += 1
+    step = 51 - g
+    levels = 1
+    special = False
+    for c in range(nc):
+        ehi = (np.int64(mx[c]) >> 23) & 0xFF
+        special |= ehi >= special_field          # an inf (or, for FP16, any inf/NaN)
+        elo = (np.int64(mn[c]) >> 23) & 0xFF
+        hi = ehi if ehi != 0 else 1
+        lo = hi if elo == 0xFF else (elo if elo != 0 else 1)
+        big = hi - 127 + 1
+        unit = lo - 127 - fb
+        need = big + g - unit - 53
+        lc = 1 + (need > 0) + (need > step) + (need > 2 * step)
+        levels = max(levels, lc)
+        for j in range(MAX_LEVELS - 1):
+            k = big + g + 2
+            sig_bits[j, c] = ((k + 1023) << 52) | (1 << 51)      # 1.5 * 2^k
+            big = k - 53
+    return 0 if special or levels > MAX_LEVELS else levels
+
+
+@jit
+def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
+    """Exact level sums of rows [r0, r1) x columns [c0, c0 + nc) of the float32
+    array xf into acc[j, c] (row by row over 1-d views: they vectorise)."""
+    a1 = acc[0]
+    a2 = acc[1]
+    a3 = acc[2]
+    s1 = sig[0]
+    s2 = sig[1]
+    if levels == 1:
+        for c in range(nc):
+            a1[c] = 0.0
+        for r in range(r0, r1):
+            row = xf[r, c0:c0 + nc]
+            for c in range(nc):
+                a1[c] += np.float64(row[c])
+    elif levels == 2:
+        for c in range(nc):
+            a1[c] = s1[c]
+            a2[c] = 0.0
+        for r in range(r0, r1):
+            row = xf[r, c0:c0 + nc]
+            for c in range(nc):
+                x = np.float64(row[c])
+                a = a1[c]
+                t = a + x
+                q = t - a
+                a1[c] = t
+                a2[c] += x - q
+        for c in range(nc):
+            a1[c] -= s1[c]
+    else:
+        for c in range(nc):
+            a1[c] = s1[c]
+            a2[c] = s2[c]
+            a3[c] = 0.0
+        for r in range(r0, r1):
+            row = xf[r, c0:c0 + nc]
+            for c in range(nc):
+                x = np.float64(row[c])
+                a = a1[c]
+                t = a + x
+                q = t - a
+                a1[c] = t
+                y = x - q
+                b = a2[c]
+                t2 = b + y
+                q2 = t2 - b
+                a2[c] = t2
+                a3[c] += y - q2
+        for c in range(nc):
+            a1[c] -= s1[c]
+            a2[c] -= s2[c]
+
+
+@jit
+def _as_fp32(fmt, bits, r0, r1, c0, nc, buf):
+    """FP16/BF16 patterns of the chunk as FP32 patterns in buf: BF16 exactly; FP16
+    at 2^-112 times its value (its fields moved into FP32 position), where its
+    inf/NaN land on FP32 exponent field 31, above every finite FP16."""
+    for r in range(r0, r1):
+        row = bits[r, c0:c0 + nc]
+        out = buf[r - r0]
+        if fmt == F_BF16:
+            for c in range(nc):
+                out[c] = np.uint32(row[c]) << np.uint32(16)
+        else:
+            for c in range(nc):
+                b = np.uint32(row[c])
+                out[c] = ((b & np.uint32(0x8000)) << np.uint32(16)) | ((b & np.uint32(0x7FFF)) << np.uint32(13))
+
+
+@jit
+def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
+    """Bounds, levels and level sums of one chunk; returns the levels (0: integer
+    path).  xf: the same array as float32 (FP32 input only)."""
+    if fmt == F_FP32:
+        src, s0, s1, sc = xf, r0, r1, c0
+    else:
+        _as_fp32(fmt, bits, r0, r1, c0, nc, buf)
+        src, s0, s1, sc = buf.view(np.float32), 0, r1 - r0, 0
+    _chunk_bounds(src, s0, s1, sc, nc, mx, mn)
+    levels = _chunk_levels(r1 - r0, nc, _LAYOUT[fmt, 4], 31 if fmt == F_FP16 else 0xFF, mx.view(np.uint32),
+                           mn.view(np.uint32), sig.view(np.int64))
+    if levels == 0:
+        return 0
+    _chunk_sum(src, s0, s1, sc, nc, levels, sig, acc)
+    nan = False
+    for c in range(nc):
+        nan |= acc[0, c] != acc[0, c]       # a NaN input makes its column's first level NaN
+    if nan:
+        return 0
+    if fmt == F_FP16:                       # back from the 2^-112 view: exact (a power of two)
+        for j in range(levels):
+            for c in range(nc):
+                acc[j, c] *= 2.0 ** 112
+    return levels
+
+
+@jit
+def _double_terms(acc_bits, levels, nc, m, sh):
+    """Each level sum (exact double, multiple of 2^-149) as m * 2^(sh - 149), sh >= 0."""
+    for j in range(levels):
+        bits = acc_bits[j]
+        mj = m[j]
+        shj = sh[j]
+        for c in range(nc):
+            b = bits[c]
+            e = (b >> 52) & 0x7FF
+            x = (b & 0xFFFFFFFFFFFFF) | (1 << 52)
+            if b < 0:
+                x = -x
+            s = e - 1075 + 149
+            r = -s if s < 0 else 0
+            mj[c] = (x >> r) if e != 0 else 0
+            shj[c] = s if s > 0 else 0
+
+
+@jit
+def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, flags_out, c_out):
+    """Each column's exact sum of its level sums -> state limbs, wraps, flags:
+    one 320-bit addend per level (limb k gets the low 64 bits of m * 2^(sh - 64k),
+    or m >> (64k - sh) with sign fill), added limb by limb with carries,
+    element-wise over the columns."""
+    _double_terms(acc.view(np.int64), levels, nc, m, sh)
+    carry = limb[LIMBS]
+    cy = limb[LIMBS + 1]
+    for c in range(nc):
+        carry[c] = 0
+    for k in range(LIMBS):
+        total = limb[k]
+        for c in range(nc):
+            total[c] = carry[c]
+            cy[c] = 0
+        for j in range(levels):
+            mj = m[j]
+            shj = sh[j]
+            for c in range(nc):
+                d = shj[c] - 64 * k
+                mv = mj[c]
+                if d >= 64:
+                    p = np.uint64(0)
+                elif d >= 0:
+                    p = np.uint64(mv) << np.uint64(d)
+                else:
+                    p = np.uint64(mv >> min(-d, 63))
+                a = total[c] + p
+                cy[c] += np.uint64(1) if a < p else np.uint64(0)
+                total[c] = a
+        for c in range(nc):
+            carry[c] = cy[c]
+    top = width - 64 * (LIMBS - 1)
+    t4 = limb[LIMBS - 1]
+    for c in range(nc):
+        w = np.int64(0)
+        x = t4[c]
+        if top < 64:            # wraps = floor((T + 2^(W-1)) / 2^W); state sign-extended from bit W-1
+            w = (np.int64(x) >> top) + np.int64((x >> np.uint64(top - 1)) & np.uint64(1))
+            mask = (np.uint64(1) << np.uint64(top)) - np.uint64(1)
+            x &= mask
+            if (x >> np.uint64(top - 1)) & np.uint64(1):
+                x |= ~mask
+        for k in range(LIMBS - 1):
+            limbs_out[c_out + c, k] = limb[k, c]
+        limbs_out[c_out + c, LIMBS - 1] = x
+        wraps_out[c_out + c] = w
+        flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
+
+
+@jit
+def _double_term(v):
+    """A nonzero double that is a multiple of 2^-149 as (m, sh): v = m * 2^(sh - 149), sh >= 0."""
+    mant, ex = math.frexp(v)                    # v = mant * 2^ex exactly, 0.5 <= |mant| < 1
+    mi = np.int64(mant * 9007199254740992.0)    # * 2^53: an exact integer
+    sh = ex - 53 + 149
+    if sh < 0:
+        mi >>= -sh                              # exact: the dropped bits are zeros
+        sh = 0
+    return mi, sh
+
+
+# ---- rounding straight from float64 level sums (the argument: ckernels/kulisch.c) ----
+
+@jit
+def _round_pair(fmt, hib, lo):
+    """RN of the exact hi + lo to fmt, where hi (given as its bits hib) =
+    RN53(hi + lo) (a TwoSum pair)."""
+    e_field = (hib >> 52) & 0x7FF
+    if e_field == 0:
+        return 0
+    neg = hib < 0
+    big_m = (hib & 0xFFFFFFFFFFFFF) | (np.int64(1) << 52)   # |hi| = big_m * 2^(e_field - 1075)
+    resid = 0 if lo == 0.0 else (1 if (lo > 0.0) != neg else -1)
+    e2 = e_field - 1075
+    if fmt == F_INT8:
+        t = -e2
+        if t <= 0:
+            return 0x80 if neg else 0x7F
+        if t > 60:
+            return 0
+        n = big_m >> t
+        rem = big_m & ((np.int64(1) << t) - 1)
+        half = np.int64(1) << (t - 1)
+        if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
+            n += 1
+        v = -n if neg else n
+        return min(127, max(-128, v)) & 0xFF
+    mbits = _LAYOUT[fmt, 4]
+    emin = -14 if fmt == F_FP16 else -126
+    emax = 15 if fmt == F_FP16 else 127
+    sign = (1 << _LAYOUT[fmt, 3]) if neg else 0
+    e = max(e_field - 1023, emin)
+    t = (e - mbits) - e2
+    if t > 60:
+        return sign
+    n = big_m >> t
+    rem = big_m & ((np.int64(1) << t) - 1)
+    half = np.int64(1) << (t - 1)
+    if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
+        n += 1
+    if n >> (mbits + 1):
+        n >>= 1
+        e += 1
+    if e > emax:
+        return sign | _infinity(fmt, False)
+    if n >> mbits:
+        return sign | ((e + emax) << mbits) | (n & ((1 << mbits) - 1))
+    return sign | n
+
+
+@jit
+def _round_state(fmt, width, limbs, wraps, flags, d):
+    """One exported state (W-bit limbs, wraps, flags) rounded to fmt (d: scratch digits)."""
+    r = _special_result(fmt, flags)
+    if r >= 0:
+        return r
+    if wraps != 0:              # |true sum| >= 2^(W-1-149) >= 2^130: beyond every format
+        return (0x80 if wraps < 0 else 0x7F) if fmt == F_INT8 else _infinity(fmt, wraps < 0)
+    d[:] = 0
+    _add_state(d, limbs, 0, width)
+    _normalize(d)
+    return _round_wide(fmt, d)
+
+
+@jit
+def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d, pair):
+    """Columns of a block with 1 to 3 level sums: rounded bits, wraps, flags
+    (the argument for three levels: ckernels/kulisch.c, levels_round).
+    pair: (2, LANES) float64 scratch for the (hi, lo) pairs."""
+    hi = pair[0]
+    lo = pair[1]
+    s1 = acc[0]
+    s2 = acc[1]
+    s3 = acc[2]
+    for c in range(nc):
+        x2 = s2[c] if levels >= 2 else 0.0
+        x3 = s3[c] if levels == 3 else 0.0
+        a = x2 + x3                                     # TwoSum(s2, s3) = (a, b)
+        av = a - x2
+        b = (x2 - (a - av)) + (x3 - av)
+        h = s1[c] + a                                   # TwoSum(s1, a) = (h, cc)
+        hv = h - s1[c]
+        cc = (s1[c] - (h - hv)) + (a - hv)
+        hi[c] = h
+        lo[c] = cc + b
+    hib = hi.view(np.int64)
+    for c in range(nc):
+        if abs(hi[c]) < 2.0 ** 129 and hi[c] + lo[c] == hi[c]:    # no wrap at either width; a faithful pair
+            bits_out[c_out + c] = _round_pair(fmt, hib[c], lo[c])
+            wraps_out[c_out + c] = 0
+            flags_out[c_out + c] = 0
+        else:                                           # near the 280-bit range, or cancellation: the exact state
+            tsum[:] = 0
+            for j in range(levels):
+                v = acc[j, c]
+                if v != 0.0:
+                    mi, sh = _double_term(v)
+                    _limbs_add_shifted(tsum, mi, sh)
+            w = _limbs_export(tsum, width, state)
+            wraps_out[c_out + c] = w
+            flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
+            bits_out[c_out + c] = _round_state(fmt, width, state, w, flags_out[c_out + c], d)
+
+
+# ---- the integer path ------------------------------------------------------------------
+
+@jit
+def _chunk_integer(fmt, hidden, scale, offset, bits, r0, r1, c0, nc, acc, tsum, fl):
+    """Rows [r0, r1) (<= 255) x columns [c0, c0 + nc) into the columns' true sums tsum[c]."""
     frac_bits = np.uint64(_LAYOUT[fmt, 4])
     frac_mask = np.uint64(_LAYOUT[fmt, 2])
-    acc = np.zeros(ACC_DIGITS * COL_BLOCK, np.int64)
-    hold = np.zeros((COL_BLOCK, ACC_DIGITS), np.int64)
-    d = np.zeros(WIDE_DIGITS, np.int64)
-    folds = rows > FOLD_ROWS          # else export straight from acc (|digit| < 2^63)
-    for c0 in range(0, cols, COL_BLOCK):
-        nc = min(COL_BLOCK, cols - c0)
-        if folds:
-            hold[:, :] = 0
-        for r0 in range(0, rows, FOLD_ROWS):
-            r1 = min(rows, r0 + FOLD_ROWS)
-            acc[:] = 0
-            for r in range(r0, r1):
-                row = data[r, c0:c0 + nc]
-                if fmt == F_INT8:
-                    for c in range(nc):
-                        acc[4 * COL_BLOCK + c] += (np.int64(row[c]) ^ 0x80) - 0x80
-                    continue
-                any_special = 0
-                for c in range(nc):
-                    b = np.uint64(row[c])
-                    se = b >> frac_bits
-                    h = hidden[se]
-                    any_special |= h
-                    acc[offset[se] + np.uint64(c)] += (np.int64(b & frac_mask) | h) * scale[se]
-                if any_special & SPECIAL_MARK:
-                    for c in range(nc):
-                        b = np.int64(row[c])
-                        if hidden[b >> frac_bits] & SPECIAL_MARK:
-                            flags[c0 + c] |= _special_flag(fmt, b)
-            if fmt == F_INT8:
-                for c in range(nc):
-                    acc[4 * COL_BLOCK + c] *= 1 << (149 & 31)
-            if folds:
-                for c in range(nc):
-                    for i in range(ACC_DIGITS - 1):
-                        v = acc[i * COL_BLOCK + c]
-                        hold[c, i] += v & DIGIT_MASK
-                        hold[c, i + 1] += v >> 32
+    acc[:] = 0
+    for r in range(r0, r1):
+        any_special = 0
         for c in range(nc):
-            d[:] = 0
-            for i in range(ACC_DIGITS):
-                d[i] = hold[c, i] if folds else acc[i * COL_BLOCK + c]
-            _normalize(d)
-            w = _export(d, width, limbs[c0 + c])
-            wraps[c0 + c] = w
-            if w != 0:
-                flags[c0 + c] |= FLAG_OVF
+            b = np.uint64(bits[r, c0 + c])
+            se = b >> frac_bits
+            h = hidden[se]
+            any_special |= h
+            acc[offset[se] + np.uint64(c)] += (np.int64(b & frac_mask) | h) * scale[se]
+        if any_special & SPECIAL_MARK:
+            for c in range(nc):
+                b = np.int64(bits[r, c0 + c])
+                if hidden[b >> frac_bits] & SPECIAL_MARK:
+                    fl[c] |= _special_flag(fmt, b)
+    for c in range(nc):
+        for i in range(ACC_DIGITS):
+            v = acc[i * LANES + c]
+            if v != 0:
+                _limbs_add_shifted(tsum[c], v, 32 * i)
 
 
 @jit
-def _accumulate_kernel(fmt, seq, width, limbs, wraps_in, flags_in):
-    d = np.zeros(WIDE_DIGITS, np.int64)
-    _add_state(d, limbs, wraps_in, width)
-    fl = flags_in & (FLAG_NAN | FLAG_PINF | FLAG_NINF)
-    n = seq.shape[0]
+def _int8_column_sums(data, r0, r1, c0, nc, acc, out):
+    """Column sums of INT8 rows [r0, r1) (r1 - r0 <= 2^24: int32 is exact) into out."""
+    for c in range(nc):
+        acc[c] = 0
+    for r in range(r0, r1):
+        row = data[r, c0:c0 + nc]
+        for c in range(nc):
+            acc[c] += np.int8(row[c])
+    for c in range(nc):
+        out[c] = acc[c]
+
+
+# ---- one long sequence into wide digits ------------------------------------------------
+
+@jit
+def _seq_bins(fmt, seq, i0, i1, d, fl):
+    """Terms [i0, i1) by exponent bins (any input, specials); returns the flags."""
     bins = np.zeros((BANKS, NBINS), np.int64)
     exp_shift = _LAYOUT[fmt, 0]
     exp_mask = _LAYOUT[fmt, 1]
     frac_mask = _LAYOUT[fmt, 2]
     sign_shift = _LAYOUT[fmt, 3]
     hid = np.int64(1) << _LAYOUT[fmt, 4]
-    for i0 in range(0, n, FLUSH_TERMS):
-        i1 = min(n, i0 + FLUSH_TERMS)
+    for j0 in range(i0, i1, FLUSH_TERMS):
+        j1 = min(i1, j0 + FLUSH_TERMS)
         bins[:, :] = 0
         if fmt == F_INT8:
             s = np.int64(0)
-            for i in range(i0, i1):
+            for i in range(j0, j1):
                 s += (np.int64(seq[i]) ^ 0x80) - 0x80
             bins[0, 0] = s
         else:
-            i = i0
-            while i + BANKS <= i1:
+            i = j0
+            while i + BANKS <= j1:
                 for k in range(BANKS):
                     b = np.int64(seq[i + k])
                     e = (b >> exp_shift) & exp_mask
@@ -369,7 +744,7 @@ def _accumulate_kernel(fmt, seq, width, limbs, wraps_in, flags_in):
                         sm = -(b >> sign_shift)
                         bins[k, e] += (m ^ sm) - sm
                 i += BANKS
-            while i < i1:
+            while i < j1:
                 b = np.int64(seq[i])
                 e = (b >> exp_shift) & exp_mask
                 if e == exp_mask:
@@ -386,6 +761,135 @@ def _accumulate_kernel(fmt, seq, width, limbs, wraps_in, flags_in):
             if s != 0:
                 _add_shifted(d, s, _bin_shift(fmt, e))
         _normalize(d)
+    return fl
+
+
+@jit
+def _seq_accumulate(fmt, seq, seq_f, d, fl):
+    """Add the sequence into the wide digits d (normalised on return); returns the
+    flags.  seq_f: the sequence as float32 (FP32 input only)."""
+    n = seq.shape[0]
+    if fmt == F_INT8:
+        for i0 in range(0, n, INT8_CHUNK):
+            s = np.int64(0)
+            for i in range(i0, min(n, i0 + INT8_CHUNK)):
+                s += np.int64(np.int8(seq[i]))
+            _add_shifted(d, s, 149)
+        _normalize(d)
+        return fl
+    block = CHUNK_ROWS * LANES
+    mx = np.zeros(LANES, np.float32)
+    mn = np.zeros(LANES, np.float32)
+    sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
+    buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
+    acc = np.zeros((MAX_LEVELS, LANES), np.float64)
+    i = 0
+    while i + block <= n:
+        blk = seq[i:i + block].reshape((CHUNK_ROWS, LANES))
+        blk_f = seq_f[i:i + block].reshape((CHUNK_ROWS, LANES)) if fmt == F_FP32 else seq_f[:1].reshape((1, 1))
+        levels = _chunk_fast(fmt, blk, blk_f, 0, CHUNK_ROWS, 0, LANES, mx, mn, sig, buf, acc)
+        if levels == 0:
+            fl = _seq_bins(fmt, seq, i, i + block, d, fl)
+        else:
+            for j in range(levels):
+                for c in range(LANES):
+                    v = acc[j, c]
+                    if v != 0.0:
+                        mi, sh = _double_term(v)
+                        _add_shifted(d, mi, sh)
+            _normalize(d)
+        i += block
+    return _seq_bins(fmt, seq, i, n, d, fl)
+
+
+# ---- kernels --------------------------------------------------------------------
+
+@jit
+def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
+    """out_fmt < 0: exact states into limbs; else rounded patterns into bits."""
+    rows, cols = data.shape
+    rounding = out_fmt >= 0
+    d = np.zeros(WIDE_DIGITS, np.int64)
+    state = np.zeros(LIMBS, np.uint64)
+    if cols == 1:                       # one column is one long sequence
+        fl = _seq_accumulate(fmt, data.reshape(rows), xf.reshape(xf.size), d, 0)
+        st = state if rounding else limbs[0]
+        w = _export(d, width, st)
+        wraps[0] = w
+        flags[0] = fl | (FLAG_OVF if w != 0 else 0)
+        if rounding:
+            bits[0] = _round_state(out_fmt, width, st, w, flags[0], d)
+        return
+    tsum = np.zeros((LANES, LIMBS), np.uint64)
+    tmp_limbs = np.zeros((LANES, LIMBS), np.uint64)
+    fl = np.zeros(LANES, np.uint8)
+    mx = np.zeros(LANES, np.float32)
+    mn = np.zeros(LANES, np.float32)
+    sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
+    buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
+    acc = np.zeros((MAX_LEVELS, LANES), np.float64)
+    m = np.zeros((MAX_LEVELS, LANES), np.int64)
+    sh = np.zeros((MAX_LEVELS, LANES), np.int64)
+    limb = np.zeros((LIMBS + 2, LANES), np.uint64)     # the limbs, then carry scratch
+    iacc = np.zeros(ACC_DIGITS * LANES, np.int64)
+    isum = np.zeros(LANES, np.int64)
+    iacc32 = np.zeros(LANES, np.int32)
+    hidden, scale, offset = _make_tables(fmt)
+    pair = np.zeros((2, LANES), np.float64)
+    for c0 in range(0, cols, LANES):
+        nc = min(LANES, cols - c0)
+        levels = 0
+        if fmt == F_INT8 and rows <= INT8_CHUNK:        # one int32 sum per column: exact as one double level
+            _int8_column_sums(data, 0, rows, c0, nc, iacc32, isum)
+            for c in range(nc):
+                acc[0, c] = np.float64(isum[c])
+            levels = 1
+        elif fmt != F_INT8 and rows <= CHUNK_ROWS:      # one chunk: results straight from the level sums
+            levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
+        if levels:
+            if rounding:
+                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d, pair)
+                continue
+            if rounding:
+                _levels_export(acc, levels, nc, width, m, sh, limb, tmp_limbs, wraps[c0:], flags[c0:], 0)
+                for c in range(nc):
+                    bits[c0 + c] = _round_state(out_fmt, width, tmp_limbs[c], wraps[c0 + c], flags[c0 + c], d)
+            else:
+                _levels_export(acc, levels, nc, width, m, sh, limb, limbs, wraps, flags, c0)
+            continue
+        tsum[:, :] = 0
+        fl[:] = 0
+        if fmt == F_INT8:
+            for r0 in range(0, rows, INT8_CHUNK):
+                _int8_column_sums(data, r0, min(rows, r0 + INT8_CHUNK), c0, nc, iacc32, isum)
+                for c in range(nc):
+                    _limbs_add_shifted(tsum[c], isum[c], 149)
+        else:
+            for r0 in range(0, rows, CHUNK_ROWS):
+                r1 = min(rows, r0 + CHUNK_ROWS)
+                levels = _chunk_fast(fmt, data, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc)
+                if levels:
+                    _double_terms(acc.view(np.int64), levels, nc, m, sh)
+                    for j in range(levels):
+                        for c in range(nc):
+                            if m[j, c] != 0:
+                                _limbs_add_shifted(tsum[c], m[j, c], sh[j, c])
+                else:
+                    _chunk_integer(fmt, hidden, scale, offset, data, r0, r1, c0, nc, iacc, tsum, fl)
+        for c in range(nc):
+            st = state if rounding else limbs[c0 + c]
+            w = _limbs_export(tsum[c], width, st)
+            wraps[c0 + c] = w
+            flags[c0 + c] = fl[c] | (FLAG_OVF if w != 0 else 0)
+            if rounding:
+                bits[c0 + c] = _round_state(out_fmt, width, st, w, flags[c0 + c], d)
+
+
+@jit
+def _accumulate_kernel(fmt, seq, seq_f, width, limbs, wraps_in, flags_in):
+    d = np.zeros(WIDE_DIGITS, np.int64)
+    _add_state(d, limbs, wraps_in, width)
+    fl = _seq_accumulate(fmt, seq, seq_f, d, flags_in & (FLAG_NAN | FLAG_PINF | FLAG_NINF))
     _normalize(d)
     w = _export(d, width, limbs)
     if w != 0:
@@ -408,6 +912,11 @@ def _round_kernel(fmt, width, limbs, wraps, flags, out):
 
 # ---- Python face ------------------------------------------------------------------
 
+_NO_FLOATS_2D = np.zeros((1, 1), np.float32)     # stands in for the float32 view of a non-FP32 input
+_NO_LIMBS = np.zeros((1, LIMBS), np.uint64)       # stand-ins for the output the call does not ask for
+_NO_BITS = np.zeros(1, np.uint32)
+
+
 def _check_width(width):
     if width not in (280, 320):
         raise ValueError("Kulisch width must be 280 or 320")
@@ -422,18 +931,63 @@ def _bits(fmt, data, ndim):
     return a
 
 
-def kulisch_reduce(in_fmt, data, width=320):
-    """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
+def _reduce_args(in_fmt, data, width):
     _check_width(width)
     a = _bits(in_fmt, data, 2)
     if a.shape[0] > MAX_ROWS:
         raise ValueError("bad row count")
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D
+    if in_fmt == "int8":
+        a = a.view(np.int8)             # signed bytes: the column sums add them as they are
+    return a, xf
+
+
+def kulisch_reduce(in_fmt, data, width=320):
+    """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
+    a, xf = _reduce_args(in_fmt, data, width)
     cols = a.shape[1]
     limbs = np.zeros((cols, LIMBS), np.uint64)
     wraps = np.zeros(cols, np.int64)
     flags = np.zeros(cols, np.uint8)
-    _reduce_kernel(FORMAT_CODE[in_fmt], a, width, limbs, wraps, flags)
+    _reduce_kernel(FORMAT_CODE[in_fmt], -1, a, xf, width, limbs, _NO_BITS, wraps, flags)
     return limbs, wraps, flags
+
+
+def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
+    """The reduction rounded once to out_fmt -> (bits uint32 (E,), wraps int64 (E,),
+    flags uint8 (E,)); the same as kulisch_reduce then kulisch_round."""
+    if out_fmt not in FORMAT_CODE:
+        raise ValueError(f"unknown number format {out_fmt!r}")
+    a, xf = _reduce_args(in_fmt, data, width)
+    cols = a.shape[1]
+    bits = np.zeros(cols, np.uint32)
+    wraps = np.zeros(cols, np.int64)
+    flags = np.zeros(cols, np.uint8)
+    _reduce_kernel(FORMAT_CODE[in_fmt], FORMAT_CODE[out_fmt], a, xf, width, _NO_LIMBS, bits, wraps, flags)
+    return bits, wraps, flags
+
+
+def chunk_levels(in_fmt, data):
+    """Which path the reduction takes for one chunk (a rows x cols array of a float
+    format, rows <= CHUNK_ROWS, cols <= LANES): float64 levels 1..3, or 0 for the
+    integer path (an inf/NaN, or a wider spread).  For tests of the boundaries."""
+    a = _bits(in_fmt, data, 2)
+    rows, cols = a.shape
+    if in_fmt == "int8" or not (1 <= rows <= CHUNK_ROWS and 1 <= cols <= LANES):
+        raise ValueError(f"a chunk is a float format, 1..{CHUNK_ROWS} rows by 1..{LANES} columns")
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D
+    return int(_chunk_levels_probe(FORMAT_CODE[in_fmt], a, xf))
+
+
+@jit
+def _chunk_levels_probe(fmt, bits, xf):
+    rows, cols = bits.shape
+    mx = np.zeros(LANES, np.float32)
+    mn = np.zeros(LANES, np.float32)
+    sig = np.zeros((MAX_LEVELS - 1, LANES), np.float64)
+    buf = np.zeros((CHUNK_ROWS, LANES), np.uint32)
+    acc = np.zeros((MAX_LEVELS, LANES), np.float64)
+    return _chunk_fast(fmt, bits, xf, 0, rows, 0, cols, mx, mn, sig, buf, acc)
 
 
 def kulisch_accumulate(in_fmt, seq, width=320, state=None):
@@ -446,7 +1000,8 @@ def kulisch_accumulate(in_fmt, seq, width=320, state=None):
     else:
         limbs = np.array(state[0], np.uint64).reshape(LIMBS).copy()
         wraps, flags = int(state[1]), int(state[2])
-    w, f = _accumulate_kernel(FORMAT_CODE[in_fmt], a, width, limbs, wraps, flags)
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D.reshape(1)
+    w, f = _accumulate_kernel(FORMAT_CODE[in_fmt], a, xf, width, limbs, wraps, flags)
     return limbs, int(w), int(f)
 
 

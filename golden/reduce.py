@@ -147,12 +147,13 @@ def _reduce_python(policy, in_fmt, out_fmt, a, width):
 def _reduce_engine(k_mod, f_mod, policy, in_fmt, out_fmt, a, width):
     cols = a.shape[1]
     if policy == "kulisch":
-        limbs, wraps, flags = k_mod.kulisch_reduce(in_fmt, a, width)
         if out_fmt == "exact":
+            limbs, wraps, flags = k_mod.kulisch_reduce(in_fmt, a, width)
             return limbs, flags, wraps, None
         if out_fmt != "auto":
-            return k_mod.kulisch_round(out_fmt, width, limbs, wraps, flags).astype(_out_dtype(out_fmt)), flags, wraps, None
-        fp32 = k_mod.kulisch_round("fp32", width, limbs, wraps, flags)
+            bits, wraps, flags = k_mod.kulisch_reduce_round(in_fmt, out_fmt, a, width)
+            return bits.astype(_out_dtype(out_fmt), copy=False), flags, wraps, None
+        fp32, wraps, flags = k_mod.kulisch_reduce_round(in_fmt, "fp32", a, width)
     else:
         flags = np.zeros(cols, np.uint8)
         wraps = np.zeros(cols, np.int64)

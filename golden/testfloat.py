@@ -1,8 +1,8 @@
 """Reader for Berkeley TestFloat 3 vector files (`testfloat_gen` output, gzip).
 
-The vectors are not part of the project.  They are found in the directory named
-by the environment variable PRISM_TESTVECTORS, else in
-`<project root>/../shared/testvectors/testfloat`.
+The vectors the tests use ship with the project in `tests/data/testfloat` (see
+the README there for how they were generated).  The environment variable
+PRISM_TESTVECTORS names another directory of such files to use instead.
 """
 import gzip
 import os
@@ -15,7 +15,7 @@ def testfloat_dir():
     if d:
         return d
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.normpath(os.path.join(root, "..", "shared", "testvectors", "testfloat"))
+    return os.path.join(root, "tests", "data", "testfloat")
 
 
 def vector_path(name):

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from cosim.coverage import POINTS, Coverage, e_bin, sample, stall_bin
+from golden import protocol as P
 from cosim.node_harness import check, run_node
 from cosim.regress import random_scenario
 
@@ -100,3 +101,18 @@ def test_regress_writes_the_coverage_report(tmp_path):
     assert "Traceback" not in r.stderr
     # not a terminal: progress comes as plain lines, not a bar redrawn into the log
     assert "\r" not in r.stderr and "seeds 2/2" in r.stderr
+
+
+def test_unreachable_bins_are_unreachable_by_the_protocol_limits():
+    """Each bin left out of the percentage is out of reach for the reason given: a full frame
+    bank of that format holds more elements than the node's largest operation."""
+    from cosim import coverage as C
+    capacity = 4096                      # the node's CAPACITY in every regression
+    names = {"INT8": [P.FMT_INT8], "FP16/BF16": [P.FMT_FP16, P.FMT_BF16], "FP32": [P.FMT_FP32]}
+    for (point, b), why in C.UNREACHABLE.items():
+        assert point in C.POINTS and b in C.POINTS[point] and why
+        if point == "DATA: full frame bank (1 + 256 beats)":
+            assert all(P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[f] > capacity for f in names[b])
+    # and the reachable one is reachable
+    assert P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[P.FMT_FP32] <= capacity
+    assert ("DATA: full frame bank (1 + 256 beats)", "FP32") not in C.UNREACHABLE

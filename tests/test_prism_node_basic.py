@@ -227,6 +227,15 @@ def random_values(rng, fmt, n):
     return out
 
 
+def fp32_units(bits):
+    """A finite FP32 value as an integer number of 2^-149 (0 for Inf and NaN)."""
+    sign, exp, frac = bits >> 31, (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    if exp == 0xFF:
+        return 0
+    units = frac if exp == 0 else (frac | 0x800000) << (exp - 1)
+    return -units if sign else units
+
+
 def expected_result(policy, in_fmt, out_fmt, rows, op_id, gen, count, kulisch_w):
     """The RESULT frames (one per 256-element block) golden.reduce predicts."""
     data = np.array(rows, dtype=DTYPE[in_fmt])
@@ -239,11 +248,11 @@ def expected_result(policy, in_fmt, out_fmt, rows, op_id, gen, count, kulisch_w)
         for t in range(lo, hi, 16):
             tile = range(t, min(t + 16, hi))
             if out_fmt == P.FMT_EXACT:
+                assert in_fmt == P.FMT_FP32, "EXACT expectations are computed for FP32 inputs"
                 fmt = P.FMT_EXACT
-                vals = []
-                for i in tile:
-                    state = sum(int(limb) << (64 * k) for k, limb in enumerate(red.bits[i]))
-                    vals.append((state & ((1 << kulisch_w) - 1), int(red.flags[i])))
+                # an EXACT value is the exact sum of the finite inputs (units of 2^-149), computed
+                # here from the bit patterns, with the flag nibble golden.reduce reports
+                vals = [(sum(fp32_units(row[i]) for row in rows), int(red.flags[i])) for i in tile]
             else:
                 fmt = int(red.auto_formats[t // 16]) if out_fmt == P.FMT_AUTO else out_fmt
                 vals = [int(red.bits[i]) for i in tile]
@@ -251,7 +260,7 @@ def expected_result(policy, in_fmt, out_fmt, rows, op_id, gen, count, kulisch_w)
                 groups[-1][1].extend(vals)
             else:
                 groups.append((fmt, list(vals)))
-        frames.append(P.Result(op_id, gen, lo, tuple((f, tuple(v)) for f, v in groups)))
+        frames.append(P.Result(op_id, gen, lo, tuple((f, tuple(v)) for f, v in groups), kulisch_w))
     return frames
 
 

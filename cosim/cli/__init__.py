@@ -4,7 +4,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "fabric", "package", "topo", "export")
+SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "fabric", "package", "topo", "export", "formal")
 
 
 class UsageError(Exception):

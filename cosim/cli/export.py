@@ -70,18 +70,8 @@ def _node_signals(opts):
 
 
 def _fabric_signals(opts):
-    from hdl import collective_pkg as pkg
-    from hdl.collective_fabric import W
-    m, s = opts["members"], opts["stripes"]
-    names = ("clk rst sample member_gbps ring_start step_tick s_flow_valid s_flow_tuple s_flow_gbps flow_end "
-             "ending_path ending_gbps load_aware_enable chunk_start chunk_bytes stripe_gbps collective participants "
-             "steps_per_run exposed_pct snapshot job_min_gbps job_min_valid active_fix busiest_uplink_flows "
-             "flow_placed chosen_path placed_gbps accounting_error ring_running violations violations_seen").split()
-    widths = dict(member_gbps=m * W, s_flow_tuple=pkg.TUPLE_BITS, s_flow_gbps=W, ending_path=8, ending_gbps=W,
-                  chunk_bytes=32, stripe_gbps=m * s * W, collective=3, participants=16, steps_per_run=32,
-                  exposed_pct=7, job_min_gbps=W, active_fix=3, busiest_uplink_flows=16, chosen_path=8,
-                  placed_gbps=W, violations=34, violations_seen=34)
-    return {n: (_rst() if n == "rst" else _u(widths[n]) if n in widths else _b()) for n in names}
+    from cosim.fabric_properties import FabricConfig, fabric_signals
+    return fabric_signals(FabricConfig(members=opts["members"], stripes=opts["stripes"], paths=opts["paths"]))
 
 
 def _package_signals(opts):
@@ -128,7 +118,7 @@ BLOCKS = {
         options={"members": ("MEMBERS", 6, "ring members (width of member_gbps / 16)"),
                  "stripes": ("STRIPES", 3, "stripes per member (stripe_gbps is MEMBERS x STRIPES x 16 bits)"),
                  "paths": ("PATHS", 8, "uplinks (1..255)")},
-        params=lambda o: {"PATHS": o["paths"]}),
+        params=lambda o: {"PATHS": o["paths"], "RATES": "paths"}),
     "accelerator_package": BlockSpec(
         "accelerator_package", "accelerator_package",
         "multi-die package: work distributor with its assertion monitor, service-rate estimator, compute dies, "
@@ -240,12 +230,18 @@ def resolve(args):
 # Port and parameter roles, from the block's docstring ("Ports:" / "Parameters:" sections)
 # ---------------------------------------------------------------------------------------------
 def _section(doc, title):
-    """Entries of an indented docstring section: [(names text, description)]."""
+    """Entries of the indented docstring sections headed `title` ("Ports:", "Ports (inputs):",
+    "Ports (outputs):" ...): [(names text, description)]."""
     lines = doc.splitlines()
-    start = next((i for i, l in enumerate(lines) if re.match(rf"\s*{title}\b.*:\s*$", l) or
-                  re.match(rf"\s*{title}\s*\(.*\)?:?\s*$", l)), None)
-    if start is None:
-        return []
+    heads = [i for i, l in enumerate(lines) if re.match(rf"\s*{title}\b.*:\s*$", l) or
+             re.match(rf"\s*{title}\s*\(.*\)?:?\s*$", l)]
+    entries = []
+    for start in heads:
+        entries += _one_section(lines, start)
+    return entries
+
+
+def _one_section(lines, start):
     # a heading may run over two lines ("Ports (widths ...;\nN_JOB = ...):")
     while not lines[start].rstrip().endswith(":") and start + 1 < len(lines):
         start += 1

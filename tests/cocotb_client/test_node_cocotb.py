@@ -419,12 +419,12 @@ async def exact_sums(dut):
     b.check(check_w=True)
     got = [W.decode_result(f) for f in b.observed(0, W.CLASS_RESULT)]
     assert got and all(r.kulisch_w == KULISCH_W for r in got)
-    values = [v for r in got for v in r.groups[0].values]
-    wrapped = [v for v in values if v.overflow]
+    sums = [v for r in got for v in r.groups[0].values]
+    wrapped = [v for v in sums if v.overflow]
     if KULISCH_W == 280:
         assert wrapped, "the 280-bit test needs sums that overflow the accumulator"
     # sigma = accumulator + wraps * 2^W; |sigma| < 2^280, so a 280-bit accumulator wraps at most once
-    wraps = {(v.sigma - v.accumulator(KULISCH_W)) >> KULISCH_W for v in values}
+    wraps = {(v.sigma - v.accumulator(KULISCH_W)) >> KULISCH_W for v in sums}
     assert wraps <= ({-1, 0, 1} if KULISCH_W == 280 else {0}), f"wrap counts {sorted(wraps)}"
     for fmt in (W.FP16, W.AUTO, W.INT8):       # the header's W on the other formats too
         op = await b.start_operation(51 + fmt, 1, W.KULISCH_FIXED, W.FP32, fmt, E, 0b11, 0b01)

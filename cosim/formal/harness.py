@@ -1,0 +1,447 @@
+"""Property harnesses: MyHDL blocks that put a design beside the checks a formal
+tool proves on it.
+
+Each harness is converted by the project's tool chain (cosim/toolchain.py) like
+any block, so one converted file serves the proof (yosys reads it under a
+generated formal top, cosim/formal/sby.py), the Icarus replay and the MyHDL
+replay of a counterexample (cosim/formal/replay.py).  A harness has
+
+* the design's inputs, plus any free inputs its checks need (a tracked beat is
+  chosen by the environment: `track`),
+* `prop_bad`: one bit per property, high in a cycle where the property fails
+  (the formal top asserts each selected bit low),
+* `env_ok`: one bit per environment rule, high while the inputs obey it (the
+  formal top assumes the bits a job needs high),
+* the design's own outputs, so a replay compares them cycle by cycle.
+
+Blocks that carry their own hardware monitor (collective_fabric's conformance
+monitor, the package assertion monitor) are harnessed with their monitor
+outputs as `prop_bad`.
+
+Checks are written as one clocked process that keeps the history (the previous
+cycle's handshake and beat) and one combinational process that compares it with
+the present cycle, so a failure is visible in the cycle it happens.
+"""
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv
+
+from hdl.axis_register import axis_register
+from hdl.prism_egress import prism_egress
+
+# ---------------------------------------------------------------------------------------------
+# One AXI-Stream output: tvalid held while stalled, tdata/tlast held while stalled.
+# ---------------------------------------------------------------------------------------------
+STREAM_RULES = ("tvalid_held", "tdata_held")
+
+
+@block
+def stream_output_rules(clk, rst, tdata, tlast, tvalid, tready, bad_valid, bad_data):
+    """bad_valid: a beat offered and not taken at the last edge is no longer offered;
+    bad_data: it is offered with other tdata/tlast.  A reset excuses both (it may drop a beat)."""
+    width = len(tdata)
+    stalled = Signal(bool(0))
+    held_data = Signal(intbv(0)[width:])
+    held_last = Signal(bool(0))
+
+    @always_seq(clk.posedge, reset=rst)
+    def history():
+        stalled.next = tvalid and not tready
+        held_data.next = tdata
+        held_last.next = tlast
+
+    @always_comb
+    def check():
+        bad_valid.next = stalled and not rst and not tvalid
+        bad_data.next = stalled and not rst and tvalid and (tdata != held_data or tlast != held_last)
+
+    return history, check
+
+
+@block
+def stream_input_rules(clk, rst, tdata, tlast, tvalid, tready, ok):
+    """The source side's rule, as an environment: a beat offered and not taken stays offered
+    with the same tdata/tlast (AXI-Stream: a source never withdraws or changes a waiting beat)."""
+    width = len(tdata)
+    waiting = Signal(bool(0))
+    held_data = Signal(intbv(0)[width:])
+    held_last = Signal(bool(0))
+
+    @always_seq(clk.posedge, reset=rst)
+    def history():
+        waiting.next = tvalid and not tready
+        held_data.next = tdata
+        held_last.next = tlast
+
+    @always_comb
+    def check():
+        ok.next = rst or not waiting or (tvalid and tdata == held_data and tlast == held_last)
+
+    return history, check
+
+
+# ---------------------------------------------------------------------------------------------
+# axis_register
+# ---------------------------------------------------------------------------------------------
+@block
+def axis_register_no_skid(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
+                          m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready):
+    """Test only: a register slice that is always ready and drops a beat arriving while its
+    output waits (the bug a skid buffer exists to prevent)."""
+    out_valid = Signal(bool(0))
+    running = Signal(bool(0))
+
+    @always_seq(clk.posedge, reset=rst)
+    def step():
+        running.next = 1
+        if not (out_valid and not m_axis_tready):
+            if s_axis_tvalid and running:
+                m_axis_tdata.next = s_axis_tdata
+                m_axis_tlast.next = s_axis_tlast
+                out_valid.next = 1
+            else:
+                out_valid.next = 0
+
+    @always_comb
+    def outputs():
+        s_axis_tready.next = running
+        m_axis_tvalid.next = out_valid
+
+    return step, outputs
+
+
+AXIS_REGISTER_PROPERTIES = (
+    ("m_tvalid_held", "m_axis: tvalid stays high while the beat waits (tvalid && !tready |=> tvalid)"),
+    ("m_tdata_held", "m_axis: tdata and tlast do not change while the beat waits"),
+    ("no_duplicate", "no output beat without an accepted input beat still inside (count never below 0)"),
+    ("no_loss", "at most 2 accepted beats inside the slice (a lost beat would leave the count behind)"),
+    ("tracked_beat", "the tracked input beat leaves as the output beat its position names, same tdata/tlast"),
+)
+CAPACITY = 2          # beats the slice holds: its output register and its skid buffer
+
+
+@block
+def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m_axis_tready, track,
+                          s_axis_tready, m_axis_tdata, m_axis_tlast, m_axis_tvalid, prop_bad, env_ok,
+                          VARIANT=""):
+    """`track`: the environment marks one accepted input beat (the first one accepted with
+    track high after reset); its data and position are remembered and checked at the output.
+    Because the solver may choose any beat, this covers every beat: no beat is lost,
+    duplicated or reordered.  VARIANT "no_skid": a test-only broken slice instead."""
+    width = len(s_axis_tdata)
+    if VARIANT not in ("", "no_skid"):
+        raise ValueError(f"axis_register_harness: VARIANT={VARIANT!r}")
+    dut_block = axis_register_no_skid if VARIANT == "no_skid" else axis_register
+    dut = dut_block(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
+                    m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready)
+    bad_valid, bad_data = Signal(bool(0)), Signal(bool(0))
+    out_rules = stream_output_rules(clk, rst, m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready,
+                                    bad_valid, bad_data)
+    src_ok = Signal(bool(0))
+    in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
+    held_beats = Signal(intbv(0)[3:])         # accepted beats not yet sent (saturates at 7)
+    tracking = Signal(bool(0))
+    tracked_done = Signal(bool(0))
+    ahead = Signal(intbv(0)[3:])          # beats in front of the tracked one
+    tr_data = Signal(intbv(0)[width:])
+    tr_last = Signal(bool(0))
+    dup, lost, wrong = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+
+    @always_seq(clk.posedge, reset=rst)
+    def count():
+        s_fire = s_axis_tvalid and s_axis_tready
+        m_fire = m_axis_tvalid and m_axis_tready
+        if s_fire and not m_fire:
+            if held_beats != 7:
+                held_beats.next = held_beats + 1
+        elif m_fire and not s_fire:
+            if held_beats != 0:
+                held_beats.next = held_beats - 1
+        if tracking:
+            if m_fire:
+                if ahead == 0:
+                    tracking.next = 0
+                    tracked_done.next = 1
+                else:
+                    ahead.next = ahead - 1
+        elif s_fire and track and not tracked_done:
+            tracking.next = 1
+            tr_data.next = s_axis_tdata
+            tr_last.next = s_axis_tlast
+            if m_fire and held_beats != 0:
+                ahead.next = held_beats - 1
+            else:
+                ahead.next = held_beats
+
+    @always_comb
+    def check():
+        m_fire = m_axis_tvalid and m_axis_tready
+        dup.next = not rst and m_fire and held_beats == 0
+        lost.next = not rst and held_beats > CAPACITY
+        wrong.next = not rst and tracking and m_fire and ahead == 0 and \
+            (m_axis_tdata != tr_data or m_axis_tlast != tr_last)
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(wrong, lost, dup, bad_data, bad_valid)
+        env_ok.next = src_ok
+
+    return dut, out_rules, in_rules, count, check, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_egress
+# ---------------------------------------------------------------------------------------------
+EGRESS_PROPERTIES = (
+    ("tx0_tvalid_held", "TX port 0: tvalid stays high while the beat waits"),
+    ("tx0_tdata_held", "TX port 0: tdata and tlast do not change while the beat waits"),
+    ("tx1_tvalid_held", "TX port 1: tvalid stays high while the beat waits"),
+    ("tx1_tdata_held", "TX port 1: tdata and tlast do not change while the beat waits"),
+    ("response_only_tx0", "TX port 1 never carries a CONTROL response beat"),
+    ("whole_frames_tx0", "TX port 0: no response beat inside a RESULT frame (between its first beat and TLAST)"),
+    ("result_beats_tx0", "every RESULT beat masked for TX port 0 leaves it once: sent - accepted stays in -1..1"),
+    ("result_beats_tx1", "every RESULT beat masked for TX port 1 leaves it once: sent - accepted stays in -1..1"),
+)
+EGRESS_ENV = ("the result sender holds res_valid/data/last/mask until res_ready; a response is held until "
+              "resp_pop; RESULT beats carry their top data bit set (responses are zero-extended, so it is clear); "
+              "res_mask is never 0 while res_valid")
+
+
+@block
+def egress_result_count(clk, rst, sender_fire, masked, port_fire, port_result, bad):
+    """Accepted-minus-sent RESULT beats of one port (a small signed count): a port register
+    holds one beat and may send it before the sender advances, so -1..1 is legal."""
+    diff = Signal(intbv(0, min=-4, max=4))
+
+    @always_seq(clk.posedge, reset=rst)
+    def step():
+        up = sender_fire and masked
+        down = port_fire and port_result
+        if up and not down:
+            if diff != 3:
+                diff.next = diff + 1
+        elif down and not up:
+            if diff != -4:
+                diff.next = diff - 1
+
+    @always_comb
+    def check():
+        bad.next = not rst and (diff > 1 or diff < -1)
+
+    return step, check
+
+
+@block
+def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, res_last, res_mask,
+                         m_axis_0_tready, m_axis_1_tready,
+                         resp_pop, res_ready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tlast,
+                         m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tlast, sent_response, sent_result0,
+                         sent_result1, prop_bad, env_ok):
+    width = len(res_data)
+    top = width - 1
+    dut = prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask, res_ready,
+                       m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
+                       m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
+                       sent_response, sent_result0, sent_result1)
+    b0, b1, b2, b3, b4, b5, b6, b7 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
+    r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
+    r1 = stream_output_rules(clk, rst, m_axis_1_tdata, m_axis_1_tlast, m_axis_1_tvalid, m_axis_1_tready, b2, b3)
+    in_frame0 = Signal(bool(0))          # a RESULT beat without TLAST has left TX port 0
+    sender_fire = Signal(bool(0))
+    port0_fire, port1_fire = Signal(bool(0)), Signal(bool(0))
+    port0_result, port1_result = Signal(bool(0)), Signal(bool(0))
+    mask0, mask1 = Signal(bool(0)), Signal(bool(0))
+    c0 = egress_result_count(clk, rst, sender_fire, mask0, port0_fire, port0_result, b6)
+    c1 = egress_result_count(clk, rst, sender_fire, mask1, port1_fire, port1_result, b7)
+    waiting_res = Signal(bool(0))
+    held_res = Signal(intbv(0)[width + 3:])
+    waiting_resp = Signal(bool(0))
+    held_resp = Signal(intbv(0)[len(resp_data):])
+
+    @always_comb
+    def events():
+        sender_fire.next = res_valid and res_ready
+        port0_fire.next = m_axis_0_tvalid and m_axis_0_tready
+        port1_fire.next = m_axis_1_tvalid and m_axis_1_tready
+        port0_result.next = m_axis_0_tdata[top]
+        port1_result.next = m_axis_1_tdata[top]
+        mask0.next = res_mask[0]
+        mask1.next = res_mask[1]
+
+    @always_seq(clk.posedge, reset=rst)
+    def history():
+        if port0_fire:
+            in_frame0.next = port0_result and not m_axis_0_tlast
+        waiting_res.next = res_valid and not res_ready
+        held_res.next = concat(res_mask, res_last, res_data)
+        waiting_resp.next = resp_valid and not resp_pop
+        held_resp.next = resp_data
+
+    @always_comb
+    def check():
+        b4.next = not rst and port1_fire and not port1_result
+        b5.next = not rst and port0_fire and in_frame0 and not port0_result
+
+    @always_comb
+    def environment():
+        ok = True
+        if res_valid and not res_data[top]:
+            ok = False
+        if res_valid and res_mask == 0:
+            ok = False
+        if not rst and waiting_res and not (res_valid and concat(res_mask, res_last, res_data) == held_res):
+            ok = False
+        if not rst and waiting_resp and not (resp_valid and resp_data == held_resp):
+            ok = False
+        env_ok.next = ok
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(b7, b6, b5, b4, b3, b2, b1, b0)
+
+    return dut, r0, r1, c0, c1, events, history, check, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_ingress (the node's receive side)
+# ---------------------------------------------------------------------------------------------
+INGRESS_PROPERTIES = (
+    ("frame_once", "a stored (CONTROL/DATA) frame gives exactly one frm_valid, in the cycle after its TLAST beat is "
+                   "taken; any other class exactly one `unsupported` pulse"),
+    ("frame_beats", "frm_beats counts exactly the beats taken for that frame (no beat lost or duplicated while "
+                    "s_axis_tready is low)"),
+    ("bank_free", "a completed frame's bank holds no other frame (none waiting for a verdict, none admitted)"),
+    ("reader_queue", "the reader sees exactly the admitted frames' banks, in admission order, each once "
+                     "(rd_avail and rd_bank follow the admissions and releases)"),
+)
+INGRESS_ENV = ("the source holds a waiting beat (AXI-Stream); the validation stage answers each completed frame "
+               "once, oldest first (res_bank = the oldest frame without a verdict), in a later cycle than its "
+               "frm_valid; the reader releases only what rd_avail offers")
+
+
+@block
+def bank_fifo(clk, rst, push, push_val, pop, head, count, e0, e1, e2):
+    """Three 2-bit entries (bank numbers) in order; pop takes the head.  A pop and a push in
+    one cycle both happen.  e0..e2 are the entries (e0 = head); count says how many are valid."""
+    q = Signal(intbv(0)[6:])
+    n = Signal(intbv(0, min=0, max=4))
+
+    @always_seq(clk.posedge, reset=rst)
+    def step():
+        qq = intbv(0)[6:]
+        nn = intbv(0, min=0, max=5)
+        v = intbv(0)[6:]
+        qq[:] = q
+        nn[:] = n
+        if pop and nn != 0:
+            qq[:] = qq >> 2
+            nn[:] = nn - 1
+        if push and nn != 3:
+            v[:] = push_val
+            qq[:] = qq | (v << (2 * nn))
+            nn[:] = nn + 1
+        q.next = qq
+        n.next = nn
+
+    @always_comb
+    def out():
+        head.next = q[2:0]
+        e0.next = q[2:0]
+        e1.next = q[4:2]
+        e2.next = q[6:4]
+        count.next = n
+
+    return step, out
+
+
+@block
+def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, room_ok, res_valid, res_admit,
+                          res_bank, rd_release, mem_raddr,
+                          s_axis_tready, frm_valid, frm_header, frm_beats, frm_too_long, frm_bank, unsupported,
+                          in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
+                          mem_rdata, prop_bad, env_ok):
+    from hdl.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
+    bw = len(frm_beats)
+    beat_max = (1 << bw) - 1
+    dut = prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, room_ok,
+                        frm_valid, frm_header, frm_beats, frm_too_long, frm_bank,
+                        res_valid, res_admit, res_bank, unsupported, in_frame,
+                        rd_avail, rd_bank, rd_header, rd_release, mem_raddr, mem_rdata,
+                        rd_next_avail, rd_next_bank, rd_next_header)
+    src_ok = Signal(bool(0))
+    in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
+    frame_open = Signal(bool(0))
+    stored = Signal(bool(0))
+    count = Signal(intbv(0)[bw:])
+    expect_frm, expect_uns = Signal(bool(0)), Signal(bool(0))
+    expect_beats = Signal(intbv(0)[bw:])
+    pend_push, pend_pop, adm_push, adm_pop = (Signal(bool(0)) for _ in range(4))
+    pend_head, pend_n = Signal(intbv(0)[2:]), Signal(intbv(0, min=0, max=4))
+    pend0, pend1, pend2 = (Signal(intbv(0)[2:]) for _ in range(3))
+    adm_head, adm_n = Signal(intbv(0)[2:]), Signal(intbv(0, min=0, max=4))
+    adm0, adm1, adm2 = (Signal(intbv(0)[2:]) for _ in range(3))
+    pending = bank_fifo(clk, rst, pend_push, frm_bank, pend_pop, pend_head, pend_n, pend0, pend1, pend2)
+    admitted = bank_fifo(clk, rst, adm_push, res_bank, adm_pop, adm_head, adm_n, adm0, adm1, adm2)
+    b0, b1, b2, b3 = (Signal(bool(0)) for _ in range(4))
+
+    @always_comb
+    def fifo_events():
+        pend_push.next = frm_valid
+        pend_pop.next = res_valid
+        adm_push.next = res_valid and res_admit
+        adm_pop.next = rd_release
+
+    @always_seq(clk.posedge, reset=rst)
+    def frames():
+        cls = intbv(0)[4:]
+        cls[:] = s_axis_tdata[4:0]
+        expect_frm.next = 0
+        expect_uns.next = 0
+        if s_axis_tvalid and s_axis_tready:
+            if not frame_open:
+                is_stored = cls == CLASS_CONTROL or cls == CLASS_DATA
+                stored.next = is_stored
+                if s_axis_tlast:
+                    expect_frm.next = is_stored
+                    expect_uns.next = not is_stored
+                    expect_beats.next = 1
+                else:
+                    frame_open.next = 1
+                    count.next = 1
+            else:
+                if s_axis_tlast:
+                    expect_frm.next = stored
+                    expect_uns.next = not stored
+                    frame_open.next = 0
+                    if count != beat_max:
+                        expect_beats.next = count + 1
+                    else:
+                        expect_beats.next = count
+                elif count != beat_max:
+                    count.next = count + 1
+
+    @always_comb
+    def check():
+        in_pend = frm_bank == pend0 and pend_n >= 1 or frm_bank == pend1 and pend_n >= 2 or \
+            frm_bank == pend2 and pend_n >= 3
+        in_adm = frm_bank == adm0 and adm_n >= 1 or frm_bank == adm1 and adm_n >= 2 or \
+            frm_bank == adm2 and adm_n >= 3
+        b0.next = not rst and (frm_valid != expect_frm or unsupported != expect_uns)
+        b1.next = not rst and frm_valid and frm_beats != expect_beats
+        b2.next = not rst and frm_valid and (frm_bank == 3 or in_pend or in_adm)
+        b3.next = not rst and (rd_avail != (adm_n != 0) or (rd_avail and rd_bank != adm_head))
+
+    @always_comb
+    def environment():
+        ok = True
+        if not src_ok:
+            ok = False
+        if res_valid and (pend_n == 0 or res_bank != pend_head):
+            ok = False
+        if rd_release and not rd_avail:
+            ok = False
+        env_ok.next = ok
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(b3, b2, b1, b0)
+
+    return dut, in_rules, pending, admitted, fifo_events, frames, check, environment, pack

@@ -1,0 +1,387 @@
+"""The formal targets: which harness, at which parameters, which properties, which
+environment, and which broken variants must make which property fail.
+
+Parameters are small on purpose: a proof is about every input sequence, so the data
+widths and table sizes only need to be large enough for every case the control logic
+distinguishes (each target says why its sizes are enough).
+"""
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Tuple
+
+from myhdl import ResetSignal, Signal, intbv
+
+from .sby import Prop
+
+
+def _b():
+    return Signal(bool(0))
+
+
+def _u(width):
+    return Signal(intbv(0)[width:])
+
+
+def _rst():
+    return ResetSignal(0, active=1, isasync=False)
+
+
+@dataclass
+class Fault:
+    """A broken variant: block parameters that break it, the properties that must fail,
+    extra environment for its job (Verilog statements, optional)."""
+    params: dict
+    props: Tuple[str, ...]
+    what: str = ""
+    env_verilog: str = ""
+    depth: int = None        # BMC depth (default: the target's fault_depth)
+
+
+@dataclass
+class Group:
+    """Properties proved together under one environment (assumptions), with lemmas that
+    hold only under it: (id, bad condition over internal names, statement)."""
+    props: Tuple[str, ...]
+    env_verilog: str = ""
+    note: str = ""
+    lemmas: Tuple[Tuple[str, str, str], ...] = ()
+
+    def lemma_props(self):
+        return [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
+
+
+@dataclass
+class Target:
+    name: str
+    summary: str
+    block: Callable                      # () -> MyHDL block function (the harness)
+    signals: Callable                    # () -> {port: Signal}
+    props: List[Prop]
+    params: dict = field(default_factory=dict)
+    parameters_text: str = ""            # the small parameters, for the table and the note
+    assumes: Tuple[str, ...] = ()        # expressions over the harness ports, assumed high
+    env_verilog: str = ""                # more assumptions (Verilog statements in an always @*)
+    lemmas: Tuple[Tuple[str, str, str], ...] = ()   # (id, bad condition over internal names, statement)
+    groups: Tuple[Group, ...] = ()       # properties that need their own environment
+    depth: int = 20                      # BMC depth
+    k: int = None                        # induction depth (default: depth)
+    fault_depth: int = 12                # BMC depth for the broken variants
+    mode: str = "prove"
+    free_reset: bool = True
+    timeout: int = 600
+    faults: Dict[str, Fault] = field(default_factory=dict)
+    bounded_reason: Dict[str, str] = field(default_factory=dict)
+
+    def all_props(self):
+        lem = [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
+        return list(self.props) + lem + [p for g in self.groups for p in g.lemma_props()]
+
+    def prop(self, pid):
+        for p in self.all_props():
+            if p.id == pid:
+                return p
+        raise KeyError(pid)
+
+
+# ---------------------------------------------------------------------------------------------
+# axis_register
+# ---------------------------------------------------------------------------------------------
+def _axis_register_target():
+    from . import harness as h
+    width = 4
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), s_axis_tdata=_u(width), s_axis_tlast=_b(), s_axis_tvalid=_b(),
+                    m_axis_tready=_b(), track=_b(), s_axis_tready=_b(), m_axis_tdata=_u(width),
+                    m_axis_tlast=_b(), m_axis_tvalid=_b(), prop_bad=_u(len(h.AXIS_REGISTER_PROPERTIES)),
+                    env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.AXIS_REGISTER_PROPERTIES)]
+    # Lemmas over the slice's own state tie the checker's counters to it, so the induction
+    # closes: without them a k-step stall from an unreachable state breaks it for every k.
+    r = "axis_register0_"
+    lemmas = (
+        ("inv_occupancy", f"held_beats != {r}out_valid + {r}skid_valid",
+         "the count of beats inside equals the slice's full registers (output + skid)"),
+        ("inv_skid_behind_output", f"{r}skid_valid && !{r}out_valid",
+         "the skid buffer is full only behind a full output register"),
+        ("inv_tracked_position", f"tracking && !(ahead < held_beats)",
+         "the tracked beat is inside the slice"),
+        ("inv_tracked_output", f"tracking && ahead == 0 && !(m_axis_tdata == tr_data && m_axis_tlast == tr_last)",
+         "a tracked beat with none ahead sits in the output register"),
+        ("inv_tracked_skid", f"tracking && ahead == 1 && !({r}skid_data == tr_data && {r}skid_last == tr_last)",
+         "a tracked beat with one ahead sits in the skid buffer"),
+    )
+    return Target(
+        name="axis_register", summary="AXI-Stream register slice: stream rules on its output, no beat lost "
+                                      "or duplicated", block=lambda: h.axis_register_harness,
+        signals=signals, props=props, parameters_text=f"DATA_WIDTH={width} (the slice never looks at the data)",
+        assumes=("env_ok",), lemmas=lemmas, depth=6, k=2,
+        faults={"no_skid": Fault(dict(VARIANT="no_skid"), ("no_loss", "tracked_beat"),
+                                 "test-only broken slice: a beat arriving while the output waits is dropped "
+                                 "instead of parked in the skid buffer")})
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_egress
+# ---------------------------------------------------------------------------------------------
+def _egress_target():
+    from . import harness as h
+    width, resp_w = 4, 3
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), resp_valid=_b(), resp_data=_u(resp_w), res_valid=_b(),
+                    res_data=_u(width), res_last=_b(), res_mask=_u(2), m_axis_0_tready=_b(), m_axis_1_tready=_b(),
+                    resp_pop=_b(), res_ready=_b(), m_axis_0_tdata=_u(width), m_axis_0_tvalid=_b(),
+                    m_axis_0_tlast=_b(), m_axis_1_tdata=_u(width), m_axis_1_tvalid=_b(), m_axis_1_tlast=_b(),
+                    sent_response=_b(), sent_result0=_b(), sent_result1=_b(),
+                    prop_bad=_u(len(h.EGRESS_PROPERTIES)), env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.EGRESS_PROPERTIES)]
+    e = "prism_egress0_"
+    lemmas = (
+        ("inv_valid_registers", f"m_axis_0_tvalid != {e}out0_valid || m_axis_1_tvalid != {e}out1_valid",
+         "the port valids are the output registers"),
+        ("inv_result_tag", f"{e}out0_valid && ({e}result0 != m_axis_0_tdata[{width - 1}])",
+         "port 0's register holds a RESULT beat exactly when its beat carries the RESULT tag"),
+        ("inv_tx1_results_only", f"{e}out1_valid && !m_axis_1_tdata[{width - 1}]",
+         "port 1's register only ever holds RESULT beats"),
+        ("inv_frame_open", f"in_frame0 && {e}out0_valid && !{e}result0",
+         "inside a RESULT frame port 0's register holds RESULT beats only"),
+        ("inv_frame_locked", f"in_frame0 && !({e}locked0 || ({e}out0_valid && m_axis_0_tlast))",
+         "inside a RESULT frame port 0 stays locked until the frame's last beat is loaded"),
+        ("inv_open_frame_locks", f"{e}out0_valid && {e}result0 && !m_axis_0_tlast && !{e}locked0",
+         "a RESULT beat without TLAST in port 0's register keeps port 0 locked to its frame"),
+        ("inv_taken_tx0", f"{e}taken0 && !(waiting_res && held_res[{width + 1}])",
+         "a beat loaded early into port 0 is the sender's waiting beat, masked for port 0"),
+        ("inv_taken_tx1", f"{e}taken1 && !(waiting_res && held_res[{width + 2}])",
+         "the same for port 1"),
+        ("inv_count_tx0", f"egress_result_count0_diff != $signed({{2'b0, {e}out0_valid && {e}result0}}) - "
+                          f"$signed({{2'b0, {e}taken0}})",
+         "accepted - sent RESULT beats of port 0 = (a RESULT beat waits in its register) - (beat loaded early)"),
+        ("inv_count_tx1", f"egress_result_count1_diff != $signed({{2'b0, {e}out1_valid}}) - "
+                          f"$signed({{2'b0, {e}taken1}})",
+         "the same for port 1"),
+    )
+    return Target(
+        name="prism_egress", summary="the node's egress: stream rules on both TX ports, whole frames, "
+                                     "CONTROL responses only on TX port 0, no RESULT beat lost or duplicated",
+        block=lambda: h.prism_egress_harness, signals=signals, props=props,
+        parameters_text=f"beat {width} bits, response header {resp_w} bits (the egress moves data without "
+                        "looking at it; the top bit tags RESULT beats)",
+        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# collective_fabric
+# ---------------------------------------------------------------------------------------------
+FABRIC_SMALL = dict(members=3, stripes=2, paths=2, participants=4, s_mb=8, a2a_s_mb=8, acc_per_leaf=2)
+
+
+def fabric_config():
+    from cosim.fabric_properties import FabricConfig
+    return FabricConfig(**FABRIC_SMALL)
+
+
+def _fabric_target():
+    from cosim.fabric_properties import PROPERTIES, fabric_params, fabric_signals
+
+    cfg = fabric_config()
+    props = [Prop(p.id, "violations", p.bit, p.statement) for p in PROPERTIES]
+    params = fabric_params(cfg, "")
+    # Deeper BMC for the variants whose fault needs a history: B4 and B5 a whole collective (start,
+    # 2 (N - 1) steps, one more cycle); C4 and D1 more than PATHS placements (two cycles each through
+    # the hash unit); D5 every path loaded.  MEMBERS x STRIPES != MEMBERS + STRIPES, so E5's fault shows.
+    long_faults = {"B4": 14, "B5": 14, "C4": 12, "D1": 12, "D5": 12}
+    faults = {p.id: Fault(dict(FAULT=p.id), (p.id,), p.fault, depth=long_faults.get(p.id)) for p in PROPERTIES}
+    steps = 2 * (cfg.participants - 1)
+    placed = "load_aware_selector0_c_flows_placed"
+    loaded = " + ".join(f"(path_load_gbps[{16 * i + 15}:{16 * i}] != 0)" for i in range(cfg.paths))
+    # B4 and B5 are about the ring model's step counter; stated on the counter itself (not
+    # one cycle late, through the monitor's registered verdict) they close the induction.
+    lemmas = (("inv_ring_steps", f"ring_steps_done > {steps}",
+               f"the ring model never counts past 2 (N - 1) = {steps} steps"),
+              ("inv_ring_running", f"ring_running && ring_steps_done >= {steps}",
+               "a running collective has steps left"),
+              # D4: while at most PATHS flows were ever placed, an empty path is left for each
+              # (loads grow only by placements), so every load-aware placement is perfect.
+              ("inv_loaded_paths", f"{placed} <= {cfg.paths} && ({loaded}) > {placed}",
+               "no more paths carry load than flows were placed (while at most PATHS were)"),
+              ("inv_perfect_so_far", f"collective_conformance_monitor0_all_load_aware && {placed} <= {cfg.paths} "
+                                     f"&& perfect_placements != {placed}",
+               "while every placement was load-aware and at most PATHS were made, all were perfect"))
+    return Target(
+        name="collective_fabric", summary="one leaf's collective blocks: the conformance monitor's 34 properties "
+                                          "(groups A-F) asserted low",
+        block=lambda: __import__("hdl.collective_fabric", fromlist=["collective_fabric"]).collective_fabric,
+        signals=lambda: fabric_signals(cfg), props=props, params=params,
+        parameters_text=(f"MEMBERS={cfg.members}, STRIPES={cfg.stripes}, PATHS={cfg.paths}, "
+                         f"PARTICIPANTS={cfg.participants}, S_MB={cfg.s_mb}, A2A_S_MB={cfg.a2a_s_mb}, "
+                         f"ACC_PER_LEAF={cfg.acc_per_leaf}, RATES=bench (rates 16 bits, counters 32)"),
+        lemmas=lemmas, depth=6, k=2, fault_depth=8, faults=faults)
+
+
+# ---------------------------------------------------------------------------------------------
+# checked_work_distributor (the package assertions)
+# ---------------------------------------------------------------------------------------------
+DISTRIBUTOR_ASSERTIONS = ("a_retire_once", "a_retry_creates_no_job", "a_route_epoch_stable",
+                          "a_no_dispatch_to_disabled", "a_bounded_imbalance")
+DISTRIBUTOR_WORK = 8
+
+
+def distributor_geometry():
+    from cosim.package_bench import Geometry
+    return Geometry(n_tgt=2, tgt_w=1, slot_w=2, gen_w=2, work_w=4, job_w=2, epoch_w=2, rate_w=4, cnt_w=3,
+                    owork_w=6)
+
+
+def _distributor_target():
+    from cosim.package_bench import checked_distributor_signals
+    from hdl.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
+                                      FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN)
+    g = distributor_geometry()
+    texts = {
+        "a_retire_once": "a job is retired at most once, only by a completion of its own use of the slot",
+        "a_retry_creates_no_job": "a transport retry never creates a second job (no allocation over a live one)",
+        "a_route_epoch_stable": "a live job's route epoch never changes underneath it (every slot)",
+        "a_no_dispatch_to_disabled": "work is never dispatched to a target that is not enabled",
+        "a_bounded_imbalance": "while no target is degraded, max - min outstanding work <= IMBALANCE_BUDGET (16)",
+    }
+    props = [Prop(a, "fail_" + a[2:], None, texts[a]) for a in DISTRIBUTOR_ASSERTIONS]
+    w = g.owork_w
+    # The imbalance is a property of the dispatcher in an environment that drains the targets
+    # evenly; with completions free (a die that never finishes) no dispatcher can keep it.
+    balanced = f"""
+if (s_axis_job_tvalid) assume(s_axis_job_tdata == {DISTRIBUTOR_WORK});
+assume(tgt_enable == 2'b11);
+assume(svc_rate[3:0] == svc_rate[7:4]);
+if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= outstanding_work[{2 * w - 1}:{w}]
+                                             : outstanding_work[{2 * w - 1}:{w}] >= outstanding_work[{w - 1}:0]);
+"""
+    # Under that environment: every live job carries WORK units, each target's outstanding work
+    # is WORK x its live jobs, and the round-robin pointer names a target at most one job
+    # ahead of the other (ties and unmeasured rates go round-robin; the pointer moves past
+    # the target just used).
+    d = "work_distributor0_"
+    W8 = DISTRIBUTOR_WORK
+    live_on = lambda t: " + ".join(f"({d}tbl_live[{j}] && {d}tbl_tgt[{j}] == {t})" for j in range(g.n_job))
+    balance_lemmas = tuple(
+        [(f"inv_job{j}_work", f"{d}tbl_live[{j}] && {d}tbl_work[{j}] != {W8}",
+          f"job slot {j}, when live, holds a {W8}-unit job") for j in range(g.n_job)] +
+        [(f"inv_target{t}_work", f"{d}out_work[{t}] != {W8} * ({live_on(t)})",
+          f"target {t}'s outstanding work is {W8} units per live job on it") for t in range(2)] +
+        [("inv_round_robin_0", f"{d}rr_ptr == 0 && {d}out_work[0] > {d}out_work[1] + {W8}",
+          "the round-robin pointer names target 0 only while it is at most one job ahead"),
+         ("inv_round_robin_1", f"{d}rr_ptr == 1 && {d}out_work[1] > {d}out_work[0] + {W8}",
+          "the same for target 1")])
+    return Target(
+        name="work_distributor", summary="checked_work_distributor: the package assertion monitor's fail_* outputs "
+                                         "asserted low", block=lambda: __import__(
+            "hdl.checked_work_distributor", fromlist=["checked_work_distributor"]).checked_work_distributor,
+        signals=lambda: checked_distributor_signals(g), props=props,
+        params=dict(IMBALANCE_BUDGET=16, DEGRADE_SHIFT=2),
+        parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job} (SLOT_W={g.slot_w}), GEN_W={g.gen_w}, "
+                         f"WORK_W={g.work_w}, EPOCH_W={g.epoch_w}, RATE_W={g.rate_w}, OWORK_W={g.owork_w}, "
+                         "POLICY_SERVICE_RATE, IMBALANCE_BUDGET=16"),
+        groups=(Group(("a_bounded_imbalance",) + tuple(i for i, _, _ in balance_lemmas), balanced,
+                      lemmas=balance_lemmas,
+                      note=
+                      f"environment: both targets enabled, equal service rates, every job {DISTRIBUTOR_WORK} "
+                      "work units, a completion only from the more loaded target (targets drain evenly)"),),
+        depth=12,
+        faults={
+            "no_gen_check": Fault(dict(FAULT=FAULT_NO_GEN_CHECK), ("a_retire_once",),
+                                  "FAULT_NO_GEN_CHECK: retirement ignores the generation"),
+            "retry_as_job": Fault(dict(FAULT=FAULT_RETRY_AS_JOB), ("a_retry_creates_no_job",),
+                                  "FAULT_RETRY_AS_JOB: a transport retry allocates a new job entry"),
+            "epoch_rewrite": Fault(dict(FAULT=FAULT_EPOCH_REWRITE), ("a_route_epoch_stable",),
+                                   "FAULT_EPOCH_REWRITE: a route-epoch change is written into every live entry"),
+            "round_robin": Fault(dict(POLICY=POLICY_ROUND_ROBIN), ("a_no_dispatch_to_disabled",),
+                                 "POLICY_ROUND_ROBIN: a disabled target stays in the rotation"),
+            "tie_lowest": Fault(dict(FAULT=FAULT_TIE_LOWEST), ("a_bounded_imbalance",),
+                                "FAULT_TIE_LOWEST: service-rate ties go to the lowest index", env_verilog=balanced),
+        })
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_ingress
+# ---------------------------------------------------------------------------------------------
+def _ingress_target():
+    from . import harness as h
+    width, hdr = 96, 96          # the narrowest the block accepts (the header's fields)
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), s_axis_tdata=_u(width), s_axis_tvalid=_b(), s_axis_tlast=_b(),
+                    room_ok=_b(), res_valid=_b(), res_admit=_b(), res_bank=_u(2), rd_release=_b(), mem_raddr=_u(10),
+                    s_axis_tready=_b(), frm_valid=_b(), frm_header=_u(hdr), frm_beats=_u(9), frm_too_long=_b(),
+                    frm_bank=_u(2), unsupported=_b(), in_frame=_b(), rd_avail=_b(), rd_bank=_u(2),
+                    rd_header=_u(hdr), rd_next_avail=_b(), rd_next_bank=_u(2), rd_next_header=_u(hdr),
+                    mem_rdata=_u(width), prop_bad=_u(len(h.INGRESS_PROPERTIES)), env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.INGRESS_PROPERTIES)]
+    # Lemmas: the checker's frame tracking and bank queues equal the ingress's own state
+    # (frame_open, draining, beat_count, bank_states, queue); with them the induction closes.
+    r = "prism_ingress0_"
+
+    def member(fifo, b):
+        q, n = f"bank_fifo{fifo}_q", f"bank_fifo{fifo}_n"
+        return " || ".join(f"({n} >= {i + 1} && {q}[{2 * i + 1}:{2 * i}] == {b})" for i in range(3))
+
+    def distinct(fifo):
+        q, n = f"bank_fifo{fifo}_q", f"bank_fifo{fifo}_n"
+        e = [f"{q}[{2 * i + 1}:{2 * i}]" for i in range(3)]
+        return (f"({n} >= 1 && {e[0]} == 3) || ({n} >= 2 && ({e[1]} == 3 || {e[0]} == {e[1]})) || "
+                f"({n} >= 3 && ({e[2]} == 3 || {e[0]} == {e[2]} || {e[1]} == {e[2]}))")
+
+    def clean(fifo):
+        q, n = f"bank_fifo{fifo}_q", f"bank_fifo{fifo}_n"
+        return f"({n} <= 2 && {q}[5:4] != 0) || ({n} <= 1 && {q}[3:2] != 0) || ({n} == 0 && {q}[1:0] != 0)"
+
+    lemmas = [
+        ("inv_frame_open", f"frame_open != {r}frame_open", "the checker's open frame is the ingress's"),
+        ("inv_frame_class", f"frame_open && stored == {r}draining", "an open frame is stored exactly when it "
+                                                                     "is not being drained"),
+        ("inv_frame_count", f"frame_open && count != {r}beat_count", "the beats counted so far agree"),
+        ("inv_write_bank", f"{r}wr_bank == 3", "the bank being filled is one of the three"),
+        ("inv_reader_queue", f"bank_fifo1_q != {r}queue || bank_fifo1_n != {r}q_count",
+         "the ingress's reader queue is the admitted banks in admission order"),
+        ("inv_pending_clean", clean(0), "the pending queue holds zeros above its count"),
+        ("inv_admitted_clean", clean(1), "the admitted queue holds zeros above its count"),
+        ("inv_pending_distinct", distinct(0), "frames waiting for a verdict are in distinct banks"),
+        ("inv_admitted_distinct", distinct(1), "admitted frames are in distinct banks"),
+        ("inv_frame_bank", f"frm_valid && {r}wr_bank != (frm_bank == 2 ? 0 : frm_bank + 1)",
+         "a completed frame's bank is the one before the bank to fill next"),
+    ]
+    for b in range(3):
+        st = f"{r}bank_states[{2 * b + 1}:{2 * b}]"
+        lemmas += [
+            (f"inv_bank{b}_filling", f"({st} == 1) != (frame_open && stored && {r}wr_bank == {b})",
+             f"bank {b} is filling exactly while a stored frame is open in it"),
+            (f"inv_bank{b}_pending", f"({st} == 2) != ({member(0, b)} || (frm_valid && frm_bank == {b}))",
+             f"bank {b} waits for a verdict exactly while its frame is in the pending queue (or completes now)"),
+            (f"inv_bank{b}_admitted", f"({st} == 3) != ({member(1, b)})",
+             f"bank {b} is admitted exactly while it is in the reader queue"),
+        ]
+    return Target(
+        name="prism_ingress", summary="the node's receive side: one verdict request per stored frame, every beat "
+                                      "counted, a bank never holds two frames, the reader sees each admitted "
+                                      "frame once, in order",
+        block=lambda: h.prism_ingress_harness, signals=signals, props=props,
+        parameters_text=f"tdata {width} bits, header {hdr} bits, 3 banks of 256 payload beats (fixed by the "
+                        "protocol), frm_beats 9 bits",
+        assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900)
+
+
+_BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
+             "prism_ingress": _ingress_target,
+             "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
+ALIASES = {"checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
+           "ingress": "prism_ingress"}
+TARGET_NAMES = tuple(_BUILDERS)
+
+
+def get_target(name):
+    """The Target called `name` (or an alias); KeyError with the known names otherwise."""
+    key = ALIASES.get(name, name)
+    if key not in _BUILDERS:
+        raise KeyError(name)
+    return _BUILDERS[key]()
