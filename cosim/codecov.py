@@ -19,11 +19,14 @@ Every run writes its counts to a file of its own; `merge` adds them up with
 Which block a point belongs to: MyHDL converts a design into one flat module, but it names a
 sub-block's signals, and the variables hoisted out of its processes, `<instance>_<name>`, the
 instance being the block function's name and its index among siblings (prism_ingress0,
-prism_control0, ...; nested instances add their own prefix after it).  A process belongs to the
-instance whose names it assigns (most of them, when a process also drives a signal of a
-neighbour); a continuous assignment to a top-level name belongs to the one instance it reads
-from; a signal to its prefix, or else to the block of the process driving it.  What remains is
-the top block's own logic, reported as "<module> (top level)".
+prism_control0, ...; nested instances add their own prefix after it), and it names every process
+`<instance>_<function>` (the tool chain drops these names from the design but keeps MyHDL's
+output as written beside it, `<name>.raw.v`).  A process belongs to the instance its name
+carries (without that file: the instance whose names it assigns, most of them when a process
+also drives a signal of a neighbour); a continuous assignment to the instance whose names it
+assigns or, assigning a top-level name, to the one instance it reads from; a signal to its
+prefix, or else to the block of the process driving it.  What remains is the top block's own
+logic, reported as "<module> (top level)".
 """
 import json
 import os
@@ -139,8 +142,10 @@ class DesignMap:
         self.statements: List[Statement] = []
         self.order: List[str] = []              # blocks in the order the Verilog first uses them
         self.signal_block: Dict[str, str] = {}
+        labels = self._process_labels(verilog_path, sum(1 for t in lines if t.startswith("always")))
         declared = []
         drivers = {}
+        processes = 0
         i = 0
         while i < len(lines):
             text = lines[i]
@@ -159,7 +164,11 @@ class DesignMap:
                         j += 1
                 body = "\n".join(lines[i:j + 1])
                 assigned = _LHS.findall(body if kind == "assign" else "\n".join(lines[i + 1:j + 1]))
-                block = self._owner(kind, body, assigned)
+                label = None
+                if kind == "always":
+                    label = labels[processes] if labels else None
+                    processes += 1
+                block = (self.instance(label) or self.top) if label else self._owner(kind, body, assigned)
                 self.statements.append(Statement(i + 1, j + 1, kind, block))
                 if block not in self.order and block != self.top and kind != "initial":
                     self.order.append(block)
@@ -175,6 +184,22 @@ class DesignMap:
             for n in range(st.first, st.last + 1):
                 self._line_block[n] = st
         self.order.append(self.top)             # the top level's own logic last
+
+    @staticmethod
+    def _process_labels(verilog_path, count):
+        """MyHDL's name of each `always` process, `<instance>_<function>` (`<top>_<function>` for
+        the top block's own), read from MyHDL's output as written (`<name>.raw.v` beside the
+        design; the rewrite drops the names): None when that file is missing or does not
+        have the same processes."""
+        raw = os.path.splitext(verilog_path)[0] + ".raw.v"
+        if not os.path.exists(raw):
+            return None
+        with open(raw) as fh:
+            heads = [line for line in fh if line.startswith("always")]
+        if len(heads) != count:
+            return None
+        labels = [re.search(r"\bbegin:\s*(\w+)", h) for h in heads]
+        return [m.group(1) if m else None for m in labels]
 
     def phase_order(self, source=None):
         """The blocks in the order the top block's Python source calls their functions (the

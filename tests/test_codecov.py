@@ -91,6 +91,15 @@ def test_design_map_reads_the_layout_the_tool_chain_writes(tmp_path):
         "end", "", "assign ring0_wrap = (ring0_count == 15);", "", "endmodule", ""]))
     dm = codecov.DesignMap(str(verilog), blocks=["ring"])
     assert dm.order == ["ring0", "top (top level)"]
+    assert dm.statement_at(17).block == "ring0"              # by the names it assigns
+    # with MyHDL's output as written beside it, the process's own name decides: one that drives
+    # only top-level names still belongs to its instance
+    text = verilog.read_text().replace("    ring0_step_next = ring0_count + 1;\n    ring0_count <= ring0_step_next;\n",
+                                       "    q <= ring0_count + 1;\n    q <= ring0_count + 2;\n")
+    verilog.write_text(text)
+    assert codecov.DesignMap(str(verilog), blocks=["ring"]).statement_at(17).block == "top (top level)"
+    (tmp_path / "top.raw.v").write_text(text.replace("always @(posedge clk) begin", "always @(posedge clk) begin: ring0_step"))
+    dm = codecov.DesignMap(str(verilog), blocks=["ring"])
     assert dm.statement_at(7).kind == "initial" and dm.statement_at(7).last == 7
     assert dm.statement_at(17).block == "ring0" and dm.statement_at(21).block == "ring0"
     assert dm.block_of_signal("q[2]") == "ring0"              # driven by ring0's process
