@@ -127,6 +127,19 @@ def coverage_config(verilog_path):
 
 
 _coverage_dir = None
+_build_on_construction = True
+
+
+@contextlib.contextmanager
+def builds_on_first_run():
+    """Within this context a new BatchDesign compiles nothing until a run needs it (a replay
+    asking for a waveform then builds only Verilator's traced variant, not the plain one too)."""
+    global _build_on_construction
+    old, _build_on_construction = _build_on_construction, False
+    try:
+        yield
+    finally:
+        _build_on_construction = old
 
 
 @contextlib.contextmanager
@@ -424,7 +437,8 @@ class BatchDesign:
         self.tb_path = os.path.join(self.folder, f"batch_tb_r{reset_cycles}.v")
         self.verilog_path = os.path.join(self.folder, self.module + ".v")
         self._exes = {}
-        self.exe = self.executable("coverage" if _coverage_dir and simulator == "verilator" else "plain")
+        if _build_on_construction:
+            self.executable("coverage" if _coverage_dir and simulator == "verilator" else "plain")
 
     def executable(self, variant="plain"):
         """The compiled simulator of a build variant (Verilator: VERILATOR_VARIANTS; Icarus has

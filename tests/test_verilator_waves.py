@@ -111,6 +111,25 @@ def test_plain_and_traced_verilator_builds_are_separate(tmp_path):
     assert os.path.getmtime(traced) == os.path.getmtime(design.executable("trace"))
 
 
+def test_a_design_can_wait_for_its_first_run_to_build(tmp_path):
+    from cosim.batch import builds_on_first_run
+    sig = register_signals()
+    sig["s_axis_tdata"] = Signal(intbv(0)[WIDTH + 1:])          # a design no other test builds
+    sig["m_axis_tdata"] = Signal(intbv(0)[WIDTH + 1:])
+    with builds_on_first_run():
+        design = BatchDesign(axis_register, **sig, simulator="icarus", reset_cycles=3)
+    exe = os.path.join(design.folder, "batch_icarus_r3.vvp")
+    if os.path.exists(exe):
+        os.remove(exe)
+        os.remove(os.path.join(design.folder, ".built-icarus_r3"))
+        design = None
+        with builds_on_first_run():
+            design = BatchDesign(axis_register, **sig, simulator="icarus", reset_cycles=3)
+    assert not os.path.exists(exe)
+    res = design.run({"s_axis": StreamStimulus(frames())})
+    assert os.path.exists(exe) and sum(len(f) for f in res.frames["m_axis"]) == sum(len(f) for f in frames())
+
+
 def test_icarus_writes_fst_when_the_name_says_so(tmp_path):
     design = BatchDesign(axis_register, **register_signals(), simulator="icarus")
     path = tmp_path / "run.fst"
