@@ -55,8 +55,10 @@ VERILATOR_FLAGS = ("--binary", "--timing", "-O3", "--x-assign", "fast", "--x-ini
 #              (Verilator ignores them without tracing); wide buses traced whole
 #   trace-fst  the same as FST (a waveform path ending in .fst)
 #   coverage   line/branch and toggle coverage, written at the end of every run (cosim.codecov);
-#              a main of our own, as Verilator's generated one writes no coverage data; the C++
-#              compiled at -O0, which keeps the full node's build within a few GB and minutes
+#              a main of our own, as Verilator's generated one writes no coverage data; the
+#              generated C++ compiled at -O0 (the node's is ~300 MB: -O0 builds it in about half
+#              an hour in 3.6 GB), the run-time library at -O2 (it registers and writes the
+#              coverage points: at -O0 that alone took 6 s per run of the node)
 VERILATOR_TRACE_FLAGS = ("--trace", "--trace-max-width", "1024")
 VERILATOR_VARIANTS = {
     "plain": VERILATOR_FLAGS,
@@ -64,7 +66,7 @@ VERILATOR_VARIANTS = {
     "trace-fst": VERILATOR_FLAGS + ("--trace-fst", "--trace-max-width", "1024"),
     "coverage": ("--cc", "--exe", "--build") + tuple(f for f in VERILATOR_FLAGS[:-2] if f != "--binary")
                 + ("--coverage-line", "--coverage-toggle", "--coverage-max-width", "1024",
-                   "-MAKEFLAGS", "OPT_FAST=-O0 OPT_GLOBAL=-O0"),
+                   "-MAKEFLAGS", "OPT_FAST=-O0 OPT_GLOBAL=-O2"),
 }
 COVERAGE_FILE = "coverage.dat"
 # the coverage build's main: Verilator's --main of this version ends without writing coverage
@@ -125,6 +127,19 @@ def coverage_config(verilog_path):
 
 
 _coverage_dir = None
+_build_on_construction = True
+
+
+@contextlib.contextmanager
+def builds_on_first_run():
+    """Within this context a new BatchDesign compiles nothing until a run needs it (a replay
+    asking for a waveform then builds only Verilator's traced variant, not the plain one too)."""
+    global _build_on_construction
+    old, _build_on_construction = _build_on_construction, False
+    try:
+        yield
+    finally:
+        _build_on_construction = old
 
 
 @contextlib.contextmanager
@@ -422,7 +437,8 @@ class BatchDesign:
         self.tb_path = os.path.join(self.folder, f"batch_tb_r{reset_cycles}.v")
         self.verilog_path = os.path.join(self.folder, self.module + ".v")
         self._exes = {}
-        self.exe = self.executable("coverage" if _coverage_dir and simulator == "verilator" else "plain")
+        if _build_on_construction:
+            self.executable("coverage" if _coverage_dir and simulator == "verilator" else "plain")
 
     def executable(self, variant="plain"):
         """The compiled simulator of a build variant (Verilator: VERILATOR_VARIANTS; Icarus has

@@ -19,11 +19,14 @@ Every run writes its counts to a file of its own; `merge` adds them up with
 Which block a point belongs to: MyHDL converts a design into one flat module, but it names a
 sub-block's signals, and the variables hoisted out of its processes, `<instance>_<name>`, the
 instance being the block function's name and its index among siblings (prism_ingress0,
-prism_control0, ...; nested instances add their own prefix after it).  A process belongs to the
-instance whose names it assigns (most of them, when a process also drives a signal of a
-neighbour); a continuous assignment to a top-level name belongs to the one instance it reads
-from; a signal to its prefix, or else to the block of the process driving it.  What remains is
-the top block's own logic, reported as "<module> (top level)".
+prism_control0, ...; nested instances add their own prefix after it), and it names every process
+`<instance>_<function>` (the tool chain drops these names from the design but keeps MyHDL's
+output as written beside it, `<name>.raw.v`).  A process belongs to the instance its name
+carries (without that file: the instance whose names it assigns, most of them when a process
+also drives a signal of a neighbour); a continuous assignment to the instance whose names it
+assigns or, assigning a top-level name, to the one instance it reads from; a signal to its
+prefix, or else to the block of the process driving it.  What remains is the top block's own
+logic, reported as "<module> (top level)".
 """
 import json
 import os
@@ -111,6 +114,11 @@ _LHS = re.compile(r"^\s*(?:assign\s+)?([A-Za-z_]\w*)\s*(?:\[[^;]*?\])?\s*<?=(?!=
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
+def _code(line):
+    """A line without its trailing comment and blanks."""
+    return line.split("//", 1)[0].rstrip()
+
+
 @dataclass
 class Statement:
     first: int                 # 1-based source lines
@@ -123,6 +131,7 @@ class DesignMap:
     """Blocks of a converted design's statements and signals (see the module notes)."""
 
     def __init__(self, verilog_path, blocks=None):
+        """blocks: names of block functions (default: the modules of hdl/)."""
         with open(verilog_path) as fh:
             lines = fh.read().split("\n")
         m = re.search(r"^module\s+(\w+)", "\n".join(lines[:200]), re.M)
@@ -133,8 +142,10 @@ class DesignMap:
         self.statements: List[Statement] = []
         self.order: List[str] = []              # blocks in the order the Verilog first uses them
         self.signal_block: Dict[str, str] = {}
+        labels = self._process_labels(verilog_path, sum(1 for t in lines if t.startswith("always")))
         declared = []
         drivers = {}
+        processes = 0
         i = 0
         while i < len(lines):
             text = lines[i]
@@ -144,8 +155,8 @@ class DesignMap:
             kind = text.split(None, 1)[0] if text[:1].isalpha() else ""
             if kind in ("always", "initial", "assign"):
                 j = i
-                if kind == "assign" or (kind == "initial" and text.rstrip().endswith(";")):
-                    while j < len(lines) - 1 and not lines[j].rstrip().endswith(";"):
+                if kind == "assign" or (kind == "initial" and _code(text).endswith(";")):
+                    while j < len(lines) - 1 and not _code(lines[j]).endswith(";"):
                         j += 1
                 else:
                     j = i + 1
@@ -153,9 +164,13 @@ class DesignMap:
                         j += 1
                 body = "\n".join(lines[i:j + 1])
                 assigned = _LHS.findall(body if kind == "assign" else "\n".join(lines[i + 1:j + 1]))
-                block = self._owner(kind, body, assigned)
+                label = None
+                if kind == "always":
+                    label = labels[processes] if labels else None
+                    processes += 1
+                block = (self.instance(label) or self.top) if label else self._owner(kind, body, assigned)
                 self.statements.append(Statement(i + 1, j + 1, kind, block))
-                if block not in self.order:
+                if block not in self.order and block != self.top and kind != "initial":
                     self.order.append(block)
                 for name in assigned:
                     drivers.setdefault(name, block)
@@ -168,8 +183,48 @@ class DesignMap:
         for st in self.statements:
             for n in range(st.first, st.last + 1):
                 self._line_block[n] = st
-        if self.top not in self.order:
-            self.order.append(self.top)
+        self.order.append(self.top)             # the top level's own logic last
+
+    @staticmethod
+    def _process_labels(verilog_path, count):
+        """MyHDL's name of each `always` process, `<instance>_<function>` (`<top>_<function>` for
+        the top block's own), read from MyHDL's output as written (`<name>.raw.v` beside the
+        design; the rewrite drops the names): None when that file is missing or does not
+        have the same processes."""
+        raw = os.path.splitext(verilog_path)[0] + ".raw.v"
+        if not os.path.exists(raw):
+            return None
+        with open(raw) as fh:
+            heads = [line for line in fh if line.startswith("always")]
+        if len(heads) != count:
+            return None
+        labels = [re.search(r"\bbegin:\s*(\w+)", h) for h in heads]
+        return [m.group(1) if m else None for m in labels]
+
+    def phase_order(self, source=None):
+        """The blocks in the order the top block's Python source calls their functions (the
+        node's phases), instances of one function by index; the Verilog's order when there is
+        no source in hdl/.  Returns the ordered list (also kept as `self.order`)."""
+        path = source or os.path.join(_HDL_DIR, f"{self.module}.py")
+        if not os.path.exists(path):
+            return self.order
+        with open(path) as fh:
+            text = fh.read()
+        text = re.sub(r'(\"\"\"|\'\'\').*?\1', "", text, flags=re.S)       # docstrings
+        text = re.sub(r"#[^\n]*", "", text)                                      # comments
+        calls = []
+        for m in re.finditer(r"\b(\w+)\s*\(", text):
+            if m.group(1) not in calls and m.group(1) != self.module:
+                calls.append(m.group(1))
+
+        def key(block):
+            if block == self.top:
+                return (2, 0, 0)
+            m = re.match(r"^(.*?)(\d+)$", block)
+            func, index = (m.group(1), int(m.group(2))) if m else (block, 0)
+            return (0, calls.index(func), index) if func in calls else (1, 0, index)
+        self.order = sorted(self.order, key=key)
+        return self.order
 
     def instance(self, name):
         """The sub-block instance a MyHDL name carries as its prefix, or None."""
@@ -209,11 +264,12 @@ class BlockCoverage:
     toggles: int = 0
     lines_never_run: List[int] = field(default_factory=list)
     processes: int = 0
-    processes_never_run: int = 0
+    processes_never_run: int = 0          # no point of the process hit
+    processes_partly_run: int = 0         # some of its lines never ran
 
     def add(self, other):
         for f in ("lines_hit", "lines", "branches_hit", "branches", "toggles_hit", "toggles", "processes",
-                  "processes_never_run"):
+                  "processes_never_run", "processes_partly_run"):
             setattr(self, f, getattr(self, f) + getattr(other, f))
 
 
@@ -242,6 +298,7 @@ def summarise(points, design: DesignMap, verilog_name=None):
         process_hits[st.first] = process_hits.get(st.first, False) or p.count > 0
         for n in p.lines or [p.line]:
             line_hits[n] = line_hits.get(n, False) or p.count > 0
+    partly = set()
     for n, hit in sorted(line_hits.items()):
         st = design.statement_at(n)
         if st is None or st.kind != "always":
@@ -251,10 +308,12 @@ def summarise(points, design: DesignMap, verilog_name=None):
         row.lines_hit += hit
         if not hit:
             row.lines_never_run.append(n)
+            partly.add(st.first)
     for first, hit in process_hits.items():
         row = rows[design.statement_at(first).block]
         row.processes += 1
         row.processes_never_run += not hit
+        row.processes_partly_run += hit and first in partly
     out = [r for r in rows.values() if r.lines or r.toggles or r.branches]
     total = BlockCoverage("total")
     for r in out:
@@ -268,12 +327,13 @@ def _ratio(hit, total):
 
 def markdown(rows, title, note=""):
     lines = [f"## {title}", ""] + ([note, ""] if note else [])
-    lines += ["| block | lines run | branches taken | toggles (both ways) | processes never run |",
+    lines += ["| block | lines run | branches taken | toggles (both ways) | processes: never run / partly run / all |",
               "|---|---|---|---|---|"]
     for r in rows:
         name = f"**{r.block}**" if r.block == "total" else r.block
         lines.append(f"| {name} | {_ratio(r.lines_hit, r.lines)} | {_ratio(r.branches_hit, r.branches)} | "
-                     f"{_ratio(r.toggles_hit, r.toggles)} | {r.processes_never_run:,} of {r.processes:,} |")
+                     f"{_ratio(r.toggles_hit, r.toggles)} | {r.processes_never_run:,} / {r.processes_partly_run:,} / "
+                     f"{r.processes:,} |")
     return "\n".join(lines) + "\n"
 
 
@@ -333,7 +393,9 @@ def report(folder, out_folder, title="Code coverage (Verilator)"):
     md, summary, data = [f"# {title}", ""], [], []
     for path, info in designs.items():
         merged = os.path.join(path, "merged.dat")
-        rows = summarise(read_points(merged), DesignMap(info["verilog"]))
+        design = DesignMap(info["verilog"])
+        design.phase_order()
+        rows = summarise(read_points(merged), design)
         label = design_label(info)
         note = (f"{info.get('runs', 0)} runs merged; design `{os.path.basename(info['verilog'])}` "
                 f"(converted Verilog in {os.path.dirname(info['verilog'])}); data {merged}")

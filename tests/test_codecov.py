@@ -77,6 +77,52 @@ def test_design_map_names_sub_blocks_and_top_level():
     assert dm.block_of_signal("any_out") == dm.top
 
 
+def test_design_map_reads_the_layout_the_tool_chain_writes(tmp_path):
+    """A one-line `initial` with a trailing comment (the power-on wake), declarations after
+    it, a hoisted process variable, a process driving a port under its top-level name."""
+    verilog = tmp_path / "top.v"
+    verilog.write_text("\n".join([
+        "module top (", "    clk,", "    q", ");", "",
+        "reg prism_time0;  // changes once at time 0: wakes the combinational processes",
+        "initial prism_time0 <= 1'b0;  // non-blocking: every process waits at its event control by then",
+        "input clk;", "output [3:0] q;", "reg [3:0] q;", "reg [3:0] ring0_count = 0;", "wire ring0_wrap;",
+        "", "reg [3:0] ring0_step_next;", "always @(posedge clk) begin",
+        "    ring0_step_next = ring0_count + 1;", "    ring0_count <= ring0_step_next;", "    q <= ring0_count;",
+        "end", "", "assign ring0_wrap = (ring0_count == 15);", "", "endmodule", ""]))
+    dm = codecov.DesignMap(str(verilog), blocks=["ring"])
+    assert dm.order == ["ring0", "top (top level)"]
+    assert dm.statement_at(17).block == "ring0"              # by the names it assigns
+    # with MyHDL's output as written beside it, the process's own name decides: one that drives
+    # only top-level names still belongs to its instance
+    text = verilog.read_text().replace("    ring0_step_next = ring0_count + 1;\n    ring0_count <= ring0_step_next;\n",
+                                       "    q <= ring0_count + 1;\n    q <= ring0_count + 2;\n")
+    verilog.write_text(text)
+    assert codecov.DesignMap(str(verilog), blocks=["ring"]).statement_at(17).block == "top (top level)"
+    (tmp_path / "top.raw.v").write_text(text.replace("always @(posedge clk) begin", "always @(posedge clk) begin: ring0_step"))
+    dm = codecov.DesignMap(str(verilog), blocks=["ring"])
+    assert dm.statement_at(7).kind == "initial" and dm.statement_at(7).last == 7
+    assert dm.statement_at(17).block == "ring0" and dm.statement_at(21).block == "ring0"
+    assert dm.block_of_signal("q[2]") == "ring0"              # driven by ring0's process
+    assert dm.block_of_signal("clk") == dm.block_of_signal("prism_time0") == dm.top
+    assert dm.block_of_signal("ring0_wrap") == "ring0"
+
+
+def test_blocks_are_listed_in_the_order_the_source_calls_them(tmp_path):
+    verilog = tmp_path / "top.v"
+    verilog.write_text("\n".join([
+        "module top (", "    clk", ");", "input clk;", "reg sink1_x = 0;", "reg sink0_x = 0;", "reg source0_x = 0;",
+        "always @(posedge clk) begin", "    sink1_x <= source0_x;", "end",
+        "always @(posedge clk) begin", "    sink0_x <= source0_x;", "end",
+        "always @(posedge clk) begin", "    source0_x <= !source0_x;", "end", "endmodule", ""]))
+    source = tmp_path / "top.py"
+    source.write_text('"""The top: sink (x) and source (y), in the docstring\'s order."""\n'
+                      "def top(clk):\n    # sink(...) later\n    a = source(clk)\n"
+                      "    b = [sink(clk) for _ in range(2)]\n    return a, b\n")
+    dm = codecov.DesignMap(str(verilog), blocks=["sink", "source"])
+    assert dm.order == ["sink1", "sink0", "source0", "top (top level)"]      # the Verilog's order
+    assert dm.phase_order(str(source)) == ["source0", "sink0", "sink1", "top (top level)"]
+
+
 @pytest.fixture(scope="module")
 def lanes_design():
     return BatchDesign(two_lanes, **lane_signals(), simulator="verilator")
@@ -108,6 +154,7 @@ def test_coverage_follows_the_stimulus_per_block(lanes_design, tmp_path):
     assert a.lines_hit == a.lines > 0
     assert 0 < b.lines_hit < b.lines and b.lines == a.lines       # the same code; reset and idle arms only
     assert b.processes_never_run == 0                             # clocked: entered on every edge
+    assert (a.processes, a.processes_partly_run, b.processes_partly_run) == (1, 0, 1)
     # random 8-bit data over 40-odd beats moves every data bit of lane a; lane b's data never moves
     points = codecov.read_points(run_file)
     toggles = {p.comment: p.count for p in points if p.kind == "toggle"}
@@ -168,7 +215,7 @@ def test_node_code_coverage_per_phase_block(tmp_path):
     r = subprocess.run([sys.executable, "-m", "cosim.cli", "regress", "--seeds", "4", "--backend", "batch-verilator",
                         "--width", "320", "--jobs", "1", "--code-coverage", "--out", str(out)],
                        capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode in (0, 1), r.stdout + r.stderr        # coverage is reported whatever the verdict
     assert "code coverage prism_node" in r.stdout
     data = json.load(open(out / "code-coverage.json"))
     assert len(data) == 1 and data[0]["runs"] == 4

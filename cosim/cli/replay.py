@@ -29,7 +29,9 @@ def run(args):
     sc = random_scenario(args.seed)
     waves_before = os.path.getmtime(args.vcd) if args.vcd and os.path.exists(args.vcd) else None
     width = args.width or sc.kulisch_w
-    run_ = run_node(sc, args.backend, kulisch_w=width, vcd=args.vcd, variant=args.variant)
+    from ..batch import builds_on_first_run
+    with builds_on_first_run():         # only the build this run uses (the traced one for waves)
+        run_ = run_node(sc, args.backend, kulisch_w=width, vcd=args.vcd, variant=args.variant)
     report = check(sc, run_, kulisch_w=width)
     log = args.log or os.path.join(args.out, f"seed{args.seed}.jsonl")
     write_transaction_log(log, report.scoreboard, run_)
