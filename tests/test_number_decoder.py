@@ -2,6 +2,8 @@
 f16->f32 / bf16->f32 vectors, and adversarial patterns of every format."""
 import gzip
 import os
+
+from golden.testfloat import testfloat_dir
 import random
 
 import pytest
@@ -13,7 +15,7 @@ from golden.formats import FORMAT_CODE, WIDTH_BITS, format_to_fp32, to_kulisch_t
 from hdl.number_decoder import number_decoder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VECTORS = os.environ.get("PRISM_TESTVECTORS", os.path.join(ROOT, "..", "shared", "testvectors", "testfloat"))
+VECTORS = testfloat_dir()          # the vectors that ship in tests/data/testfloat
 
 
 def run_decoder(backend, vectors, width=320):
