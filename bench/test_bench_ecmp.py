@@ -1,6 +1,6 @@
 """ECMP hashing and binning speed beside CRC peers: implementation x hash.
 
-    bash run.sh bench bench/test_bench_ecmp.py --benchmark-only
+    .venv/bin/python -m pytest bench/test_bench_ecmp.py --benchmark-only
 
 Groups (one pytest-benchmark table each, so one run prints the ratios):
 - hash-crc32: CRC-32 of 10^6 random flows -- our C (byte planes + GFNI where
@@ -16,6 +16,7 @@ Groups (one pytest-benchmark table each, so one run prints the ratios):
 Every case records ns_per_item (minimum time / flows), n, unit, impl, peer, and
 checks its result against another implementation.
 """
+import os
 import zlib
 
 import fastcrc
@@ -65,7 +66,7 @@ def record(benchmark, n, impl, peer=False, unit="flow"):
     if benchmark.stats is None:                                       # --benchmark-disable: checks only
         return
     stats = benchmark.stats.stats
-    benchmark.extra_info.update(n=n, unit=unit, impl=impl, peer=peer,
+    benchmark.extra_info.update(n=n, unit=unit, impl=impl, peer=peer, load1=os.getloadavg()[0],
                                 ns_per_item=stats.min / n * 1e9, ns_per_item_mean=stats.mean / n * 1e9)
     benchmark.extra_info["ns_per_flow"] = stats.min / n * 1e9         # the name earlier runs used
 

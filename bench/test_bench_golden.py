@@ -2,7 +2,7 @@
 pure-Python reference) against numpy's float32 sum, xsum's small and large
 superaccumulators and math.fsum on the same values; the FP32_ARRIVAL fold.
 
-Run: bash run.sh bench bench/test_bench_golden.py --benchmark-only
+Run: .venv/bin/python -m pytest bench/test_bench_golden.py --benchmark-only
      (add --benchmark-json=FILE for docs/perf.md: python bench/plot_perf.py FILE)
 
 Groups (pytest-benchmark prints each group as one table, so the ratios of one
@@ -24,6 +24,7 @@ whether it is a peer.  Every case checks its result against another
 implementation, so a fast wrong kernel cannot pass.
 """
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -81,7 +82,7 @@ def record(benchmark, n, impl, peer=False, unit="term"):
     if benchmark.stats is None:                                       # --benchmark-disable: checks only
         return
     stats = benchmark.stats.stats
-    benchmark.extra_info.update(n=n, unit=unit, impl=impl, peer=peer,
+    benchmark.extra_info.update(n=n, unit=unit, impl=impl, peer=peer, load1=os.getloadavg()[0],
                                 ns_per_item=stats.min / n * 1e9, ns_per_item_mean=stats.mean / n * 1e9)
     benchmark.extra_info["ns_per_term"] = stats.min / n * 1e9          # the name earlier runs used
 

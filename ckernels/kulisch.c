@@ -2,6 +2,7 @@
 #include "kulisch.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- Tunables and assumptions -------------------------------------------
@@ -374,6 +375,7 @@ static int check_width(int w) { return w == 280 || w == 320; }
 #define LANES KULISCH_LANES             /* columns per block; a long sequence is read as rows of LANES lanes */
 #define CHUNK_ROWS KULISCH_CHUNK_ROWS   /* rows per chunk (g = 8; at most FOLD_ROWS for the integer path) */
 #define MAX_LEVELS 3
+#define FEW_COLUMNS 8           /* below this many columns (and above CHUNK_ROWS rows) columns go as sequences */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PRISM_NO_CLONES)
 /* one build for every x86-64: the hot loops are compiled for AVX-512, AVX2 and
@@ -743,41 +745,40 @@ static void seq_accumulate(int fmt, const void *data, size_t n, int64_t *d, uint
  * rem < half or rem > half leaves the true sum on hi's side of the midpoint
  * (|lo| cannot cross a whole ulp53), rem == half is decided by lo's sign (a
  * tie, RNE, when lo == 0).  Same result as rounding the exact sum once. */
-static inline uint32_t round_pair(int fmt, double hi, double lo)
+static inline __attribute__((always_inline)) uint32_t round_pair(const int fmt, double hi, double lo)
 {
     uint64_t b;
     memcpy(&b, &hi, 8);
     int neg = (int)(b >> 63), E = (int)((b >> 52) & 0x7FF);
     if (E == 0) return 0;                    /* hi == 0: the sum is exactly zero -> +0 */
     uint64_t M = (b & 0xFFFFFFFFFFFFFull) | (1ull << 52);
-    int l = lo == 0.0 ? 0 : ((lo > 0.0) != neg ? 1 : -1);   /* the residual's sign against |hi| */
+    int l = (lo != 0.0) * (((lo > 0.0) != neg) ? 1 : -1);    /* the residual's sign against |hi| */
     int e2 = E - 1075;                       /* |hi| = M * 2^e2 */
     if (fmt == F_INT8) {
         int t = -e2;
         if (t <= 0) return neg ? 0x80 : 0x7F;    /* |hi| >= 2^52: saturates */
         if (t > 60) return 0;                    /* |hi| < 2^-7 */
         uint64_t n = M >> t, rem = M & ((1ull << t) - 1), half = 1ull << (t - 1);
-        n += rem > half || (rem == half && (l > 0 || (l == 0 && (n & 1))));
+        n += (rem > half) | ((rem == half) & ((l > 0) | ((l == 0) & (int)(n & 1))));
         int64_t v = neg ? -(int64_t)n : (int64_t)n;
         return (uint32_t)(v > 127 ? 127 : v < -128 ? -128 : v) & 0xFF;
     }
-    int mbits, emin, emax, sign_pos;
-    switch (fmt) {
-    case F_FP16: mbits = 10; emin = -14; emax = 15; sign_pos = 15; break;
-    case F_BF16: mbits = 7; emin = -126; emax = 127; sign_pos = 15; break;
-    default: mbits = 23; emin = -126; emax = 127; sign_pos = 31; break;
-    }
+    const int mbits = fmt == F_FP16 ? 10 : fmt == F_BF16 ? 7 : 23;
+    const int emin = fmt == F_FP16 ? -14 : -126, emax = fmt == F_FP16 ? 15 : 127;
+    const int sign_pos = fmt == F_FP32 ? 31 : 15;
     uint32_t sign = (uint32_t)neg << sign_pos;
     int e = E - 1023;
-    if (e < emin) e = emin;
+    e = e < emin ? emin : e;
     int t = (e - mbits) - e2;                /* >= 52 - mbits > 0 */
     if (t > 60) return sign;                 /* far below half a quantum: a zero of the sum's sign */
     uint64_t n = M >> t, rem = M & ((1ull << t) - 1), half = 1ull << (t - 1);
-    n += rem > half || (rem == half && (l > 0 || (l == 0 && (n & 1))));
-    if (n >> (mbits + 1)) { n >>= 1; e++; }
+    n += (rem > half) | ((rem == half) & ((l > 0) | ((l == 0) & (int)(n & 1))));
+    int carry = (int)(n >> (mbits + 1));
+    n >>= carry;
+    e += carry;
     if (e > emax) return sign | infinity_bits(fmt, 0);
-    if (n >> mbits) return sign | ((uint32_t)(e + emax) << mbits) | (uint32_t)(n & ((1ull << mbits) - 1));
-    return sign | (uint32_t)n;               /* subnormal, or a zero of the sum's sign */
+    return (n >> mbits) ? sign | ((uint32_t)(e + emax) << mbits) | (uint32_t)(n & ((1ull << mbits) - 1))
+                        : sign | (uint32_t)n;     /* subnormal, or a zero of the sum's sign */
 }
 
 /* One exported state (W-bit limbs, wraps, flags) rounded to fmt. */
@@ -806,27 +807,41 @@ static inline uint32_t round_state(int fmt, int width, const uint64_t *limbs, in
  * TwoSum(s1, a), the exact sum is hi + c + b; lo = fl(c + b) keeps its sign,
  * and when hi + lo == hi (|lo| <= ulp53(hi)/2) the pair argument holds for
  * (hi, lo); otherwise (deep cancellation) the exact state decides. */
-static void levels_round(int fmt, const double *sum, int levels, size_t nc, int width,
-                         uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+static inline __attribute__((always_inline)) void
+levels_round_fmt(const int fmt, const double *sum, int levels, size_t nc, int width,
+                 uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
 {
+    double hi[LANES], lo[LANES];
     for (size_t c = 0; c < nc; c++) {
         double s1 = sum[c], s2 = levels >= 2 ? sum[LANES + c] : 0.0, s3 = levels == 3 ? sum[2 * LANES + c] : 0.0;
         double a = s2 + s3, av = a - s2, b = (s2 - (a - av)) + (s3 - av);        /* TwoSum */
-        double hi = s1 + a, hv = hi - s1, cc = (s1 - (hi - hv)) + (a - hv);      /* TwoSum */
-        double lo = cc + b;
-        if (fabs(hi) < 0x1p129 && hi + lo == hi) {   /* |sum| < 2^130: no wrap at either width */
-            out_bits[c] = round_pair(fmt, hi, lo);
+        double h = s1 + a, hv = h - s1, cc = (s1 - (h - hv)) + (a - hv);         /* TwoSum */
+        hi[c] = h;
+        lo[c] = cc + b;
+    }
+    for (size_t c = 0; c < nc; c++) {
+        if (fabs(hi[c]) < 0x1p129 && hi[c] + lo[c] == hi[c]) {   /* |sum| < 2^130: no wrap at either width */
+            out_bits[c] = round_pair(fmt, hi[c], lo[c]);
             out_wraps[c] = 0;
             out_flags[c] = 0;
         } else {                              /* near the 280-bit range, or cancellation: the exact state decides */
             uint64_t T[KULISCH_LIMBS] = {0}, limbs[KULISCH_LIMBS];
-            limbs_add_double(T, s1);
-            limbs_add_double(T, s2);
-            limbs_add_double(T, s3);
+            for (int j = 0; j < levels; j++) limbs_add_double(T, sum[j * LANES + c]);
             out_flags[c] = 0;
             limbs_export(T, width, limbs, out_wraps + c, out_flags + c);
             out_bits[c] = round_state(fmt, width, limbs, out_wraps[c], out_flags[c]);
         }
+    }
+}
+
+HOT static void levels_round(int fmt, const double *sum, int levels, size_t nc, int width,
+                             uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+{
+    switch (fmt) {                            /* one loop per format: its grid is a constant */
+    case F_INT8: levels_round_fmt(F_INT8, sum, levels, nc, width, out_bits, out_wraps, out_flags); break;
+    case F_FP16: levels_round_fmt(F_FP16, sum, levels, nc, width, out_bits, out_wraps, out_flags); break;
+    case F_BF16: levels_round_fmt(F_BF16, sum, levels, nc, width, out_bits, out_wraps, out_flags); break;
+    default: levels_round_fmt(F_FP32, sum, levels, nc, width, out_bits, out_wraps, out_flags); break;
     }
 }
 
@@ -861,14 +876,38 @@ static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, s
     if (rows > KULISCH_MAX_ROWS) return -3;
     uint64_t tmp_limbs[LANES * KULISCH_LIMBS];
     const int rounding = out_fmt >= 0;
-    if (cols == 1) {                          /* one column is one long sequence */
-        int64_t d[WIDE_DIGITS] = {0};
-        uint8_t fl = 0;
-        uint64_t *limbs = rounding ? tmp_limbs : out_limbs;
-        seq_accumulate(in_fmt, data, rows, d, &fl);
-        out_flags[0] = fl;
-        wide_export(d, width, limbs, out_wraps, out_flags);
-        if (rounding) out_bits[0] = round_state(out_fmt, width, limbs, out_wraps[0], out_flags[0]);
+    if (cols == 1 || (cols < FEW_COLUMNS && rows > CHUNK_ROWS)) {
+        /* one column is one long sequence; a few long columns are gathered, block
+         * by block, into one and summed as sequences too (their chunks would fill
+         * only a few of the LANES) */
+        const size_t esize = in_fmt == F_FP32 ? 4 : in_fmt == F_INT8 ? 1 : 2;
+        const size_t block = (size_t)CHUNK_ROWS * LANES;
+        unsigned char *buf = cols == 1 ? NULL : malloc(block * esize);
+        if (cols > 1 && !buf) return -4;
+        for (size_t j = 0; j < cols; j++) {
+            int64_t d[WIDE_DIGITS] = {0};
+            uint8_t fl = 0;
+            uint64_t *limbs = rounding ? tmp_limbs : out_limbs + j * KULISCH_LIMBS;
+            if (cols == 1) {
+                seq_accumulate(in_fmt, data, rows, d, &fl);
+            } else {
+                for (size_t r0 = 0; r0 < rows; r0 += block) {
+                    size_t m = rows - r0 < block ? rows - r0 : block;
+                    const size_t at = r0 * cols + j;
+                    if (esize == 4)
+                        for (size_t i = 0; i < m; i++) ((uint32_t *)buf)[i] = ((const uint32_t *)data)[at + i * cols];
+                    else if (esize == 2)
+                        for (size_t i = 0; i < m; i++) ((uint16_t *)buf)[i] = ((const uint16_t *)data)[at + i * cols];
+                    else
+                        for (size_t i = 0; i < m; i++) buf[i] = ((const uint8_t *)data)[at + i * cols];
+                    seq_accumulate(in_fmt, buf, m, d, &fl);
+                }
+            }
+            out_flags[j] = fl;
+            wide_export(d, width, limbs, out_wraps + j, out_flags + j);
+            if (rounding) out_bits[j] = round_state(out_fmt, width, limbs, out_wraps[j], out_flags[j]);
+        }
+        free(buf);
         return 0;
     }
     uint64_t T[LANES][KULISCH_LIMBS];

@@ -30,7 +30,8 @@
  * every NaN result becomes 0x7FC00000.
  *
  * All functions return 0 on success, a negative code on bad arguments:
- * -1 unknown format, -2 width not 280/320, -3 too many rows (> KULISCH_MAX_ROWS).
+ * -1 unknown format, -2 width not 280/320, -3 too many rows (> KULISCH_MAX_ROWS),
+ * -4 out of memory.
  * Arrays must not overlap.  Sizes are element counts.
  */
 #ifndef PRISM_KULISCH_H

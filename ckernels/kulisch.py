@@ -19,7 +19,8 @@ LIMBS = lib.KULISCH_LIMBS
 LANES = lib.KULISCH_LANES              # columns per block
 CHUNK_ROWS = lib.KULISCH_CHUNK_ROWS    # rows per chunk
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
-_ERRORS = {-1: "unknown number format", -2: "Kulisch width must be 280 or 320", -3: "bad row count"}
+_ERRORS = {-1: "unknown number format", -2: "Kulisch width must be 280 or 320", -3: "bad row count",
+           -4: "out of memory"}
 
 
 def _ptr(ctype, arr):

@@ -38,6 +38,7 @@ MAX_ROWS = 1 << 30
 LANES = 64                # columns per block; a long sequence is read as rows of LANES lanes
 CHUNK_ROWS = 255          # rows per chunk (also the integer path's fold bound)
 MAX_LEVELS = 3
+FEW_COLUMNS = 8           # below this many columns (and above CHUNK_ROWS rows) columns go as sequences
 INT8_CHUNK = 1 << 24
 NSE = 512                 # sign+exponent table entries
 SPECIAL_MARK = 1 << 40    # marks an inf/NaN exponent in the hidden-bit table
@@ -590,8 +591,7 @@ def _round_pair(fmt, hib, lo):
         n = big_m >> t
         rem = big_m & ((np.int64(1) << t) - 1)
         half = np.int64(1) << (t - 1)
-        if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
-            n += 1
+        n += np.int64((rem > half) | ((rem == half) & ((resid > 0) | ((resid == 0) & ((n & 1) != 0)))))
         v = -n if neg else n
         return min(127, max(-128, v)) & 0xFF
     mbits = _LAYOUT[fmt, 4]
@@ -605,11 +605,10 @@ def _round_pair(fmt, hib, lo):
     n = big_m >> t
     rem = big_m & ((np.int64(1) << t) - 1)
     half = np.int64(1) << (t - 1)
-    if rem > half or (rem == half and (resid > 0 or (resid == 0 and (n & 1) != 0))):
-        n += 1
-    if n >> (mbits + 1):
-        n >>= 1
-        e += 1
+    n += np.int64((rem > half) | ((rem == half) & ((resid > 0) | ((resid == 0) & ((n & 1) != 0)))))
+    carry = n >> (mbits + 1)                # branch-free: the decision is data-dependent
+    n >>= carry
+    e += carry
     if e > emax:
         return sign | _infinity(fmt, False)
     if n >> mbits:
@@ -811,14 +810,30 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
     rounding = out_fmt >= 0
     d = np.zeros(WIDE_DIGITS, np.int64)
     state = np.zeros(LIMBS, np.uint64)
-    if cols == 1:                       # one column is one long sequence
-        fl = _seq_accumulate(fmt, data.reshape(rows), xf.reshape(xf.size), d, 0)
-        st = state if rounding else limbs[0]
-        w = _export(d, width, st)
-        wraps[0] = w
-        flags[0] = fl | (FLAG_OVF if w != 0 else 0)
-        if rounding:
-            bits[0] = _round_state(out_fmt, width, st, w, flags[0], d)
+    if cols == 1 or (cols < FEW_COLUMNS and rows > CHUNK_ROWS):
+        # one column is one long sequence; a few long columns are gathered, block
+        # by block, into one and summed as sequences too
+        block = CHUNK_ROWS * LANES
+        col = np.empty(min(rows, block) if cols > 1 else 0, data.dtype)
+        no_floats = np.empty(1, np.float32)
+        for j in range(cols):
+            d[:] = 0
+            if cols == 1:
+                fl = _seq_accumulate(fmt, data.reshape(rows), xf.reshape(xf.size), d, 0)
+            else:
+                fl = 0
+                for r0 in range(0, rows, block):
+                    m = min(block, rows - r0)
+                    for i in range(m):
+                        col[i] = data[r0 + i, j]
+                    part = col[:m]
+                    fl = _seq_accumulate(fmt, part, part.view(np.float32) if fmt == F_FP32 else no_floats, d, fl)
+            st = state if rounding else limbs[j]
+            w = _export(d, width, st)
+            wraps[j] = w
+            flags[j] = fl | (FLAG_OVF if w != 0 else 0)
+            if rounding:
+                bits[j] = _round_state(out_fmt, width, st, w, flags[j], d)
         return
     tsum = np.zeros((LANES, LIMBS), np.uint64)
     tmp_limbs = np.zeros((LANES, LIMBS), np.uint64)

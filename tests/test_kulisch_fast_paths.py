@@ -245,3 +245,22 @@ def test_cancelling_pairs_across_three_levels(seed, pairs):
         cols.append(rng.permutation(col).view(np.uint32))
     a = np.array(cols).T.copy()
     check_all("fp32", a, out_fmts=("exact", "fp32", "bf16", "fp16", "int8"))
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "bf16", "int8"])
+def test_a_few_long_columns_go_as_sequences(fmt):
+    """Fewer than 8 columns of more than 255 rows are gathered into sequences:
+    3 columns of 17,000 rows (one full sequence block each, and a tail)."""
+    rng = np.random.default_rng(10)
+    rows = ck.CHUNK_ROWS * ck.LANES + 680
+    if fmt == "int8":
+        a = rng.integers(0, 256, (rows, 3)).astype(np.uint8)
+    else:
+        x = (rng.standard_normal((rows, 3)) * np.exp2(rng.integers(-20, 20, (rows, 3)))).astype(np.float32)
+        a = x.view(np.uint32).copy()
+        a[5, 1] = 0x7FC00000                       # a NaN in column 1's first block
+        a[rows - 3, 2] = 0xFF800000                # -inf in column 2's tail
+        if fmt == "bf16":
+            a = (a >> 16).astype(np.uint16)
+    check_all(fmt, a, out_fmts=("exact", "fp32"))
+    check_all(fmt, a, width=280, out_fmts=("exact",))
