@@ -103,9 +103,9 @@ def coverage_config(verilog_path):
     coverage, the design's memories (unpacked arrays: their bits are stored data) and the
     variables of its processes (declared just above each process, where cosim.verilog_post
     hoists them: temporaries within a clock cycle, not state or wires).  Toggle coverage then
-    counts the bits of the design's signals.  Counted, memories and variables made the node's
-    coverage build about 840 C++ files and 11 GB (the variables alone ~410,000 of its ~580,000
-    toggle bits)."""
+    counts the bits of the design's signals.  The node's coverage build, measured: with its
+    process variables counted (~410,000 of ~580,000 toggle bits) Verilator itself took 10.9 GB
+    and wrote 840 C++ files (1.2 GB); without them 3.6 GB and 212 files (314 MB)."""
     with open(verilog_path) as fh:
         lines = fh.read().split("\n")
     off = [n for n, text in enumerate(lines, 1) if _MEMORY_DECL.match(text)]

@@ -6,20 +6,21 @@ import subprocess
 import sys
 
 import pytest
-from myhdl import ResetSignal, Signal, intbv
+from myhdl import Signal, intbv
 
 from cosim.axis import AxisFrame
 from cosim.batch import BatchDesign, StreamStimulus
 from hdl.axis_register import axis_register
 
-WIDTH = 16
+from test_batch import register_signals as batch_register_signals
+
+WIDTH = 64          # the block test_batch.py builds: its plain builds are shared, only tracing is extra
 
 
 def register_signals():
-    b = lambda: Signal(bool(0))
-    return dict(clk=b(), rst=ResetSignal(1, active=1, isasync=False), s_axis_tdata=Signal(intbv(0)[WIDTH:]),
-                s_axis_tlast=b(), s_axis_tvalid=b(), s_axis_tready=b(), m_axis_tdata=Signal(intbv(0)[WIDTH:]),
-                m_axis_tlast=b(), m_axis_tvalid=b(), m_axis_tready=b())
+    names = ("clk", "rst", "s_axis_tdata", "s_axis_tlast", "s_axis_tvalid", "s_axis_tready", "m_axis_tdata",
+             "m_axis_tlast", "m_axis_tvalid", "m_axis_tready")
+    return dict(zip(names, batch_register_signals(WIDTH)))
 
 
 def read_vcd(path):
