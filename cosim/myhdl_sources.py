@@ -93,3 +93,20 @@ def install():
     if original is not None and original is not block_call_info and hasattr(_block, "_CallInfo"):
         _ORIGINAL_CALL_INFO["block"] = original
         _block._getCallInfo = block_call_info
+
+
+def fresh_block_names():
+    """Forget the block names MyHDL handed out earlier in this process.
+
+    MyHDL names each block instance from a per-function call counter and a process-wide set of
+    names already used (`axis_register0`, then `axis_register0_0` once that is taken), so the
+    converted Verilog of a design depended on what the process had elaborated before it: a
+    register slice converted after another design came out as `axis_register0_0_skid_valid`
+    instead of `axis_register0_skid_valid`, and everything that names the design's signals (formal
+    properties, code-coverage maps, waves) broke.  Called before each top-level elaboration, it
+    makes the names a function of the design alone.  Blocks already elaborated keep theirs."""
+    import myhdl._simulator as _simulator
+    _block._name_set.clear()
+    for deco in _simulator._blocks:
+        if hasattr(deco, "calls"):
+            deco.calls = 0

@@ -35,9 +35,10 @@ from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 from .verilog_post import (coalesce_part_assigns, hoist_block_locals, initialise_output_regs, procedural_concats,
                            wake_at_time0)
 from .vpi import ToolchainError, require_tool, require_vpi
+from .myhdl_sources import fresh_block_names
 
 _HDL_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hdl")
-TOOLCHAIN_VERSION = "7"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "8"  # bump when the generated files change shape
 
 _waves_path = None
 
@@ -241,6 +242,7 @@ def build(block_func, *args, **kwargs):
             return folder, name, bound
         fresh = [(_fresh(v) if _is_signal(v) else v) for v in bound.args]
         fresh_kw = {k: (_fresh(v) if _is_signal(v) else v) for k, v in bound.kwargs.items()}
+        fresh_block_names()  # names depend on the design alone, not on what was elaborated before
         inst = block_func(*fresh, **fresh_kw)
         with warnings.catch_warnings():
             # unread / undriven internal signals are routine in composed blocks

@@ -115,3 +115,37 @@ def test_call_info_without_the_stack_is_myhdls():
     kinds = {k for t in fast for k, *_ in t}
     assert {"_Block", "_Always", "_AlwaysComb", "_AlwaysSeq", "_Instantiator"} <= kinds, kinds
     assert any(n == "_tree" for t in fast for _, n, _, _ in t)     # leaves made in a comprehension
+
+
+def test_converted_names_do_not_depend_on_what_was_built_before(tmp_path, monkeypatch):
+    """A design holding a register slice, converted in a fresh process state and again after
+    other slices were elaborated: the same Verilog (MyHDL alone would name the second
+    conversion's instance `axis_register0_0`)."""
+    import os
+
+    from cosim import toolchain
+    from hdl.axis_register import axis_register
+
+    def slice_signals():
+        b = lambda: Signal(bool(0))
+        return dict(clk=b(), rst=ResetSignal(1, active=1, isasync=False),
+                    s_axis_tdata=Signal(intbv(0)[6:]), s_axis_tlast=b(), s_axis_tvalid=b(), s_axis_tready=b(),
+                    m_axis_tdata=Signal(intbv(0)[6:]), m_axis_tlast=b(), m_axis_tvalid=b(), m_axis_tready=b())
+
+    @block
+    def wrapped_slice(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
+                      m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready):
+        return axis_register(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
+                             m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready)
+
+    def converted(where):
+        monkeypatch.setenv("PRISM_BUILD_DIR", str(tmp_path / where))
+        folder, module, _ = toolchain.build(wrapped_slice, **slice_signals())
+        text = open(os.path.join(folder, module + ".v")).read()
+        return [line for line in text.split("\n") if not line.startswith(("// File", "// Date"))]
+
+    first = converted("first")
+    axis_register(**slice_signals()), axis_register(**slice_signals())  # use up the names
+    again = converted("again")
+    assert any("axis_register0_skid_valid" in line for line in first)
+    assert again == first

@@ -3,7 +3,7 @@ f16->f32 / bf16->f32 vectors, and adversarial patterns of every format."""
 import gzip
 import os
 
-from golden.testfloat import testfloat_dir
+from golden import testfloat
 import random
 
 import pytest
@@ -15,7 +15,7 @@ from golden.formats import FORMAT_CODE, WIDTH_BITS, format_to_fp32, to_kulisch_t
 from hdl.number_decoder import number_decoder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VECTORS = testfloat_dir()          # the vectors that ship in tests/data/testfloat
+VECTORS = testfloat.testfloat_dir()          # the vectors that ship in tests/data/testfloat
 
 
 def run_decoder(backend, vectors, width=320):
