@@ -181,15 +181,24 @@ def random_scenario(seed, capacity=4096):
     notes = []
     planned = []                # resets: (port, trigger frame, 1 if after it else 0, delay)
 
+    def position(port, frame):
+        """The index of this very frame on `port` (equal frames abound: duplicates, repeated COMMITs)."""
+        return next(i for i, g in enumerate(sc.frames[port]) if g is frame)
+
     def insert_after(port, frame, beats, after=None, delay=1):
         f = AxisFrame(beats, delay=delay, after=after)
-        sc.frames[port].insert(sc.frames[port].index(frame) + 1, f)
+        sc.frames[port].insert(position(port, frame) + 1, f)
         return f
 
     def insert_before(port, frame, beats, after=None, delay=1):
         f = AxisFrame(beats, delay=delay, after=after)
-        sc.frames[port].insert(sc.frames[port].index(frame), f)
+        sc.frames[port].insert(position(port, frame), f)
         return f
+
+    def last_needed(port, q, g):
+        """The highest index on `port` that the frames of port q up to g wait for (-1: none)."""
+        waits = [h.after[1] for h in sc.frames[q][:position(q, g) + 1] if h.after and h.after[0] == port]
+        return max((position(port, h) for h in waits), default=-1)
 
     for k, rec in enumerate(sc.op_frames):
         op = rec["op"]
@@ -199,7 +208,13 @@ def random_scenario(seed, capacity=4096):
         # ABORT of the open operation (sometimes with a wrong generation first)
         if datas and rng.random() < 0.15:
             p, f = rng.choice(datas)
-            anchor, cond = (f, None) if p == control_port else (rec["commit"], (other, f))
+            if p == control_port:
+                anchor, cond = f, None
+            else:
+                # after every control-port frame that the other port's frames up to f wait for,
+                # or the two ports would wait on each other for ever
+                needed = max(position(control_port, rec["commit"]), last_needed(control_port, other, f))
+                anchor, cond = sc.frames[control_port][needed], (other, f)
             insert_after(control_port, anchor, P.Abort(op.op_id, op.generation).encode(), after=cond)
             if rng.random() < 0.3:      # first an ABORT with the wrong generation (ACTIVE_MISMATCH)
                 insert_after(control_port, anchor, P.Abort(op.op_id, (op.generation + 1) % 65536).encode(),
@@ -215,7 +230,7 @@ def random_scenario(seed, capacity=4096):
             first = True
             for beats in window:
                 cond = (other, last_other) if first and last_other is not None else None
-                if anchor is not None and anchor in sc.frames[control_port]:
+                if anchor is not None and any(g is anchor for g in sc.frames[control_port]):
                     insert_before(control_port, anchor, beats, after=cond, delay=rng.randint(0, 3))
                 else:
                     sc.frames[control_port].append(AxisFrame(beats, delay=rng.randint(0, 3), after=cond))
@@ -269,7 +284,10 @@ def random_scenario(seed, capacity=4096):
                             AxisFrame(_malformed(rng, "unsupported", ops[0]), delay=rng.randint(0, 5)))
         notes.append("unsupported")
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
-        sc.add_reset(ResetEvent(f"in {p}", sc.frames[p].index(f) + past, delay))
+        sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past, delay))
+    stuck = sc.stuck()
+    if stuck:       # a generator bug, not a node failure: say so rather than time out
+        raise ValueError(f"seed {seed}: the stimulus cannot finish, frames wait on each other ({', '.join(stuck)})")
     sc.description = "; ".join(f"op{o.op_id} {o.policy} {o.in_format}->{o.result_format} E={o.elements} "
                                f"C={o.contributors} {'AllReduce' if o.mode else 'Reduce'}"
                                f"{'' if m == 'random' else ' ' + m}" for o, m in drawn)

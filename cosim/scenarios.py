@@ -111,6 +111,36 @@ class Scenario:
             out.append(AxisFrame(f.beats, delay=f.delay, after=after))
         return out
 
+    def stuck(self):
+        """The frames that can never start, as "port P frame N" strings (empty: every frame
+        goes out).  Sources take their frames in order, a frame waits for its `after` (a frame
+        of the other port finished, or n mid-run resets over), and resets rise in schedule order
+        once their stream condition holds; cycle counts and delays only postpone, so this order
+        alone decides whether the stimulus can finish.  A scenario whose frames wait on each
+        other across the ports would keep the node's sources busy until the cycle budget runs out."""
+        streams = {p: self.stream(p) for p in self.frames}
+        done = {p: 0 for p in streams}
+        events = [e if isinstance(e, ResetEvent) else ResetEvent("cycle", 0, int(e)) for e in self.resets]
+        fired, moved = 0, True
+        while moved:
+            moved = False
+            for p, frames in streams.items():
+                while done[p] < len(frames):
+                    after = frames[done[p]].after
+                    if after is not None and (fired < after[1] if after[0] == RESET_STREAM
+                                              else done[after[0]] < after[1]):
+                        break
+                    done[p] += 1
+                    moved = True
+            while fired < len(events):
+                side, _, k = events[fired].source.partition(" ")
+                # output progress follows from the input frames; only input conditions can wait forever
+                if side == "in" and done[int(k)] < events[fired].count:
+                    break
+                fired += 1
+                moved = True
+        return [f"port {p} frame {done[p]}" for p, frames in streams.items() if done[p] < len(frames)]
+
     def save(self, path):
         """Write the stimulus as JSON (frames as hex beats with their delays and waits, pause
         settings, resets): a scenario kept as a file replays without the code that drew it."""
