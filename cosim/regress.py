@@ -34,7 +34,7 @@ from .scenarios import DTYPES, Operation, Scenario, build, random_elements
 
 RESULTS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
            "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
-E_CHOICES = (1, 15, 16, 17, 40, 64, 200, 255, 256, 257, 300, 512, 1000, 4096)
+E_CHOICES = (1, 2, 9, 15, 16, 17, 40, 64, 200, 255, 256, 257, 300, 512, 1000, 4096)
 RESET_PHASES = ("in a DATA frame", "after admissions", "after the last DATA", "after COMMIT")
 MALFORMED = ("too_long", "wrong_op", "stale_generation", "bad_contributor", "bad_format", "bad_range_offset",
              "bad_range_end", "bad_range_tail", "bad_length", "no_operation", "unsupported", "result_frame",
@@ -158,13 +158,17 @@ def random_scenario(seed, capacity=4096):
     ops = [op for op, _ in drawn]
     width = rng.choice((320, 280))
     pause = rng.choice((0.0, 0.0, 0.2, 0.5))
+    source_burst = rng.choice((1, 1, 4, 150))
     sink = rng.choice((0.0, 0.0, 0.3, 0.7))
     sink_burst = rng.choice((1, 1, 8, 300))
-    # `sink` is the share of cycles a transmit port is stalled; stalls come in bursts of 1 ..
-    # sink_burst cycles, so a burst starts with the probability that gives that share (a long
-    # stall is rare, not permanent: a link that is 99 % stalled only tests the cycle budget)
-    mean_burst = (1 + sink_burst) / 2
-    sink_start = sink / (mean_burst * (1 - sink) + sink)
+    # `pause` and `sink` are the shares of cycles a receive / transmit port is stalled; stalls
+    # come in bursts of 1 .. burst cycles, so a burst starts with the probability that gives that
+    # share (a long stall is rare, not permanent: a link that is 99 % stalled only tests the
+    # cycle budget)
+
+    def burst_start(share, burst):
+        mean_burst = (1 + burst) / 2
+        return share / (mean_burst * (1 - share) + share)
     control_port = rng.choice((0, 1))
     reset_in = {k: rng.choice(RESET_PHASES) for k in range(n_ops) if rng.random() < 0.3}
     reset_before, n = {}, 0
@@ -172,11 +176,11 @@ def random_scenario(seed, capacity=4096):
         n += 1
         if k + 1 < n_ops:
             reset_before[k + 1] = n
-    sc = build(ops, seed=seed, source_pause=pause, sink_pause=sink_start, interleave=rng.random() < 0.7,
+    sc = build(ops, seed=seed, source_pause=burst_start(pause, source_burst), sink_pause=burst_start(sink, sink_burst), interleave=rng.random() < 0.7,
                control_port=control_port, data_delay=rng.choice((2, 8, 30)), reset_before=reset_before)
     sc.kulisch_w = width
     sc.sink_burst = sink_burst
-    sc.source_burst = rng.choice((1, 1, 4))
+    sc.source_burst = source_burst
     other = 1 - control_port
     notes = []
     planned = []                # resets: (port, trigger frame, 1 if after it else 0, delay)
@@ -208,7 +212,9 @@ def random_scenario(seed, capacity=4096):
         # ABORT of the open operation (sometimes with a wrong generation first)
         if datas and rng.random() < 0.15:
             p, f = rng.choice(datas)
-            if p == control_port:
+            if rng.random() < 0.3:          # right behind the COMMIT, before any DATA is admitted
+                anchor, cond = rec["commit"], None
+            elif p == control_port:
                 anchor, cond = f, None
             else:
                 # after every control-port frame that the other port's frames up to f wait for,
@@ -291,7 +297,8 @@ def random_scenario(seed, capacity=4096):
     sc.description = "; ".join(f"op{o.op_id} {o.policy} {o.in_format}->{o.result_format} E={o.elements} "
                                f"C={o.contributors} {'AllReduce' if o.mode else 'Reduce'}"
                                f"{'' if m == 'random' else ' ' + m}" for o, m in drawn)
-    sc.description += f"; W={width}; pause src {pause} sink stalled {sink:.0%}" + (f" burst {sink_burst}" if sink_burst > 1 else "")
+    sc.description += (f"; W={width}; src stalled {pause:.0%}" + (f" burst {source_burst}" if source_burst > 1 else "")
+                       + f" sink stalled {sink:.0%}" + (f" burst {sink_burst}" if sink_burst > 1 else ""))
     if notes:
         sc.description += "; " + ", ".join(notes)
     return sc

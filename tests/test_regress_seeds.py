@@ -51,7 +51,9 @@ def test_kept_seed_passes(seed, backend):
 
 def test_scenarios_round_trip_through_files(tmp_path):
     from cosim.regress import random_scenario
-    sc = random_scenario(20)            # resets by stream progress, waits on resets and on the other port
+    sc = random_scenario(16)            # resets by stream progress, waits on resets and on the other port
+    kinds = {f.after[0] for p in (0, 1) for f in sc.frames[p] if f.after}
+    assert kinds >= {"reset"} and kinds & {0, 1} and any(e.source.startswith("in ") for e in sc.resets)
     path = tmp_path / "sc.json"
     sc.save(path)
     back = Scenario.load(path)
