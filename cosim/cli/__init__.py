@@ -11,6 +11,18 @@ class UsageError(Exception):
     """Bad input: printed as one line, exit status 2."""
 
 
+def int_arg(name, text, lo, hi=None):
+    """`text` as an integer in lo..hi (hi None: no upper bound), or a UsageError naming the
+    option `name` as the user typed it ("--flows").  Underscores group digits (1_000_000)."""
+    try:
+        v = int(str(text).replace("_", ""))
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be an integer, got {text!r}") from None
+    if v < lo or (hi is not None and v > hi):
+        raise UsageError(f"{name} must be in {lo}..{hi if hi is not None else 'any'}, got {v}")
+    return v
+
+
 class _OneLineParser(argparse.ArgumentParser):
     """Argument errors as one line (`prog: error: ...`), exit status 2, no usage dump."""
 

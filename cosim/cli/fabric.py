@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError
+from cosim.cli import UsageError, int_arg
 
 DEFAULT_DIR = "fabric-report"
 
@@ -43,16 +43,6 @@ def add_parser(subparsers):
     return p
 
 
-def _int_arg(name, text, lo, hi):
-    try:
-        v = int(str(text).replace("_", ""))
-    except ValueError:
-        raise UsageError(f"--{name} must be an integer, got {text!r}") from None
-    if not lo <= v <= hi:
-        raise UsageError(f"--{name} must be in {lo}..{hi}, got {v}")
-    return v
-
-
 def _bin_fn(impl):
     if impl not in ("auto", "c", "numba"):
         raise UsageError(f"--impl must be auto, c or numba, got {impl!r}")
@@ -68,9 +58,9 @@ def _bin_fn(impl):
 
 
 def run(args) -> int:
-    flows = _int_arg("flows", args.flows, 1024, 100_000_000)
-    trials = _int_arg("trials", args.trials, 100, 10_000_000)
-    seed = _int_arg("seed", args.seed, 0, 2**63 - 1)
+    flows = int_arg("--flows", args.flows, 1024, 100_000_000)
+    trials = int_arg("--trials", args.trials, 100, 10_000_000)
+    seed = int_arg("--seed", args.seed, 0, 2**63 - 1)
     impl_name, bin_fn = _bin_fn(args.impl)
     rtl_sim = getattr(args, "rtl_sim", "icarus")
     if rtl_sim not in ("icarus", "verilator"):

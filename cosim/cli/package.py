@@ -11,7 +11,7 @@ import os
 import sys
 from fractions import Fraction
 
-from cosim.cli import UsageError
+from cosim.cli import UsageError, int_arg
 
 # Figures the design notes state, printed beside ours (never used to compute them).
 SEED = {
@@ -54,16 +54,6 @@ def add_parser(subparsers):
     return p
 
 
-def _parse_int(text, name, lo, hi=None):
-    try:
-        v = int(text)
-    except ValueError:
-        raise UsageError(f"{name} must be an integer, got {text!r}") from None
-    if v < lo or (hi is not None and v > hi):
-        raise UsageError(f"{name}={v} out of range [{lo}, {hi if hi is not None else 'inf'}]")
-    return v
-
-
 def _parse_fraction(text, name):
     try:
         v = Fraction(text)
@@ -89,10 +79,10 @@ def run(args):
     backend = args.backend
     if backend not in BACKENDS:
         raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    die = _parse_int(args.degraded_die, "--degraded-die", 0, 3)
+    die = int_arg("--degraded-die", args.degraded_die, 0, 3)
     factor = _parse_fraction(args.degraded_factor, "--degraded-factor")
-    window = _parse_int(args.window, "--window", 2, 1 << 16)
-    units = _parse_int(args.phase_units, "--phase-units", 16, 100_000)
+    window = int_arg("--window", args.window, 2, 1 << 16)
+    units = int_arg("--phase-units", args.phase_units, 16, 100_000)
     if units % 16:
         raise UsageError(f"--phase-units={units} must be a multiple of 16 (4-unit jobs over 4 dies)")
     if (NOMINAL * factor).denominator != 1:

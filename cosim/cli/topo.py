@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError
+from cosim.cli import UsageError, int_arg
 
 # Figures the design document states, reproduced (or contradicted) by computation.
 SEED_COUNTS = {
@@ -49,21 +49,11 @@ def add_parser(subparsers):
                         "the 16,384-GPU ring rows)")
 
 
-def _int_arg(text, name, lo, hi):
-    try:
-        v = int(text)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} must be an integer, got {text!r}") from None
-    if not lo <= v <= hi:
-        raise UsageError(f"{name} must be in {lo}..{hi}, got {v}")
-    return v
-
-
 def run(args) -> int:
-    n = _int_arg(args.ecmp_n, "--ecmp-n", 1, 1 << 16)
+    n = int_arg("--ecmp-n", args.ecmp_n, 1, 1 << 16)
     if n not in ECMP_SIZES:
         raise UsageError(f"--ecmp-n must be one of {', '.join(map(str, ECMP_SIZES))}, got {n}")
-    epochs = _int_arg(args.epochs, "--epochs", 1, 256)
+    epochs = int_arg("--epochs", args.epochs, 1, 256)
     if args.mode not in ("mod", "mulhi"):
         raise UsageError(f"--mode must be mod or mulhi, got {args.mode!r}")
     out = args.output
