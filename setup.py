@@ -21,7 +21,7 @@ setup(
     version="0.1.0",
     description="MyHDL blocks, Icarus co-simulation and bit-exact golden models for in-network collective reduction",
     python_requires=">=3.11",
-    packages=["hdl", "golden", "ckernels", "cosim", "cosim.cli"],
+    packages=["hdl", "golden", "ckernels", "cosim", "cosim.cli", "cosim.formal"],
     package_data={"ckernels": ["*.h", "*.c"]},
     setup_requires=["cffi>=1.17"],
     install_requires=[

@@ -73,7 +73,7 @@ if kind == "kulisch":
         small = x[:, :100]
 else:
     from golden import ecmp
-    mod = __import__("ckernels.ecmp" if impl == "c" else "golden.ecmp_numba", fromlist=["x"])
+    mod = __import__("golden.ecmp_c" if impl == "c" else "golden.ecmp_numba", fromlist=["x"])
     z = np.zeros(N, np.int32)
     fs = ecmp.FlowSet("m", rng.integers(0, 2**32, N, dtype=np.uint32), rng.integers(0, 2**32, N, dtype=np.uint32),
                       rng.integers(0, 2**16, N).astype(np.uint16), np.full(N, 4791, np.uint16),

@@ -23,7 +23,7 @@ import fastcrc
 import numpy as np
 import pytest
 
-from ckernels import ecmp as c_ecmp
+from golden import ecmp_c as c_ecmp
 from golden import ecmp, ecmp_numba
 
 SIZES = (10_000, 1_000_000)

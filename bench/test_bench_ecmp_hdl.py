@@ -7,7 +7,7 @@ Every case takes the same random RoCEv2 flow set (CRC-32 over the 5-tuple, 32
 uplinks, "mod"):
 
     python / numba / c   golden.ecmp.bin_flows_ref, golden.ecmp_numba.bin_flows,
-                         ckernels.ecmp.bin_flows (hash + bin per source leaf)
+                         golden.ecmp_c.bin_flows (hash + bin per source leaf)
     myhdl                ecmp_hash_unit simulated by MyHDL, one flow per cycle
     icarus               the same, converted and co-simulated per cycle
     vvp / verilator      ecmp_hash_stream (the hash unit behind AXI-Stream) in the
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
 
-from ckernels import ecmp as c_ecmp
+from golden import ecmp_c as c_ecmp
 from cosim import toolchain
 from cosim.axis import AxisFrame
 from cosim.batch import MAX_BEATS, BatchDesign, StreamStimulus

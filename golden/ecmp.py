@@ -39,7 +39,7 @@ This module is the single definition of everything the fabric chapter hashes:
 
 Everything here is deliberately simple (bit-serial loops over Python ints) so
 that it can be read against the definitions above; ``golden.ecmp_numba`` and
-``ckernels.ecmp`` are the fast versions and must match it bit for bit.  The
+``golden.ecmp_c`` (the C kernel's wrapper) are the fast versions and must match it bit for bit.  The
 flow-set generators at the bottom build numpy arrays (a million flows do not
 fit a bit-serial loop) from the same per-flow definitions, which the tests
 check flow by flow against ``flow_tuple_for``.

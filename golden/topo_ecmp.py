@@ -178,7 +178,7 @@ def flow_hashes(flows: ecmp.FlowSet, impl: str = "numba", algo: str = "crc32") -
         from golden import ecmp_numba
         return ecmp_numba.hash_flows(flows, algo)
     if impl == "c":
-        from ckernels import ecmp as cecmp
+        from golden import ecmp_c as cecmp
         return cecmp.hash_flows(flows, algo)
     if impl == "ref":
         return np.array(ecmp.hash_flows_ref(flows, algo), dtype=np.uint32)

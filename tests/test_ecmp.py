@@ -11,7 +11,7 @@ from golden import ecmp
 from golden import ecmp_numba
 
 try:
-    from ckernels import ecmp as c_ecmp
+    from golden import ecmp_c as c_ecmp
 except ImportError as e:  # a broken build must fail loudly, not skip
     raise RuntimeError("C ECMP kernel not built: pip install -e .") from e
 

@@ -9,7 +9,7 @@ is small, else straight into the counts.  Each path, its tails, and the
 import numpy as np
 import pytest
 
-from ckernels import ecmp as c_ecmp
+from golden import ecmp_c as c_ecmp
 from golden import ecmp, ecmp_numba
 
 KERNELS = {"c": c_ecmp, "numba": ecmp_numba}

@@ -48,7 +48,7 @@ def _bin_fn(impl):
         raise UsageError(f"--impl must be auto, c or numba, got {impl!r}")
     if impl in ("auto", "c"):
         try:
-            from ckernels import ecmp as c_ecmp
+            from golden import ecmp_c as c_ecmp
             return "C", c_ecmp.bin_flows
         except ImportError:
             if impl == "c":

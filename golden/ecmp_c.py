@@ -1,4 +1,4 @@
-"""Python face of the C ECMP kernel (ckernels/ecmp.h): owns dtype/contiguity
+"""Python face of the C ECMP kernel (ckernels/ecmp.h, built as ckernels._ecmp): owns dtype/contiguity
 conversion and argument checks, so the C side only ever sees valid input.
 
 Same API as ``golden.ecmp_numba``: ``hash_flows``, ``bin_flows``, and the
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden import ecmp
+from . import ecmp
 
 try:
     from ckernels._ecmp import ffi, lib
