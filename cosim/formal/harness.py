@@ -234,13 +234,14 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
                          m_axis_0_tready, m_axis_1_tready,
                          resp_pop, res_ready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tlast,
                          m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tlast, sent_response, sent_result0,
-                         sent_result1, prop_bad, env_ok):
+                         sent_result1, prop_bad, env_ok, FAULT=0):
+    """FAULT: prism_egress's test-only broken variants (hdl/prism_egress.py FAULT_*)."""
     width = len(res_data)
     top = width - 1
     dut = prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask, res_ready,
                        m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
                        m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-                       sent_response, sent_result0, sent_result1)
+                       sent_response, sent_result0, sent_result1, FAULT=FAULT)
     b0, b1, b2, b3, b4, b5, b6, b7 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
     r1 = stream_output_rules(clk, rst, m_axis_1_tdata, m_axis_1_tlast, m_axis_1_tvalid, m_axis_1_tready, b2, b3)
@@ -357,7 +358,8 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                           res_bank, rd_release, mem_raddr,
                           s_axis_tready, frm_valid, frm_header, frm_beats, frm_too_long, frm_bank, unsupported,
                           in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
-                          mem_rdata, prop_bad, env_ok):
+                          mem_rdata, prop_bad, env_ok, FAULT=0):
+    """FAULT: prism_ingress's test-only broken variants (hdl/prism_ingress.py FAULT_*)."""
     from hdl.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
@@ -365,7 +367,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                         frm_valid, frm_header, frm_beats, frm_too_long, frm_bank,
                         res_valid, res_admit, res_bank, unsupported, in_frame,
                         rd_avail, rd_bank, rd_header, rd_release, mem_raddr, mem_rdata,
-                        rd_next_avail, rd_next_bank, rd_next_header)
+                        rd_next_avail, rd_next_bank, rd_next_header, FAULT=FAULT)
     src_ok = Signal(bool(0))
     in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
     frame_open = Signal(bool(0))

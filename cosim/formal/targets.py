@@ -124,6 +124,16 @@ def _axis_register_target():
 # ---------------------------------------------------------------------------------------------
 # prism_egress
 # ---------------------------------------------------------------------------------------------
+def _egress_fault(name):
+    from hdl.prism_egress import FAULTS
+    return FAULTS[name]
+
+
+def _ingress_fault(name):
+    from hdl.prism_ingress import FAULTS
+    return FAULTS[name]
+
+
 def _egress_target():
     from . import harness as h
     width, resp_w = 4, 3
@@ -168,7 +178,10 @@ def _egress_target():
         block=lambda: h.prism_egress_harness, signals=signals, props=props,
         parameters_text=f"beat {width} bits, response header {resp_w} bits (the egress moves data without "
                         "looking at it; the top bit tags RESULT beats)",
-        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2)
+        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2,
+        faults={"no_frame_lock": Fault(dict(FAULT=_egress_fault("no_frame_lock")), ("whole_frames_tx0",),
+                                       "test-only FAULT_NO_FRAME_LOCK: port 0 forgets that it is inside a RESULT "
+                                       "frame, so a response may cut into it")})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,7 +381,10 @@ def _ingress_target():
         block=lambda: h.prism_ingress_harness, signals=signals, props=props,
         parameters_text=f"tdata {width} bits, header {hdr} bits, 3 banks of 256 payload beats (fixed by the "
                         "protocol), frm_beats 9 bits",
-        assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900)
+        assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900,
+        faults={"bank_reuse": Fault(dict(FAULT=_ingress_fault("bank_reuse")), ("bank_free",),
+                                    "test-only FAULT_BANK_REUSE: a header beat is taken whatever the state of the "
+                                    "bank to fill, so a frame overwrites a bank that still holds one")})
 
 
 _BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
