@@ -22,7 +22,7 @@ Checks are written as one clocked process that keeps the history (the previous
 cycle's handshake and beat) and one combinational process that compares it with
 the present cycle, so a failure is visible in the cycle it happens.
 """
-from myhdl import Signal, always_comb, always_seq, block, concat, intbv
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 from hdl.axis_register import axis_register
 from hdl.prism_egress import prism_egress
@@ -447,3 +447,143 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
         prop_bad.next = concat(b3, b2, b1, b0)
 
     return dut, in_rules, pending, admitted, fifo_events, frames, check, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_fp32_bank (the node's FP32_ARRIVAL banks): reservations against read-after-write hazards
+# ---------------------------------------------------------------------------------------------
+FP32_BANK_PROPERTIES = (
+    ("no_raw_hazard", "no operation reaches the lanes for a range that one of the last FP32_LATENCY operations "
+                      "touched (its sum is still in the adder: a read-after-write hazard)"),
+    ("reservations_exact", "p0_free, p1_free and rd_free are low exactly when their range is one of the last "
+                           "FP32_LATENCY operations' (no needless stall: other ranges enter every cycle)"),
+)
+FP32_BANK_ENV = ("the arbiter's contract (prism_arrival_banks): a port group or a read-out that uses this bank is "
+                 "taken only while its free output is high; never both ports' groups in this bank in one cycle; a "
+                 "read-out only in a cycle where no group uses the bank; ranges below BANKS x ROWS")
+
+
+@block
+def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value, p1_take, p1_row, p1_lanes,
+                            p1_value, rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_data, prop_bad, env_ok,
+                            BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, FAULT=0):
+    """One FP32 bank with its lanes.  The checker works out from the inputs which operation the bank
+    takes at each edge (port 0's range in this bank, else port 1's, else a read-out of this bank)
+    and keeps the last FP32_LATENCY of them: a new operation on one of those ranges is a hazard.
+    Every element of a port's group carries the same free 32-bit value (p{P}_value): the checks are
+    about which ranges enter, not about the sums.  FAULT: hdl/prism_fp32_bank.py FAULT_*."""
+    from myhdl import ConcatSignal
+    from hdl.prism_fp32_bank import prism_fp32_bank
+    L = FP32_LATENCY
+    BB = BANKS.bit_length() - 1
+    LIMIT = BANKS * ROWS
+    values0 = ConcatSignal(*([p0_value] * 64))
+    values1 = ConcatSignal(*([p1_value] * 64))
+    chain = Signal(intbv(0)[512:])
+    dut = prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, values0, p1_take, p1_row, p1_lanes, values1,
+                          rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, chain, o_data,
+                          BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L, FAULT=FAULT)
+    seen = Signal(modbv(0)[9 * L:])        # the checker's last L operations (valid | range), newest lowest
+    in0, in1, in_rd = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))     # each uses this bank
+    r0, r1 = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    op_valid = Signal(bool(0))
+    op_range = Signal(intbv(0)[8:])
+    busy0, busy1, busy_rd = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    bad_hazard, bad_free = Signal(bool(0)), Signal(bool(0))
+
+    @always_comb
+    def decode():
+        kb = modbv(0)[BB:]          # the group's range in this bank: row + kb, kb = (BANK - row) mod BANKS
+        r = modbv(0)[8:]
+        m = intbv(0)[64:]
+        kb[:] = BANK - p0_row[BB:0]
+        r[:] = p0_row + kb
+        m[:] = p0_lanes >> (kb * 16)
+        in0.next = kb < 4 and m[0] == 1
+        r0.next = r
+        kb[:] = BANK - p1_row[BB:0]
+        r[:] = p1_row + kb
+        m[:] = p1_lanes >> (kb * 16)
+        in1.next = kb < 4 and m[0] == 1
+        r1.next = r
+        in_rd.next = rd_row[BB:0] == BANK
+
+    @always_comb
+    def taken():
+        if p0_take and in0:
+            op_valid.next = 1
+            op_range.next = r0
+        elif p1_take and in1:
+            op_valid.next = 1
+            op_range.next = r1
+        elif rd_take and in_rd:
+            op_valid.next = 1
+            op_range.next = rd_row
+        else:
+            op_valid.next = 0
+            op_range.next = 0
+
+    @always_comb
+    def reserved():
+        ent = intbv(0)[9:]
+        hit0 = bool(0)
+        hit1 = bool(0)
+        hit_rd = bool(0)
+        for i in range(L):
+            ent[:] = (seen >> (9 * i)) & 0x1FF
+            if ent[8] and ent[8:0] == r0:
+                hit0 = True
+            if ent[8] and ent[8:0] == r1:
+                hit1 = True
+            if ent[8] and ent[8:0] == rd_row:
+                hit_rd = True
+        busy0.next = hit0
+        busy1.next = hit1
+        busy_rd.next = hit_rd
+
+    @always_seq(clk.posedge, reset=rst)
+    def history():
+        ent = intbv(0)[9:]
+        ent[:] = 0
+        if op_valid:
+            ent[8] = 1
+            ent[8:0] = op_range
+        seen.next = (seen << 9) | ent
+
+    @always_comb
+    def check():
+        hazard = bool(0)
+        if op_valid:
+            if p0_take and in0:
+                hazard = bool(busy0)
+            elif p1_take and in1:
+                hazard = bool(busy1)
+            else:
+                hazard = bool(busy_rd)
+        bad_hazard.next = not rst and hazard
+        bad_free.next = not rst and (p0_free == busy0 or p1_free == busy1 or rd_free == busy_rd)
+
+    @always_comb
+    def environment():
+        ok = True
+        if p0_take and in0 and not p0_free:
+            ok = False
+        if p1_take and in1 and not p1_free:
+            ok = False
+        if p0_take and in0 and p1_take and in1:
+            ok = False
+        if rd_take and in_rd and (not rd_free or (p0_take and in0) or (p1_take and in1)):
+            ok = False
+        if p0_take and in0 and r0 >= LIMIT:
+            ok = False
+        if p1_take and in1 and r1 >= LIMIT:
+            ok = False
+        if rd_take and in_rd and rd_row >= LIMIT:
+            ok = False
+        env_ok.next = ok
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(bad_free, bad_hazard)
+
+    return dut, decode, taken, reserved, history, check, environment, pack

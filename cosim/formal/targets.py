@@ -387,10 +387,44 @@ def _ingress_target():
                                     "bank to fill, so a frame overwrites a bank that still holds one")})
 
 
+# ---------------------------------------------------------------------------------------------
+# prism_fp32_bank (the node's FP32_ARRIVAL banks)
+# ---------------------------------------------------------------------------------------------
+FP32_BANK_SMALL = dict(BANK=5, BANKS=16, ROWS=2, FP32_LATENCY=4)
+
+
+def _fp32_bank_target():
+    from . import harness as h
+    from hdl.prism_fp32_bank import FAULTS
+    p = FP32_BANK_SMALL
+    L = p["FP32_LATENCY"]
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), clear=_b(), p0_take=_b(), p0_row=_u(8), p0_lanes=_u(64), p0_value=_u(32),
+                    p1_take=_b(), p1_row=_u(8), p1_lanes=_u(64), p1_value=_u(32), rd_take=_b(), rd_row=_u(8),
+                    p0_free=_b(), p1_free=_b(), rd_free=_b(), o_valid=_b(), o_data=_u(512),
+                    prop_bad=_u(len(h.FP32_BANK_PROPERTIES)), env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.FP32_BANK_PROPERTIES)]
+    lemmas = (("inv_history", "seen != prism_fp32_bank0_hist",
+               f"the checker's last {L} operations are the bank's reservation history"),)
+    return Target(
+        name="prism_fp32_bank", summary="one FP32_ARRIVAL bank of the node with its 16 lanes: reservations "
+                                        "prevent a read-after-write hazard, and stall nothing else",
+        block=lambda: h.prism_fp32_bank_harness, signals=signals, props=props, params=dict(p),
+        parameters_text=(f"BANK={p['BANK']} of BANKS={p['BANKS']}, ROWS={p['ROWS']} (ranges {p['BANK']} and "
+                         f"{p['BANK'] + p['BANKS']}), FP32_LATENCY={L}; 16 lanes with their fp32_add; every "
+                         "element of a group carries one free 32-bit value"),
+        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2, fault_depth=10,
+        faults={"short_reservation": Fault(dict(FAULT=FAULTS["short_reservation"]), ("no_raw_hazard",),
+                                           "test-only FAULT_SHORT_RESERVATION: a range stays reserved for one "
+                                           "operation fewer than the adder's latency")})
+
+
 _BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
-             "prism_ingress": _ingress_target,
+             "prism_ingress": _ingress_target, "prism_fp32_bank": _fp32_bank_target,
              "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
-ALIASES = {"checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
+ALIASES = {"fp32_bank": "prism_fp32_bank", "checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
            "ingress": "prism_ingress"}
 TARGET_NAMES = tuple(_BUILDERS)
 
