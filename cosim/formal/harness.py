@@ -587,3 +587,215 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
         prop_bad.next = concat(bad_free, bad_hazard)
 
     return dut, decode, taken, reserved, history, check, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_control (the node's validation, admission and STAGE/COMMIT/ABORT)
+# ---------------------------------------------------------------------------------------------
+CONTROL_PROPERTIES = (
+    ("verdict_order", "every verdict answers the oldest unanswered frame(s) in processing order (order of "
+                      "completion, port 0 first in a tie), on that frame's port with its bank; no verdict "
+                      "without a frame: a frame is answered once, so its bank is never admitted twice"),
+    ("verdict_kind", "a CONTROL frame is never admitted (its bank is freed) and counts as CONTROL; a DATA frame "
+                     "is admitted exactly when its counter event says admitted"),
+    ("closed_after_reset", "after a reset no DATA frame is admitted until a COMMIT has been processed"),
+    ("closed_after_abort", "no DATA frame carrying the op_id and generation of an ABORT processed since the last "
+                           "COMMIT is admitted (nothing enters the datapath for an aborted operation)"),
+)
+CONTROL_ENV = ("each port has at most three frames waiting for a verdict (its ingress has three banks: a frame "
+               "completes only while fewer are waiting); headers, beat counts, op_finished, dp_idle, resp_pop and "
+               "ord_pop are free")
+CONTROL_DEPTH = 6          # frames waiting for a verdict at most: 3 banks x 2 ports
+CE = 36                    # checker entry: ids[35:12] one_beat[11] opcode[10:7] class[6:3] bank[2:1] port[0]
+
+
+@block
+def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
+                          f1_valid, f1_header, f1_beats, f1_too_long, f1_bank, resp_pop, op_finished, dp_idle,
+                          ord_pop,
+                          r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank, ev0_valid, ev0_code,
+                          ev1_valid, ev1_code, resp_valid, resp_data, room_ok, clear, act_policy, act_in_fmt,
+                          act_out_fmt, act_count, act_contributors, act_expected, act_recipients, act_op_id,
+                          act_generation, act_busy, ord_valid, ord_port, prop_bad, env_ok, CAPACITY=32, FAULT=0):
+    """The checker keeps the frames waiting for a verdict in processing order (each frame's port,
+    bank, class, opcode, one-beat flag and op_id/generation) and follows the verdicts: they must
+    take the oldest frames, in order.  From the frames they answer it knows which COMMITs and
+    ABORTs were processed, in processing order, without modelling their outcome.
+    FAULT: hdl/prism_control.py FAULT_*."""
+    from hdl.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
+    dut = prism_control(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
+                        f1_valid, f1_header, f1_beats, f1_too_long, f1_bank,
+                        r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank,
+                        ev0_valid, ev0_code, ev1_valid, ev1_code,
+                        resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
+                        act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
+                        act_recipients, act_op_id, act_generation, act_busy,
+                        ord_valid, ord_port, ord_pop, CAPACITY=CAPACITY, FAULT=FAULT)
+    QW = CE * CONTROL_DEPTH
+    waiting = Signal(intbv(0)[QW:])            # frames without a verdict, oldest lowest
+    n_wait = Signal(intbv(0, min=0, max=8))
+    n_wait0 = Signal(intbv(0, min=0, max=8))   # ... of port 0
+    closed = Signal(bool(1))                   # no COMMIT processed since the reset
+    aborted = Signal(bool(0))                  # an ABORT processed since the last COMMIT ...
+    aborted_ids = Signal(intbv(0)[24:])        # ... with these op_id/generation
+    arrive0 = Signal(intbv(0)[CE:])
+    arrive1 = Signal(intbv(0)[CE:])
+    n_ans = Signal(intbv(0, min=0, max=3))     # verdicts this cycle
+    commit_now = Signal(bool(0))               # a COMMIT is among this cycle's verdicts
+    bad_order, bad_kind, bad_reset, bad_abort = (Signal(bool(0)) for _ in range(4))
+
+    @always_comb
+    def arrivals():
+        e = intbv(0)[CE:]
+        e[:] = 0
+        e[0] = 0
+        e[3:1] = f0_bank
+        e[7:3] = f0_header[4:0]
+        e[11:7] = f0_header[8:4]
+        e[11] = f0_beats == 1
+        e[CE:12] = f0_header[32:8]
+        arrive0.next = e
+        e[0] = 1
+        e[3:1] = f1_bank
+        e[7:3] = f1_header[4:0]
+        e[11:7] = f1_header[8:4]
+        e[11] = f1_beats == 1
+        e[CE:12] = f1_header[32:8]
+        arrive1.next = e
+
+    @always_comb
+    def check():
+        e = intbv(0)[CE:]
+        n = intbv(0, min=0, max=3)
+        order_bad = bool(0)
+        kind_bad = bool(0)
+        reset_bad = bool(0)
+        abort_bad = bool(0)
+        is_closed = bool(0)
+        is_aborted = bool(0)
+        ids = intbv(0)[24:]
+        commit = bool(0)
+        admit = bool(0)
+        code = intbv(0)[4:]
+        is_closed = bool(closed)
+        is_aborted = bool(aborted)
+        ids[:] = aborted_ids
+        n[:] = 0
+        if r0_valid:
+            n[:] = n + 1
+        if r1_valid:
+            n[:] = n + 1
+        if ev0_valid != r0_valid or ev1_valid != r1_valid or n > n_wait:
+            order_bad = True
+        if n == 2:
+            if waiting[0] == waiting[CE]:
+                order_bad = True
+            elif not waiting[0] and (waiting[3:1] != r0_bank or waiting[CE + 3:CE + 1] != r1_bank):
+                order_bad = True
+            elif waiting[0] and (waiting[3:1] != r1_bank or waiting[CE + 3:CE + 1] != r0_bank):
+                order_bad = True
+        if n == 1:
+            if waiting[0] != r1_valid:
+                order_bad = True
+            elif r1_valid and waiting[3:1] != r1_bank:
+                order_bad = True
+            elif r0_valid and waiting[3:1] != r0_bank:
+                order_bad = True
+        # the answered frames in processing order
+        w = modbv(0)[QW:]
+        w[:] = waiting
+        for i in range(2):
+            if i < n:
+                e[:] = w[CE:0]
+                w[:] = w >> CE
+                if e[0]:
+                    admit = bool(r1_admit)
+                    code[:] = ev1_code
+                else:
+                    admit = bool(r0_admit)
+                    code[:] = ev0_code
+                if e[7:3] == CLASS_CONTROL:
+                    if admit or code != EV_CONTROL:
+                        kind_bad = True
+                    if e[11] and e[11:7] == OP_COMMIT:
+                        commit = True
+                        is_closed = False
+                        is_aborted = False
+                    if e[11] and e[11:7] == OP_ABORT:
+                        is_aborted = True
+                        ids[:] = e[CE:12]
+                else:
+                    if code == EV_CONTROL or admit != (code == EV_ADMITTED):
+                        kind_bad = True
+                    if admit and is_closed:
+                        reset_bad = True
+                    if admit and is_aborted and e[CE:12] == ids:
+                        abort_bad = True
+        n_ans.next = n
+        commit_now.next = commit
+        bad_order.next = not rst and order_bad
+        bad_kind.next = not rst and kind_bad
+        bad_reset.next = not rst and reset_bad
+        bad_abort.next = not rst and abort_bad
+
+    @always_seq(clk.posedge, reset=rst)
+    def follow():
+        q = modbv(0)[QW + 2 * CE:]
+        e = intbv(0)[CE:]
+        v = modbv(0)[QW + 2 * CE:]
+        cnt = intbv(0, min=0, max=10)
+        cnt0 = intbv(0, min=0, max=10)
+        is_closed = bool(0)
+        is_aborted = bool(0)
+        ids = intbv(0)[24:]
+        is_closed = bool(closed)
+        is_aborted = bool(aborted)
+        ids[:] = aborted_ids
+        q[:] = waiting
+        cnt[:] = n_wait
+        cnt0[:] = n_wait0
+        # the verdicts of this cycle take the oldest frames
+        for i in range(2):
+            if i < n_ans and cnt != 0:
+                e[:] = q[CE:0]
+                if e[7:3] == CLASS_CONTROL and e[11] and e[11:7] == OP_COMMIT:
+                    is_closed = False
+                    is_aborted = False
+                if e[7:3] == CLASS_CONTROL and e[11] and e[11:7] == OP_ABORT:
+                    is_aborted = True
+                    ids[:] = e[CE:12]
+                if not e[0] and cnt0 != 0:
+                    cnt0[:] = cnt0 - 1
+                q[:] = q >> CE
+                cnt[:] = cnt - 1
+        # this cycle's completed frames join them, port 0 first
+        if f0_valid and cnt < CONTROL_DEPTH:
+            v[:] = arrive0
+            q[:] = q | (v << (CE * cnt))
+            cnt[:] = cnt + 1
+            cnt0[:] = cnt0 + 1
+        if f1_valid and cnt < CONTROL_DEPTH:
+            v[:] = arrive1
+            q[:] = q | (v << (CE * cnt))
+            cnt[:] = cnt + 1
+        waiting.next = q[QW:]
+        n_wait.next = cnt
+        n_wait0.next = cnt0
+        closed.next = is_closed
+        aborted.next = is_aborted
+        aborted_ids.next = ids
+
+    @always_comb
+    def environment():
+        ok = True
+        if f0_valid and n_wait0 >= 3:
+            ok = False
+        if f1_valid and n_wait - n_wait0 >= 3:
+            ok = False
+        env_ok.next = ok
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(bad_abort, bad_reset, bad_kind, bad_order)
+
+    return dut, arrivals, check, follow, environment, pack

@@ -421,10 +421,86 @@ def _fp32_bank_target():
                                            "operation fewer than the adder's latency")})
 
 
-_BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
+# ---------------------------------------------------------------------------------------------
+# prism_control (validation, admission, STAGE/COMMIT/ABORT)
+# ---------------------------------------------------------------------------------------------
+CONTROL_CAPACITY = 32
+
+
+def _control_target():
+    from . import harness as h
+    from hdl.prism_control import FAULTS
+    hdr = 96
+
+    def signals():
+        s = dict(clk=_b(), rst=_rst())
+        for p in (0, 1):
+            s.update({f"f{p}_valid": _b(), f"f{p}_header": _u(hdr), f"f{p}_beats": _u(9), f"f{p}_too_long": _b(),
+                      f"f{p}_bank": _u(2)})
+        s.update(resp_pop=_b(), op_finished=_b(), dp_idle=_b(), ord_pop=_b())
+        for p in (0, 1):
+            s.update({f"r{p}_valid": _b(), f"r{p}_admit": _b(), f"r{p}_bank": _u(2)})
+        for p in (0, 1):
+            s.update({f"ev{p}_valid": _b(), f"ev{p}_code": _u(4)})
+        s.update(resp_valid=_b(), resp_data=_u(44), room_ok=_b(), clear=_b(), act_policy=_u(2), act_in_fmt=_u(2),
+                 act_out_fmt=_u(3), act_count=_u(13), act_contributors=_u(8), act_expected=_u(4),
+                 act_recipients=_u(2), act_op_id=_u(8), act_generation=_u(16), act_busy=_b(), ord_valid=_b(),
+                 ord_port=_b(), prop_bad=_u(len(h.CONTROL_PROPERTIES)), env_ok=_b())
+        return s
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.CONTROL_PROPERTIES)]
+    lemmas = _control_lemmas()
+    return Target(
+        name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "
+                                      "frame in processing order, nothing admitted after a reset or for an "
+                                      "aborted operation",
+        block=lambda: h.prism_control_harness, signals=signals, props=props, params=dict(CAPACITY=CONTROL_CAPACITY),
+        parameters_text=f"CAPACITY={CONTROL_CAPACITY}, header {hdr} bits (the fields it reads), frm_beats 9 bits; "
+                        "response queue 16, hold queue 8, duplicate map 8 x 256 ranges (fixed)",
+        assumes=("env_ok",), lemmas=lemmas, depth=3, k=2, fault_depth=6, timeout=1500,
+        faults={"abort_keeps_open": Fault(dict(FAULT=FAULTS["abort_keeps_open"]), ("closed_after_abort",),
+                                          "test-only FAULT_ABORT_KEEPS_OPEN: an ABORT is acknowledged but leaves the "
+                                          "operation open")})
+
+
+def _control_lemmas():
+    """The checker's waiting frames are the control block's hold queue (after this cycle's verdicts),
+    field by field; its view of COMMITs and ABORTs bounds the operation state."""
+    from .harness import CE, CONTROL_DEPTH
+    c = "prism_control0_"
+    lemmas = [
+        ("inv_waiting_bounds", "n_wait > 6 || n_wait0 > 3 || n_wait0 > n_wait || n_wait - n_wait0 > 3",
+         "at most three frames per port wait for a verdict"),
+        ("inv_hold_count", f"{c}hold_count + n_ans != n_wait",
+         "the frames held for later are the waiting frames this cycle's verdicts do not answer"),
+    ]
+    for i in range(CONTROL_DEPTH):
+        cases = []
+        for j in range(3):
+            if i + j >= CONTROL_DEPTH:
+                continue
+            m = f"{c}hold_mem[{c}hold_rp + 3'd{i}]"
+            b = CE * (i + j)
+            w = lambda hi, lo: f"waiting[{b + hi}:{b + lo}]"
+            differ = (f"{m}[108] != waiting[{b}] || {m}[107:106] != {w(2, 1)} || {m}[7:0] != {w(10, 3)} || "
+                      f"({m}[104:96] == 9'd1) != waiting[{b + 11}] || {m}[31:8] != {w(35, 12)}")
+            cases.append(f"(n_ans == {j} && ({differ}))")
+        lemmas.append((f"inv_hold_entry{i}", f"{c}hold_count > {i} && ({' || '.join(cases)})",
+                       f"held frame {i} is the checker's waiting frame behind this cycle's verdicts (port, bank, "
+                       "class, opcode, one beat, op_id/generation)"))
+    lemmas += [
+        ("inv_closed", f"closed && {c}op_open && !commit_now",
+         "no operation is open while no COMMIT was processed since the reset"),
+        ("inv_aborted", f"aborted && {c}op_open && {c}act_word[31:8] == aborted_ids && !commit_now",
+         "an operation with the op_id/generation of an ABORT processed since the last COMMIT is not open"),
+    ]
+    return tuple(lemmas)
+
+
+_BUILDERS = {"axis_register": _axis_register_target, "prism_control": _control_target, "prism_egress": _egress_target,
              "prism_ingress": _ingress_target, "prism_fp32_bank": _fp32_bank_target,
              "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
-ALIASES = {"fp32_bank": "prism_fp32_bank", "checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
+ALIASES = {"control": "prism_control", "fp32_bank": "prism_fp32_bank", "checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
            "ingress": "prism_ingress"}
 TARGET_NAMES = tuple(_BUILDERS)
 
