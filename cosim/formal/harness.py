@@ -641,7 +641,9 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     arrive0 = Signal(intbv(0)[CE:])
     arrive1 = Signal(intbv(0)[CE:])
     n_ans = Signal(intbv(0, min=0, max=3))     # verdicts this cycle
-    commit_now = Signal(bool(0))               # a COMMIT is among this cycle's verdicts
+    closed_after = Signal(bool(0))             # closed, aborted, aborted_ids once this cycle's verdicts are
+    aborted_after = Signal(bool(0))            # taken into account (the control block's state already
+    aborted_ids_after = Signal(intbv(0)[24:])  # reflects them: they were decided at the last edge)
     bad_order, bad_kind, bad_reset, bad_abort = (Signal(bool(0)) for _ in range(4))
 
     @always_comb
@@ -674,7 +676,6 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         is_closed = bool(0)
         is_aborted = bool(0)
         ids = intbv(0)[24:]
-        commit = bool(0)
         admit = bool(0)
         code = intbv(0)[4:]
         is_closed = bool(closed)
@@ -718,7 +719,6 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                     if admit or code != EV_CONTROL:
                         kind_bad = True
                     if e[11] and e[11:7] == OP_COMMIT:
-                        commit = True
                         is_closed = False
                         is_aborted = False
                     if e[11] and e[11:7] == OP_ABORT:
@@ -732,7 +732,9 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                     if admit and is_aborted and e[CE:12] == ids:
                         abort_bad = True
         n_ans.next = n
-        commit_now.next = commit
+        closed_after.next = is_closed
+        aborted_after.next = is_aborted
+        aborted_ids_after.next = ids
         bad_order.next = not rst and order_bad
         bad_kind.next = not rst and kind_bad
         bad_reset.next = not rst and reset_bad
@@ -799,3 +801,73 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         prop_bad.next = concat(bad_abort, bad_reset, bad_kind, bad_order)
 
     return dut, arrivals, check, follow, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# The package's work accounting: work_distributor + service_rate_estimator + the assertion monitor
+# ---------------------------------------------------------------------------------------------
+@block
+def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, retry_valid, retry_slot,
+                            tgt_ready, s_cmpl_valid, s_cmpl_slot, s_cmpl_gen, route_epoch, tgt_enable, tgt_stall,
+                            s_axis_job_tready, retry_ready, m_job_valid, m_job_target, m_job_slot, m_job_gen,
+                            m_job_tid, m_job_work, m_job_epoch, m_job_retry, dispatch_fire, retry_fire, retire_fire,
+                            retire_target, retire_work, retire_tid, outstanding, outstanding_work, svc_rate,
+                            rate_valid, accepted_work, completed_work, fail_work_conserved,
+                            WINDOW=4, VARIANT=""):
+    """accelerator_package's accounting loop without its die models: the distributor dispatches,
+    the service-rate estimator counts accepted and retired work and feeds its rates back to the
+    policy, and the package assertion monitor checks a_work_conserved (accepted - completed =
+    outstanding work, per target, while neither counter saturates).  Completions are free (any
+    slot and generation, any cycle: the dies, the completion arbiter and late duplicates from the
+    transport are the environment).  VARIANT "retry_as_work": the estimator counts a transport
+    retry as retired work, like accelerator_package's FAULT_RETRY_AS_WORK."""
+    from hdl.package_assertion_monitor import package_assertion_monitor
+    from hdl.service_rate_estimator import service_rate_estimator
+    from hdl.work_distributor import work_distributor
+    if VARIANT not in ("", "retry_as_work"):
+        raise ValueError(f"work_accounting_harness: VARIANT={VARIANT!r}")
+    retry_as_work = VARIANT == "retry_as_work"
+    n_tgt = len(tgt_enable)
+    slot_w, gen_w, epoch_w, work_w = len(m_job_slot), len(m_job_gen), len(m_job_epoch), len(m_job_work)
+    n_job = 1 << slot_w
+    chk_slot, chk_gen, chk_epoch = Signal(intbv(0)[slot_w:]), Signal(intbv(0)[gen_w:]), Signal(intbv(0)[epoch_w:])
+    chk_live = Signal(bool(0))
+    job_live = Signal(intbv(0)[n_job:])
+    job_gen = Signal(intbv(0)[n_job * gen_w:])
+    job_epoch = Signal(intbv(0)[n_job * epoch_w:])
+    tgt_active = Signal(intbv(0)[n_tgt:])
+    active_cyc = Signal(intbv(0)[len(accepted_work):])
+    stall_cyc = Signal(intbv(0)[len(accepted_work):])
+    est_retire = Signal(bool(0))
+    est_target = Signal(intbv(0)[len(m_job_target):])
+    est_work = Signal(intbv(0)[work_w:])
+    f_retire, f_retry, f_epoch, f_disabled, f_imbalance, armed = (Signal(bool(0)) for _ in range(6))
+    dist = work_distributor(
+        clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
+        retry_valid, retry_slot, retry_ready,
+        m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch, m_job_retry,
+        tgt_ready, s_cmpl_valid, s_cmpl_slot, s_cmpl_gen, route_epoch, tgt_enable, svc_rate,
+        dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
+        outstanding, outstanding_work, chk_slot, chk_live, chk_gen, chk_epoch, job_live, job_gen, job_epoch)
+    est = service_rate_estimator(
+        clk, rst, dispatch_fire, m_job_target, m_job_work, est_retire, est_target, est_work,
+        outstanding, tgt_stall, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
+        stall_cyc, WINDOW=WINDOW)
+    mon = package_assertion_monitor(
+        clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, s_cmpl_slot,
+        s_cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
+        completed_work, f_retire, f_retry, f_epoch, f_disabled, f_imbalance, fail_work_conserved, armed,
+        CHECK_WORK=True)
+
+    @always_comb
+    def estimator_events():
+        if retry_as_work and retry_fire:
+            est_retire.next = True
+            est_target.next = m_job_target
+            est_work.next = m_job_work
+        else:
+            est_retire.next = retire_fire
+            est_target.next = retire_target
+            est_work.next = retire_work
+
+    return dist, est, mon, estimator_events

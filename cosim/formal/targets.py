@@ -471,6 +471,9 @@ def _control_lemmas():
     lemmas = [
         ("inv_waiting_bounds", "n_wait > 6 || n_wait0 > 3 || n_wait0 > n_wait || n_wait - n_wait0 > 3",
          "at most three frames per port wait for a verdict"),
+        ("inv_waiting_port0", "n_wait0 != " + " + ".join(f"(n_wait > {i} && !waiting[{CE * i}])"
+                                                         for i in range(CONTROL_DEPTH)),
+         "the checker's count of port 0's waiting frames is right"),
         ("inv_hold_count", f"{c}hold_count + n_ans != n_wait",
          "the frames held for later are the waiting frames this cycle's verdicts do not answer"),
     ]
@@ -489,18 +492,63 @@ def _control_lemmas():
                        f"held frame {i} is the checker's waiting frame behind this cycle's verdicts (port, bank, "
                        "class, opcode, one beat, op_id/generation)"))
     lemmas += [
-        ("inv_closed", f"closed && {c}op_open && !commit_now",
+        ("inv_closed", f"closed_after && {c}op_open",
          "no operation is open while no COMMIT was processed since the reset"),
-        ("inv_aborted", f"aborted && {c}op_open && {c}act_word[31:8] == aborted_ids && !commit_now",
+        ("inv_aborted", f"aborted_after && {c}op_open && {c}act_word[31:8] == aborted_ids_after",
          "an operation with the op_id/generation of an ABORT processed since the last COMMIT is not open"),
     ]
     return tuple(lemmas)
 
 
-_BUILDERS = {"axis_register": _axis_register_target, "prism_control": _control_target, "prism_egress": _egress_target,
+# ---------------------------------------------------------------------------------------------
+# work_accounting (the package assertion a_work_conserved)
+# ---------------------------------------------------------------------------------------------
+ACCOUNTING_STAT_W = 6       # the estimator's saturating counters (> WORK_W)
+
+
+def _accounting_target():
+    from . import harness as h
+    g = distributor_geometry()
+    sw = ACCOUNTING_STAT_W
+
+    def signals():
+        n, u = g.n_tgt, _u
+        return dict(clk=_b(), rst=_rst(), s_axis_job_tdata=u(g.work_w), s_axis_job_tid=u(g.job_w),
+                    s_axis_job_tvalid=_b(), retry_valid=_b(), retry_slot=u(g.slot_w), tgt_ready=u(n),
+                    s_cmpl_valid=_b(), s_cmpl_slot=u(g.slot_w), s_cmpl_gen=u(g.gen_w), route_epoch=u(g.epoch_w),
+                    tgt_enable=u(n), tgt_stall=u(n), s_axis_job_tready=_b(), retry_ready=_b(), m_job_valid=_b(),
+                    m_job_target=u(g.tgt_w), m_job_slot=u(g.slot_w), m_job_gen=u(g.gen_w), m_job_tid=u(g.job_w),
+                    m_job_work=u(g.work_w), m_job_epoch=u(g.epoch_w), m_job_retry=_b(), dispatch_fire=_b(),
+                    retry_fire=_b(), retire_fire=_b(), retire_target=u(g.tgt_w), retire_work=u(g.work_w),
+                    retire_tid=u(g.job_w), outstanding=u(n * g.cnt_w), outstanding_work=u(n * g.owork_w),
+                    svc_rate=u(n * g.rate_w), rate_valid=u(n), accepted_work=u(n * sw), completed_work=u(n * sw),
+                    fail_work_conserved=_b())
+
+    props = [Prop("a_work_conserved", "fail_work_conserved", None,
+                  "per target, accepted - completed work (the estimator's counters) = the distributor's outstanding "
+                  "work, while neither counter saturates")]
+    d = "work_distributor0_"
+    on = lambda t: " + ".join(f"(({d}tbl_live[{j}] && {d}tbl_tgt[{j}] == {t}) ? {d}tbl_work[{j}] : 0)"
+                              for j in range(g.n_job))
+    lemmas = tuple((f"inv_target{t}_work", f"{d}out_work[{t}] != {on(t)}",
+                    f"target {t}'s outstanding work is the work of the live jobs on it") for t in range(g.n_tgt))
+    return Target(
+        name="work_accounting", summary="the package's work accounting (distributor, service-rate estimator, "
+                                        "assertion monitor): a_work_conserved asserted low",
+        block=lambda: h.work_accounting_harness, signals=signals, props=props, params=dict(WINDOW=4),
+        parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job}, GEN_W={g.gen_w}, WORK_W={g.work_w}, OWORK_W={g.owork_w}, "
+                         f"estimator counters {sw} bits (saturation reachable), WINDOW=4, rates fed back to "
+                         "POLICY_SERVICE_RATE; completions free"),
+        lemmas=lemmas, depth=10, k=2,
+        faults={"retry_as_work": Fault(dict(VARIANT="retry_as_work"), ("a_work_conserved",),
+                                       "FAULT_RETRY_AS_WORK (accelerator_package's variant): the estimator counts a "
+                                       "transport retry as retired work")})
+
+
+_BUILDERS = {"axis_register": _axis_register_target, "work_accounting": _accounting_target, "prism_control": _control_target, "prism_egress": _egress_target,
              "prism_ingress": _ingress_target, "prism_fp32_bank": _fp32_bank_target,
              "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
-ALIASES = {"control": "prism_control", "fp32_bank": "prism_fp32_bank", "checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
+ALIASES = {"accelerator_package": "work_accounting", "a_work_conserved": "work_accounting", "control": "prism_control", "fp32_bank": "prism_fp32_bank", "checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
            "ingress": "prism_ingress"}
 TARGET_NAMES = tuple(_BUILDERS)
 
