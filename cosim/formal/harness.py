@@ -632,6 +632,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                         act_recipients, act_op_id, act_generation, act_busy,
                         ord_valid, ord_port, ord_pop, CAPACITY=CAPACITY, FAULT=FAULT)
     QW = CE * CONTROL_DEPTH
+    ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
     waiting = Signal(intbv(0)[QW:])            # frames without a verdict, oldest lowest
     n_wait = Signal(intbv(0, min=0, max=8))
     n_wait0 = Signal(intbv(0, min=0, max=8))   # ... of port 0
@@ -773,12 +774,12 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         # this cycle's completed frames join them, port 0 first
         if f0_valid and cnt < CONTROL_DEPTH:
             v[:] = arrive0
-            q[:] = q | (v << (CE * cnt))
+            q[:] = (q & ~(ENTRY << (CE * cnt))) | (v << (CE * cnt))
             cnt[:] = cnt + 1
             cnt0[:] = cnt0 + 1
         if f1_valid and cnt < CONTROL_DEPTH:
             v[:] = arrive1
-            q[:] = q | (v << (CE * cnt))
+            q[:] = (q & ~(ENTRY << (CE * cnt))) | (v << (CE * cnt))
             cnt[:] = cnt + 1
         waiting.next = q[QW:]
         n_wait.next = cnt
