@@ -539,7 +539,7 @@ def _accounting_target():
         parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job}, GEN_W={g.gen_w}, WORK_W={g.work_w}, OWORK_W={g.owork_w}, "
                          f"estimator counters {sw} bits (saturation reachable), WINDOW=4, rates fed back to "
                          "POLICY_SERVICE_RATE; completions free"),
-        lemmas=lemmas, depth=10, k=2,
+        lemmas=lemmas, depth=6, k=2, fault_depth=8,
         faults={"retry_as_work": Fault(dict(VARIANT="retry_as_work"), ("a_work_conserved",),
                                        "FAULT_RETRY_AS_WORK (accelerator_package's variant): the estimator counts a "
                                        "transport retry as retired work")})
