@@ -545,11 +545,13 @@ def _accounting_target():
                                        "transport retry as retired work")})
 
 
-_BUILDERS = {"axis_register": _axis_register_target, "work_accounting": _accounting_target, "prism_control": _control_target, "prism_egress": _egress_target,
-             "prism_ingress": _ingress_target, "prism_fp32_bank": _fp32_bank_target,
-             "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
-ALIASES = {"accelerator_package": "work_accounting", "a_work_conserved": "work_accounting", "control": "prism_control", "fp32_bank": "prism_fp32_bank", "checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
-           "ingress": "prism_ingress"}
+_BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
+             "prism_ingress": _ingress_target, "prism_control": _control_target,
+             "prism_fp32_bank": _fp32_bank_target, "collective_fabric": _fabric_target,
+             "work_distributor": _distributor_target, "work_accounting": _accounting_target}
+ALIASES = {"checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
+           "ingress": "prism_ingress", "control": "prism_control", "fp32_bank": "prism_fp32_bank",
+           "accelerator_package": "work_accounting", "a_work_conserved": "work_accounting"}
 TARGET_NAMES = tuple(_BUILDERS)
 
 
