@@ -66,6 +66,10 @@ Ports (widths from the signals):
 
 Parameters:
     CAPACITY    element capacity of the node (1 .. 4096); STAGE with E > CAPACITY is BAD_COUNT
+    FAULT       test-only deliberate bug, FAULT_NONE (default) in every real use:
+                FAULT_ABORT_KEEPS_OPEN  an ABORT is acknowledged and starts the drain but leaves the
+                operation open, so its DATA frames are still admitted (the formal proof that nothing
+                is admitted for an aborted operation must fail on it)
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
@@ -83,6 +87,8 @@ RESPONSE_MARGIN = 6
 MAX_RANGES = 256
 ORDER_DEPTH = 8
 HOLD_DEPTH = 8          # frames waiting behind a held COMMIT: at most 3 banks x 2 ports
+FAULT_NONE, FAULT_ABORT_KEEPS_OPEN = 0, 1
+FAULTS = {"none": FAULT_NONE, "abort_keeps_open": FAULT_ABORT_KEEPS_OPEN}
 ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the longest stretch
                         # with work in flight but none of dp_idle's signals high (the read-out
                         # pipeline between a range leaving the completion FIFO and its tile, 6)
@@ -97,7 +103,9 @@ def prism_control(clk, rst,
                   resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
                   act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
                   act_recipients, act_op_id, act_generation, act_busy,
-                  ord_valid, ord_port, ord_pop, CAPACITY=4096):
+                  ord_valid, ord_port, ord_pop, CAPACITY=4096, FAULT=FAULT_NONE):
+    if FAULT not in FAULTS.values():
+        raise ValueError(f"prism_control: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
     if not 1 <= CAPACITY <= 4096:
         raise ValueError(f"prism_control: CAPACITY={CAPACITY}; the node holds 1 .. 4096 elements")
     hdr_width = len(f0_header)
@@ -382,7 +390,8 @@ def prism_control(clk, rst,
                             elif active[32:8] != hdr[32:8]:
                                 reason[:] = ACTIVE_MISMATCH
                             else:
-                                is_open = False
+                                if FAULT != FAULT_ABORT_KEEPS_OPEN:
+                                    is_open = False
                                 is_aborting = True
                                 qt[:] = 0
                         else:

@@ -31,17 +31,27 @@ Ports (widths from the signals):
     sent_result0        out: pulse, a RESULT frame's last beat was taken on TX port 0
     sent_result1        out: pulse, same for TX port 1
                         (counted on the wire, so a frame a reset cuts is never counted)
+
+Parameters:
+    FAULT               test-only deliberate bug, FAULT_NONE (default) in every real use:
+                        FAULT_NO_FRAME_LOCK  port 0 forgets that it is inside a RESULT frame, so a
+                        response may be sent between two beats of the frame (the formal proof of
+                        whole frames on TX port 0 must fail on it)
 """
 from myhdl import Signal, always, always_comb, block
 
 GRANT_RESPONSE, GRANT_RESULT = 0, 1
+FAULT_NONE, FAULT_NO_FRAME_LOCK = 0, 1
+FAULTS = {"none": FAULT_NONE, "no_frame_lock": FAULT_NO_FRAME_LOCK}
 
 
 @block
 def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask, res_ready,
                  m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
                  m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-                 sent_response, sent_result0, sent_result1):
+                 sent_response, sent_result0, sent_result1, FAULT=FAULT_NONE):
+    if FAULT not in FAULTS.values():
+        raise ValueError(f"prism_egress: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
     width = len(m_axis_0_tdata)
     if len(m_axis_1_tdata) != width or len(res_data) != width:
         raise ValueError("prism_egress: m_axis_0_tdata, m_axis_1_tdata and res_data must be equally wide")
@@ -65,7 +75,7 @@ def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data,
         want0 = res_valid and res_mask[0] and not taken0
         want1 = res_valid and res_mask[1] and not taken1
         res_wins = False
-        if locked0:
+        if locked0 and FAULT != FAULT_NO_FRAME_LOCK:
             res_wins = True
         elif want0 and resp_valid:
             res_wins = last_grant == GRANT_RESPONSE

@@ -22,7 +22,7 @@ Checks are written as one clocked process that keeps the history (the previous
 cycle's handshake and beat) and one combinational process that compares it with
 the present cycle, so a failure is visible in the cycle it happens.
 """
-from myhdl import Signal, always_comb, always_seq, block, concat, intbv
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 from hdl.axis_register import axis_register
 from hdl.prism_egress import prism_egress
@@ -234,13 +234,14 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
                          m_axis_0_tready, m_axis_1_tready,
                          resp_pop, res_ready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tlast,
                          m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tlast, sent_response, sent_result0,
-                         sent_result1, prop_bad, env_ok):
+                         sent_result1, prop_bad, env_ok, FAULT=0):
+    """FAULT: prism_egress's test-only broken variants (hdl/prism_egress.py FAULT_*)."""
     width = len(res_data)
     top = width - 1
     dut = prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask, res_ready,
                        m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
                        m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-                       sent_response, sent_result0, sent_result1)
+                       sent_response, sent_result0, sent_result1, FAULT=FAULT)
     b0, b1, b2, b3, b4, b5, b6, b7 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
     r1 = stream_output_rules(clk, rst, m_axis_1_tdata, m_axis_1_tlast, m_axis_1_tvalid, m_axis_1_tready, b2, b3)
@@ -357,7 +358,8 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                           res_bank, rd_release, mem_raddr,
                           s_axis_tready, frm_valid, frm_header, frm_beats, frm_too_long, frm_bank, unsupported,
                           in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
-                          mem_rdata, prop_bad, env_ok):
+                          mem_rdata, prop_bad, env_ok, FAULT=0):
+    """FAULT: prism_ingress's test-only broken variants (hdl/prism_ingress.py FAULT_*)."""
     from hdl.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
@@ -365,7 +367,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                         frm_valid, frm_header, frm_beats, frm_too_long, frm_bank,
                         res_valid, res_admit, res_bank, unsupported, in_frame,
                         rd_avail, rd_bank, rd_header, rd_release, mem_raddr, mem_rdata,
-                        rd_next_avail, rd_next_bank, rd_next_header)
+                        rd_next_avail, rd_next_bank, rd_next_header, FAULT=FAULT)
     src_ok = Signal(bool(0))
     in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
     frame_open = Signal(bool(0))
@@ -445,3 +447,430 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
         prop_bad.next = concat(b3, b2, b1, b0)
 
     return dut, in_rules, pending, admitted, fifo_events, frames, check, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_fp32_bank (the node's FP32_ARRIVAL banks): reservations against read-after-write hazards
+# ---------------------------------------------------------------------------------------------
+FP32_BANK_PROPERTIES = (
+    ("no_raw_hazard", "no operation reaches the lanes for a range that one of the last FP32_LATENCY operations "
+                      "touched (its sum is still in the adder: a read-after-write hazard)"),
+    ("reservations_exact", "p0_free, p1_free and rd_free are low exactly when their range is one of the last "
+                           "FP32_LATENCY operations' (no needless stall: other ranges enter every cycle)"),
+)
+FP32_BANK_ENV = ("the arbiter's contract (prism_arrival_banks): a port group or a read-out that uses this bank is "
+                 "taken only while its free output is high; never both ports' groups in this bank in one cycle; a "
+                 "read-out only in a cycle where no group uses the bank; ranges below BANKS x ROWS")
+
+
+@block
+def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value, p1_take, p1_row, p1_lanes,
+                            p1_value, rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_data, prop_bad, env_ok,
+                            BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, FAULT=0):
+    """One FP32 bank with its lanes.  The checker works out from the inputs which operation the bank
+    takes at each edge (port 0's range in this bank, else port 1's, else a read-out of this bank)
+    and keeps the last FP32_LATENCY of them: a new operation on one of those ranges is a hazard.
+    Every element of a port's group carries the same free 32-bit value (p{P}_value): the checks are
+    about which ranges enter, not about the sums.  FAULT: hdl/prism_fp32_bank.py FAULT_*."""
+    from myhdl import ConcatSignal
+    from hdl.prism_fp32_bank import prism_fp32_bank
+    L = FP32_LATENCY
+    BB = BANKS.bit_length() - 1
+    LIMIT = BANKS * ROWS
+    values0 = ConcatSignal(*([p0_value] * 64))
+    values1 = ConcatSignal(*([p1_value] * 64))
+    chain = Signal(intbv(0)[512:])
+    dut = prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, values0, p1_take, p1_row, p1_lanes, values1,
+                          rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, chain, o_data,
+                          BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L, FAULT=FAULT)
+    seen = Signal(modbv(0)[9 * L:])        # the checker's last L operations (valid | range), newest lowest
+    in0, in1, in_rd = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))     # each uses this bank
+    r0, r1 = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    op_valid = Signal(bool(0))
+    op_range = Signal(intbv(0)[8:])
+    busy0, busy1, busy_rd = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    bad_hazard, bad_free = Signal(bool(0)), Signal(bool(0))
+
+    @always_comb
+    def decode():
+        kb = modbv(0)[BB:]          # the group's range in this bank: row + kb, kb = (BANK - row) mod BANKS
+        r = modbv(0)[8:]
+        m = intbv(0)[64:]
+        kb[:] = BANK - p0_row[BB:0]
+        r[:] = p0_row + kb
+        m[:] = p0_lanes >> (kb * 16)
+        in0.next = kb < 4 and m[0] == 1
+        r0.next = r
+        kb[:] = BANK - p1_row[BB:0]
+        r[:] = p1_row + kb
+        m[:] = p1_lanes >> (kb * 16)
+        in1.next = kb < 4 and m[0] == 1
+        r1.next = r
+        in_rd.next = rd_row[BB:0] == BANK
+
+    @always_comb
+    def taken():
+        if p0_take and in0:
+            op_valid.next = 1
+            op_range.next = r0
+        elif p1_take and in1:
+            op_valid.next = 1
+            op_range.next = r1
+        elif rd_take and in_rd:
+            op_valid.next = 1
+            op_range.next = rd_row
+        else:
+            op_valid.next = 0
+            op_range.next = 0
+
+    @always_comb
+    def reserved():
+        ent = intbv(0)[9:]
+        hit0 = bool(0)
+        hit1 = bool(0)
+        hit_rd = bool(0)
+        for i in range(L):
+            ent[:] = (seen >> (9 * i)) & 0x1FF
+            if ent[8] and ent[8:0] == r0:
+                hit0 = True
+            if ent[8] and ent[8:0] == r1:
+                hit1 = True
+            if ent[8] and ent[8:0] == rd_row:
+                hit_rd = True
+        busy0.next = hit0
+        busy1.next = hit1
+        busy_rd.next = hit_rd
+
+    @always_seq(clk.posedge, reset=rst)
+    def history():
+        ent = intbv(0)[9:]
+        ent[:] = 0
+        if op_valid:
+            ent[8] = 1
+            ent[8:0] = op_range
+        seen.next = (seen << 9) | ent
+
+    @always_comb
+    def check():
+        hazard = bool(0)
+        if op_valid:
+            if p0_take and in0:
+                hazard = bool(busy0)
+            elif p1_take and in1:
+                hazard = bool(busy1)
+            else:
+                hazard = bool(busy_rd)
+        bad_hazard.next = not rst and hazard
+        bad_free.next = not rst and (p0_free == busy0 or p1_free == busy1 or rd_free == busy_rd)
+
+    @always_comb
+    def environment():
+        ok = True
+        if p0_take and in0 and not p0_free:
+            ok = False
+        if p1_take and in1 and not p1_free:
+            ok = False
+        if p0_take and in0 and p1_take and in1:
+            ok = False
+        if rd_take and in_rd and (not rd_free or (p0_take and in0) or (p1_take and in1)):
+            ok = False
+        if p0_take and in0 and r0 >= LIMIT:
+            ok = False
+        if p1_take and in1 and r1 >= LIMIT:
+            ok = False
+        if rd_take and in_rd and rd_row >= LIMIT:
+            ok = False
+        env_ok.next = ok
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(bad_free, bad_hazard)
+
+    return dut, decode, taken, reserved, history, check, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_control (the node's validation, admission and STAGE/COMMIT/ABORT)
+# ---------------------------------------------------------------------------------------------
+CONTROL_PROPERTIES = (
+    ("verdict_order", "every verdict answers the oldest unanswered frame(s) in processing order (order of "
+                      "completion, port 0 first in a tie), on that frame's port with its bank; no verdict "
+                      "without a frame: a frame is answered once, so its bank is never admitted twice"),
+    ("verdict_kind", "a CONTROL frame is never admitted (its bank is freed) and counts as CONTROL; a DATA frame "
+                     "is admitted exactly when its counter event says admitted"),
+    ("closed_after_reset", "after a reset no DATA frame is admitted until a COMMIT has been processed"),
+    ("closed_after_abort", "no DATA frame carrying the op_id and generation of an ABORT processed since the last "
+                           "COMMIT is admitted (nothing enters the datapath for an aborted operation)"),
+)
+CONTROL_ENV = ("each port has at most three frames waiting for a verdict (its ingress has three banks: a frame "
+               "completes only while fewer are waiting); headers, beat counts, op_finished, dp_idle, resp_pop and "
+               "ord_pop are free")
+CONTROL_DEPTH = 6          # frames waiting for a verdict at most: 3 banks x 2 ports
+CE = 36                    # checker entry: ids[35:12] one_beat[11] opcode[10:7] class[6:3] bank[2:1] port[0]
+
+
+@block
+def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
+                          f1_valid, f1_header, f1_beats, f1_too_long, f1_bank, resp_pop, op_finished, dp_idle,
+                          ord_pop,
+                          r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank, ev0_valid, ev0_code,
+                          ev1_valid, ev1_code, resp_valid, resp_data, room_ok, clear, act_policy, act_in_fmt,
+                          act_out_fmt, act_count, act_contributors, act_expected, act_recipients, act_op_id,
+                          act_generation, act_busy, ord_valid, ord_port, prop_bad, env_ok, CAPACITY=32, FAULT=0):
+    """The checker keeps the frames waiting for a verdict in processing order (each frame's port,
+    bank, class, opcode, one-beat flag and op_id/generation) and follows the verdicts: they must
+    take the oldest frames, in order.  From the frames they answer it knows which COMMITs and
+    ABORTs were processed, in processing order, without modelling their outcome.
+    FAULT: hdl/prism_control.py FAULT_*."""
+    from hdl.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
+    dut = prism_control(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
+                        f1_valid, f1_header, f1_beats, f1_too_long, f1_bank,
+                        r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank,
+                        ev0_valid, ev0_code, ev1_valid, ev1_code,
+                        resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
+                        act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
+                        act_recipients, act_op_id, act_generation, act_busy,
+                        ord_valid, ord_port, ord_pop, CAPACITY=CAPACITY, FAULT=FAULT)
+    QW = CE * CONTROL_DEPTH
+    ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
+    waiting = Signal(intbv(0)[QW:])            # frames without a verdict, oldest lowest
+    n_wait = Signal(intbv(0, min=0, max=8))
+    n_wait0 = Signal(intbv(0, min=0, max=8))   # ... of port 0
+    closed = Signal(bool(1))                   # no COMMIT processed since the reset
+    aborted = Signal(bool(0))                  # an ABORT processed since the last COMMIT ...
+    aborted_ids = Signal(intbv(0)[24:])        # ... with these op_id/generation
+    arrive0 = Signal(intbv(0)[CE:])
+    arrive1 = Signal(intbv(0)[CE:])
+    n_ans = Signal(intbv(0, min=0, max=3))     # verdicts this cycle
+    closed_after = Signal(bool(0))             # closed, aborted, aborted_ids once this cycle's verdicts are
+    aborted_after = Signal(bool(0))            # taken into account (the control block's state already
+    aborted_ids_after = Signal(intbv(0)[24:])  # reflects them: they were decided at the last edge)
+    bad_order, bad_kind, bad_reset, bad_abort = (Signal(bool(0)) for _ in range(4))
+
+    @always_comb
+    def arrivals():
+        e = intbv(0)[CE:]
+        e[:] = 0
+        e[0] = 0
+        e[3:1] = f0_bank
+        e[7:3] = f0_header[4:0]
+        e[11:7] = f0_header[8:4]
+        e[11] = f0_beats == 1
+        e[CE:12] = f0_header[32:8]
+        arrive0.next = e
+        e[0] = 1
+        e[3:1] = f1_bank
+        e[7:3] = f1_header[4:0]
+        e[11:7] = f1_header[8:4]
+        e[11] = f1_beats == 1
+        e[CE:12] = f1_header[32:8]
+        arrive1.next = e
+
+    @always_comb
+    def check():
+        e = intbv(0)[CE:]
+        n = intbv(0, min=0, max=3)
+        order_bad = bool(0)
+        kind_bad = bool(0)
+        reset_bad = bool(0)
+        abort_bad = bool(0)
+        is_closed = bool(0)
+        is_aborted = bool(0)
+        ids = intbv(0)[24:]
+        admit = bool(0)
+        code = intbv(0)[4:]
+        is_closed = bool(closed)
+        is_aborted = bool(aborted)
+        ids[:] = aborted_ids
+        n[:] = 0
+        if r0_valid:
+            n[:] = n + 1
+        if r1_valid:
+            n[:] = n + 1
+        if ev0_valid != r0_valid or ev1_valid != r1_valid or n > n_wait:
+            order_bad = True
+        if n == 2:
+            if waiting[0] == waiting[CE]:
+                order_bad = True
+            elif not waiting[0] and (waiting[3:1] != r0_bank or waiting[CE + 3:CE + 1] != r1_bank):
+                order_bad = True
+            elif waiting[0] and (waiting[3:1] != r1_bank or waiting[CE + 3:CE + 1] != r0_bank):
+                order_bad = True
+        if n == 1:
+            if waiting[0] != r1_valid:
+                order_bad = True
+            elif r1_valid and waiting[3:1] != r1_bank:
+                order_bad = True
+            elif r0_valid and waiting[3:1] != r0_bank:
+                order_bad = True
+        # the answered frames in processing order
+        w = modbv(0)[QW:]
+        w[:] = waiting
+        for i in range(2):
+            if i < n:
+                e[:] = w[CE:0]
+                w[:] = w >> CE
+                if e[0]:
+                    admit = bool(r1_admit)
+                    code[:] = ev1_code
+                else:
+                    admit = bool(r0_admit)
+                    code[:] = ev0_code
+                if e[7:3] == CLASS_CONTROL:
+                    if admit or code != EV_CONTROL:
+                        kind_bad = True
+                    if e[11] and e[11:7] == OP_COMMIT:
+                        is_closed = False
+                        is_aborted = False
+                    if e[11] and e[11:7] == OP_ABORT:
+                        is_aborted = True
+                        ids[:] = e[CE:12]
+                else:
+                    if code == EV_CONTROL or admit != (code == EV_ADMITTED):
+                        kind_bad = True
+                    if admit and is_closed:
+                        reset_bad = True
+                    if admit and is_aborted and e[CE:12] == ids:
+                        abort_bad = True
+        n_ans.next = n
+        closed_after.next = is_closed
+        aborted_after.next = is_aborted
+        aborted_ids_after.next = ids
+        bad_order.next = not rst and order_bad
+        bad_kind.next = not rst and kind_bad
+        bad_reset.next = not rst and reset_bad
+        bad_abort.next = not rst and abort_bad
+
+    @always_seq(clk.posedge, reset=rst)
+    def follow():
+        q = modbv(0)[QW + 2 * CE:]
+        e = intbv(0)[CE:]
+        v = modbv(0)[QW + 2 * CE:]
+        cnt = intbv(0, min=0, max=10)
+        cnt0 = intbv(0, min=0, max=10)
+        is_closed = bool(0)
+        is_aborted = bool(0)
+        ids = intbv(0)[24:]
+        is_closed = bool(closed)
+        is_aborted = bool(aborted)
+        ids[:] = aborted_ids
+        q[:] = waiting
+        cnt[:] = n_wait
+        cnt0[:] = n_wait0
+        # the verdicts of this cycle take the oldest frames
+        for i in range(2):
+            if i < n_ans and cnt != 0:
+                e[:] = q[CE:0]
+                if e[7:3] == CLASS_CONTROL and e[11] and e[11:7] == OP_COMMIT:
+                    is_closed = False
+                    is_aborted = False
+                if e[7:3] == CLASS_CONTROL and e[11] and e[11:7] == OP_ABORT:
+                    is_aborted = True
+                    ids[:] = e[CE:12]
+                if not e[0] and cnt0 != 0:
+                    cnt0[:] = cnt0 - 1
+                q[:] = q >> CE
+                cnt[:] = cnt - 1
+        # this cycle's completed frames join them, port 0 first
+        if f0_valid and cnt < CONTROL_DEPTH:
+            v[:] = arrive0
+            q[:] = (q & ~(ENTRY << (CE * cnt))) | (v << (CE * cnt))
+            cnt[:] = cnt + 1
+            cnt0[:] = cnt0 + 1
+        if f1_valid and cnt < CONTROL_DEPTH:
+            v[:] = arrive1
+            q[:] = (q & ~(ENTRY << (CE * cnt))) | (v << (CE * cnt))
+            cnt[:] = cnt + 1
+        waiting.next = q[QW:]
+        n_wait.next = cnt
+        n_wait0.next = cnt0
+        closed.next = is_closed
+        aborted.next = is_aborted
+        aborted_ids.next = ids
+
+    @always_comb
+    def environment():
+        ok = True
+        if f0_valid and n_wait0 >= 3:
+            ok = False
+        if f1_valid and n_wait - n_wait0 >= 3:
+            ok = False
+        env_ok.next = ok
+
+    @always_comb
+    def pack():
+        prop_bad.next = concat(bad_abort, bad_reset, bad_kind, bad_order)
+
+    return dut, arrivals, check, follow, environment, pack
+
+
+# ---------------------------------------------------------------------------------------------
+# The package's work accounting: work_distributor + service_rate_estimator + the assertion monitor
+# ---------------------------------------------------------------------------------------------
+@block
+def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, retry_valid, retry_slot,
+                            tgt_ready, s_cmpl_valid, s_cmpl_slot, s_cmpl_gen, route_epoch, tgt_enable, tgt_stall,
+                            s_axis_job_tready, retry_ready, m_job_valid, m_job_target, m_job_slot, m_job_gen,
+                            m_job_tid, m_job_work, m_job_epoch, m_job_retry, dispatch_fire, retry_fire, retire_fire,
+                            retire_target, retire_work, retire_tid, outstanding, outstanding_work, svc_rate,
+                            rate_valid, accepted_work, completed_work, fail_work_conserved,
+                            WINDOW=4, VARIANT=""):
+    """accelerator_package's accounting loop without its die models: the distributor dispatches,
+    the service-rate estimator counts accepted and retired work and feeds its rates back to the
+    policy, and the package assertion monitor checks a_work_conserved (accepted - completed =
+    outstanding work, per target, while neither counter saturates).  Completions are free (any
+    slot and generation, any cycle: the dies, the completion arbiter and late duplicates from the
+    transport are the environment).  VARIANT "retry_as_work": the estimator counts a transport
+    retry as retired work, like accelerator_package's FAULT_RETRY_AS_WORK."""
+    from hdl.package_assertion_monitor import package_assertion_monitor
+    from hdl.service_rate_estimator import service_rate_estimator
+    from hdl.work_distributor import work_distributor
+    if VARIANT not in ("", "retry_as_work"):
+        raise ValueError(f"work_accounting_harness: VARIANT={VARIANT!r}")
+    retry_as_work = VARIANT == "retry_as_work"
+    n_tgt = len(tgt_enable)
+    slot_w, gen_w, epoch_w, work_w = len(m_job_slot), len(m_job_gen), len(m_job_epoch), len(m_job_work)
+    n_job = 1 << slot_w
+    chk_slot, chk_gen, chk_epoch = Signal(intbv(0)[slot_w:]), Signal(intbv(0)[gen_w:]), Signal(intbv(0)[epoch_w:])
+    chk_live = Signal(bool(0))
+    job_live = Signal(intbv(0)[n_job:])
+    job_gen = Signal(intbv(0)[n_job * gen_w:])
+    job_epoch = Signal(intbv(0)[n_job * epoch_w:])
+    tgt_active = Signal(intbv(0)[n_tgt:])
+    active_cyc = Signal(intbv(0)[len(accepted_work):])
+    stall_cyc = Signal(intbv(0)[len(accepted_work):])
+    est_retire = Signal(bool(0))
+    est_target = Signal(intbv(0)[len(m_job_target):])
+    est_work = Signal(intbv(0)[work_w:])
+    # the monitor's other outputs (proved on work_distributor); names unlike the monitor's own
+    # process variables (f_retire, armed, ...), which the converter's renaming would merge with them
+    other_fail = [Signal(bool(0)) for _ in range(5)]
+    other_armed = Signal(bool(0))
+    dist = work_distributor(
+        clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
+        retry_valid, retry_slot, retry_ready,
+        m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch, m_job_retry,
+        tgt_ready, s_cmpl_valid, s_cmpl_slot, s_cmpl_gen, route_epoch, tgt_enable, svc_rate,
+        dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
+        outstanding, outstanding_work, chk_slot, chk_live, chk_gen, chk_epoch, job_live, job_gen, job_epoch)
+    est = service_rate_estimator(
+        clk, rst, dispatch_fire, m_job_target, m_job_work, est_retire, est_target, est_work,
+        outstanding, tgt_stall, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
+        stall_cyc, WINDOW=WINDOW)
+    mon = package_assertion_monitor(
+        clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, s_cmpl_slot,
+        s_cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
+        completed_work, *other_fail, fail_work_conserved, other_armed, CHECK_WORK=True)
+
+    @always_comb
+    def estimator_events():
+        if retry_as_work and retry_fire:
+            est_retire.next = True
+            est_target.next = m_job_target
+            est_work.next = m_job_work
+        else:
+            est_retire.next = retire_fire
+            est_target.next = retire_target
+            est_work.next = retire_work
+
+    return dist, est, mon, estimator_events

@@ -124,6 +124,16 @@ def _axis_register_target():
 # ---------------------------------------------------------------------------------------------
 # prism_egress
 # ---------------------------------------------------------------------------------------------
+def _egress_fault(name):
+    from hdl.prism_egress import FAULTS
+    return FAULTS[name]
+
+
+def _ingress_fault(name):
+    from hdl.prism_ingress import FAULTS
+    return FAULTS[name]
+
+
 def _egress_target():
     from . import harness as h
     width, resp_w = 4, 3
@@ -168,7 +178,10 @@ def _egress_target():
         block=lambda: h.prism_egress_harness, signals=signals, props=props,
         parameters_text=f"beat {width} bits, response header {resp_w} bits (the egress moves data without "
                         "looking at it; the top bit tags RESULT beats)",
-        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2)
+        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2,
+        faults={"no_frame_lock": Fault(dict(FAULT=_egress_fault("no_frame_lock")), ("whole_frames_tx0",),
+                                       "test-only FAULT_NO_FRAME_LOCK: port 0 forgets that it is inside a RESULT "
+                                       "frame, so a response may cut into it")})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,14 +381,177 @@ def _ingress_target():
         block=lambda: h.prism_ingress_harness, signals=signals, props=props,
         parameters_text=f"tdata {width} bits, header {hdr} bits, 3 banks of 256 payload beats (fixed by the "
                         "protocol), frm_beats 9 bits",
-        assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900)
+        assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900,
+        faults={"bank_reuse": Fault(dict(FAULT=_ingress_fault("bank_reuse")), ("bank_free",),
+                                    "test-only FAULT_BANK_REUSE: a header beat is taken whatever the state of the "
+                                    "bank to fill, so a frame overwrites a bank that still holds one")})
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_fp32_bank (the node's FP32_ARRIVAL banks)
+# ---------------------------------------------------------------------------------------------
+FP32_BANK_SMALL = dict(BANK=5, BANKS=16, ROWS=2, FP32_LATENCY=4)
+
+
+def _fp32_bank_target():
+    from . import harness as h
+    from hdl.prism_fp32_bank import FAULTS
+    p = FP32_BANK_SMALL
+    L = p["FP32_LATENCY"]
+
+    def signals():
+        return dict(clk=_b(), rst=_rst(), clear=_b(), p0_take=_b(), p0_row=_u(8), p0_lanes=_u(64), p0_value=_u(32),
+                    p1_take=_b(), p1_row=_u(8), p1_lanes=_u(64), p1_value=_u(32), rd_take=_b(), rd_row=_u(8),
+                    p0_free=_b(), p1_free=_b(), rd_free=_b(), o_valid=_b(), o_data=_u(512),
+                    prop_bad=_u(len(h.FP32_BANK_PROPERTIES)), env_ok=_b())
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.FP32_BANK_PROPERTIES)]
+    lemmas = (("inv_history", "seen != prism_fp32_bank0_hist",
+               f"the checker's last {L} operations are the bank's reservation history"),)
+    return Target(
+        name="prism_fp32_bank", summary="one FP32_ARRIVAL bank of the node with its 16 lanes: reservations "
+                                        "prevent a read-after-write hazard, and stall nothing else",
+        block=lambda: h.prism_fp32_bank_harness, signals=signals, props=props, params=dict(p),
+        parameters_text=(f"BANK={p['BANK']} of BANKS={p['BANKS']}, ROWS={p['ROWS']} (ranges {p['BANK']} and "
+                         f"{p['BANK'] + p['BANKS']}), FP32_LATENCY={L}; 16 lanes with their fp32_add; every "
+                         "element of a group carries one free 32-bit value"),
+        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2, fault_depth=10,
+        faults={"short_reservation": Fault(dict(FAULT=FAULTS["short_reservation"]), ("no_raw_hazard",),
+                                           "test-only FAULT_SHORT_RESERVATION: a range stays reserved for one "
+                                           "operation fewer than the adder's latency")})
+
+
+# ---------------------------------------------------------------------------------------------
+# prism_control (validation, admission, STAGE/COMMIT/ABORT)
+# ---------------------------------------------------------------------------------------------
+CONTROL_CAPACITY = 32
+
+
+def _control_target():
+    from . import harness as h
+    from hdl.prism_control import FAULTS
+    hdr = 96
+
+    def signals():
+        s = dict(clk=_b(), rst=_rst())
+        for p in (0, 1):
+            s.update({f"f{p}_valid": _b(), f"f{p}_header": _u(hdr), f"f{p}_beats": _u(9), f"f{p}_too_long": _b(),
+                      f"f{p}_bank": _u(2)})
+        s.update(resp_pop=_b(), op_finished=_b(), dp_idle=_b(), ord_pop=_b())
+        for p in (0, 1):
+            s.update({f"r{p}_valid": _b(), f"r{p}_admit": _b(), f"r{p}_bank": _u(2)})
+        for p in (0, 1):
+            s.update({f"ev{p}_valid": _b(), f"ev{p}_code": _u(4)})
+        s.update(resp_valid=_b(), resp_data=_u(44), room_ok=_b(), clear=_b(), act_policy=_u(2), act_in_fmt=_u(2),
+                 act_out_fmt=_u(3), act_count=_u(13), act_contributors=_u(8), act_expected=_u(4),
+                 act_recipients=_u(2), act_op_id=_u(8), act_generation=_u(16), act_busy=_b(), ord_valid=_b(),
+                 ord_port=_b(), prop_bad=_u(len(h.CONTROL_PROPERTIES)), env_ok=_b())
+        return s
+
+    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.CONTROL_PROPERTIES)]
+    lemmas = _control_lemmas()
+    return Target(
+        name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "
+                                      "frame in processing order, nothing admitted after a reset or for an "
+                                      "aborted operation",
+        block=lambda: h.prism_control_harness, signals=signals, props=props, params=dict(CAPACITY=CONTROL_CAPACITY),
+        parameters_text=f"CAPACITY={CONTROL_CAPACITY}, header {hdr} bits (the fields it reads), frm_beats 9 bits; "
+                        "response queue 16, hold queue 8, duplicate map 8 x 256 ranges (fixed)",
+        assumes=("env_ok",), lemmas=lemmas, depth=3, k=2, fault_depth=6, timeout=1500,
+        faults={"abort_keeps_open": Fault(dict(FAULT=FAULTS["abort_keeps_open"]), ("closed_after_abort",),
+                                          "test-only FAULT_ABORT_KEEPS_OPEN: an ABORT is acknowledged but leaves the "
+                                          "operation open")})
+
+
+def _control_lemmas():
+    """The checker's waiting frames are the control block's hold queue (after this cycle's verdicts),
+    field by field; its view of COMMITs and ABORTs bounds the operation state."""
+    from .harness import CE, CONTROL_DEPTH
+    c = "prism_control0_"
+    lemmas = [
+        ("inv_waiting_bounds", "n_wait > 6 || n_wait0 > 3 || n_wait0 > n_wait || n_wait - n_wait0 > 3",
+         "at most three frames per port wait for a verdict"),
+        ("inv_waiting_port0", "n_wait0 != " + " + ".join(f"(n_wait > {i} && !waiting[{CE * i}])"
+                                                         for i in range(CONTROL_DEPTH)),
+         "the checker's count of port 0's waiting frames is right"),
+        ("inv_hold_count", f"{c}hold_count + n_ans != n_wait",
+         "the frames held for later are the waiting frames this cycle's verdicts do not answer"),
+    ]
+    for i in range(CONTROL_DEPTH):
+        cases = []
+        for j in range(3):
+            if i + j >= CONTROL_DEPTH:
+                continue
+            m = f"{c}hold_mem[{c}hold_rp + 3'd{i}]"
+            b = CE * (i + j)
+            w = lambda hi, lo: f"waiting[{b + hi}:{b + lo}]"
+            differ = (f"{m}[108] != waiting[{b}] || {m}[107:106] != {w(2, 1)} || {m}[7:0] != {w(10, 3)} || "
+                      f"({m}[104:96] == 9'd1) != waiting[{b + 11}] || {m}[31:8] != {w(35, 12)}")
+            cases.append(f"(n_ans == {j} && ({differ}))")
+        lemmas.append((f"inv_hold_entry{i}", f"{c}hold_count > {i} && ({' || '.join(cases)})",
+                       f"held frame {i} is the checker's waiting frame behind this cycle's verdicts (port, bank, "
+                       "class, opcode, one beat, op_id/generation)"))
+    lemmas += [
+        ("inv_closed", f"closed_after && {c}op_open",
+         "no operation is open while no COMMIT was processed since the reset"),
+        ("inv_aborted", f"aborted_after && {c}op_open && {c}act_word[31:8] == aborted_ids_after",
+         "an operation with the op_id/generation of an ABORT processed since the last COMMIT is not open"),
+    ]
+    return tuple(lemmas)
+
+
+# ---------------------------------------------------------------------------------------------
+# work_accounting (the package assertion a_work_conserved)
+# ---------------------------------------------------------------------------------------------
+ACCOUNTING_STAT_W = 6       # the estimator's saturating counters (> WORK_W)
+
+
+def _accounting_target():
+    from . import harness as h
+    g = distributor_geometry()
+    sw = ACCOUNTING_STAT_W
+
+    def signals():
+        n, u = g.n_tgt, _u
+        return dict(clk=_b(), rst=_rst(), s_axis_job_tdata=u(g.work_w), s_axis_job_tid=u(g.job_w),
+                    s_axis_job_tvalid=_b(), retry_valid=_b(), retry_slot=u(g.slot_w), tgt_ready=u(n),
+                    s_cmpl_valid=_b(), s_cmpl_slot=u(g.slot_w), s_cmpl_gen=u(g.gen_w), route_epoch=u(g.epoch_w),
+                    tgt_enable=u(n), tgt_stall=u(n), s_axis_job_tready=_b(), retry_ready=_b(), m_job_valid=_b(),
+                    m_job_target=u(g.tgt_w), m_job_slot=u(g.slot_w), m_job_gen=u(g.gen_w), m_job_tid=u(g.job_w),
+                    m_job_work=u(g.work_w), m_job_epoch=u(g.epoch_w), m_job_retry=_b(), dispatch_fire=_b(),
+                    retry_fire=_b(), retire_fire=_b(), retire_target=u(g.tgt_w), retire_work=u(g.work_w),
+                    retire_tid=u(g.job_w), outstanding=u(n * g.cnt_w), outstanding_work=u(n * g.owork_w),
+                    svc_rate=u(n * g.rate_w), rate_valid=u(n), accepted_work=u(n * sw), completed_work=u(n * sw),
+                    fail_work_conserved=_b())
+
+    props = [Prop("a_work_conserved", "fail_work_conserved", None,
+                  "per target, accepted - completed work (the estimator's counters) = the distributor's outstanding "
+                  "work, while neither counter saturates")]
+    d = "work_distributor0_"
+    on = lambda t: " + ".join(f"(({d}tbl_live[{j}] && {d}tbl_tgt[{j}] == {t}) ? {d}tbl_work[{j}] : 0)"
+                              for j in range(g.n_job))
+    lemmas = tuple((f"inv_target{t}_work", f"{d}out_work[{t}] != {on(t)}",
+                    f"target {t}'s outstanding work is the work of the live jobs on it") for t in range(g.n_tgt))
+    return Target(
+        name="work_accounting", summary="the package's work accounting (distributor, service-rate estimator, "
+                                        "assertion monitor): a_work_conserved asserted low",
+        block=lambda: h.work_accounting_harness, signals=signals, props=props, params=dict(WINDOW=4),
+        parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job}, GEN_W={g.gen_w}, WORK_W={g.work_w}, OWORK_W={g.owork_w}, "
+                         f"estimator counters {sw} bits (saturation reachable), WINDOW=4, rates fed back to "
+                         "POLICY_SERVICE_RATE; completions free"),
+        lemmas=lemmas, depth=6, k=2, fault_depth=8,
+        faults={"retry_as_work": Fault(dict(VARIANT="retry_as_work"), ("a_work_conserved",),
+                                       "FAULT_RETRY_AS_WORK (accelerator_package's variant): the estimator counts a "
+                                       "transport retry as retired work")})
 
 
 _BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,
-             "prism_ingress": _ingress_target,
-             "collective_fabric": _fabric_target, "work_distributor": _distributor_target}
+             "prism_ingress": _ingress_target, "prism_control": _control_target,
+             "prism_fp32_bank": _fp32_bank_target, "collective_fabric": _fabric_target,
+             "work_distributor": _distributor_target, "work_accounting": _accounting_target}
 ALIASES = {"checked_work_distributor": "work_distributor", "egress": "prism_egress", "fabric": "collective_fabric",
-           "ingress": "prism_ingress"}
+           "ingress": "prism_ingress", "control": "prism_control", "fp32_bank": "prism_fp32_bank",
+           "accelerator_package": "work_accounting", "a_work_conserved": "work_accounting"}
 TARGET_NAMES = tuple(_BUILDERS)
 
 
