@@ -57,7 +57,8 @@ def hoist_block_locals(text):
                 new += "_"
             taken.add(new)
             out.append(f"{kind}{middle}{new};".replace("  ", " "))
-            pattern = re.compile(rf"\b{re.escape(var)}\b")
+            # not inside a sized literal: `b1` must not rewrite 1'b1, nor `hff` 8'hff
+            pattern = re.compile(rf"(?<![\w$']){re.escape(var)}(?![\w$])")
             body = [pattern.sub(new, line) for line in body]
         head = lines[i] if label in disabled else re.sub(r"\bbegin:\s*\w+\s*$", "begin", lines[i])
         out.append(head)

@@ -203,3 +203,21 @@ def test_raw_and_rewritten_node_give_the_same_frames_on_the_same_cycles():
         assert [(f.beats, f.cycles) for f in a.tx[p]] == [(f.beats, f.cycles) for f in b.tx[p]], p
         assert [f.cycles for f in a.rx[p]] == [f.cycles for f in b.rx[p]], p
     assert a.counters == b.counters and a.resets == b.resets
+
+
+def test_hoisting_leaves_sized_literals_alone():
+    """A process variable named like a literal's digits (`b1`, `hff`) is renamed in the body
+    but not inside `1'b1` or `8'hff` (found on a formal harness whose variable was `b1`)."""
+    src = "\n".join([
+        "module t(input clk, output reg [7:0] q);",
+        "always @(posedge clk) begin: P",
+        "    reg b1;",
+        "    reg [7:0] hff;",
+        "    b1 = 1'b1;",
+        "    hff = 8'hff;",
+        "    q <= (b1 ? hff : 8'h0);",
+        "end",
+        "endmodule", ""])
+    out = hoist_block_locals(src)
+    assert "P_b1 = 1'b1;" in out and "P_hff = 8'hff;" in out
+    assert "q <= (P_b1 ? P_hff : 8'h0);" in out
