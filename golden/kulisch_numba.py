@@ -571,7 +571,7 @@ def _double_term(v):
 
 # ---- rounding straight from float64 level sums (the argument: ckernels/kulisch.c) ----
 
-@jit
+@jit(inline="always")
 def _round_pair(fmt, hib, lo):
     """RN of the exact hi + lo to fmt, where hi (given as its bits hib) =
     RN53(hi + lo) (a TwoSum pair)."""
@@ -700,15 +700,11 @@ def _round_pairs_fp32(hi, lo, nc, r32, adj):
 
 
 @jit
-def _round_column(fmt, acc, levels, c, width, h, hb, l, tsum, state, d, bits_out, wraps_out, flags_out, at):
-    """One column's result from its pair (h, l; hb: h's bits): _round_pair when the pair is
-    faithful and far from the 280-bit range, else from the exact state."""
-    if abs(h) < 2.0 ** 129 and h + l == h:              # no wrap at either width; a faithful pair
-        bits_out[at] = _round_pair(fmt, hb, l)
-        wraps_out[at] = 0
-        flags_out[at] = 0
-        return
-    tsum[:] = 0                                         # near the 280-bit range, or cancellation: the exact state
+def _round_from_state(fmt, acc, levels, c, width, tsum, state, d, bits_out, wraps_out, flags_out, at):
+    """One column's result, wraps and flags from its exact state (the level sums
+    added into 320 bits): for sums near the 280-bit range, or a pair that is not
+    faithful (deep cancellation)."""
+    tsum[:] = 0
     for j in range(levels):
         v = acc[j, c]
         if v != 0.0:
@@ -724,9 +720,11 @@ def _round_column(fmt, acc, levels, c, width, h, hb, l, tsum, state, d, bits_out
 def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d, pair, r32, adj):
     """Columns of a block with 1 to 3 level sums: rounded bits, wraps, flags.
     pair: (2, LANES) float64 scratch for the (hi, lo) pairs; r32 (float32) and
-    adj (int32): LANES scratch for the FP32 conversion."""
+    adj (int32): LANES scratch for the FP32 conversion.  Scalars only in the
+    per-column loops (a call that takes arrays costs reference counting)."""
     hi = pair[0]
     lo = pair[1]
+    hib = hi.view(np.int64)
     _levels_pairs(acc, levels, nc, hi, lo)
     for c in range(nc):
         wraps_out[c_out + c] = 0
@@ -738,18 +736,30 @@ def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c
             bits_out[c_out + c] = np.uint32(np.int64(ru[c]) + adj[c])
         if slow == 0:
             return
-        hib = hi.view(np.int64)
-        for c in range(nc):
-            h = hi[c]
-            e = (hib[c] >> 52) & 0x7FF
-            if ((e < 1023 - 126) and h != 0.0) or e >= 1023 + 127 or h + lo[c] != h:
-                _round_column(fmt, acc, levels, c, width, h, hib[c], lo[c], tsum, state, d, bits_out, wraps_out, flags_out,
-                              c_out + c)
-        return
+    if fmt == F_BF16:                                   # one loop per format: its grid is a constant
+        _round_pairs(F_BF16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    elif fmt == F_FP16:
+        _round_pairs(F_FP16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    elif fmt == F_INT8:
+        _round_pairs(F_INT8, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    else:
+        _round_pairs(F_FP32, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+
+
+@jit(inline="always")
+def _round_pairs(fmt, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d):
+    """The columns' results from their pairs, where the FP32 conversion did not
+    give them (inlined where fmt is a constant, so the format's grid is too)."""
     hib = hi.view(np.int64)
     for c in range(nc):
-        _round_column(fmt, acc, levels, c, width, hi[c], hib[c], lo[c], tsum, state, d, bits_out, wraps_out, flags_out,
-                      c_out + c)
+        h = hi[c]
+        e = (hib[c] >> 52) & 0x7FF
+        if fmt == F_FP32 and not (((e < 1023 - 126) and h != 0.0) or e >= 1023 + 127 or h + lo[c] != h):
+            continue                                    # converted already
+        if abs(h) < 2.0 ** 129 and h + lo[c] == h:      # no wrap at either width; a faithful pair
+            bits_out[c_out + c] = _round_pair(fmt, hib[c], lo[c])
+        else:                                           # near the 280-bit range, or cancellation
+            _round_from_state(fmt, acc, levels, c, width, tsum, state, d, bits_out, wraps_out, flags_out, c_out + c)
 
 
 # ---- the integer path ------------------------------------------------------------------
