@@ -13,6 +13,9 @@ states the proofs).
 - Integer path (an inf/NaN in the chunk, or a wider spread): per element, the
   whole shifted significand (< 2^55) is added into the 32-bit digit holding
   its LSB, one add per term, at most 255 rows per chunk.
+- Results rounded straight from the level sums (a TwoSum pair hi + lo): FP32
+  by the float64-to-float32 conversion of hi, one unit further where hi is an
+  FP32 midpoint that lo pushes across; other formats by integer steps.
 - C x E states are 320-bit two's-complement limbs (the row count is bounded);
   one long sequence is read as CHUNK_ROWS x LANES blocks into WIDE_DIGITS
   signed 32-bit digits with deferred carries (448 bits), with exponent bins
@@ -678,8 +681,8 @@ def _round_pairs_fp32(hi, lo, nc, r32, adj):
     is itself a midpoint (its 29 bits below the FP32 quantum are 100...0) and
     lo pushes the true sum away from the neighbour RNE chose: then the result
     is the other neighbour, one unit in the last place away (adj).  A zero sum
-    (hi == lo == 0) converts to +0.  Other columns (subnormal or near-overflow
-    results, unfaithful pairs) return 1 in adj's slot's stead: the general path
+    (hi == lo == 0) converts to +0.  The other columns (subnormal or
+    near-overflow results, unfaithful pairs) are counted, and the general path
     rounds them."""
     hib = hi.view(np.int64)
     slow = 0
@@ -957,7 +960,8 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
             levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
         if levels:
             if rounding:
-                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d, pair, r32, adj)
+                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d, pair, r32,
+                              adj)
                 continue
             if rounding:
                 _levels_export(acc, levels, nc, width, m, sh, limb, tmp_limbs, wraps[c0:], flags[c0:], 0)
