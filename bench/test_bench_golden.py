@@ -82,7 +82,7 @@ def as_float32(fmt, a):
 # machine may land in a busy moment and leave a sub-millisecond kernel with a few
 # dozen rounds; the minimum over so few is not its own cost.  The fast cases (ours,
 # numpy's sum, xsum large) run at least MANY_ROUNDS rounds each.
-MANY_ROUNDS = pytest.mark.benchmark(min_rounds=1000)
+MANY_ROUNDS = pytest.mark.benchmark(min_rounds=3000)
 
 
 def record(benchmark, n, impl, peer=False, unit="term"):
