@@ -114,7 +114,12 @@ HOW = """## How the kernels get there
   the 320-bit state (or are rounded straight from a TwoSum pair).  One long sequence is read as
   blocks of 255 x 64 lanes the same way.  Chunks with an inf/NaN or a wider spread take the
   integer-digit path.  The data of the benchmarks (normal values times 2^-30..2^30, a spread of
-  about 100 binades) needs two levels in most all-reduce chunks and three in the rest.
+  about 100 binades) needs two levels in most all-reduce chunks and three in the rest.  FP32
+  results in numba come from the hardware's float64-to-float32 conversion of the pair's high part,
+  element-wise over the columns, moved one unit when that part is itself an FP32 midpoint the low
+  part pushes across (sums below 2^-126 or from 2^127 up take the integer rounding); the other
+  formats round the pair by integer steps in one loop per format.  The public `reduce` runs the
+  kernel's own code for every shape (one column: the long-sequence kernel itself).
 - **ECMP** (`ckernels/ecmp.c`, `golden/ecmp_numba.py`; `docs/fabric.md`).  64 flows at a time: 13
   byte planes, one GF2P8AFFINEQB per byte position and output byte (the hash is GF(2)-affine in the
   tuple's bytes), then four interleaved histogram copies.  CPUs without AVX-512BW + GFNI use 13
@@ -128,6 +133,9 @@ HOW = """## How the kernels get there
   levels and export once per 64 terms; numpy's sum only adds rows into a float32 vector, one add
   per term, and is bound by the memory stream.  An exact result needs at least the bounds pass and
   two adds per term for this data's spread, which is where the factor to numpy stays.
+- **All-reduce shape, numba, reduce to FP32** (the kernel's parts timed apart): about 80 % bounds,
+  levels and level sums, about 20 % forming and rounding the 16,384 pairs; before the conversion
+  path the rounding alone took as long as the sums (numba / C was 1.77).
 - **ECMP, C:** about half the time hashing (byte planes and affine maps), about 40 % counting
   (one increment per flow; the copies take the store-to-load chains off it), the rest checking
   groups.  Hash and bin read 17 bytes per flow (addresses, ports, protocol, group): 17 MB per

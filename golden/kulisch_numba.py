@@ -13,6 +13,9 @@ states the proofs).
 - Integer path (an inf/NaN in the chunk, or a wider spread): per element, the
   whole shifted significand (< 2^55) is added into the 32-bit digit holding
   its LSB, one add per term, at most 255 rows per chunk.
+- Results rounded straight from the level sums (a TwoSum pair hi + lo): FP32
+  by the float64-to-float32 conversion of hi, one unit further where hi is an
+  FP32 midpoint that lo pushes across; other formats by integer steps.
 - C x E states are 320-bit two's-complement limbs (the row count is bounded);
   one long sequence is read as CHUNK_ROWS x LANES blocks into WIDE_DIGITS
   signed 32-bit digits with deferred carries (448 bits), with exponent bins
@@ -571,7 +574,7 @@ def _double_term(v):
 
 # ---- rounding straight from float64 level sums (the argument: ckernels/kulisch.c) ----
 
-@jit
+@jit(inline="always")
 def _round_pair(fmt, hib, lo):
     """RN of the exact hi + lo to fmt, where hi (given as its bits hib) =
     RN53(hi + lo) (a TwoSum pair)."""
@@ -631,43 +634,135 @@ def _round_state(fmt, width, limbs, wraps, flags, d):
 
 
 @jit
-def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d, pair):
-    """Columns of a block with 1 to 3 level sums: rounded bits, wraps, flags
-    (the argument for three levels: ckernels/kulisch.c, levels_round).
-    pair: (2, LANES) float64 scratch for the (hi, lo) pairs."""
-    hi = pair[0]
-    lo = pair[1]
+def _levels_pairs(acc, levels, nc, hi, lo):
+    """Each column's exact sum of its 1 to 3 level sums as hi + lo: two levels are
+    one TwoSum pair; three are (a, b) = TwoSum(s2, s3), (hi, cc) = TwoSum(s1, a),
+    lo = fl(cc + b), which keeps the sign of cc + b (the argument for rounding
+    from it: ckernels/kulisch.c, levels_round).  One loop per level count, so
+    each is a straight element-wise loop over the columns."""
     s1 = acc[0]
     s2 = acc[1]
     s3 = acc[2]
+    if levels == 1:
+        for c in range(nc):
+            hi[c] = s1[c] + 0.0                         # + 0.0: a -0 sum reads as +0, as a TwoSum would give
+            lo[c] = 0.0
+    elif levels == 2:
+        for c in range(nc):
+            a = s2[c] + 0.0
+            h = s1[c] + a
+            hv = h - s1[c]
+            hi[c] = h
+            lo[c] = (s1[c] - (h - hv)) + (a - hv)
+    else:
+        for c in range(nc):
+            x2 = s2[c]
+            x3 = s3[c]
+            a = x2 + x3
+            av = a - x2
+            b = (x2 - (a - av)) + (x3 - av)
+            h = s1[c] + a
+            hv = h - s1[c]
+            cc = (s1[c] - (h - hv)) + (a - hv)
+            hi[c] = h
+            lo[c] = cc + b
+
+
+@jit
+def _round_pairs_fp32(hi, lo, nc, r32, adj):
+    """FP32 results of the pairs by the hardware's own rounding, element-wise
+    (vectorised) over the columns; returns how many columns need the general
+    path instead.
+
+    For 2^-126 <= |hi| < 2^127 (normal FP32 results; no overflow) and a faithful
+    pair (hi + lo == hi, so hi = RN53(hi + lo)): every FP32 midpoint there is a
+    double, so none lies strictly between hi and the true sum, and
+    RN32(hi + lo) = RN32(hi), which the conversion computes (RNE) -- unless hi
+    is itself a midpoint (its 29 bits below the FP32 quantum are 100...0) and
+    lo pushes the true sum away from the neighbour RNE chose: then the result
+    is the other neighbour, one unit in the last place away (adj).  A zero sum
+    (hi == lo == 0) converts to +0.  The other columns (subnormal or
+    near-overflow results, unfaithful pairs) are counted, and the general path
+    rounds them."""
+    hib = hi.view(np.int64)
+    slow = 0
     for c in range(nc):
-        x2 = s2[c] if levels >= 2 else 0.0
-        x3 = s3[c] if levels == 3 else 0.0
-        a = x2 + x3                                     # TwoSum(s2, s3) = (a, b)
-        av = a - x2
-        b = (x2 - (a - av)) + (x3 - av)
-        h = s1[c] + a                                   # TwoSum(s1, a) = (h, cc)
-        hv = h - s1[c]
-        cc = (s1[c] - (h - hv)) + (a - hv)
-        hi[c] = h
-        lo[c] = cc + b
+        h = hi[c]
+        l = lo[c]
+        r = np.float32(h + 0.0)
+        rd = np.float64(r)
+        e = (hib[c] >> 52) & 0x7FF
+        mid = (hib[c] & 0x1FFFFFFF) == 0x10000000
+        up = h > rd                                     # RNE went below hi
+        away = mid & (l != 0.0) & ((l > 0.0) == up)
+        grow = up == (h > 0.0)                          # the other neighbour is larger in magnitude
+        adj[c] = np.int32(away) * (np.int32(2) * np.int32(grow) - np.int32(1))
+        r32[c] = r
+        slow += ((e < 1023 - 126) & (h != 0.0)) | (e >= 1023 + 127) | (h + l != h)
+    return slow
+
+
+@jit
+def _round_from_state(fmt, acc, levels, c, width, tsum, state, d, bits_out, wraps_out, flags_out, at):
+    """One column's result, wraps and flags from its exact state (the level sums
+    added into 320 bits): for sums near the 280-bit range, or a pair that is not
+    faithful (deep cancellation)."""
+    tsum[:] = 0
+    for j in range(levels):
+        v = acc[j, c]
+        if v != 0.0:
+            mi, sh = _double_term(v)
+            _limbs_add_shifted(tsum, mi, sh)
+    w = _limbs_export(tsum, width, state)
+    wraps_out[at] = w
+    flags_out[at] = FLAG_OVF if w != 0 else 0
+    bits_out[at] = _round_state(fmt, width, state, w, flags_out[at], d)
+
+
+@jit
+def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c_out, tsum, state, d, pair, r32, adj):
+    """Columns of a block with 1 to 3 level sums: rounded bits, wraps, flags.
+    pair: (2, LANES) float64 scratch for the (hi, lo) pairs; r32 (float32) and
+    adj (int32): LANES scratch for the FP32 conversion.  Scalars only in the
+    per-column loops (a call that takes arrays costs reference counting)."""
+    hi = pair[0]
+    lo = pair[1]
+    hib = hi.view(np.int64)
+    _levels_pairs(acc, levels, nc, hi, lo)
+    for c in range(nc):
+        wraps_out[c_out + c] = 0
+        flags_out[c_out + c] = 0
+    if fmt == F_FP32:
+        slow = _round_pairs_fp32(hi, lo, nc, r32, adj)
+        ru = r32.view(np.uint32)
+        for c in range(nc):
+            bits_out[c_out + c] = np.uint32(np.int64(ru[c]) + adj[c])
+        if slow == 0:
+            return
+    if fmt == F_BF16:                                   # one loop per format: its grid is a constant
+        _round_pairs(F_BF16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    elif fmt == F_FP16:
+        _round_pairs(F_FP16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    elif fmt == F_INT8:
+        _round_pairs(F_INT8, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    else:
+        _round_pairs(F_FP32, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+
+
+@jit(inline="always")
+def _round_pairs(fmt, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d):
+    """The columns' results from their pairs, where the FP32 conversion did not
+    give them (inlined where fmt is a constant, so the format's grid is too)."""
     hib = hi.view(np.int64)
     for c in range(nc):
-        if abs(hi[c]) < 2.0 ** 129 and hi[c] + lo[c] == hi[c]:    # no wrap at either width; a faithful pair
+        h = hi[c]
+        e = (hib[c] >> 52) & 0x7FF
+        if fmt == F_FP32 and not (((e < 1023 - 126) and h != 0.0) or e >= 1023 + 127 or h + lo[c] != h):
+            continue                                    # converted already
+        if abs(h) < 2.0 ** 129 and h + lo[c] == h:      # no wrap at either width; a faithful pair
             bits_out[c_out + c] = _round_pair(fmt, hib[c], lo[c])
-            wraps_out[c_out + c] = 0
-            flags_out[c_out + c] = 0
-        else:                                           # near the 280-bit range, or cancellation: the exact state
-            tsum[:] = 0
-            for j in range(levels):
-                v = acc[j, c]
-                if v != 0.0:
-                    mi, sh = _double_term(v)
-                    _limbs_add_shifted(tsum, mi, sh)
-            w = _limbs_export(tsum, width, state)
-            wraps_out[c_out + c] = w
-            flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
-            bits_out[c_out + c] = _round_state(fmt, width, state, w, flags_out[c_out + c], d)
+        else:                                           # near the 280-bit range, or cancellation
+            _round_from_state(fmt, acc, levels, c, width, tsum, state, d, bits_out, wraps_out, flags_out, c_out + c)
 
 
 # ---- the integer path ------------------------------------------------------------------
@@ -851,6 +946,8 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
     iacc32 = np.zeros(LANES, np.int32)
     hidden, scale, offset = _make_tables(fmt)
     pair = np.zeros((2, LANES), np.float64)
+    r32 = np.zeros(LANES, np.float32)
+    adj = np.zeros(LANES, np.int32)
     for c0 in range(0, cols, LANES):
         nc = min(LANES, cols - c0)
         levels = 0
@@ -863,7 +960,8 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
             levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
         if levels:
             if rounding:
-                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d, pair)
+                _levels_round(out_fmt, acc, levels, nc, width, bits, wraps, flags, c0, tsum[0], state, d, pair, r32,
+                              adj)
                 continue
             if rounding:
                 _levels_export(acc, levels, nc, width, m, sh, limb, tmp_limbs, wraps[c0:], flags[c0:], 0)
@@ -928,6 +1026,7 @@ def _round_kernel(fmt, width, limbs, wraps, flags, out):
 # ---- Python face ------------------------------------------------------------------
 
 _NO_FLOATS_2D = np.zeros((1, 1), np.float32)     # stands in for the float32 view of a non-FP32 input
+_NO_FLOATS_1D = _NO_FLOATS_2D.reshape(1)
 _NO_LIMBS = np.zeros((1, LIMBS), np.uint64)       # stand-ins for the output the call does not ask for
 _NO_BITS = np.zeros(1, np.uint32)
 
@@ -960,10 +1059,17 @@ def _reduce_args(in_fmt, data, width):
 def kulisch_reduce(in_fmt, data, width=320):
     """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
     a, xf = _reduce_args(in_fmt, data, width)
-    cols = a.shape[1]
+    rows, cols = a.shape
     limbs = np.zeros((cols, LIMBS), np.uint64)
     wraps = np.zeros(cols, np.int64)
     flags = np.zeros(cols, np.uint8)
+    if cols == 1:       # one sequence: the very code kulisch_accumulate runs (one compiled kernel, not two)
+        seq = a.reshape(rows).view(_UINT[WIDTH_BITS[in_fmt]])
+        seq_f = xf.reshape(rows) if in_fmt == "fp32" else _NO_FLOATS_1D
+        w, f = _accumulate_kernel(FORMAT_CODE[in_fmt], seq, seq_f, width, limbs[0], 0, 0)
+        wraps[0] = w
+        flags[0] = f
+        return limbs, wraps, flags
     _reduce_kernel(FORMAT_CODE[in_fmt], -1, a, xf, width, limbs, _NO_BITS, wraps, flags)
     return limbs, wraps, flags
 
@@ -1015,7 +1121,7 @@ def kulisch_accumulate(in_fmt, seq, width=320, state=None):
     else:
         limbs = np.array(state[0], np.uint64).reshape(LIMBS).copy()
         wraps, flags = int(state[1]), int(state[2])
-    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_2D.reshape(1)
+    xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_1D
     w, f = _accumulate_kernel(FORMAT_CODE[in_fmt], a, xf, width, limbs, wraps, flags)
     return limbs, int(w), int(f)
 

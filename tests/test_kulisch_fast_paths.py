@@ -11,6 +11,7 @@ sign), the rounding straight from float64 level sums is checked at midpoints
 with residuals of both signs, and long sequences mix fast and integer blocks.
 """
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -264,3 +265,111 @@ def test_a_few_long_columns_go_as_sequences(fmt):
             a = (a >> 16).astype(np.uint16)
     check_all(fmt, a, out_fmts=("exact", "fp32"))
     check_all(fmt, a, width=280, out_fmts=("exact",))
+
+
+# ---- FP32 results by the hardware conversion (numba) --------------------------------------
+# For 2^-126 <= |sum| < 2^127 the numba reduction rounds a faithful (hi, lo) pair to FP32 by
+# converting hi and moving one unit when hi is itself an FP32 midpoint that lo pushes across;
+# subnormal and near-overflow sums take the general path.  These columns put the exact sum
+# on, just beside and across midpoints at both ends of that range and in between.
+
+def f32_bits_of(value):
+    """The FP32 pattern of value (an exact FP32 number, given as a Fraction or int)."""
+    from golden.formats import round_exact
+    bits = round_exact("fp32", Fraction(value))
+    assert Fraction(np.array([bits], np.uint32).view(np.float32)[0].item()) == value
+    return bits
+
+
+def midpoint_column(exp, significand, offset, residual_sign, residual_drop, negative, rows):
+    """Terms summing to (significand + 1/2 + offset) * 2^(exp - 23) + residual, where
+    significand (2^23 .. 2^24 - 1) sets an FP32 value of exponent exp, offset (in units of
+    2^(exp - 24 - 8), at least 2^-149) moves the sum off the midpoint, and the residual
+    residual_sign * 2^(exp - 24 - residual_drop) decides a midpoint's rounding."""
+    two = Fraction(2)
+    terms = [significand * two ** (exp - 23), two ** (exp - 24)]
+    if offset:
+        terms.append(offset * two ** max(exp - 24 - 8, -149))
+    drop = min(residual_drop, exp + 125)
+    if residual_sign and drop >= 1:
+        terms.append(residual_sign * two ** (exp - 24 - drop))
+    col = [f32_bits_of(-t if negative else t) for t in terms]
+    return col + [0] * (rows - len(col))
+
+
+def midpoint_block(rng, exps, rows=8):
+    cols = []
+    for exp in exps:
+        significand = int(rng.choice([1 << 23, (1 << 24) - 1, (1 << 23) + 1, int(rng.integers(1 << 23, 1 << 24))]))
+        cols.append(midpoint_column(exp, significand, int(rng.choice([0, 0, 1, -1, 3])), int(rng.integers(-1, 2)),
+                                    int(rng.integers(1, 90)), bool(rng.integers(0, 2)), rows))
+    a = np.array(cols, np.uint32).T.copy()
+    assert kn.chunk_levels("fp32", a) > 0          # a residual at most 2^-113 of the sum: float64 levels
+    return a
+
+
+@pytest.mark.parametrize("exps", [list(range(-125, -125 + 64)), list(range(127 - 63, 128)),
+                                  [-125, -124, 126, 127] * 16, list(range(-120, 128, 4))],
+                         ids=["smallest", "largest", "ends", "spread"])
+def test_fp32_results_at_midpoints_across_the_range(exps):
+    a = midpoint_block(np.random.default_rng(len(exps) + abs(exps[0])), exps)
+    check_all("fp32", a, out_fmts=("fp32", "bf16", "exact"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(-125, 127), min_size=1, max_size=64), st.integers(0, 2 ** 32 - 1))
+def test_fp32_results_at_random_midpoints(exps, seed):
+    check_all("fp32", midpoint_block(np.random.default_rng(seed), exps), out_fmts=("fp32", "bf16"))
+
+
+def test_fp32_results_beside_the_fast_range():
+    """Sums just inside and just outside 2^-126 <= |sum| < 2^127, the overflow
+    midpoint 2^128 - 2^103 with residuals of both signs, and a sum beyond it
+    whose bits look like a midpoint; small and large sums in separate blocks, so
+    each block's spread keeps it on the float64 path."""
+    two = Fraction(2)
+    small = [[two ** -126], [two ** -126, -(two ** -149)], [two ** -125, -(two ** -149)], [two ** -127, two ** -127],
+             [two ** -149], [two ** -149, -(two ** -149)], [], [(2 ** 23 + 1) * two ** -148, two ** -149]]
+    large = [[two ** 127], [two ** 127, -(two ** 103)], [two ** 127, -(two ** 102)],
+             [two ** 126, two ** 126, -(two ** 80)],
+             [(2 ** 24 - 1) * two ** 103, two ** 102, two ** 60],
+             [(2 ** 24 - 1) * two ** 103, two ** 102, -(two ** 60)],
+             [(2 ** 24 - 1) * two ** 104, two ** 103], [(2 ** 24 - 1) * two ** 104, two ** 103, two ** 50],
+             [(2 ** 24 - 1) * two ** 104, two ** 103, -(two ** 50)],
+             [(2 ** 24 - 1) * two ** 104, (2 ** 24 - 1) * two ** 104],
+             [(2 ** 24 - 1) * two ** 104, (2 ** 24 - 1) * two ** 104, two ** 104, -(two ** 60)]]  # a midpoint's bits
+    for sums in (small, large):
+        cols = []
+        for terms in sums:
+            for negative in (False, True):
+                col = [f32_bits_of(-t if negative else t) for t in terms]
+                cols.append(col + [0] * (4 - len(col)))
+        a = np.array(cols, np.uint32).T.copy()
+        assert kn.chunk_levels("fp32", a) > 0
+        for width in (320, 280):
+            check_all("fp32", a, width=width, out_fmts=("fp32", "fp16", "exact"))
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_int8_sums_beyond_fp32_precision_round_to_even(negative):
+    """INT8 column sums above 2^24 (one float64 level, rounded to FP32 by the
+    conversion): midpoints go to the even neighbour, others to the nearest.  The
+    expected results: numpy's exact int64 column sums rounded by the reference's
+    round_exact."""
+    from golden.formats import round_exact
+    targets = [2 ** 24 + 1, 2 ** 24 + 3, 2 ** 25 + 2, 2 ** 25 + 6, 2 ** 25 + 1, 2 ** 25 + 3, 2 ** 25 - 1, 2 ** 24]
+    rows = 270_000
+    term = -128 if negative else 127
+    a = np.zeros((rows, len(targets)), np.int8)
+    for c, target in enumerate(targets):
+        target = -target if negative else target
+        full, rest = divmod(target, term)
+        a[:full, c] = term
+        a[full, c] = rest
+    sums = a.astype(np.int64).sum(axis=0)
+    assert sums.tolist() == [-t if negative else t for t in targets]
+    for out in ("fp32", "bf16", "fp16", "int8"):
+        want = [round_exact(out, Fraction(int(s))) for s in sums]
+        for impl in ENGINES:
+            got = reduce("kulisch", "int8", out, a.view(np.uint8), impl=impl)
+            assert got.bits.tolist() == want, (impl, out)
