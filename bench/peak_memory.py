@@ -55,7 +55,7 @@ def reset_peak():
 rng = np.random.default_rng(0)
 if kind == "kulisch":
     from golden.reduce import reduce
-    mod = __import__("ckernels.kulisch" if impl == "c" else "golden.kulisch_numba", fromlist=["x"])
+    mod = __import__("golden.kulisch_c" if impl == "c" else "golden.kulisch_numba", fromlist=["x"])
     x = np.empty(N if what == "sequence" else 64 * 16384, np.uint32)
     for i in range(0, x.size, 65536):
         m = min(65536, x.size - i)

@@ -70,7 +70,7 @@ def _python(a, b):
 
 
 def _c_scalar(a, b):
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     return [ck.fp32_add(x, y) for x, y in zip(a, b)]
 
 

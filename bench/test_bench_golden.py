@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 import xsum
 
-from ckernels import kulisch as ck
+from golden import kulisch_c as ck
 from golden import fp32_numba, kulisch_numba
 from golden.fp32_arith import fp32_arrival_fold
 from golden.kulisch import kulisch_sum, limbs_to_signed

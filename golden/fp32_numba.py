@@ -1,6 +1,6 @@
 """FP32_ARRIVAL fold, FP32 rounding conversions and the AUTO classifier, compiled
 with numba.  Bit-identical to golden.fp32_arith / golden.formats / golden.auto
-and to the C kernel; same function names as ckernels.kulisch.
+and to the C kernel; same function names as golden.kulisch_c (the C kernel's wrapper).
 
 The adds are numba float32 + float32, which LLVM emits as IEEE binary32 `fadd`
 (round to nearest even; numba does not enable FTZ/DAZ, and the project's jit

@@ -1,7 +1,7 @@
 """Kulisch exact accumulation and rounding, compiled with numba.
 
 Same results as golden.kulisch (the pure-Python reference) and the C kernel
-(ckernels/kulisch.h), bit for bit; same function names as ckernels.kulisch.
+(ckernels/kulisch.h), bit for bit; same function names as golden.kulisch_c (the C kernel's wrapper).
 
 Internals (the same algorithms as the C kernel, ckernels/kulisch.c, which
 states the proofs).

@@ -170,5 +170,5 @@ def _reduce_numba(policy, in_fmt, out_fmt, a, width):
 
 
 def _reduce_c(policy, in_fmt, out_fmt, a, width):
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     return _reduce_engine(ck, ck, policy, in_fmt, out_fmt, a, width)

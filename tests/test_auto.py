@@ -60,7 +60,7 @@ def test_choice_is_lossless_and_narrowest(tile):
                                            0x477FE000, 0x47800000, 0x33800000, 0x3F801000, 0x3F802000])),
                 min_size=0, max_size=50))
 def test_numba_and_c_classifiers_match_reference(v):
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     from golden import fp32_numba as fn
     bits, codes = auto_encode(v)
     for impl in (fn, ck):

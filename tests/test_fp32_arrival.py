@@ -46,7 +46,7 @@ def test_reference_add_matches_hardware_float32(a, b):
 
 
 def _compiled_adders():
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     from golden import fp32_numba as fn
 
     def c_add(a, b):      # the C fold over two rows is exactly one add per column
@@ -70,7 +70,7 @@ def test_compiled_adds_match_testfloat_level1():
     from golden.testfloat import read_vectors
     vecs = read_vectors("f32_add.level1.rne")
     _check_vectors(vecs, _compiled_adders())
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     for a, b, z, _ in vecs[:3000]:                  # the scalar C entry point too
         assert ck.fp32_add(a, b) == (FP32_CANONICAL_NAN if is_nan("fp32", z) else z)
 
@@ -84,7 +84,7 @@ def test_compiled_adds_match_testfloat_level2_prefix():
 @settings(max_examples=50, deadline=None)
 @given(st.sampled_from(["int8", "fp16", "bf16", "fp32"]), st.integers(1, 12), st.integers(1, 20), st.data())
 def test_fold_three_impls(in_fmt, rows, cols, data):
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     from golden import fp32_numba as fn
     from golden.formats import WIDTH_BITS
     dt = {8: np.uint8, 16: np.uint16, 32: np.uint32}[WIDTH_BITS[in_fmt]]

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ckernels import kulisch as ck
+from golden import kulisch_c as ck
 from golden import kulisch_numba as kn
 from golden.reduce import reduce
 

@@ -138,7 +138,7 @@ def test_auto_tiles_through_all_impls():
 
 
 def test_long_sequences_numba_vs_c_1e6():
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     from golden import kulisch_numba as kn
     rng = np.random.default_rng(11)
     n = 10 ** 6
@@ -172,7 +172,7 @@ def test_long_sequences_numba_vs_c_1e6():
 
 
 def test_python_reference_on_a_slice_of_a_long_sequence():
-    from ckernels import kulisch as ck
+    from golden import kulisch_c as ck
     rng = np.random.default_rng(12)
     x = rng.integers(0, 2 ** 32, 20000, dtype=np.uint64).astype(np.uint32)
     x &= ~np.uint32(0x40000000)          # keep it finite and mostly small

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden.formats import FORMAT_CODE, WIDTH_BITS
+from .formats import FORMAT_CODE, WIDTH_BITS
 
 try:
     from ckernels._kulisch import ffi, lib
