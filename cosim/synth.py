@@ -1,0 +1,467 @@
+"""FPGA synthesis of the node's phase blocks with yosys: LUTs, flip-flops, block RAMs, DSPs, logic depth.
+
+`prism synth [BLOCK] [--width 280|320] [--target xilinx|generic]` (cosim/cli/synth.py).
+
+How the figures are made
+------------------------
+* The node is elaborated once (MyHDL, no simulation) with every phase block's
+  function wrapped, so each phase block is captured with the very signals and
+  parameters the node gives it (`capture_phase_blocks`).  Each captured block
+  is converted alone by the co-simulation tool chain (`cosim.toolchain.build`,
+  cached build folders) and synthesised alone.
+* Blocks the node instantiates many times (64 Kulisch lanes, 16 FP32 banks, ...)
+  are synthesised once and counted that many times; the node's figure is the
+  sum over its blocks.  The whole node in one yosys run takes too long for a
+  test run (hundreds of 320-bit adders and 256 FP32 adders), so it is not
+  synthesised in one piece; glue between the blocks in `prism_node` itself (a
+  few multiplexers and one 4-bit counter) is not counted.  The composite
+  blocks (`prism_kulisch_store`, `prism_arrival_banks`, `prism_readout`) are
+  synthesised with their repeated sub-blocks replaced by black boxes, which
+  gives their own logic; the sub-blocks are rows of their own.
+* yosys (`synth_xilinx -family xcup`, UltraScale+) maps memories with its
+  memory library: a memory becomes RAMB36E2/RAMB18E2 only if every read port is
+  registered and it has at most two ports.  The mapping of every memory is
+  read from yosys' log (`memory_libmap`) and reported; `--target generic` runs
+  `synth` (no RAM library, every memory bit a flip-flop) for comparison.
+* Logic depth: the longest register-to-register (or port) path of the mapped
+  netlist, counted in LUT levels (LUT1..LUT6, MUXF7/8/9 count as part of the
+  LUT level before them; each CARRY8 of a carry chain counts as one level, the
+  way a carry chain of 8 bits costs about one LUT delay).  Computed from yosys'
+  JSON netlist per end point, so the deepest path into each register (each
+  pipeline stage) is known.
+
+Every yosys run is `nice`d, one at a time (a lock file), and its wall time and
+peak memory are recorded beside its figures (in the block's build folder:
+`synth_<target>.json`, reused while the converted design is unchanged).
+"""
+import contextlib
+import fcntl
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+
+from .vpi import ToolchainError, require_tool
+
+TARGETS = ("xilinx", "generic")
+WIDTHS = (320, 280)
+NODE_CAPACITY = 4096
+
+# U280 (XCU280, UltraScale+) capacity: AMD DS963 "Alveo U280 Data Center Accelerator Card Data Sheet"
+# table 1 and the Virtex UltraScale+ HBM product table (XCVU37P device).
+U280 = {"LUT": 1_303_680, "FF": 2_607_360, "RAMB36": 2_016, "URAM": 960, "DSP": 9_024}
+# Seed 003's own FPGA figures for the result store.
+SEED_RESULT_STORE_BYTES = 16 * 1024
+SEED_RESULT_STORE_RAMB36 = 8
+
+# Phase blocks: (module, function) captured from the node, in phase order, and how many the node holds.
+PHASE_BLOCKS = (
+    ("prism_ingress", "phase 1: classification, frame banks"),
+    ("prism_control", "phases 1-2: CONTROL, validation, admission"),
+    ("prism_counters", "counters"),
+    ("prism_reader", "phase 3: NumberGroup reader"),
+    ("prism_kulisch_store", "phase 4: KULISCH_FIXED store (own logic)"),
+    ("prism_kulisch_route", "phase 4: Kulisch sub-store routing"),
+    ("prism_kulisch_bank", "phase 4: Kulisch lane (2 port RAMs + merge)"),
+    ("prism_arrival_banks", "phase 4: FP32_ARRIVAL admission (own logic)"),
+    ("number_decoder", "phase 4: FP32_ARRIVAL decoder"),
+    ("prism_fp32_bank", "phase 4: FP32 bank (16 lanes)"),
+    ("prism_completion", "phase 5: completion counts"),
+    ("prism_readout", "phase 5: read-out (own logic)"),
+    ("prism_round16", "phase 5: 16-lane rounder"),
+    ("auto_classifier", "phase 5: AUTO classifier"),
+    ("prism_result_sender", "phase 6: result sender, result + exact stores"),
+    ("prism_egress", "phase 7: egress"),
+)
+# sub-blocks replaced by black boxes when their parent composite is synthesised
+_BLACKBOXED = {"prism_kulisch_store": ("prism_kulisch_route", "prism_kulisch_bank"),
+               "prism_arrival_banks": ("number_decoder", "prism_fp32_bank"),
+               "prism_readout": ("prism_round16", "auto_classifier")}
+_PARENT_MODULE = {"prism_ingress": "prism_node", "prism_control": "prism_node", "prism_counters": "prism_node",
+                  "prism_reader": "prism_node", "prism_kulisch_store": "prism_node",
+                  "prism_arrival_banks": "prism_node", "prism_completion": "prism_node",
+                  "prism_readout": "prism_node", "prism_result_sender": "prism_node", "prism_egress": "prism_node",
+                  "prism_kulisch_route": "prism_kulisch_store", "prism_kulisch_bank": "prism_kulisch_store",
+                  "number_decoder": "prism_arrival_banks", "prism_fp32_bank": "prism_arrival_banks",
+                  "prism_round16": "prism_readout", "auto_classifier": "prism_readout"}
+
+
+class SynthError(ToolchainError):
+    """yosys failed or a block is unknown."""
+
+
+# ---------------------------------------------------------------------------
+# capture: the phase blocks as the node instantiates them
+# ---------------------------------------------------------------------------
+def _node_ports():
+    from myhdl import ResetSignal, Signal, intbv
+
+    def b():
+        return Signal(bool(0))
+
+    def u(w):
+        return Signal(intbv(0)[w:])
+    ports = [b(), ResetSignal(0, active=1, isasync=False)]
+    for _ in range(4):
+        ports += [u(512), b(), b(), b()]
+    return ports + [u(6), u(32), b()]
+
+
+def capture_phase_blocks(width=320, capacity=NODE_CAPACITY):
+    """{block name: (block function, args, kwargs, instances)} from one elaboration of the node:
+    its instance tree is walked and each block's first instance is kept (every instance of a block
+    has the same parameters and port widths)."""
+    from hdl.prism_node import prism_node
+
+    from .myhdl_sources import fresh_block_names
+    fresh_block_names()
+    top = prism_node(*_node_ports(), KULISCH_W=width, CAPACITY=capacity)
+    captured = {}
+
+    def walk(inst):
+        for sub in getattr(inst, "subs", ()):
+            func = getattr(sub, "func", None)
+            if func is None or not hasattr(sub, "args"):
+                continue            # a process, not a block
+            name = func.__name__
+            if name in _PARENT_MODULE:
+                entry = captured.setdefault(name, [_decorated(func), sub.args, sub.kwargs, 0])
+                entry[3] += 1
+            walk(sub)
+    walk(top)
+    return {k: tuple(v) for k, v in captured.items()}
+
+
+def _decorated(func):
+    import importlib
+    return getattr(importlib.import_module(func.__module__), func.__name__)
+
+
+@contextlib.contextmanager
+def _blackboxes(parent):
+    """While the parent composite is elaborated, its repeated sub-blocks are MyHDL user-defined
+    Verilog instances of empty modules (yosys keeps them as black boxes)."""
+    import importlib
+
+    from myhdl import always, block
+    subs = _BLACKBOXED.get(parent, ())
+    mod = importlib.import_module(f"hdl.{parent}")
+    saved = []
+    counter = [0]
+    for sub in subs:
+        orig = getattr(mod, sub)
+
+        def make_stub(_orig=orig, _sub=sub):
+            import inspect
+            params = list(inspect.signature(getattr(_orig, "func", _orig)).parameters)
+
+            @block
+            def stub(*args, **kwargs):
+                from myhdl._Signal import _Signal
+                sigs = [(p, a) for p, a in zip(params, args) if isinstance(a, _Signal)]
+                counter[0] += 1
+                lines = [f"{_sub}_blackbox bb_{_sub}_{counter[0]} ("]
+                conns = []
+                for i, (p, a) in enumerate(sigs):
+                    conns.append(f"    .{p}($$s{i})")
+                    a.read = True
+                    a.driven = "wire"
+                lines.append(",\n".join(conns))
+                lines.append(");")
+                text = "\n".join(lines)
+                # the converter substitutes $s<i> with the signal names
+                namespace = {f"s{i}": a for i, (_, a) in enumerate(sigs)}
+                clk = args[0]
+
+                @always(clk.posedge)
+                def never():
+                    pass
+                stub.verilog_code = text
+                for k, v in namespace.items():
+                    locals()[k] = v
+                return never
+            return stub
+        saved.append((sub, orig))
+        setattr(mod, sub, make_stub())
+    try:
+        yield
+    finally:
+        for sub, orig in saved:
+            setattr(mod, sub, orig)
+
+
+# ---------------------------------------------------------------------------
+# yosys
+# ---------------------------------------------------------------------------
+_LOCK = None
+
+
+def _lock_path():
+    from .toolchain import build_root
+    os.makedirs(os.path.join(build_root(), "synth"), exist_ok=True)
+    return os.path.join(build_root(), "synth", ".yosys.lock")
+
+
+def _yosys_script(name, target):
+    if target == "xilinx":
+        synth = f"synth_xilinx -family xcup -top {name} -flatten -noiopad"
+    else:
+        synth = f"synth -top {name} -flatten"
+    return "\n".join([
+        f"read_verilog {name}.v",
+        # up to memory mapping: list the memories yosys inferred, with their ports
+        f"{synth} -run :{'map_memory' if target == 'xilinx' else 'fine'}",
+        "tee -q -o synth_memories.txt dump t:$mem_v2",
+        f"{synth} -run {'map_memory' if target == 'xilinx' else 'fine'}:",
+        "" if target == "xilinx" else "abc -lut 6; opt_clean",
+        "tee -q -o synth_stat.txt stat",
+        "write_json synth_netlist.json",
+    ]) + "\n"
+
+
+def run_yosys(folder, name, target):
+    """Run yosys (niced, alone) in the build folder; returns (log text, seconds, peak MiB)."""
+    require_tool("yosys")
+    script = os.path.join(folder, f"synth_{target}.ys")
+    with open(script, "w") as fh:
+        fh.write(_yosys_script(name, target))
+    log = os.path.join(folder, f"synth_{target}.log")
+    with open(_lock_path(), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)    # never two yosys runs at once
+        t0 = time.monotonic()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        r = subprocess.run(["nice", "-n", "10", "yosys", "-q", "-l", log, "-s", script], cwd=folder,
+                           capture_output=True, text=True)
+        seconds = time.monotonic() - t0
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if r.returncode != 0:
+        raise SynthError(f"yosys failed on {folder}/{name}.v: {(r.stderr or r.stdout).strip()[-500:]}")
+    with open(log) as fh:
+        text = fh.read()
+    # ru_maxrss of children is the largest child so far: exact when this run is the largest
+    return text, seconds, max(peak, before) / 1024.0
+
+
+# ---------------------------------------------------------------------------
+# reading yosys' output
+# ---------------------------------------------------------------------------
+def parse_stat(text):
+    """{cell type: count} of the top module in yosys `stat` output."""
+    types, seen = {}, False
+    for line in text.splitlines():
+        if re.match(r"\s*Number of cells:", line):
+            types, seen = {}, True
+            continue
+        m = re.match(r"\s+(\S+)\s+(\d+)\s*$", line)
+        if m and seen:
+            types[m.group(1)] = int(m.group(2))
+    if not seen:
+        raise SynthError("no 'Number of cells' line in yosys' statistics")
+    return types
+
+
+def parse_memories(dump_text):
+    """The memories yosys inferred (before mapping), from `dump t:$mem_v2`: [{name, width, depth,
+    bits, read_ports, write_ports, sync_read}]; sync_read: every read port is registered."""
+    mems = []
+    cur = None
+    for line in dump_text.splitlines():
+        line = line.strip()
+        m = re.match(r"cell \$mem_v2 (\S+)", line)
+        if m:
+            cur = {"cell": m.group(1), "params": {}}
+            mems.append(cur)
+            continue
+        m = re.match(r"parameter \\(\w+) (.*)$", line)
+        if m and cur is not None:
+            key, val = m.group(1), m.group(2)
+            if key == "INIT":
+                continue
+            if key == "MEMID":
+                cur["params"][key] = val.strip('"').lstrip("\\")
+            else:
+                mv = re.match(r"(\d+)'([01xz]+)$", val)
+                cur["params"][key] = int(mv.group(2).replace("x", "0").replace("z", "0"), 2) if mv else \
+                    int(val) if re.fullmatch(r"-?\d+", val) else val
+    out = []
+    for mem in mems:
+        p = mem["params"]
+        rd = int(p.get("RD_PORTS", 0))
+        rd_clk = int(p.get("RD_CLK_ENABLE", 0))
+        out.append({"name": p.get("MEMID", mem["cell"]), "width": int(p["WIDTH"]), "depth": int(p["SIZE"]),
+                    "bits": int(p["WIDTH"]) * int(p["SIZE"]), "read_ports": rd,
+                    "write_ports": int(p.get("WR_PORTS", 0)),
+                    "sync_read": rd > 0 and rd_clk == (1 << rd) - 1})
+    return out
+
+
+def parse_memory_mapping(log_text):
+    """{memory name: yosys mapping} from memory_libmap's log ('block RAM', 'LUT RAM'); memories it
+    does not name are converted to flip-flops and logic."""
+    out = {}
+    for m in re.finditer(r"mapping memory (\S+) via (\S+)", log_text):
+        name = m.group(1).split(".", 1)[-1]
+        cell = m.group(2)
+        out[name] = "block RAM" if "BLOCKRAM" in cell else "UltraRAM" if "HUGERAM" in cell else \
+            "LUT RAM" if "LUTRAM" in cell else cell
+    return out
+
+
+_SEQ = re.compile(r"^(FD[CPRS]E|LD[CP]E|RAMB\d+E\d|URAM288|DSP48E\d|SRLC?\d+E|\$_(S?DFF|DFFE|SDFFC?E|ALDFF|DFFSR|DLATCH)\w*_|"
+                  r"\$_SR_\w+_|BUFG\w*)$")
+_OUT_PORTS = {"O", "O5", "O6", "CO", "Q", "Y", "P", "PCOUT", "ACOUT", "BCOUT", "CARRYCASCOUT", "MULTSIGNOUT",
+              "DOA", "DOB", "DOC", "DOD", "DOE", "DOF", "DOG", "DOH", "SPO", "DPO"}
+
+
+def _weight(ctype):
+    """LUT levels a combinational cell adds to a path."""
+    if re.match(r"^(LUT\d|\$lut|RAM\d+[MX]\w*|RAM\d+X1[SD]|RAM\d+M\d*)$", ctype):
+        return 1.0
+    if ctype.startswith("CARRY"):
+        return 0.25         # a CARRY4 carries 4 bits, about a quarter of a LUT level
+    return 0.0              # MUXF7/8/9 (part of a wide LUT), INV, buffers
+
+
+def logic_depth(netlist_json, top):
+    """Longest combinational path of the mapped netlist, per end point (register or output).
+    Returns [{end, depth, luts, carries, start}], deepest first, one entry per end signal name."""
+    with open(netlist_json) as fh:
+        mod = json.load(fh)["modules"][top]
+    names = {}
+    for nname, nd in mod["netnames"].items():
+        hidden = nd.get("hide_name", 0)
+        for i, b in enumerate(nd["bits"]):
+            if isinstance(b, int) and (b not in names or (not hidden and names[b][2])):
+                names[b] = (nname, i, hidden)
+
+    def bitname(b):
+        n = names.get(b)
+        return n[0] if n else f"net{b}"
+    driver = {}          # bit -> cell name (combinational cells only)
+    cells = mod["cells"]
+    comb = {}
+    ends = []            # (end name, [input bits])
+    for cname, c in cells.items():
+        ctype = c["type"]
+        dirs = c.get("port_directions", {})
+        ins, outs = [], []
+        for port, bits in c["connections"].items():
+            d = dirs.get(port, "output" if port in _OUT_PORTS else "input")
+            (outs if d == "output" else ins).extend(b for b in bits if isinstance(b, int))
+        if _SEQ.match(ctype):
+            qname = None
+            for port, bits in c["connections"].items():
+                if dirs.get(port, "output" if port in _OUT_PORTS else "input") == "output" and bits:
+                    qname = bitname(bits[0]) if isinstance(bits[0], int) else None
+                    break
+            ends.append((qname or cname, ins, ctype))
+        else:
+            comb[cname] = (ctype, ins, outs)
+            for b in outs:
+                driver[b] = cname
+    for pname, p in mod["ports"].items():
+        if p["direction"] == "output":
+            ends.append((pname, [b for b in p["bits"] if isinstance(b, int)], "port"))
+    arrival = {}          # cell -> (levels, luts, carries, start bit)
+    sys.setrecursionlimit(max(10000, sys.getrecursionlimit()))
+
+    def cell_arrival(cname):
+        stack = [cname]
+        while stack:
+            cn = stack[-1]
+            if cn in arrival:
+                stack.pop()
+                continue
+            ctype, ins, _ = comb[cn]
+            pending = [driver[b] for b in ins if b in driver and driver[b] not in arrival]
+            if pending:
+                for p in pending:
+                    if p in stack:      # a combinational loop: cut it
+                        arrival[p] = (0.0, 0, 0, None)
+                    else:
+                        stack.append(p)
+                continue
+            best = (0.0, 0, 0, ins[0] if ins else None)
+            for b in ins:
+                if b in driver:
+                    a = arrival[driver[b]]
+                    if a[0] > best[0]:
+                        best = a
+            w = _weight(ctype)
+            arrival[cn] = (best[0] + w, best[1] + (1 if w == 1.0 else 0), best[2] + (1 if w == 0.25 else 0),
+                           best[3])
+            stack.pop()
+        return arrival[cname]
+    per_end = {}
+    for ename, ins, ctype in ends:
+        best = (0.0, 0, 0, None)
+        for b in ins:
+            if b in driver:
+                a = cell_arrival(driver[b])
+                if a[0] > best[0]:
+                    best = a
+        key = ename
+        if key not in per_end or best[0] > per_end[key]["depth"]:
+            per_end[key] = {"end": key, "depth": best[0], "luts": best[1], "carries": best[2],
+                            "start": bitname(best[3]) if best[3] is not None else "",
+                            "kind": ctype}
+    return sorted(per_end.values(), key=lambda e: -e["depth"])
+
+
+# ---------------------------------------------------------------------------
+# one block
+# ---------------------------------------------------------------------------
+RESULT_VERSION = "1"     # bump when the figures' shape changes
+
+
+def _resources(types, target):
+    lut = sum(n for t, n in types.items() if re.match(r"^LUT\d$", t) or t == "$lut")
+    lutram = sum(n for t, n in types.items() if re.match(r"^RAM\d+[MX]", t))
+    ff = sum(n for t, n in types.items() if re.match(r"^FD[CPRS]E$", t) or re.match(r"^\$_(S?DFF|DFFE|SDFFC?E|ALDFF|DFFSR)", t))
+    srl = sum(n for t, n in types.items() if t.startswith("SRL"))
+    return {"LUT": lut, "LUTRAM_cells": lutram, "SRL": srl, "FF": ff,
+            "RAMB36": types.get("RAMB36E2", 0), "RAMB18": types.get("RAMB18E2", 0),
+            "URAM": types.get("URAM288", 0), "DSP": types.get("DSP48E2", 0),
+            "CARRY": sum(n for t, n in types.items() if t.startswith("CARRY"))}
+
+
+def synth_block(block_func, args, kwargs, target="xilinx", blackbox_parent=None):
+    """Convert (cached) and synthesise one block; returns its figures (cached beside the design)."""
+    from .toolchain import build
+    if target not in TARGETS:
+        raise SynthError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if blackbox_parent:
+        with _blackboxes(blackbox_parent):
+            folder, name, _ = build(block_func, *args, **kwargs)
+    else:
+        folder, name, _ = build(block_func, *args, **kwargs)
+    cached = os.path.join(folder, f"synth_{target}.json")
+    if os.path.exists(cached):
+        with open(cached) as fh:
+            res = json.load(fh)
+        if res.get("version") == RESULT_VERSION:
+            return res
+    log, seconds, peak_mib = run_yosys(folder, name, target)
+    with open(os.path.join(folder, "synth_stat.txt")) as fh:
+        types = parse_stat(fh.read())
+    with open(os.path.join(folder, "synth_memories.txt")) as fh:
+        memories = parse_memories(fh.read())
+    mapping = parse_memory_mapping(log)
+    for mem in memories:
+        mem["mapped_to"] = mapping.get(mem["name"], "flip-flops")
+    depth = logic_depth(os.path.join(folder, "synth_netlist.json"), name)
+    os.remove(os.path.join(folder, "synth_netlist.json"))       # large; the figures are kept
+    res = {"version": RESULT_VERSION, "block": name, "target": target, "folder": os.path.basename(folder),
+           "cell_types": types, "resources": _resources(types, target), "memories": memories,
+           "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib)}
+    with open(cached + ".tmp", "w") as fh:
+        json.dump(res, fh, indent=1)
+    os.replace(cached + ".tmp", cached)
+    return res
+
+
+if __name__ == "__main__":
+    sys.exit(0)
