@@ -111,7 +111,7 @@ def _node_ports():
 
 
 def capture_phase_blocks(width=320, capacity=NODE_CAPACITY):
-    """{block name: (block function, args, kwargs, instances)} from one elaboration of the node:
+    """{block name: (block function, args, kwargs, instances, first instance)} from one elaboration of the node:
     its instance tree is walked and each block's first instance is kept (every instance of a block
     has the same parameters and port widths)."""
     from hdl.prism_node import prism_node
@@ -128,7 +128,7 @@ def capture_phase_blocks(width=320, capacity=NODE_CAPACITY):
                 continue            # a process, not a block
             name = func.__name__
             if name in _PARENT_MODULE:
-                entry = captured.setdefault(name, [_decorated(func), sub.args, sub.kwargs, 0])
+                entry = captured.setdefault(name, [_decorated(func), sub.args, sub.kwargs, 0, sub])
                 entry[3] += 1
             walk(sub)
     walk(top)
@@ -140,63 +140,127 @@ def _decorated(func):
     return getattr(importlib.import_module(func.__module__), func.__name__)
 
 
-@contextlib.contextmanager
-def _blackboxes(parent):
-    """While the parent composite is elaborated, its repeated sub-blocks are MyHDL user-defined
-    Verilog instances of empty modules (yosys keeps them as black boxes)."""
-    import importlib
+def _driven_signals(inst):
+    """ids of the signals the processes under a block instance drive."""
+    out = set()
+    todo = [inst]
+    while todo:
+        x = todo.pop()
+        subs = getattr(x, "subs", None)
+        if subs is not None:
+            todo.extend(subs)
+            continue
+        for n in getattr(x, "outputs", ()):
+            obj = x.symdict.get(n) if hasattr(x, "symdict") else None
+            if obj is not None:
+                out.add(id(obj))
+    return out
+
+
+def _first_instance(top, name):
+    todo = [top]
+    while todo:
+        x = todo.pop(0)
+        for sub in getattr(x, "subs", ()):
+            if getattr(getattr(sub, "func", None), "__name__", None) == name and hasattr(sub, "args"):
+                return sub
+            todo.append(sub)
+    return None
+
+
+_STUB_COUNTER = [0]
+
+
+def _make_stub(name, sub_inst):
+    """A MyHDL block with `name`'s signature whose Verilog is an instance of module `<name>_blackbox`;
+    returns (stub block, Verilog declaration of the black-box module)."""
+    import inspect
 
     from myhdl import always, block
-    subs = _BLACKBOXED.get(parent, ())
+    from myhdl._Signal import _Signal
+    plain = sub_inst.func
+    params = inspect.signature(plain).parameters
+    bound = inspect.signature(plain).bind(*sub_inst.args, **sub_inst.kwargs)
+    bound.apply_defaults()
+    driven = _driven_signals(sub_inst)
+    ports, decl = [], []
+    for pname, v in bound.arguments.items():
+        if isinstance(v, _Signal):
+            w = len(v) if len(v) else 1
+            out = id(v) in driven
+            ports.append((pname, out))
+            decl.append(f"    {'output' if out else 'input'} [{w - 1}:0] {pname}")
+    sig_text = ", ".join(str(p) for p in params.values())
+    outs = [p for p, o in ports if o]
+    ins = [p for p, o in ports if not o]
+    src = (f"def {name}({sig_text}):\n"
+           f"    inst_id = _next_id()\n"
+           + "".join(f"    {p}.driven = 'wire'\n" for p in outs)
+           + "".join(f"    {p}.read = True\n" for p in ins)
+           + f"    @_always({ins[0]}.posedge)\n"
+           f"    def never():\n"
+           f"        pass\n"
+           f"    return never\n")
+
+    def next_id():
+        _STUB_COUNTER[0] += 1
+        return _STUB_COUNTER[0]
+    import importlib.util
+
+    from .toolchain import build_root
+    stub_dir = os.path.join(build_root(), "synth-blackboxed", "stubs")
+    os.makedirs(stub_dir, exist_ok=True)
+    path = os.path.join(stub_dir, f"{name}_blackbox_stub.py")     # MyHDL reads a block's source file
+    with open(path + ".tmp", "w") as fh:
+        fh.write(src)
+    os.replace(path + ".tmp", path)
+    spec = importlib.util.spec_from_file_location(f"_prism_blackbox_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    module._next_id, module._always = next_id, always
+    spec.loader.exec_module(module)
+    stub = block(getattr(module, name))
+    stub.verilog_code = (f"{name}_blackbox bb_{name}_$inst_id (\n"
+                         + ",\n".join(f"    .{p}(${p})" for p, _ in ports) + "\n);\n")
+    declaration = (f"(* blackbox *)\nmodule {name}_blackbox (\n" + ",\n".join(decl) + "\n);\nendmodule\n")
+    return stub, declaration
+
+
+@contextlib.contextmanager
+def _blackboxes(parent, parent_inst):
+    """While the parent composite is elaborated and converted, its repeated sub-blocks are MyHDL
+    user-defined Verilog: instances of empty modules that yosys keeps as black boxes.  Yields the
+    black-box declarations (Verilog text) to read before the design."""
+    import importlib
     mod = importlib.import_module(f"hdl.{parent}")
-    saved = []
-    counter = [0]
-    for sub in subs:
-        orig = getattr(mod, sub)
-
-        def make_stub(_orig=orig, _sub=sub):
-            import inspect
-            params = list(inspect.signature(getattr(_orig, "func", _orig)).parameters)
-
-            @block
-            def stub(*args, **kwargs):
-                from myhdl._Signal import _Signal
-                sigs = [(p, a) for p, a in zip(params, args) if isinstance(a, _Signal)]
-                counter[0] += 1
-                lines = [f"{_sub}_blackbox bb_{_sub}_{counter[0]} ("]
-                conns = []
-                for i, (p, a) in enumerate(sigs):
-                    conns.append(f"    .{p}($$s{i})")
-                    a.read = True
-                    a.driven = "wire"
-                lines.append(",\n".join(conns))
-                lines.append(");")
-                text = "\n".join(lines)
-                # the converter substitutes $s<i> with the signal names
-                namespace = {f"s{i}": a for i, (_, a) in enumerate(sigs)}
-                clk = args[0]
-
-                @always(clk.posedge)
-                def never():
-                    pass
-                stub.verilog_code = text
-                for k, v in namespace.items():
-                    locals()[k] = v
-                return never
-            return stub
-        saved.append((sub, orig))
-        setattr(mod, sub, make_stub())
+    saved, decls = [], []
+    for sub in _BLACKBOXED.get(parent, ()):
+        stub, decl = _make_stub(sub, _first_instance(parent_inst, sub))
+        saved.append((sub, getattr(mod, sub)))
+        setattr(mod, sub, stub)
+        decls.append(decl)
+    old_env = os.environ.get("PRISM_BUILD_DIR")
+    from .toolchain import build_root
+    os.environ["PRISM_BUILD_DIR"] = os.path.join(build_root(), "synth-blackboxed")
     try:
-        yield
+        yield "\n".join(decls)
     finally:
         for sub, orig in saved:
             setattr(mod, sub, orig)
+        if old_env is None:
+            del os.environ["PRISM_BUILD_DIR"]
+        else:
+            os.environ["PRISM_BUILD_DIR"] = old_env
 
 
 # ---------------------------------------------------------------------------
 # yosys
 # ---------------------------------------------------------------------------
-_LOCK = None
+YOSYS_TIMEOUT_S = int(os.environ.get("PRISM_SYNTH_TIMEOUT", "3600"))
+YOSYS_MEMORY_MIB = int(os.environ.get("PRISM_SYNTH_MEMORY_MIB", "8192"))
+
+
+def _limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (YOSYS_MEMORY_MIB << 20, YOSYS_MEMORY_MIB << 20))
 
 
 def _lock_path():
@@ -205,12 +269,13 @@ def _lock_path():
     return os.path.join(build_root(), "synth", ".yosys.lock")
 
 
-def _yosys_script(name, target):
+def _yosys_script(folder, name, target):
     if target == "xilinx":
         synth = f"synth_xilinx -family xcup -top {name} -flatten -noiopad"
     else:
         synth = f"synth -top {name} -flatten"
     return "\n".join([
+        "read_verilog -lib blackboxes.v" if os.path.exists(os.path.join(folder, "blackboxes.v")) else "",
         f"read_verilog {name}.v",
         # up to memory mapping: list the memories yosys inferred, with their ports
         f"{synth} -run :{'map_memory' if target == 'xilinx' else 'fine'}",
@@ -227,14 +292,17 @@ def run_yosys(folder, name, target):
     require_tool("yosys")
     script = os.path.join(folder, f"synth_{target}.ys")
     with open(script, "w") as fh:
-        fh.write(_yosys_script(name, target))
+        fh.write(_yosys_script(folder, name, target))
     log = os.path.join(folder, f"synth_{target}.log")
     with open(_lock_path(), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)    # never two yosys runs at once
         t0 = time.monotonic()
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        r = subprocess.run(["nice", "-n", "10", "yosys", "-q", "-l", log, "-s", script], cwd=folder,
-                           capture_output=True, text=True)
+        try:
+            r = subprocess.run(["nice", "-n", "10", "yosys", "-q", "-l", log, "-s", script], cwd=folder,
+                               capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
+        except subprocess.TimeoutExpired:
+            raise SynthError(f"yosys took longer than {YOSYS_TIMEOUT_S} s on {name} (PRISM_SYNTH_TIMEOUT)")
         seconds = time.monotonic() - t0
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if r.returncode != 0:
@@ -414,7 +482,11 @@ def logic_depth(netlist_json, top):
 # ---------------------------------------------------------------------------
 # one block
 # ---------------------------------------------------------------------------
-RESULT_VERSION = "1"     # bump when the figures' shape changes
+RESULT_VERSION = "1"
+
+
+def _unwrap_name(block_func):
+    return getattr(block_func, "func", block_func).__name__     # bump when the figures' shape changes
 
 
 def _resources(types, target):
@@ -428,14 +500,27 @@ def _resources(types, target):
             "CARRY": sum(n for t, n in types.items() if t.startswith("CARRY"))}
 
 
-def synth_block(block_func, args, kwargs, target="xilinx", blackbox_parent=None):
-    """Convert (cached) and synthesise one block; returns its figures (cached beside the design)."""
+def synth_block(block_func, args, kwargs, target="xilinx", instance=None):
+    """Convert (cached) and synthesise one block; returns its figures (cached beside the design).
+    `instance`: the block's elaborated instance, for a composite whose repeated sub-blocks become
+    black boxes (_BLACKBOXED)."""
     from .toolchain import build
     if target not in TARGETS:
         raise SynthError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
-    if blackbox_parent:
-        with _blackboxes(blackbox_parent):
-            folder, name, _ = build(block_func, *args, **kwargs)
+    name = _unwrap_name(block_func)
+    if name in _BLACKBOXED:
+        from .toolchain import _bind, build_root, design_key
+        with _blackboxes(name, instance) as decls:
+            folder = os.path.join(build_root(), "cosim",
+                                  f"{name}-{design_key(block_func, _bind(block_func, args, kwargs))}")
+            try:
+                build(block_func, *args, **kwargs)
+            except ToolchainError:
+                # iverilog cannot compile the black boxes' instances; the converted design is what yosys reads
+                if not os.path.exists(os.path.join(folder, f"{name}.v")):
+                    raise
+        with open(os.path.join(folder, "blackboxes.v"), "w") as fh:
+            fh.write(decls)
     else:
         folder, name, _ = build(block_func, *args, **kwargs)
     cached = os.path.join(folder, f"synth_{target}.json")
@@ -461,6 +546,120 @@ def synth_block(block_func, args, kwargs, target="xilinx", blackbox_parent=None)
         json.dump(res, fh, indent=1)
     os.replace(cached + ".tmp", cached)
     return res
+
+
+# ---------------------------------------------------------------------------
+# the node's report
+# ---------------------------------------------------------------------------
+def block_names():
+    return [b for b, _ in PHASE_BLOCKS]
+
+
+def synth_node(width=320, target="xilinx", blocks=None, progress=None):
+    """Synthesise the node's phase blocks: [{block, role, instances, figures}] in phase order."""
+    if width not in WIDTHS:
+        raise SynthError(f"--width {width}: the node is built with 320 or 280")
+    names = block_names() if not blocks else list(blocks)
+    unknown = [n for n in names if n not in dict(PHASE_BLOCKS)]
+    if unknown:
+        raise SynthError(f"unknown block {unknown[0]!r}; blocks: {', '.join(block_names())}")
+    cap = capture_phase_blocks(width)
+    rows = []
+    for n in names:
+        func, args, kwargs, count, inst = cap[n]
+        if progress:
+            progress(f"synthesising {n} (W {width}, {target}) ...")
+        fig = synth_block(func, args, kwargs, target, instance=inst)
+        if progress:
+            progress(f"  {n}: {fig['seconds']} s, {fig['peak_mib']} MiB")
+        rows.append({"block": n, "role": dict(PHASE_BLOCKS)[n], "instances": count, "figures": fig})
+    return rows
+
+
+_COLS = ("LUT", "FF", "RAMB36", "RAMB18", "DSP")
+
+
+def totals(rows):
+    t = {c: 0 for c in _COLS + ("LUTRAM_cells", "URAM")}
+    for r in rows:
+        for c in t:
+            t[c] += r["instances"] * r["figures"]["resources"].get(c, 0)
+    return t
+
+
+def ramb36_equivalent(res):
+    return res["RAMB36"] + res["RAMB18"] / 2
+
+
+def _fmt(n):
+    return f"{n:,}"
+
+
+def resource_table(rows):
+    out = ["| block | role | × | LUT | FF | RAMB36 | RAMB18 | DSP | deepest path (LUT levels) | yosys s / MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        f = r["figures"]
+        res = f["resources"]
+        d = f["depth"][0] if f["depth"] else {"depth": 0, "end": ""}
+        out.append(f"| {r['block']} | {r['role']} | {r['instances']} | {_fmt(res['LUT'])} | {_fmt(res['FF'])} | "
+                   f"{res['RAMB36']} | {res['RAMB18']} | {res['DSP']} | {d['depth']:g} (`{d['end']}`) | "
+                   f"{f['seconds']:g} / {f['peak_mib']} |")
+    t = totals(rows)
+    out.append(f"| **node (sum of blocks × instances)** | | | **{_fmt(t['LUT'])}** | **{_fmt(t['FF'])}** | "
+               f"**{t['RAMB36']}** | **{t['RAMB18']}** | **{t['DSP']}** | | |")
+    return "\n".join(out)
+
+
+def device_table(by_width):
+    """The node's use at each width beside the U280's capacity."""
+    head = "| resource | U280 (XCU280) | " + " | ".join(f"node, W = {w}" for w in by_width) + " |"
+    out = [head, "|---|---:|" + "---:|" * len(by_width)]
+    tots = {w: totals(rows) for w, rows in by_width.items()}
+    for label, key in (("LUT", "LUT"), ("FF", "FF"), ("RAMB36 (RAMB18 / 2 added)", "RAMB36"), ("URAM", "URAM"),
+                       ("DSP", "DSP")):
+        cells = []
+        for w in by_width:
+            v = ramb36_equivalent(tots[w]) if key == "RAMB36" else tots[w][key]
+            cells.append(f"{v:,.1f} ({100.0 * v / U280[key]:.1f} %)" if key == "RAMB36"
+                         else f"{_fmt(v)} ({100.0 * v / U280[key]:.1f} %)")
+        out.append(f"| {label} | {_fmt(U280[key])} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def storage_table(rows):
+    """Where each storage bit goes: every memory yosys inferred, its shape, ports and mapping."""
+    out = ["| block | memory | × | width × depth | bits (all instances) | KiB | read ports (registered) | "
+           "write ports | mapped to |",
+           "|---|---|---:|---|---:|---:|---|---:|---|"]
+    total = 0
+    for r in rows:
+        for m in r["figures"]["memories"]:
+            bits = m["bits"] * r["instances"]
+            total += bits
+            out.append(f"| {r['block']} | `{m['name']}` | {r['instances']} | {m['width']} × {m['depth']} | "
+                       f"{_fmt(bits)} | {bits / 8192:.1f} | {m['read_ports']} "
+                       f"({'yes' if m['sync_read'] else 'no'}) | {m['write_ports']} | {m['mapped_to']} |")
+    out.append(f"| **all** | | | | **{_fmt(total)}** | **{total / 8192:.1f}** | | | |")
+    return "\n".join(out)
+
+
+def depth_table(rows, per_block=3):
+    """The deepest end points (pipeline registers) of each block, in LUT levels."""
+    out = ["| block | end point (register or port) | LUT levels | LUTs | CARRY4 | from |",
+           "|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        for d in r["figures"]["depth"][:per_block]:
+            out.append(f"| {r['block']} | `{d['end']}` | {d['depth']:g} | {d['luts']} | {d['carries']} | "
+                       f"`{d['start']}` |")
+    return "\n".join(out)
+
+
+def non_bram_memories(rows, min_bits=0):
+    """Memories of the node that synthesis did not put in block RAM: [(block, memory, bits, mapped_to)]."""
+    return [(r["block"], m["name"], m["bits"] * r["instances"], m["mapped_to"])
+            for r in rows for m in r["figures"]["memories"]
+            if m["mapped_to"] != "block RAM" and m["bits"] >= min_bits]
 
 
 if __name__ == "__main__":
