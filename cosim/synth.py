@@ -662,5 +662,137 @@ def non_bram_memories(rows, min_bits=0):
             if m["mapped_to"] != "block RAM" and m["bits"] >= min_bits]
 
 
+DOC_BEGIN = "<!-- synth:begin (prism synth writes this section) -->"
+DOC_END = "<!-- synth:end -->"
+
+
+def _yosys_version():
+    try:
+        r = subprocess.run(["yosys", "-V"], capture_output=True, text=True)
+        return r.stdout.strip().split(" (")[0]
+    except OSError:
+        return "yosys"
+
+
+def report_markdown(by_width, target="xilinx", whole_node=True):
+    """The tables for each width (resources, storage, depth), and against the U280 and the seed."""
+    out = []
+    for w, rows in by_width.items():
+        out += [f"### KULISCH_W = {w}: resources per phase block ({'synth_xilinx -family xcup' if target == 'xilinx' else 'generic synth + abc -lut 6'}, {_yosys_version()})", "",
+                resource_table(rows), ""]
+    if whole_node and target == "xilinx" and by_width:
+        out += ["### The node against the U280 and the seed", "", device_table(by_width), ""]
+        w0 = max(by_width)
+        rows = by_width[w0]
+        sender = [r for r in rows if r["block"] == "prism_result_sender"]
+        if sender:
+            f = sender[0]["figures"]
+            store = [m for m in f["memories"] if m["name"].startswith("bank")]
+            bits = sum(m["bits"] for m in store)
+            where = ", ".join(sorted({m["mapped_to"] for m in store})) or "-"
+            out += ["| result store | seed 003 | this node (from synthesis) |", "|---|---:|---:|",
+                    f"| capacity | {SEED_RESULT_STORE_BYTES // 1024} KiB (4,096 FP32) | {bits / 8192:g} KiB "
+                    f"({len(store)} banks of {store[0]['width'] if store else 0} x {store[0]['depth'] if store else 0}) |",
+                    f"| block RAMs | {SEED_RESULT_STORE_RAMB36} RAMB36 (512-bit x 256 words as 64-bit banks) | "
+                    f"{_store_ramb(f, store)} ({where}) |", ""]
+    if by_width:
+        w0 = max(by_width)
+        out += [f"### Where the storage bits go (KULISCH_W = {w0}, every memory yosys inferred)", "",
+                storage_table(by_width[w0]), "",
+                f"### Logic depth per block (KULISCH_W = {w0}): the deepest end points", "",
+                depth_table(by_width[w0]), ""]
+    return "\n".join(out)
+
+
+def _store_ramb(figures, store):
+    """Block RAMs of the result store: the sender's RAMB36 + RAMB18 / 2 not taken by the exact store,
+    estimated from the store's shape as yosys maps it (512 x 72 per RAMB36)."""
+    n = 0
+    for m in store:
+        if m["mapped_to"] != "block RAM":
+            return "0"
+        n += -(-m["width"] // 72) * -(-m["depth"] // 512)
+    return f"{n} RAMB36"
+
+
+def write_doc_section(path, text):
+    """Replace the text between the synth markers of `path` (appended when there are none)."""
+    with open(path) as fh:
+        doc = fh.read()
+    block = f"{DOC_BEGIN}\n{text.rstrip()}\n{DOC_END}"
+    if DOC_BEGIN in doc and DOC_END in doc:
+        head, rest = doc.split(DOC_BEGIN, 1)
+        _, tail = rest.split(DOC_END, 1)
+        doc = head + block + tail
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path + ".tmp", "w") as fh:
+        fh.write(doc)
+    os.replace(path + ".tmp", path)
+
+
+def save_figures(path, by_width, target):
+    with open(path + ".tmp", "w") as fh:
+        json.dump({"target": target, "yosys": _yosys_version(),
+                   "widths": {str(w): rows for w, rows in by_width.items()}}, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def load_figures(path):
+    with open(path) as fh:
+        data = json.load(fh)
+    return {int(w): rows for w, rows in data["widths"].items()}, data["target"]
+
+
+def doc_section(path):
+    """The text between the synth markers of a Markdown file (None when absent)."""
+    with open(path) as fh:
+        doc = fh.read()
+    if DOC_BEGIN not in doc or DOC_END not in doc:
+        return None
+    return doc.split(DOC_BEGIN, 1)[1].split(DOC_END, 1)[0].strip("\n")
+
+
+# ---------------------------------------------------------------------------
+# quick memory check: how yosys maps a block's memories, without the rest of synthesis
+# ---------------------------------------------------------------------------
+def memory_mapping(block_func, *args, ram_style=None, **kwargs):
+    """Convert the block and run synth_xilinx up to its memory mapping: the memories yosys inferred,
+    each with `mapped_to` ('block RAM', 'LUT RAM', 'flip-flops'). Seconds, not minutes.
+    ram_style='block' asks yosys for block RAM for every memory (it falls back to LUT RAM or
+    flip-flops for a memory a block RAM cannot hold)."""
+    from .toolchain import build
+    folder, name, _ = build(block_func, *args, **kwargs)
+    require_tool("yosys")
+    tag = f"_{ram_style}" if ram_style else ""
+    script = os.path.join(folder, f"synth_memcheck{tag}.ys")
+    with open(script, "w") as fh:
+        fh.write(f"read_verilog {name}.v\n"
+                 f"synth_xilinx -family xcup -top {name} -flatten -noiopad -run :map_memory\n"
+                 "tee -q -o synth_memcheck.txt dump t:$mem_v2\n"
+                 + (f"setattr -set ram_style \"{ram_style}\" t:$mem_v2\n" if ram_style else "")
+                 + f"synth_xilinx -family xcup -top {name} -flatten -noiopad -run map_memory:map_ffram\n")
+    log = os.path.join(folder, f"synth_memcheck{tag}.log")
+    with open(_lock_path(), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run(["nice", "-n", "10", "yosys", "-q", "-l", log, "-s", script], cwd=folder,
+                           capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
+    if r.returncode != 0:
+        raise SynthError(f"yosys failed on {folder}/{name}.v: {(r.stderr or r.stdout).strip()[-500:]}")
+    with open(os.path.join(folder, "synth_memcheck.txt")) as fh:
+        mems = parse_memories(fh.read())
+    with open(log) as fh:
+        mapping = parse_memory_mapping(fh.read())
+    for m in mems:
+        m["mapped_to"] = mapping.get(m["name"], "flip-flops")
+    return mems
+
+
+def bram_compatible(mem):
+    """A memory a block RAM can hold as written: every read port registered, at most two ports."""
+    return mem["sync_read"] and mem["read_ports"] + mem["write_ports"] <= 2
+
+
 if __name__ == "__main__":
     sys.exit(0)
