@@ -50,8 +50,8 @@ TARGETS = ("xilinx", "generic")
 WIDTHS = (320, 280)
 NODE_CAPACITY = 4096
 
-# U280 (XCU280, UltraScale+) capacity: AMD DS963 "Alveo U280 Data Center Accelerator Card Data Sheet"
-# table 1 and the Virtex UltraScale+ HBM product table (XCVU37P device).
+# U280 capacity: the XCU280 is the Virtex UltraScale+ HBM XCVU37P: 162,960 CLBs of 8 LUTs and 16
+# flip-flops, 2,016 36 Kb block RAMs, 960 UltraRAMs, 9,024 DSP48E2 (AMD's Virtex UltraScale+ product table).
 U280 = {"LUT": 1_303_680, "FF": 2_607_360, "RAMB36": 2_016, "URAM": 960, "DSP": 9_024}
 # Seed 003's own FPGA figures for the result store.
 SEED_RESULT_STORE_BYTES = 16 * 1024
@@ -269,18 +269,34 @@ def _lock_path():
     return os.path.join(build_root(), "synth", ".yosys.lock")
 
 
-def _yosys_script(folder, name, target):
+# synth_xilinx's "coarse" step without `share` (yosys' SAT-based resource sharing): on the result
+# sender it ran for more than 20 minutes and 7 GB without finishing; nothing here shares well anyway
+_COARSE_NO_SHARE = ("techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6; alumacc; opt; memory -nomap; "
+                    "opt_clean")
+
+
+def _synth_steps(name, target, stop=None):
+    """yosys commands up to memory mapping (the memories are listed there), then from it to `stop`."""
     if target == "xilinx":
-        synth = f"synth_xilinx -family xcup -top {name} -flatten -noiopad"
+        base = f"synth_xilinx -family xcup -top {name} -flatten -noiopad"
+        head = [f"{base} -run :coarse", _COARSE_NO_SHARE]
+        tail = [f"{base} -run map_memory:{stop or ''}"]
     else:
-        synth = f"synth -top {name} -flatten"
+        base = f"synth -top {name} -flatten -noshare"
+        head = [f"{base} -run :fine"]
+        tail = [f"{base} -run fine:{stop or ''}"]
+    return head, tail
+
+
+def _yosys_script(folder, name, target):
+    head, tail = _synth_steps(name, target)
     return "\n".join([
         "read_verilog -lib blackboxes.v" if os.path.exists(os.path.join(folder, "blackboxes.v")) else "",
         f"read_verilog {name}.v",
-        # up to memory mapping: list the memories yosys inferred, with their ports
-        f"{synth} -run :{'map_memory' if target == 'xilinx' else 'fine'}",
+        *head,
+        # the memories yosys inferred, with their ports, before they are mapped
         "tee -q -o synth_memories.txt dump t:$mem_v2",
-        f"{synth} -run {'map_memory' if target == 'xilinx' else 'fine'}:",
+        *tail,
         "" if target == "xilinx" else "abc -lut 6; opt_clean",
         "tee -q -o synth_stat.txt stat",
         "write_json synth_netlist.json",
@@ -482,7 +498,7 @@ def logic_depth(netlist_json, top):
 # ---------------------------------------------------------------------------
 # one block
 # ---------------------------------------------------------------------------
-RESULT_VERSION = "1"
+RESULT_VERSION = "2"
 
 
 def _unwrap_name(block_func):
@@ -768,11 +784,10 @@ def memory_mapping(block_func, *args, ram_style=None, **kwargs):
     tag = f"_{ram_style}" if ram_style else ""
     script = os.path.join(folder, f"synth_memcheck{tag}.ys")
     with open(script, "w") as fh:
-        fh.write(f"read_verilog {name}.v\n"
-                 f"synth_xilinx -family xcup -top {name} -flatten -noiopad -run :map_memory\n"
-                 "tee -q -o synth_memcheck.txt dump t:$mem_v2\n"
-                 + (f"setattr -set ram_style \"{ram_style}\" t:$mem_v2\n" if ram_style else "")
-                 + f"synth_xilinx -family xcup -top {name} -flatten -noiopad -run map_memory:map_ffram\n")
+        head, tail = _synth_steps(name, "xilinx", stop="map_ffram")
+        fh.write("\n".join([f"read_verilog {name}.v", *head, "tee -q -o synth_memcheck.txt dump t:$mem_v2",
+                            f"setattr -set ram_style \"{ram_style}\" t:$mem_v2" if ram_style else "",
+                            *tail, f"tee -q -o synth_memcheck{tag}_stat.txt stat"]) + "\n")
     log = os.path.join(folder, f"synth_memcheck{tag}.log")
     with open(_lock_path(), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -786,6 +801,10 @@ def memory_mapping(block_func, *args, ram_style=None, **kwargs):
         mapping = parse_memory_mapping(fh.read())
     for m in mems:
         m["mapped_to"] = mapping.get(m["name"], "flip-flops")
+    with open(os.path.join(folder, f"synth_memcheck{tag}_stat.txt")) as fh:
+        types = parse_stat(fh.read())
+    memory_mapping.last_cells = {"RAMB36": types.get("RAMB36E2", 0), "RAMB18": types.get("RAMB18E2", 0),
+                                 "LUTRAM_cells": sum(n for t, n in types.items() if re.match(r"^RAM\d+[MX]", t))}
     return mems
 
 
