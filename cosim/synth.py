@@ -255,7 +255,7 @@ def _blackboxes(parent, parent_inst):
 # ---------------------------------------------------------------------------
 # yosys
 # ---------------------------------------------------------------------------
-YOSYS_TIMEOUT_S = int(os.environ.get("PRISM_SYNTH_TIMEOUT", "3600"))
+YOSYS_TIMEOUT_S = int(os.environ.get("PRISM_SYNTH_TIMEOUT", "1800"))
 YOSYS_MEMORY_MIB = int(os.environ.get("PRISM_SYNTH_MEMORY_MIB", "8192"))
 
 
@@ -607,7 +607,14 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None):
         func, args, kwargs, count, inst = cap[n]
         if progress:
             progress(f"synthesising {n} (W {width}, {target}) ...")
-        fig = synth_block(func, args, kwargs, target, instance=inst)
+        try:
+            fig = synth_block(func, args, kwargs, target, instance=inst)
+        except SynthError as e:
+            # one block that does not finish (time or memory limit) leaves a row saying so
+            if progress:
+                progress(f"  {n}: {e}")
+            rows.append({"block": n, "role": dict(PHASE_BLOCKS)[n], "instances": count, "error": str(e)[:200]})
+            continue
         if progress:
             progress(f"  {n}: {fig['seconds']} s, {fig['peak_mib']} MiB")
         row = {"block": n, "role": dict(PHASE_BLOCKS)[n], "instances": count, "figures": fig}
@@ -625,8 +632,9 @@ _COLS = ("LUT", "FF", "RAMB36", "RAMB18", "DSP")
 def totals(rows):
     t = {c: 0 for c in _COLS + ("LUTRAM_cells", "URAM")}
     for r in rows:
-        for c in t:
-            t[c] += r["instances"] * r["figures"]["resources"].get(c, 0)
+        if "figures" in r:
+            for c in t:
+                t[c] += r["instances"] * r["figures"]["resources"].get(c, 0)
     return t
 
 
@@ -642,6 +650,9 @@ def resource_table(rows):
     out = ["| block | role | × | LUT | FF | RAMB36 | RAMB18 | DSP | deepest path (LUT levels) | yosys s / MiB |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        if "figures" not in r:
+            out.append(f"| {r['block']} | {r['role']} | {r['instances']} | not synthesised: {r['error']} | | | | | | |")
+            continue
         f = r["figures"]
         res = f["resources"]
         d = f["depth"][0] if f["depth"] else {"depth": 0, "end": ""}
@@ -677,7 +688,7 @@ def storage_table(rows):
            "|---|---|---:|---|---:|---:|---|---:|---|"]
     total = 0
     for r in rows:
-        for m in r["figures"]["memories"]:
+        for m in r.get("figures", {}).get("memories", []):
             bits = m["bits"] * r["instances"]
             total += bits
             out.append(f"| {r['block']} | `{m['name']}` | {r['instances']} | {m['width']} × {m['depth']} | "
@@ -713,7 +724,7 @@ def depth_table(rows, per_block=3):
     out = ["| block | end point (register or port) | LUT levels | LUTs | CARRY4 | from |",
            "|---|---|---:|---:|---:|---|"]
     for r in rows:
-        for d in r["figures"]["depth"][:per_block]:
+        for d in r.get("figures", {}).get("depth", [])[:per_block]:
             out.append(f"| {r['block']} | `{d['end']}` | {d['depth']:g} | {d['luts']} | {d['carries']} | "
                        f"`{d['start']}` |")
     return "\n".join(out)
@@ -722,7 +733,7 @@ def depth_table(rows, per_block=3):
 def non_bram_memories(rows, min_bits=0):
     """Memories of the node that synthesis did not put in block RAM: [(block, memory, bits, mapped_to)]."""
     return [(r["block"], m["name"], m["bits"] * r["instances"], m["mapped_to"])
-            for r in rows for m in r["figures"]["memories"]
+            for r in rows for m in r.get("figures", {}).get("memories", [])
             if m["mapped_to"] != "block RAM" and m["bits"] >= min_bits]
 
 
