@@ -603,7 +603,8 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None):
         raise SynthError(f"unknown block {unknown[0]!r}; blocks: {', '.join(block_names())}")
     cap = capture_phase_blocks(width)
     rows = []
-    for n in names:
+    # the quick blocks first, so a slow one (time limit) costs only its own row
+    for n in sorted(names, key=lambda b: _SYNTH_ORDER.index(b) if b in _SYNTH_ORDER else len(_SYNTH_ORDER)):
         func, args, kwargs, count, inst = cap[n]
         if progress:
             progress(f"synthesising {n} (W {width}, {target}) ...")
@@ -623,9 +624,14 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None):
             mems = memory_mapping(func, *args, ram_style="block", **kwargs)
             row["forced_block"] = {"memories": mems, "cells": memory_mapping.last_cells}
         rows.append(row)
-    return rows
+    order = block_names()
+    return sorted(rows, key=lambda r: order.index(r["block"]))
 
 
+_SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "auto_classifier",
+                "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_completion", "prism_result_sender",
+                "prism_reader", "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks",
+                "prism_control")
 _COLS = ("LUT", "FF", "RAMB36", "RAMB18", "DSP")
 
 
