@@ -763,6 +763,10 @@ def report_markdown(by_width, target="xilinx", whole_node=True):
                 resource_table(rows), ""]
     if whole_node and target == "xilinx" and by_width:
         out += ["### The node against the U280 and the seed", "", device_table(by_width), ""]
+        missing = sorted({r["block"] for rows in by_width.values() for r in rows if "figures" not in r})
+        if missing:
+            out += [f"Not in these sums (yosys did not finish within PRISM_SYNTH_TIMEOUT): "
+                    f"{', '.join(f'`{m}`' for m in missing)}; the node's totals are lower bounds.", ""]
         w0 = max(by_width)
         rows = by_width[w0]
         sender = [r for r in rows if r["block"] == "prism_result_sender"]
@@ -870,6 +874,15 @@ def memory_mapping(block_func, *args, ram_style=None, **kwargs):
         fcntl.flock(lock, fcntl.LOCK_EX)
         r = subprocess.run([*_nice(), "yosys", "-q", "-l", log, "-s", script], cwd=folder,
                            capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
+    if r.returncode != 0 and ram_style and "no valid mapping found for memory" in (r.stderr or r.stdout):
+        # a memory that cannot be a block RAM when asked to be one (unregistered read, too many ports)
+        with open(os.path.join(folder, "synth_memcheck.txt")) as fh:
+            mems = parse_memories(fh.read())
+        for m in mems:
+            m["mapped_to"] = "block RAM" if bram_compatible(m) else "no block RAM possible"
+            m["RAMB36"] = m["RAMB18"] = 0
+        memory_mapping.last_cells = {"RAMB36": 0, "RAMB18": 0, "LUTRAM_cells": 0, "failed": True}
+        return mems
     if r.returncode != 0:
         raise SynthError(f"yosys failed on {folder}/{name}.v: {(r.stderr or r.stdout).strip()[-500:]}")
     with open(os.path.join(folder, "synth_memcheck.txt")) as fh:
