@@ -527,6 +527,16 @@ def _unwrap_name(block_func):
     return getattr(block_func, "func", block_func).__name__     # bump when the figures' shape changes
 
 
+# LUTs a LUT-RAM cell occupies (UltraScale+ CLB: RAM64M8 and RAM32M16 take all 8 LUTs of a SLICEM)
+_LUTRAM_LUTS = {"RAM32M16": 8, "RAM64M8": 8, "RAM32M": 4, "RAM64M": 4, "RAM32X1D": 2, "RAM64X1D": 2,
+                "RAM128X1D": 4, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4, "RAM256X1D": 8,
+                "RAM512X1S": 8}
+
+
+def lutram_luts(types):
+    return sum(n * _LUTRAM_LUTS.get(t, 1) for t, n in types.items() if re.match(r"^RAM\d+[MX]", t))
+
+
 def _resources(types, target):
     lut = sum(n for t, n in types.items() if re.match(r"^LUT\d$", t) or t == "$lut")
     lutram = sum(n for t, n in types.items() if re.match(r"^RAM\d+[MX]", t))
@@ -538,7 +548,7 @@ def _resources(types, target):
             "CARRY": sum(n for t, n in types.items() if t.startswith("CARRY"))}
 
 
-def synth_block(block_func, args, kwargs, target="xilinx", instance=None):
+def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached_only=False):
     """Convert (cached) and synthesise one block; returns its figures (cached beside the design).
     `instance`: the block's elaborated instance, for a composite whose repeated sub-blocks become
     black boxes (_BLACKBOXED)."""
@@ -567,6 +577,8 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None):
             res = json.load(fh)
         if res.get("version") == RESULT_VERSION:
             return res
+    if cached_only:
+        raise SynthError("no figures from an earlier run (--cached-only)")
     log, seconds, peak_mib = run_yosys(folder, name, target)
     with open(os.path.join(folder, "synth_stat.txt")) as fh:
         types = parse_stat(fh.read())
@@ -593,7 +605,7 @@ def block_names():
     return [b for b, _ in PHASE_BLOCKS]
 
 
-def synth_node(width=320, target="xilinx", blocks=None, progress=None):
+def synth_node(width=320, target="xilinx", blocks=None, progress=None, cached_only=False):
     """Synthesise the node's phase blocks: [{block, role, instances, figures}] in phase order."""
     if width not in WIDTHS:
         raise SynthError(f"--width {width}: the node is built with 320 or 280")
@@ -609,7 +621,7 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None):
         if progress:
             progress(f"synthesising {n} (W {width}, {target}) ...")
         try:
-            fig = synth_block(func, args, kwargs, target, instance=inst)
+            fig = synth_block(func, args, kwargs, target, instance=inst, cached_only=cached_only)
         except SynthError as e:
             # one block that does not finish (time or memory limit) leaves a row saying so
             if progress:
@@ -621,8 +633,11 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None):
         row = {"block": n, "role": dict(PHASE_BLOCKS)[n], "instances": count, "figures": fig}
         if target == "xilinx" and fig["memories"] and n not in _BLACKBOXED:
             # the same block with every memory asked into block RAM (ram_style "block")
-            mems = memory_mapping(func, *args, ram_style="block", **kwargs)
-            row["forced_block"] = {"memories": mems, "cells": memory_mapping.last_cells}
+            try:
+                mems = memory_mapping(func, *args, ram_style="block", cached_only=cached_only, **kwargs)
+                row["forced_block"] = {"memories": mems, "cells": memory_mapping.last_cells}
+            except SynthError:
+                pass
         rows.append(row)
     order = block_names()
     return sorted(rows, key=lambda r: order.index(r["block"]))
@@ -636,11 +651,12 @@ _COLS = ("LUT", "FF", "RAMB36", "RAMB18", "DSP")
 
 
 def totals(rows):
-    t = {c: 0 for c in _COLS + ("LUTRAM_cells", "URAM")}
+    t = {c: 0 for c in _COLS + ("LUTRAM_cells", "URAM", "LUTRAM")}
     for r in rows:
         if "figures" in r:
             for c in t:
                 t[c] += r["instances"] * r["figures"]["resources"].get(c, 0)
+            t["LUTRAM"] += r["instances"] * lutram_luts(r["figures"]["cell_types"])
     return t
 
 
@@ -653,20 +669,23 @@ def _fmt(n):
 
 
 def resource_table(rows):
-    out = ["| block | role | × | LUT | FF | RAMB36 | RAMB18 | DSP | deepest path (LUT levels) | yosys s / MiB |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| block | role | × | LUT | LUT RAM (LUTs) | FF | RAMB36 | RAMB18 | DSP | deepest path (LUT levels) | "
+           "yosys s / MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if "figures" not in r:
-            out.append(f"| {r['block']} | {r['role']} | {r['instances']} | not synthesised: {r['error']} | | | | | | |")
+            out.append(f"| {r['block']} | {r['role']} | {r['instances']} | not synthesised: {r['error']} | | | | | | | |")
             continue
         f = r["figures"]
         res = f["resources"]
         d = f["depth"][0] if f["depth"] else {"depth": 0, "end": ""}
-        out.append(f"| {r['block']} | {r['role']} | {r['instances']} | {_fmt(res['LUT'])} | {_fmt(res['FF'])} | "
+        out.append(f"| {r['block']} | {r['role']} | {r['instances']} | {_fmt(res['LUT'])} | "
+                   f"{_fmt(lutram_luts(f['cell_types']))} | {_fmt(res['FF'])} | "
                    f"{res['RAMB36']} | {res['RAMB18']} | {res['DSP']} | {d['depth']:g} (`{d['end']}`) | "
                    f"{f['seconds']:g} / {f['peak_mib']} |")
     t = totals(rows)
-    out.append(f"| **node (sum of blocks × instances)** | | | **{_fmt(t['LUT'])}** | **{_fmt(t['FF'])}** | "
+    out.append(f"| **node (sum of blocks × instances)** | | | **{_fmt(t['LUT'])}** | **{_fmt(t['LUTRAM'])}** | "
+               f"**{_fmt(t['FF'])}** | "
                f"**{t['RAMB36']}** | **{t['RAMB18']}** | **{t['DSP']}** | | |")
     return "\n".join(out)
 
@@ -676,14 +695,18 @@ def device_table(by_width):
     head = "| resource | U280 (XCU280) | " + " | ".join(f"node, W = {w}" for w in by_width) + " |"
     out = [head, "|---|---:|" + "---:|" * len(by_width)]
     tots = {w: totals(rows) for w, rows in by_width.items()}
-    for label, key in (("LUT", "LUT"), ("FF", "FF"), ("RAMB36 (RAMB18 / 2 added)", "RAMB36"), ("URAM", "URAM"),
+    for label, key in (("LUT (logic)", "LUT"), ("LUT as memory (LUT RAM)", "LUTRAM"), ("LUT, both", "LUTALL"),
+                       ("FF", "FF"), ("RAMB36 (RAMB18 / 2 added)", "RAMB36"), ("URAM", "URAM"),
                        ("DSP", "DSP")):
         cells = []
         for w in by_width:
-            v = ramb36_equivalent(tots[w]) if key == "RAMB36" else tots[w][key]
-            cells.append(f"{v:,.1f} ({100.0 * v / U280[key]:.1f} %)" if key == "RAMB36"
-                         else f"{_fmt(v)} ({100.0 * v / U280[key]:.1f} %)")
-        out.append(f"| {label} | {_fmt(U280[key])} | " + " | ".join(cells) + " |")
+            v = ramb36_equivalent(tots[w]) if key == "RAMB36" else \
+                tots[w]["LUT"] + tots[w]["LUTRAM"] if key == "LUTALL" else tots[w][key]
+            cap = U280["LUT"] if key in ("LUTRAM", "LUTALL") else U280[key]
+            cells.append(f"{v:,.1f} ({100.0 * v / cap:.1f} %)" if key == "RAMB36"
+                         else f"{_fmt(v)} ({100.0 * v / cap:.1f} %)")
+        cap = U280["LUT"] if key in ("LUTRAM", "LUTALL") else U280[key]
+        out.append(f"| {label} | {_fmt(cap)} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -765,21 +788,23 @@ def report_markdown(by_width, target="xilinx", whole_node=True):
         out += ["### The node against the U280 and the seed", "", device_table(by_width), ""]
         missing = sorted({r["block"] for rows in by_width.values() for r in rows if "figures" not in r})
         if missing:
-            out += [f"Not in these sums (yosys did not finish within PRISM_SYNTH_TIMEOUT): "
+            out += [f"Not in these sums (no figures: yosys did not finish within this run's time): "
                     f"{', '.join(f'`{m}`' for m in missing)}; the node's totals are lower bounds.", ""]
         w0 = max(by_width)
         rows = by_width[w0]
-        sender = [r for r in rows if r["block"] == "prism_result_sender"]
+        sender = [r for r in rows if r["block"] == "prism_result_sender" and "figures" in r]
         if sender:
-            f = sender[0]["figures"]
-            store = [m for m in f["memories"] if m["name"].startswith("bank")]
+            mems = (sender[0].get("forced_block") or {}).get("memories") or sender[0]["figures"]["memories"]
+            store = [m for m in mems if m["name"].startswith("bank")]
             bits = sum(m["bits"] for m in store)
             where = ", ".join(sorted({m["mapped_to"] for m in store})) or "-"
+            r36 = sum(m.get("RAMB36", 0) for m in store)
+            r18 = sum(m.get("RAMB18", 0) for m in store)
+            shape = f"{len(store)} banks of {store[0]['width']} x {store[0]['depth']}" if store else "-"
             out += ["| result store | seed 003 | this node (from synthesis) |", "|---|---:|---:|",
-                    f"| capacity | {SEED_RESULT_STORE_BYTES // 1024} KiB (4,096 FP32) | {bits / 8192:g} KiB "
-                    f"({len(store)} banks of {store[0]['width'] if store else 0} x {store[0]['depth'] if store else 0}) |",
+                    f"| capacity | {SEED_RESULT_STORE_BYTES // 1024} KiB (4,096 FP32) | {bits / 8192:g} KiB ({shape}) |",
                     f"| block RAMs | {SEED_RESULT_STORE_RAMB36} RAMB36 (512-bit x 256 words as 64-bit banks) | "
-                    f"{_store_ramb(f, store)} ({where}) |", ""]
+                    f"{r36} RAMB36 + {r18} RAMB18 ({where}) |", ""]
     if by_width:
         w0 = max(by_width)
         out += [f"### Where the storage bits go (KULISCH_W = {w0}, every memory yosys inferred)", "",
@@ -790,17 +815,6 @@ def report_markdown(by_width, target="xilinx", whole_node=True):
                 f"### Logic depth per block (KULISCH_W = {w0}): the deepest end points", "",
                 depth_table(by_width[w0]), ""]
     return "\n".join(out)
-
-
-def _store_ramb(figures, store):
-    """Block RAMs of the result store: the sender's RAMB36 + RAMB18 / 2 not taken by the exact store,
-    estimated from the store's shape as yosys maps it (512 x 72 per RAMB36)."""
-    n = 0
-    for m in store:
-        if m["mapped_to"] != "block RAM":
-            return "0"
-        n += -(-m["width"] // 72) * -(-m["depth"] // 512)
-    return f"{n} RAMB36"
 
 
 def write_doc_section(path, text):
@@ -845,7 +859,7 @@ def doc_section(path):
 # ---------------------------------------------------------------------------
 # quick memory check: how yosys maps a block's memories, without the rest of synthesis
 # ---------------------------------------------------------------------------
-def memory_mapping(block_func, *args, ram_style=None, **kwargs):
+def memory_mapping(block_func, *args, ram_style=None, cached_only=False, **kwargs):
     """Convert the block and run synth_xilinx up to its memory mapping: the memories yosys inferred,
     each with `mapped_to` ('block RAM', 'LUT RAM', 'flip-flops'). Seconds, not minutes.
     ram_style='block' asks yosys for block RAM for every memory (it falls back to LUT RAM or
@@ -861,6 +875,8 @@ def memory_mapping(block_func, *args, ram_style=None, **kwargs):
         if data.get("version") == MEMCHECK_VERSION:
             memory_mapping.last_cells = data["cells"]
             return data["memories"]
+    if cached_only:
+        raise SynthError("no memory check from an earlier run")
     script = os.path.join(folder, f"synth_memcheck{tag}.ys")
     with open(script, "w") as fh:
         head, tail = _synth_steps(name, "xilinx", stop="map_ffram")

@@ -19,6 +19,8 @@ def add_parser(subparsers):
                    help="KULISCH_W: 320 or 280 (repeat for both; default both for the node, 320 for one block)")
     p.add_argument("--target", default="xilinx", metavar="T", help="xilinx (UltraScale+, default) or generic")
     p.add_argument("--list", action="store_true", help="list the phase blocks")
+    p.add_argument("--cached-only", action="store_true",
+                   help="report from the figures earlier runs left in the build folders; run no yosys")
     p.add_argument("--no-doc", action="store_true", help=f"print only; do not rewrite {DOC}")
     p.add_argument("--doc", default=None, metavar="FILE", help=f"the Markdown file to rewrite (default {DOC})")
     return p
@@ -42,7 +44,8 @@ def run(args):
     blocks = [args.block] if args.block else None
     try:
         by_width = {w: synth.synth_node(w, args.target, blocks,
-                                        progress=lambda m: print(m, file=sys.stderr, flush=True))
+                                        progress=lambda m: print(m, file=sys.stderr, flush=True),
+                                        cached_only=args.cached_only)
                     for w in sorted(widths, reverse=True)}
     except ToolchainError as e:
         raise UsageError(str(e).splitlines()[0])
