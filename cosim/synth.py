@@ -632,10 +632,24 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None, cached_on
             progress(f"  {n}: {fig['seconds']} s, {fig['peak_mib']} MiB")
         row = {"block": n, "role": dict(PHASE_BLOCKS)[n], "instances": count, "figures": fig}
         if target == "xilinx" and fig["memories"] and n not in _BLACKBOXED:
-            # the same block with every memory asked into block RAM (ram_style "block")
+            # the same block with every memory asked into block RAM (ram_style "block"); the FP32 bank
+            # through one of its 16 lanes (the bank's other logic makes yosys slow)
             try:
-                mems = memory_mapping(func, *args, ram_style="block", cached_only=cached_only, **kwargs)
-                row["forced_block"] = {"memories": mems, "cells": memory_mapping.last_cells}
+                if all(m["mapped_to"] == "block RAM" for m in fig["memories"]):
+                    mems = fig["memories"]
+                    cells = {"RAMB36": fig["resources"]["RAMB36"], "RAMB18": fig["resources"]["RAMB18"]}
+                elif n == "prism_fp32_bank":
+                    lane = _first_instance(inst, "fp32_arrival_lane")
+                    mems = memory_mapping(_decorated(lane.func), *lane.args, ram_style="block",
+                                          cached_only=cached_only, **lane.kwargs)
+                    lanes = sum(1 for s in inst.subs if getattr(getattr(s, "func", None), "__name__", "")
+                                == "fp32_arrival_lane")
+                    cells = {k: v * lanes for k, v in memory_mapping.last_cells.items() if k != "failed"}
+                else:
+                    mems = memory_mapping(func, *args, ram_style="block", cached_only=cached_only, **kwargs)
+                    cells = memory_mapping.last_cells
+                if cells is not None:
+                    row["forced_block"] = {"memories": mems, "cells": cells}
             except SynthError:
                 pass
         rows.append(row)
@@ -644,7 +658,7 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None, cached_on
 
 
 _SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "auto_classifier",
-                "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_completion", "prism_result_sender",
+                "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_result_sender", "prism_completion",
                 "prism_reader", "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks",
                 "prism_control")
 _COLS = ("LUT", "FF", "RAMB36", "RAMB18", "DSP")
