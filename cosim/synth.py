@@ -548,6 +548,23 @@ def _resources(types, target):
             "CARRY": sum(n for t, n in types.items() if t.startswith("CARRY"))}
 
 
+def collect(folder, name, target, log, seconds, peak_mib):
+    """The figures of a finished yosys run, from the files it left in the build folder."""
+    with open(os.path.join(folder, "synth_stat.txt")) as fh:
+        types = parse_stat(fh.read())
+    with open(os.path.join(folder, "synth_memories.txt")) as fh:
+        memories = parse_memories(fh.read())
+    mapping = parse_memory_mapping(log)
+    for mem in memories:
+        mem["mapped_to"] = mapping.get(mem["name"], "flip-flops")
+    depth = logic_depth(os.path.join(folder, "synth_netlist.json"), name)
+    os.remove(os.path.join(folder, "synth_netlist.json"))       # large; the figures are kept
+    res = {"version": RESULT_VERSION, "block": name, "target": target, "folder": os.path.basename(folder),
+           "cell_types": types, "resources": _resources(types, target), "memories": memories,
+           "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib)}
+    return res
+
+
 def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached_only=False):
     """Convert (cached) and synthesise one block; returns its figures (cached beside the design).
     `instance`: the block's elaborated instance, for a composite whose repeated sub-blocks become
@@ -580,18 +597,7 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached
     if cached_only:
         raise SynthError("no figures from an earlier run (--cached-only)")
     log, seconds, peak_mib = run_yosys(folder, name, target)
-    with open(os.path.join(folder, "synth_stat.txt")) as fh:
-        types = parse_stat(fh.read())
-    with open(os.path.join(folder, "synth_memories.txt")) as fh:
-        memories = parse_memories(fh.read())
-    mapping = parse_memory_mapping(log)
-    for mem in memories:
-        mem["mapped_to"] = mapping.get(mem["name"], "flip-flops")
-    depth = logic_depth(os.path.join(folder, "synth_netlist.json"), name)
-    os.remove(os.path.join(folder, "synth_netlist.json"))       # large; the figures are kept
-    res = {"version": RESULT_VERSION, "block": name, "target": target, "folder": os.path.basename(folder),
-           "cell_types": types, "resources": _resources(types, target), "memories": memories,
-           "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib)}
+    res = collect(folder, name, target, log, seconds, peak_mib)
     with open(cached + ".tmp", "w") as fh:
         json.dump(res, fh, indent=1)
     os.replace(cached + ".tmp", cached)
