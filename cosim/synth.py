@@ -595,7 +595,7 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached
         if res.get("version") == RESULT_VERSION:
             return res
     if cached_only:
-        raise SynthError("no figures from an earlier run (--cached-only)")
+        raise SynthError("no figures: yosys did not finish it in the runs these figures come from")
     log, seconds, peak_mib = run_yosys(folder, name, target)
     res = collect(folder, name, target, log, seconds, peak_mib)
     with open(cached + ".tmp", "w") as fh:
@@ -864,7 +864,7 @@ def save_figures(path, by_width, target):
 def load_figures(path):
     with open(path) as fh:
         data = json.load(fh)
-    return {int(w): rows for w, rows in data["widths"].items()}, data["target"]
+    return {w: data["widths"][str(w)] for w in sorted((int(k) for k in data["widths"]), reverse=True)}, data["target"]
 
 
 def doc_section(path):
