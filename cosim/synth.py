@@ -664,9 +664,9 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None, cached_on
 
 
 _SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "auto_classifier",
-                "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_result_sender", "prism_completion",
-                "prism_reader", "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks",
-                "prism_control")
+                "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_completion", "prism_reader",
+                "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks", "prism_control",
+                "prism_result_sender")
 _COLS = ("LUT", "FF", "RAMB36", "RAMB18", "DSP")
 
 
