@@ -46,7 +46,7 @@ Ports (widths come from the signals):
     rd_valid      out: rd_value holds a read row's sum
     rd_value      out: 32-bit FP32 sum
 """
-from myhdl import Signal, always, block, concat, intbv, modbv
+from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 from hdl.fp32_add import fp32_add
 
@@ -63,9 +63,12 @@ def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_v
     tag_width = row_width + 1                 # read flag | row
 
     ram = [Signal(modbv(0)[32:]) for _ in range(ROWS)]
+    ram_q = Signal(modbv(0)[32:])             # the RAM's registered read port
     filled = Signal(intbv(0)[ROWS:])          # row r holds a sum
     a_valid = Signal(bool(0))
     a_tag = Signal(modbv(0)[tag_width:])
+    a_from_ram = Signal(bool(0))              # operand A is the RAM's read data (else a_other)
+    a_other = Signal(modbv(0)[32:])           # operand A when not from the RAM: a bypassed sum, or -0
     a_sum = Signal(modbv(0)[32:])             # adder operand A: the row's sum, or -0 for an empty row
     a_value = Signal(modbv(0)[32:])
     a_filled = Signal(bool(0))
@@ -76,6 +79,21 @@ def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_v
     adder = fp32_add(clk, rst, a_valid, a_sum, a_value, a_tag, add_valid, add_result, add_tag, LATENCY=LATENCY)
 
     @always(clk.posedge)
+    def ram_port():
+        # a plain simple-dual-port RAM (block RAM or LUT RAM): one write, one registered read; never reset
+        if add_valid and not add_tag[row_width]:
+            ram[add_tag[row_width:0]].next = add_result
+        if op_valid:
+            ram_q.next = ram[op_row]
+
+    @always_comb
+    def operand():
+        if a_from_ram:
+            a_sum.next = ram_q
+        else:
+            a_sum.next = a_other
+
+    @always(clk.posedge)
     def step():
         # an idle lane (nothing entering, in flight or leaving, no reset or clear) skips everything:
         # most lanes are idle most cycles, and the simulator pays for every statement of every lane
@@ -84,12 +102,10 @@ def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_v
             tag = modbv(0)[tag_width:]
             back = bool(0)          # the row written back this edge holds a sum afterwards
             rows[:] = filled
-            # write-back of the sum that leaves the adder (a read empties its row instead)
+            # write-back of the sum that leaves the adder (a read empties its row instead; ram_port writes)
             if add_valid:
                 tag[:] = add_tag
                 back = not add_tag[row_width]
-                if back:
-                    ram[tag[row_width:0]].next = add_result
                 rows[tag[row_width:0]] = back
 
             rd_valid.next = a_valid and a_tag[row_width] and not rst
@@ -104,20 +120,20 @@ def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_v
                 a_tag.next = concat(op_read, op_row)
                 a_value.next = op_value
                 if add_valid and tag[row_width:0] == op_row:
+                    # the RAM read misses this edge's write-back: bypass it
                     a_filled.next = back
+                    a_from_ram.next = 0
                     if back:
-                        a_sum.next = add_result
+                        a_other.next = add_result
                     else:
-                        a_sum.next = NEG_ZERO
+                        a_other.next = NEG_ZERO
                 else:
                     a_filled.next = filled[op_row]
-                    if filled[op_row]:
-                        a_sum.next = ram[op_row]
-                    else:
-                        a_sum.next = NEG_ZERO
+                    a_from_ram.next = filled[op_row]
+                    a_other.next = NEG_ZERO
             if rst or clear:
                 filled.next = 0
             else:
                 filled.next = rows
 
-    return adder, step
+    return adder, ram_port, operand, step

@@ -21,8 +21,15 @@ Per cycle, independently:
     add's own wrap, flags ORed) and register the result on o_*; a RAM whose
     row was never written in this operation (`m_use_a`/`m_use_b` low) reads 0.
 
-The read-modify-write of a port completes within one clock, so back-to-back
-contributions to one row need neither a stall nor a bypass.
+Block RAM: every RAM has one write port and one registered read port.  A
+port's read-modify-write takes two stages: stage 0 reads the row (registered
+read) while the element is decoded into its exact term; stage 1 adds and writes
+the row back.  A contribution to the row written at the same edge as its read
+takes the written word instead (a one-word bypass), so back-to-back
+contributions to one row need no stall.  Each port's RAM is kept twice, written
+alike: one copy for accumulation, one for the merge's read, so the merge never
+takes a cycle from accumulation.  The merge reads at the edge of m_valid and
+adds in the next cycle: o_* two cycles after m_valid.
 
 Wrap counting as in golden.kulisch: a W-bit add of two same-sign values whose
 sum's sign differs wrapped (+1 past the top, -1 past the bottom).  The true sum
@@ -40,7 +47,7 @@ Ports (widths from the signals):
     b_valid, b_row, b_first, b_data   port 1, the same
     m_valid, m_row              merge request for a row
     m_use_a, m_use_b            that row holds a contribution in RAM A / RAM B
-    o_state                     out: merged W-bit state (W = KULISCH_W), one cycle after m_valid
+    o_state                     out: merged W-bit state (W = KULISCH_W), two cycles after m_valid
     o_nan, o_pos_inf, o_neg_inf out: merged specials flags
     o_overflow                  out: the merged wrap count is not 0
     o_wrap_sign                 out: the merged wrap count is negative
@@ -70,12 +77,42 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
     SIGN = W - 1
     WRAP_MINUS_ONE = (1 << WB) - 1
 
+    # Each port's RAM is kept twice, both copies written alike: the accumulation reads one, the merge
+    # the other, so every RAM has one write port and one registered read port (a block RAM's simple
+    # dual-port mode) and the merge never takes a cycle from accumulation.
     ram_a = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
     ram_b = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
+    ram_am = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
+    ram_bm = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
+    q_a, q_b = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])           # accumulation read data
+    q_am, q_bm = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])         # merge read data
+    # stage 1 of each port: the decoded term, waiting for its row from the RAM
+    s_a_valid, s_b_valid = Signal(bool(0)), Signal(bool(0))
+    s_a_row, s_b_row = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    s_a_first, s_b_first = Signal(bool(0)), Signal(bool(0))
+    s_a_term, s_b_term = Signal(modbv(0)[W:]), Signal(modbv(0)[W:])
+    s_a_flags, s_b_flags = Signal(intbv(0)[3:]), Signal(intbv(0)[3:])     # {-inf, +inf, nan} of the term
+    # the row each port wrote at the last edge: the RAM read beside that write misses it (bypass)
+    l_a_valid, l_b_valid = Signal(bool(0)), Signal(bool(0))
+    l_a_row, l_b_row = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    l_a_word, l_b_word = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])
+    mg_valid = Signal(bool(0))                  # merge stage 1: rows read
+    mg_use_a, mg_use_b = Signal(bool(0)), Signal(bool(0))
+
+    @always(clk.posedge)
+    def ram_reads():
+        # registered read ports (never reset)
+        if a_valid:
+            q_a.next = ram_a[a_row]
+        if b_valid:
+            q_b.next = ram_b[b_row]
+        if m_valid:
+            q_am.next = ram_am[m_row]
+            q_bm.next = ram_bm[m_row]
 
     @always(clk.posedge)
     def step():
-        if a_valid or b_valid or m_valid:
+        if a_valid or b_valid or m_valid or s_a_valid or s_b_valid or mg_valid:
             # nothing to do in an idle cycle (the simulators run this process on every edge)
             d = intbv(0)[32:]
             sig = intbv(0)[24:]
@@ -95,6 +132,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
             sy = modbv(0)[W:]
             total = modbv(0)[W:]
             mw = modbv(0)[WB:]
+            fl = intbv(0)[3:]
             go = bool(0)
             first = bool(0)
             sign = bool(0)
@@ -104,15 +142,65 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
             pinf = bool(0)
             ninf = bool(0)
             for port in range(2):
+                # stage 1: add the term into the row read at the last edge (or written then: bypass)
+                if port == 0:
+                    go = bool(s_a_valid)
+                    first = bool(s_a_first)
+                    row[:] = s_a_row
+                    term[:] = s_a_term
+                    fl[:] = s_a_flags
+                    if first:
+                        old[:] = 0
+                    elif l_a_valid and l_a_row == s_a_row:
+                        old[:] = l_a_word
+                    else:
+                        old[:] = q_a
+                else:
+                    go = bool(s_b_valid)
+                    first = bool(s_b_first)
+                    row[:] = s_b_row
+                    term[:] = s_b_term
+                    fl[:] = s_b_flags
+                    if first:
+                        old[:] = 0
+                    elif l_b_valid and l_b_row == s_b_row:
+                        old[:] = l_b_word
+                    else:
+                        old[:] = q_b
+                if go and not rst:
+                    s_old[:] = old[W:0]
+                    s_new[:] = s_old + term
+                    wraps[:] = old[WORD:WRAP_LO]
+                    if s_old[SIGN] == term[SIGN] and s_new[SIGN] != s_old[SIGN]:
+                        if term[SIGN]:
+                            wraps[:] = wraps + WRAP_MINUS_ONE
+                        else:
+                            wraps[:] = wraps + 1
+                    new[:] = s_new
+                    new[WORD:WRAP_LO] = wraps
+                    new[NAN_BIT] = old[NAN_BIT] or fl[0]
+                    new[PINF_BIT] = old[PINF_BIT] or fl[1]
+                    new[NINF_BIT] = old[NINF_BIT] or fl[2]
+                    if port == 0:
+                        ram_a[row].next = new
+                        ram_am[row].next = new
+                        l_a_word.next = new
+                        l_a_row.next = row
+                    else:
+                        ram_b[row].next = new
+                        ram_bm[row].next = new
+                        l_b_word.next = new
+                        l_b_row.next = row
+                if port == 0:
+                    l_a_valid.next = go and not rst
+                else:
+                    l_b_valid.next = go and not rst
+                # stage 0: decode the element into its exact term while its row is read
                 if port == 0:
                     go = bool(a_valid)
-                    first = bool(a_first)
-                    row[:] = a_row
                     d[:] = a_data
                 else:
                     go = bool(b_valid)
-                    first = bool(b_first)
-                    row[:] = b_row
                     d[:] = b_data
                 if go and not rst:
                     # the element's exact term: value * 2^149 (as hdl/number_decoder.py)
@@ -169,38 +257,31 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                         term[:] = ~mag + 1
                     else:
                         term[:] = mag
-                    # accumulate into the port's RAM row (the first contribution replaces it)
-                    if first:
-                        old[:] = 0
-                    elif port == 0:
-                        old[:] = ram_a[row]
-                    else:
-                        old[:] = ram_b[row]
-                    s_old[:] = old[W:0]
-                    s_new[:] = s_old + term
-                    wraps[:] = old[WORD:WRAP_LO]
-                    if s_old[SIGN] == term[SIGN] and s_new[SIGN] != s_old[SIGN]:
-                        if term[SIGN]:
-                            wraps[:] = wraps + WRAP_MINUS_ONE
-                        else:
-                            wraps[:] = wraps + 1
-                    new[:] = s_new
-                    new[WORD:WRAP_LO] = wraps
-                    new[NAN_BIT] = old[NAN_BIT] or nan
-                    new[PINF_BIT] = old[PINF_BIT] or pinf
-                    new[NINF_BIT] = old[NINF_BIT] or ninf
+                    fl[0] = nan
+                    fl[1] = pinf
+                    fl[2] = ninf
                     if port == 0:
-                        ram_a[row].next = new
+                        s_a_term.next = term
+                        s_a_flags.next = fl
+                        s_a_row.next = a_row
+                        s_a_first.next = a_first
                     else:
-                        ram_b[row].next = new
-            # merge of a completed row (second read port of both RAMs)
-            if m_valid:
-                if m_use_a:
-                    x[:] = ram_a[m_row]
+                        s_b_term.next = term
+                        s_b_flags.next = fl
+                        s_b_row.next = b_row
+                        s_b_first.next = b_first
+                if port == 0:
+                    s_a_valid.next = go and not rst
+                else:
+                    s_b_valid.next = go and not rst
+            # merge of a completed row: read at the last edge from both merge copies, added now
+            if mg_valid:
+                if mg_use_a:
+                    x[:] = q_am
                 else:
                     x[:] = 0
-                if m_use_b:
-                    y[:] = ram_b[m_row]
+                if mg_use_b:
+                    y[:] = q_bm
                 else:
                     y[:] = 0
                 sx[:] = x[W:0]
@@ -218,5 +299,8 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                 o_neg_inf.next = x[NINF_BIT] or y[NINF_BIT]
                 o_overflow.next = mw != 0
                 o_wrap_sign.next = mw[WB - 1]
+            mg_valid.next = m_valid and not rst
+            mg_use_a.next = m_use_a
+            mg_use_b.next = m_use_b
 
-    return step
+    return ram_reads, step

@@ -14,11 +14,12 @@ the first contribution replaces a row, so the stores need no clearing pass, and
 the merge treats never-written rows as 0.
 
 When a range has all its contributors (prism_completion), `m_valid`/`m_row`
-merge the two port-local states of its 16 elements in its sub-store (a second
-read port, so the merge does not take cycles from accumulation); the merged
-states and flags appear on o_* one cycle later.  `ev_*` report each applied
-issue group (its first range and number of ranges) one cycle after it was taken
-(after its RAM writes), for completion tracking.
+merge the two port-local states of its 16 elements in its sub-store (a copy of
+each RAM kept for the merge's read, so the merge does not take cycles from
+accumulation); the merged states and flags appear on o_* two cycles later
+(registered RAM read, then the add).  `ev_*` report each applied issue group
+(its first range and number of ranges) two cycles after it was taken (after its
+RAM writes, which take a read stage and an add stage), for completion tracking.
 
 Parameters:
     ROWS        ranges held (CAPACITY / 16, 1 .. 256); each sub-store holds ceil(ROWS / 4) rows
@@ -33,7 +34,7 @@ Ports (widths from the signals; W = KULISCH_W = len(o_states) / 16):
     a_data                      64 x 32-bit element fields, element e at [32e + 31 : 32e] (2048 bits)
     b_valid, b_row, b_lanes, b_data   port 1, the same
     m_valid, m_row              merge a completed range (8 bits)
-    o_valid, o_row              out: merged range present (one cycle after m_valid), its row (8 bits)
+    o_valid, o_row              out: merged range present (two cycles after m_valid), its row (8 bits)
     o_states                    out: 16 x W merged states, lane l at [W*l + W - 1 : W*l]
     o_flags                     out: 16 x 5 flags, lane l at [5l+4:5l] = {wrap_sign, overflow, -inf, +inf, nan}
     ev_a_valid, ev_a_row        out: a port 0 issue group has been applied; its first range (8 bits)
@@ -78,6 +79,11 @@ def prism_kulisch_store(clk, rst, commit, fmt, a_valid, a_row, a_lanes, a_data, 
     m_sub = Signal(intbv(0)[2:])          # sub-store of the merge presented on o_*
     m_subrow = Signal(intbv(0)[8:])
     use_a, use_b = Signal(bool(0)), Signal(bool(0))
+    # one stage more than the banks' inputs: the banks read their rows at the edge a group or a
+    # merge is taken and write or add in the next cycle
+    m1_valid, m1_row = Signal(bool(0)), Signal(intbv(0)[8:])
+    e1_a_valid, e1_a_row, e1_a_n = Signal(bool(0)), Signal(intbv(0)[8:]), Signal(intbv(0)[3:])
+    e1_b_valid, e1_b_row, e1_b_n = Signal(bool(0)), Signal(intbv(0)[8:]), Signal(intbv(0)[3:])
 
     @always_comb
     def merge_row():
@@ -98,6 +104,9 @@ def prism_kulisch_store(clk, rst, commit, fmt, a_valid, a_row, a_lanes, a_data, 
             o_valid.next = 0
             ev_a_valid.next = 0
             ev_b_valid.next = 0
+            m1_valid.next = 0
+            e1_a_valid.next = 0
+            e1_b_valid.next = 0
         else:
             wa[:] = written_a
             wb[:] = written_b
@@ -121,15 +130,23 @@ def prism_kulisch_store(clk, rst, commit, fmt, a_valid, a_row, a_lanes, a_data, 
                         wb[r] = 1
             written_a.next = wa
             written_b.next = wb
-            o_valid.next = m_valid
-            o_row.next = m_row
-            m_sub.next = m_row[2:0]
-            ev_a_valid.next = a_valid
-            ev_a_row.next = a_row
-            ev_a_n.next = na
-            ev_b_valid.next = b_valid
-            ev_b_row.next = b_row
-            ev_b_n.next = nb
+            m1_valid.next = m_valid
+            m1_row.next = m_row
+            o_valid.next = m1_valid
+            o_row.next = m1_row
+            m_sub.next = m1_row[2:0]
+            e1_a_valid.next = a_valid
+            e1_a_row.next = a_row
+            e1_a_n.next = na
+            e1_b_valid.next = b_valid
+            e1_b_row.next = b_row
+            e1_b_n.next = nb
+            ev_a_valid.next = e1_a_valid
+            ev_a_row.next = e1_a_row
+            ev_a_n.next = e1_a_n
+            ev_b_valid.next = e1_b_valid
+            ev_b_row.next = e1_b_row
+            ev_b_n.next = e1_b_n
 
     insts = [merge_row, step]
     sub_states, sub_flags = [], []

@@ -19,9 +19,22 @@ bits of a group's last beat are 0.
 
 Each beat is presented once to the egress with the recipients mask (Reduce: one
 port, AllReduce: every port in the mask); the egress loads it into each port.
-One beat per cycle is formed (the store is read asynchronously, up to four
-rows a beat).  `op_finished` pulses when the operation's last frame has been
+One beat per cycle is formed.  `op_finished` pulses when the operation's last frame has been
 queued; `commit` clears the bookkeeping for the next operation.
+
+Stores as block RAM: every store is a RAM with one write port and one
+registered read port.  The result store is four banks of 128 bits x 256 rows
+(16 KiB, 8 RAMB36 of 512 x 72 when mapped; the seed's figure): a tile's useful
+quarters are written where a beat of its format will read them, INT8 tile t
+(128 bits) in bank t % 4, FP16/BF16 tile t (256 bits) in banks 2 (t % 2) and
+2 (t % 2) + 1, FP32 tile t in all four, each at row t, so the up to four tiles
+of one beat are always in four different banks.  The exact store is one RAM of
+16 x (W + 5) bits per row, read whole and one lane selected after it.  Beats
+are formed in a pipeline moved by one enable (the egress took the previous
+beat, or none is waiting): issue (which tile, rows, lane; the banks'
+addresses), RAM read, assembly into the beat register.  A frame's header
+travels the same pipeline, so a frame starts two cycles later than with
+asynchronously read stores; the rate stays one beat per cycle.
 
 Ports (widths from the signals; W = KULISCH_W):
     clk, rst                        clock; synchronous reset
@@ -58,8 +71,16 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
     if len(count) != 13 or len(w_fmt) != 3 or len(w_row) != 8:
         raise ValueError("prism_result_sender: count 13, w_fmt 3, w_row 8 bits")
 
-    store = [Signal(intbv(0)[512:]) for _ in range(ROWS)]
+    QROWS = ROWS                                # rows of each result-store bank (one per tile)
+    bank0 = [Signal(intbv(0)[128:]) for _ in range(QROWS)]
+    bank1 = [Signal(intbv(0)[128:]) for _ in range(QROWS)]
+    bank2 = [Signal(intbv(0)[128:]) for _ in range(QROWS)]
+    bank3 = [Signal(intbv(0)[128:]) for _ in range(QROWS)]
     exact = [Signal(intbv(0)[16 * XW:]) for _ in range(ROWS)]
+    wd0, wd1, wd2, wd3 = [Signal(intbv(0)[128:]) for _ in range(4)]       # bank write data
+    q0, q1, q2, q3 = [Signal(intbv(0)[128:]) for _ in range(4)]           # bank read data (registered)
+    xq = Signal(intbv(0)[16 * XW:])                                        # exact store read data
+    ra0, ra1, ra2, ra3 = [Signal(intbv(0)[8:]) for _ in range(4)]         # bank read addresses
     tile_fmt = Signal(intbv(0)[3 * ROWS:])      # 3 bits per tile
     ready_rows = Signal(intbv(0)[ROWS:])
     sent = Signal(intbv(0)[16:])
@@ -75,18 +96,86 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
     lane = Signal(intbv(0)[5:])                 # EXACT: next element of the tile
     out_valid = Signal(bool(0))
     load = Signal(bool(0))
+    # beat pipeline: stage a (issued: what the beat holds), stage b (its rows read from the stores)
+    a_valid, b_valid = Signal(bool(0)), Signal(bool(0))
+    a_hdr, b_hdr = Signal(bool(0)), Signal(bool(0))           # the frame's header beat
+    a_exact, b_exact = Signal(bool(0)), Signal(bool(0))       # an EXACT beat (one lane of the exact store)
+    a_tile, b_tile = Signal(intbv(0)[9:]), Signal(intbv(0)[9:])   # first tile of the beat
+    a_per, b_per = Signal(intbv(0)[3:]), Signal(intbv(0)[3:])     # tiles per beat of the group's format
+    a_rows, b_rows = Signal(intbv(0)[3:]), Signal(intbv(0)[3:])   # tiles the beat holds (0 .. per)
+    a_lane, b_lane = Signal(intbv(0)[5:]), Signal(intbv(0)[5:])   # EXACT: the lane
+    a_last, b_last = Signal(bool(0)), Signal(bool(0))         # the frame's last beat
+    a_fin, b_fin = Signal(bool(0)), Signal(bool(0))           # ... and the operation's last frame
 
     @always_comb
     def handshake():
         load.next = not out_valid or res_ready
         res_valid.next = out_valid
-        idle.next = state == IDLE and not out_valid
+        idle.next = state == IDLE and not out_valid and not a_valid and not b_valid
+
+    @always_comb
+    def write_data():
+        # the tile's useful quarters go to the banks its format reads them from
+        r2 = intbv(0)[2:]
+        r2[:] = w_row[2:0]
+        if w_fmt == FMT_INT8:
+            wd0.next = w_packed[128:0]
+            wd1.next = w_packed[128:0]
+            wd2.next = w_packed[128:0]
+            wd3.next = w_packed[128:0]
+        elif w_fmt == FMT_FP16 or w_fmt == FMT_BF16:
+            wd0.next = w_packed[128:0]
+            wd1.next = w_packed[256:128]
+            wd2.next = w_packed[128:0]
+            wd3.next = w_packed[256:128]
+        else:
+            wd0.next = w_packed[128:0]
+            wd1.next = w_packed[256:128]
+            wd2.next = w_packed[384:256]
+            wd3.next = w_packed[512:384]
+
+    @always_comb
+    def read_addresses():
+        # bank k holds, for the beat starting at tile t, tile t + ((k - t) mod 4) (INT8),
+        # t + ((k // 2 - t) mod 2) (FP16/BF16), t (FP32)
+        t = intbv(0)[9:]
+        d = modbv(0)[2:]
+        h = modbv(0)[1:]
+        a = modbv(0)[8:]
+        t[:] = a_tile
+        for k in range(4):
+            if a_per == 4:
+                d[:] = k - t[2:0]
+            elif a_per == 2:
+                h[:] = (k // 2) - t[1:0]
+                d[:] = h
+            else:
+                d[:] = 0
+            a[:] = t[8:0] + d
+            if k == 0:
+                ra0.next = a
+            elif k == 1:
+                ra1.next = a
+            elif k == 2:
+                ra2.next = a
+            else:
+                ra3.next = a
 
     @always(clk.posedge)
-    def store_write():
+    def store_ports():
+        # four result-store banks and the exact store: one write port, one registered read port each
         if w_valid:
-            store[w_row].next = w_packed
+            bank0[w_row].next = wd0
+            bank1[w_row].next = wd1
+            bank2[w_row].next = wd2
+            bank3[w_row].next = wd3
             exact[w_row].next = w_exact
+        if load:
+            q0.next = bank0[ra0]
+            q1.next = bank1[ra1]
+            q2.next = bank2[ra2]
+            q3.next = bank3[ra3]
+            xq.next = exact[a_tile[8:0]]
 
     @always(clk.posedge)
     def step():
@@ -130,12 +219,18 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
         found = bool(0)
         bsel = intbv(0)[4:]
         last_beat = bool(0)
+        rows = intbv(0)[3:]
+        fin = bool(0)
+        qs = intbv(0)[128:]
+        kk = modbv(0)[2:]
         if rst:
             ready_rows.next = 0
             sent.next = 0
             state.next = IDLE
             out_valid.next = 0
             op_finished.next = 0
+            a_valid.next = 0
+            b_valid.next = 0
         else:
             op_finished.next = 0
             rr[:] = ready_rows
@@ -150,12 +245,73 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                 fm[:] = w_fmt
                 tf[:] = (tf & ~(one << (w_row * 3))) | (fm << (w_row * 3))
             if load:
-                out_valid.next = 0
+                # the pipeline moves: beat register <- stage b (assembled from the stores' read data),
+                # stage b <- stage a (its rows are read now), stage a <- the next beat issued below
+                out_valid.next = b_valid
+                if b_valid:
+                    beat[:] = 0
+                    if b_hdr:
+                        beat[:] = header
+                    elif b_exact:
+                        xrow[:] = xq
+                        xv[:] = xrow >> (b_lane * XW)
+                        # the exact sum: the state sign-extended, plus the wraps it lost
+                        # (at most one either way: |sum| < 2^280, docs/protocol.md)
+                        total[:] = xv[W:]
+                        if xv[W - 1]:
+                            total[:] = total | HIGH_ONES
+                        if xv[W + 3]:
+                            if xv[W + 4]:
+                                total[:] = total - WRAP
+                            else:
+                                total[:] = total + WRAP
+                        beat[SUM_BITS:] = total
+                        beat[512:508] = xv[W + 4:W]
+                    elif b_per == 1:
+                        if b_rows != 0:
+                            beat[:] = concat(q3, q2, q1, q0)
+                    else:
+                        for j in range(4):
+                            if j < b_rows and j < b_per:
+                                kk[:] = b_tile[2:0] + j
+                                if b_per == 4:
+                                    if kk == 0:
+                                        qs[:] = q0
+                                    elif kk == 1:
+                                        qs[:] = q1
+                                    elif kk == 2:
+                                        qs[:] = q2
+                                    else:
+                                        qs[:] = q3
+                                    row_data[:] = qs
+                                    beat[:] = beat | (row_data << (128 * j))
+                                elif kk[0] == 0:
+                                    row_data[:] = concat(q1, q0)
+                                    beat[:] = beat | (row_data << (256 * j))
+                                else:
+                                    row_data[:] = concat(q3, q2)
+                                    beat[:] = beat | (row_data << (256 * j))
+                    res_data.next = beat
+                    res_last.next = b_last
+                    res_mask.next = recipients
+                    op_finished.next = b_fin
+                b_valid.next = a_valid
+                b_hdr.next = a_hdr
+                b_exact.next = a_exact
+                b_tile.next = a_tile
+                b_per.next = a_per
+                b_rows.next = a_rows
+                b_lane.next = a_lane
+                b_last.next = a_last
+                b_fin.next = a_fin
+                a_valid.next = 0
             if commit:
                 rr[:] = 0
                 sn[:] = 0
                 state.next = IDLE
-            elif state == IDLE:
+                a_valid.next = 0
+                b_valid.next = 0
+            elif state == IDLE and load:
                 # lowest complete block not yet sent
                 found = False
                 bsel[:] = 0
@@ -232,38 +388,30 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                     sn[bsel] = 1
             elif state == HEADER:
                 if load:
-                    res_data.next = header
-                    res_last.next = 0
-                    res_mask.next = recipients
-                    out_valid.next = 1
+                    a_valid.next = 1
+                    a_hdr.next = 1
+                    a_exact.next = 0
+                    a_last.next = 0
+                    a_fin.next = 0
                     g.next = 0
                     tile.next = concat(block_no, intbv(0)[4:])
                     g_end.next = concat(block_no, intbv(0)[4:]) + g_tiles[5:0]
                     lane.next = 0
                     state.next = PAYLOAD
-            else:
+            elif state == PAYLOAD:
                 if load:
                     gi[:] = g
                     f[:] = g_fmts >> (3 * gi)
                     t[:] = tile
                     ln[:] = lane
-                    beat[:] = 0
                     last_beat = False
+                    a_tile.next = tile
+                    a_lane.next = lane
+                    a_hdr.next = 0
                     if f == FMT_EXACT:
-                        xrow[:] = exact[t[8:0]]
-                        xv[:] = xrow >> (ln * XW)
-                        # the exact sum: the state sign-extended, plus the wraps it lost
-                        # (at most one either way: |sum| < 2^280, docs/protocol.md)
-                        total[:] = xv[W:]
-                        if xv[W - 1]:
-                            total[:] = total | HIGH_ONES
-                        if xv[W + 3]:
-                            if xv[W + 4]:
-                                total[:] = total - WRAP
-                            else:
-                                total[:] = total + WRAP
-                        beat[SUM_BITS:] = total
-                        beat[512:508] = xv[W + 4:W]
+                        a_exact.next = 1
+                        a_per.next = 1
+                        a_rows.next = 1
                         te[:] = 16
                         if t + 1 == tiles_all and tail != 0:
                             te[:] = tail
@@ -272,22 +420,20 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                             ln[:] = 0
                             t[:] = t + 1
                     else:
+                        a_exact.next = 0
                         if f == FMT_FP32:
                             per[:] = 1
                         elif f == FMT_INT8:
                             per[:] = 4
                         else:
                             per[:] = 2
+                        a_per.next = per
+                        rows[:] = 0
                         for j in range(4):
                             if j < per and t < g_end:
-                                row_data[:] = store[t[8:0]]
-                                if per == 4:
-                                    beat[:] = beat | (row_data << (128 * j))
-                                elif per == 2:
-                                    beat[:] = beat | (row_data << (256 * j))
-                                else:
-                                    beat[:] = row_data
+                                rows[:] = rows + 1
                                 t[:] = t + 1
+                        a_rows.next = rows
                     if t >= g_end:
                         gi[:] = gi + 1
                         t[:] = g_end
@@ -296,21 +442,21 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                         ln[:] = 0
                         if gi == n_groups:
                             last_beat = True
-                    res_data.next = beat
-                    res_last.next = last_beat
-                    res_mask.next = recipients
-                    out_valid.next = 1
+                    a_valid.next = 1
+                    a_last.next = last_beat
                     g.next = gi
                     tile.next = t
                     lane.next = ln
+                    fin = False
                     if last_beat:
                         state.next = IDLE
                         one17[:] = 1
                         nb_mask[:] = (one17 << n_blocks) - 1
                         if (sn & nb_mask[16:0]) == nb_mask[16:0]:
-                            op_finished.next = 1
+                            fin = True
+                    a_fin.next = fin
             ready_rows.next = rr
             tile_fmt.next = tf
             sent.next = sn
 
-    return handshake, store_write, step
+    return handshake, write_data, read_addresses, store_ports, step

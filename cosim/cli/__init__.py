@@ -4,7 +4,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "fabric", "package", "topo", "export", "formal")
+SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "fabric", "package", "topo", "export", "formal", "synth")
 
 
 class UsageError(Exception):

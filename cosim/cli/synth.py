@@ -1,0 +1,60 @@
+"""`prism synth`: yosys synthesis of the node's phase blocks for an FPGA; resource and logic-depth tables."""
+import os
+import sys
+
+from . import UsageError
+
+DOC = "docs/hdl_sizes.md"
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "synth", help="synthesise the node's phase blocks with yosys (LUT, FF, block RAM, DSP, logic depth)",
+        description="Convert each phase block of the node (as the node instantiates it) and synthesise it with "
+                    "yosys (synth_xilinx -family xcup, or generic synth); print the resource, storage and "
+                    "logic-depth tables and, for the whole node, rewrite their section of docs/hdl_sizes.md.")
+    p.add_argument("block", nargs="?", metavar="BLOCK",
+                   help="one phase block (default: every block of the node); --list shows them")
+    p.add_argument("--width", type=int, action="append", metavar="W",
+                   help="KULISCH_W: 320 or 280 (repeat for both; default both for the node, 320 for one block)")
+    p.add_argument("--target", default="xilinx", metavar="T", help="xilinx (UltraScale+, default) or generic")
+    p.add_argument("--list", action="store_true", help="list the phase blocks")
+    p.add_argument("--cached-only", action="store_true",
+                   help="report from the figures earlier runs left in the build folders; run no yosys")
+    p.add_argument("--no-doc", action="store_true", help=f"print only; do not rewrite {DOC}")
+    p.add_argument("--doc", default=None, metavar="FILE", help=f"the Markdown file to rewrite (default {DOC})")
+    return p
+
+
+def run(args):
+    from cosim import synth
+    if args.list:
+        for name, role in synth.PHASE_BLOCKS:
+            print(f"{name:22s} {role}")
+        return 0
+    if args.target not in synth.TARGETS:
+        raise UsageError(f"--target {args.target}: choose xilinx or generic")
+    widths = args.width or ([320] if args.block else [320, 280])
+    for w in widths:
+        if w not in synth.WIDTHS:
+            raise UsageError(f"--width {w}: the node is built with KULISCH_W 320 or 280")
+    if args.block and args.block not in synth.block_names():
+        raise UsageError(f"unknown block {args.block!r} (prism synth --list)")
+    from cosim.vpi import ToolchainError
+    blocks = [args.block] if args.block else None
+    try:
+        by_width = {w: synth.synth_node(w, args.target, blocks,
+                                        progress=lambda m: print(m, file=sys.stderr, flush=True),
+                                        cached_only=args.cached_only)
+                    for w in sorted(widths, reverse=True)}
+    except ToolchainError as e:
+        raise UsageError(str(e).splitlines()[0])
+    text = synth.report_markdown(by_width, args.target, whole_node=blocks is None)
+    print(text)
+    if blocks is None and not args.no_doc:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        path = args.doc or os.path.join(root, DOC)
+        synth.save_figures(os.path.splitext(path)[0] + "_synth.json", by_width, args.target)
+        synth.write_doc_section(path, text)
+        print(f"prism synth: rewrote the synthesis section of {path}", file=sys.stderr)
+    return 0
