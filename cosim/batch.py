@@ -294,11 +294,14 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None):
     done = " && ".join([f"in{k}_f >= in{k}_nf" for k in range(len(ins))] or ["1"])
     moving = " || ".join(act or ["0"])
     # quiet: every input sent and no output beat.  A run ends after `idle_stop` quiet cycles
-    # with the design not busy, or after `busy_stop` quiet cycles whatever it says (a design
-    # waiting for input that will never come: the caller checks `busy` on the end line)
+    # with the design not busy and no output valid, or after `busy_stop` quiet cycles whatever
+    # it says (a design waiting for input that will never come: the caller checks `busy` on the
+    # end line)
     has_busy = "busy" in ports and ports["busy"][0] == "output"
     L.append(f"  if (({done}) && !({moving})) quiet = quiet + 1; else quiet = 0;")
-    L.append(f"  if (quiet > 0 && !{'busy' if has_busy else '0'}) idle = idle + 1; else idle = 0;")
+    # a frame held at an output (valid, sink stalled) is not idle: a sink stall must not end a run
+    pending = " || ".join(f"{p}_tvalid" for p in outs) or "0"
+    L.append(f"  if (quiet > 0 && !{'busy' if has_busy else '0'} && !({pending})) idle = idle + 1; else idle = 0;")
     L.append("  if (cycle >= max_cycles || (idle_stop > 0 && idle >= idle_stop) || (busy_stop > 0 && quiet >= busy_stop)) begin")
     L.append(f'    if (fd) $fwrite(fd, "end %0d %0d\\n", cycle, {"busy" if has_busy else "0"});')
     if sweep:
@@ -500,7 +503,8 @@ class BatchDesign:
             sweep_counters=False, resets=(), reset_hold=2, busy_stop=0, code_coverage=None):
         """stimulus: {input prefix: StreamStimulus}; sink_pause: {output prefix: iterable of bools}.
         The run ends at `max_cycles`, after `idle_stop` quiet cycles (all input sent, no output
-        beat) with `busy` low, or after `busy_stop` quiet cycles (0: never) with `busy` high.
+        beat) with `busy` and every output's valid low, or after `busy_stop` quiet cycles
+        (0: never) with `busy` high.
         vcd: write a waveform of the whole test bench there (FST if the name ends in .fst; under
         Verilator the traced build).  code_coverage: a file for the run's coverage data
         (Verilator only; default inside `code_coverage(folder)`: a new file in that folder)."""

@@ -29,7 +29,7 @@ from .tbutil import clock_gen, reset_pulse
 BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
 RESET_CYCLES = 2
 RESET_HOLD = 2             # cycles a mid-run reset is held
-IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat) that end a run
+IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat or valid) that end a run
 BUSY_STOP = 4000           # quiet cycles that end a run although the node says it is busy (an operation
                            # waiting for contributions that never come); well above the longest internal
                            # stretch without an output beat (the ~600-cycle FP32_ARRIVAL drain)
@@ -150,7 +150,8 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
                 moving = any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"] for p in (0, 1))
                 done = all(sources[p].idle() for p in (0, 1)) and cycle > RESET_CYCLES + 1
                 quiet = quiet + 1 if done and not moving else 0
-                idle = idle + 1 if quiet and not sig["busy"] else 0
+                pending = any(sig[f"m_axis_{p}_tvalid"] for p in (0, 1))   # held behind a stalled sink
+                idle = idle + 1 if quiet and not sig["busy"] and not pending else 0
                 if idle >= IDLE_STOP or quiet >= BUSY_STOP or cycle >= max_cycles:
                     break
             state["cycles"] = cycle

@@ -89,6 +89,7 @@ class NodeScoreboard:
         self.resets = []          # cycles at which the node was reset
         self.log = []             # transaction log entries (dicts)
         self.events = []          # per processed frame and reset: what it met (for coverage)
+        self.results_expected = {}    # (op_id, generation) -> RESULT frames the model sends
 
     def record_input(self, port, frame):
         self.inputs.append((frame.cycles[-1] if frame.cycles else 0, port, frame))
@@ -101,6 +102,7 @@ class NodeScoreboard:
         segments = [segment()]
         resets = sorted(self.resets)
         self.frames_lost = 0
+        self.results_expected = {}
         self.segment_ranges = []      # ranges the model completed in each segment but the last
         for cycle, port, frame in sorted(self.inputs, key=lambda t: (t[0], t[1])):
             while resets and resets[0] < cycle:
@@ -124,6 +126,7 @@ class NodeScoreboard:
                 else:
                     key = (out.frame.op_id, out.frame.generation, out.frame.offset)
                     segments[-1][out.port]["results"][key] = out.frame
+                    self.results_expected[key[:2]] = self.results_expected.get(key[:2], 0) + 1
         while resets:
             self._reset(resets.pop(0))
             segments.append(segment())
@@ -151,13 +154,17 @@ class NodeScoreboard:
         unanswered and uncounted.  The model answers them at once, so for a frame that came
         after such a COMMIT and before a reset that fell inside the drain (or soon after its
         last RESULT beat), the node's counters may or may not include it."""
-        last_beat = {}
+        last_beat, seen = {}, {}
         for frames in tx_frames.values():
             for f in frames:
                 head = f.beats[0]
                 if P.get_field(head, "class") == P.CLASS_RESULT and f.cycles:
                     key = (P.get_field(head, "op_id"), P.get_field(head, "generation"))
                     last_beat[key] = max(last_beat.get(key, 0), f.cycles[-1])
+                    seen[key] = seen.get(key, 0) + 1
+        for key in list(last_beat):
+            if seen[key] < self.results_expected.get(key, 0):
+                del last_beat[key]      # the drain was still sending when the reset came
         uncertain, segment, drain_end, held = [], [], None, False
         for ev in self.events:
             if ev["kind"] == "reset":
@@ -171,7 +178,7 @@ class NodeScoreboard:
             if ev.get("ends_op"):
                 op = ev.get("op")
                 key = (op.stage.op_id, op.stage.generation) if op is not None else None
-                # no RESULT seen: the drain lasted until the reset (or the end of the run)
+                # not every RESULT seen: the drain lasted until the reset (or the end of the run)
                 drain_end = last_beat.get(key, float("inf")) if key else None
             if ev["kind"] == "COMMIT" and drain_end is not None and ev["cycle"] <= drain_end:
                 held = True
