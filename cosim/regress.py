@@ -4,14 +4,17 @@
   * 1-4 operations: policy, input and result formats, E from 1 to CAPACITY (the buckets 1,
     15, 16, 17, 255, 256, 257 and 4,096 on purpose), 1-8 contributors, Reduce/AllReduce,
     frames from one range up to full 257-beat frame banks, data that is random, huge and
-    of one sign (it overflows a 280-bit accumulator), cancelling, subnormal or special;
+    of one sign (it overflows a 280-bit accumulator; FP32 so for half the KULISCH EXACT
+    operations of a W = 280 node), cancelling, subnormal or special;
   * the node build: KULISCH_W 320 or 280;
   * backpressure on all four streams, sometimes with long TX stalls (pause bursts of up to
     300 cycles);
   * resets in every phase (placed by stream progress: in a DATA frame, after some DATA was
     admitted, during the drain and while RESULT frames leave), after which the next
     operation starts;
-  * ABORTs of the open operation (and with a wrong generation), requests inside the end
+  * ABORTs of the open operation (right behind its COMMIT, after some DATA, after a late
+    frame when blocks are complete; sometimes first with a wrong generation), an operation
+    left open at the end (staged and committed, no contributor sends), requests inside the end
     window (STAGE, DATA of the ended operation, ABORT of it, the held COMMIT), exact and
     partly overlapping duplicate DATA, every malformed DATA class, CONTROL requests that
     are NACKed for every reason, and unsupported traffic (RESULT frames among them).
@@ -151,12 +154,47 @@ def _partial_overlap(rng, op, frame_obj):
     return P.Data(op.op_id, op.generation, c, fmt, lo, tuple(rng.getrandbits(8) for _ in range(hi - lo))).encode()
 
 
+def _block_zero_frames(rec, op, control_port, other):
+    """(control-port frame, other-port frame) after which every contributor has sent block 0
+    (elements 0..255) while frames of later blocks remain; either may be None (no DATA on
+    that port).  None when the operation has one block or no such point exists."""
+    if op.elements <= P.BLOCK_ELEMS:
+        return None
+    picks = {}
+    for port in (control_port, other):
+        frames = rec["data"][port]
+        if not frames:
+            picks[port] = None
+            continue
+        last_c = P.get_field(frames[-1].beats[0], "contributor")
+        covering = [g for g in frames if P.get_field(g.beats[0], "contributor") == last_c
+                    and P.get_field(g.beats[0], "offset") + P.get_field(g.beats[0], "n") >= P.BLOCK_ELEMS]
+        if not covering:
+            return None
+        picks[port] = covering[0]
+    if all(picks[q] is None or picks[q] is rec["data"][q][-1] for q in (0, 1)):
+        return None                 # block 0's frames end the rows: the operation would be complete
+    return picks[control_port], picks[other]
+
+
 def random_scenario(seed, capacity=4096):
     rng = random.Random(seed)
     n_ops = rng.choice((1, 2, 2, 3, 3, 4))
     drawn = [_random_op(rng, k + 1, capacity) for k in range(n_ops)]
     ops = [op for op, _ in drawn]
     width = rng.choice((320, 280))
+    # a second stream for draws that aim at rare bins, so the main draws stay what they were
+    aux = random.Random(seed * 1_000_003 + 11)
+    if width == 280:
+        # an EXACT result overflows W = 280 only from FP32 near its largest value: one is just
+        # under 2^277 units of 2^-149, so five of one sign pass the sign bit (2^279); uniform
+        # draws reach that in about one operation of 2,000
+        for k, (op, data_mode) in enumerate(drawn):
+            if op.policy == "kulisch" and op.result_format == "exact" and aux.random() < 0.5:
+                data = _values(aux, "fp32", (max(5, op.contributors), op.elements), "huge")
+                drawn[k] = (Operation(op.op_id, op.generation, "kulisch", "fp32", "exact", data, mode=op.mode,
+                                      recipients=op.recipients, frame_elems=op.frame_elems), "huge")
+        ops = [op for op, _ in drawn]
     pause = rng.choice((0.0, 0.0, 0.2, 0.5))
     source_burst = rng.choice((1, 1, 4, 150))
     sink = rng.choice((0.0, 0.0, 0.3, 0.7))
@@ -212,8 +250,20 @@ def random_scenario(seed, capacity=4096):
         # ABORT of the open operation (sometimes with a wrong generation first)
         if datas and rng.random() < 0.15:
             p, f = rng.choice(datas)
+            late = _block_zero_frames(rec, op, control_port, other) if aux.random() < 0.6 else None
             if rng.random() < 0.3:          # right behind the COMMIT, before any DATA is admitted
                 anchor, cond = rec["commit"], None
+            elif late is not None:
+                # after the frames that complete block 0 on both ports, before the operation ends:
+                # the ABORT meets blocks already sent
+                f_control, g_other = late
+                needed = position(control_port, rec["commit"])
+                if g_other is not None:
+                    needed = max(needed, last_needed(control_port, other, g_other))
+                if f_control is not None:
+                    needed = max(needed, position(control_port, f_control))
+                anchor = sc.frames[control_port][needed]
+                cond = None if g_other is None else (other, g_other)
             elif p == control_port:
                 anchor, cond = f, None
             else:
@@ -225,7 +275,8 @@ def random_scenario(seed, capacity=4096):
             if rng.random() < 0.3:      # first an ABORT with the wrong generation (ACTIVE_MISMATCH)
                 insert_after(control_port, anchor, P.Abort(op.op_id, (op.generation + 1) % 65536).encode(),
                              after=cond)
-            notes.append(f"op{op.op_id} ABORT")
+            notes.append(f"op{op.op_id} ABORT" + (" after block 0" if late is not None and anchor is not rec["commit"]
+                                                  else ""))
         # requests inside the end window: after the last DATA, before the next COMMIT
         if datas and rng.random() < 0.3:
             last_other = rec["data"][other][-1] if rec["data"][other] else None
@@ -283,6 +334,16 @@ def random_scenario(seed, capacity=4096):
             else:
                 planned.append((control_port, rec["commit"], 1, rng.randint(0, 20)))
             notes.append(f"reset {phase} of op{op.op_id}")
+    # an operation left open: staged and committed once every other frame is through, and no
+    # contributor ever sends (the run ends on the node's `busy` after BUSY_STOP quiet cycles)
+    if aux.random() < 0.05:
+        extra = Operation(n_ops + 1, aux.randint(0, 65535), aux.choice(("kulisch", "fp32-arrival")), "fp32",
+                          "fp32", np.zeros((aux.randint(1, 8), aux.choice((1, 16, 300))), dtype=np.uint32))
+        last_other = sc.frames[other][-1] if sc.frames[other] else None
+        cond = None if last_other is None else (other, last_other)
+        sc.frames[control_port].append(AxisFrame(extra.stage().encode(), delay=4, after=cond))
+        sc.frames[control_port].append(AxisFrame(extra.commit().encode(), delay=1))
+        notes.append(f"op{extra.op_id} left open")
     # unsupported traffic at random
     if rng.random() < 0.3:
         p = rng.choice((0, 1))
