@@ -393,8 +393,9 @@ def _degraded_section(rep, cosim, scale):
         seed = SEED["degraded"][pol] if pkg == "compute-bound" else "-"
         L.append(f"| {pkg} | {pol} | {seed} | {_pct(fl['stream_loss'])} | {_pct(fl['phase_loss'])} | {cs[0]} | "
                  f"{cs[1]} | {cs[2]} |")
-    L += ["", f"Model = the fluid model of {MODEL} (max-min fair sharing of HBM and D2D; round-robin splits by "
-          f"count, service-rate-aware dispatch lets every die finish together).  Co-sim = {cosim or 'skipped'}.", ""]
+    L += ["", "Model = the fluid model of `golden.resource_graph` (`stream_cycles`: max-min fair sharing of HBM "
+          "and D2D; round-robin splits by count, service-rate-aware dispatch lets every die finish together).  "
+          f"Co-sim = {cosim or 'skipped'}.", ""]
     if sim:
         sr = sim["degraded"][("compute-bound", "service_rate")]
         fl = rep["fluid"][("compute-bound", "service_rate")]
