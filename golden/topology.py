@@ -864,17 +864,19 @@ def zcube2_pxn_hop_histogram(n: int, per_server: int) -> dict:
 
 @jit
 def _minimal_path_hist(indptr, nbr, sw_to_gpu, gpu_sw, n_gpus):
-    """{paths: ordered pairs} as an array indexed by path count (capped at its length - 1)."""
+    """Ordered pairs as a (switches on the path, minimal paths) array: row d counts
+    the pairs d switches apart by their number of minimal paths (capped at the
+    last column)."""
     n_sw, _ = sw_to_gpu.shape
     _, ports = gpu_sw.shape
     cap = 4096
-    hist = np.zeros(cap + 1, dtype=np.int64)
-    cnt = np.zeros(n_sw, dtype=np.int64)
     maxd = 0
     for s in range(n_sw):
         for g in range(n_gpus):
             if sw_to_gpu[s, g] > maxd:
                 maxd = sw_to_gpu[s, g]
+    hist = np.zeros((maxd + 1, cap + 1), dtype=np.int64)
+    cnt = np.zeros(n_sw, dtype=np.int64)
     for b in range(n_gpus):
         # paths from each switch to GPU b over switch interiors, by increasing distance
         for d in range(1, maxd + 1):
@@ -905,16 +907,67 @@ def _minimal_path_hist(indptr, nbr, sw_to_gpu, gpu_sw, n_gpus):
             for p in range(ports):
                 if sw_to_gpu[gpu_sw[a, p], b] == best:
                     total += cnt[gpu_sw[a, p]]
-            hist[min(total, cap)] += 1
+            hist[best, min(total, cap)] += 1
     return hist
+
+
+def _minimal_path_table(t: Topology) -> np.ndarray:
+    indptr, nbr, _ = t.csr
+    return _minimal_path_hist(indptr, nbr, t.switch_to_gpu_hops, t.gpu_switches() - t.n_gpus, t.n_gpus)
 
 
 def minimal_path_histogram(t: Topology) -> dict:
     """{number of minimal (shortest, switch-interior) paths: ordered GPU pairs},
     exhaustive over every pair of the explicit graph."""
-    indptr, nbr, _ = t.csr
-    h = _minimal_path_hist(indptr, nbr, t.switch_to_gpu_hops, t.gpu_switches() - t.n_gpus, t.n_gpus)
+    h = _minimal_path_table(t).sum(axis=0)
     return {k: int(c) for k, c in enumerate(h) if c}
+
+
+def minimal_path_histogram_by_distance(t: Topology) -> dict:
+    """{switches on the path: {minimal paths: ordered GPU pairs}}, exhaustive.
+    Its row sums are the hop histogram (``hop_histogram``)."""
+    h = _minimal_path_table(t)
+    return {d: {k: int(c) for k, c in enumerate(row) if c} for d, row in enumerate(h) if row.any()}
+
+
+def two_switch_path_bound(k: int) -> int:
+    """Most minimal paths a ZCube(n,k) pair two switches apart can have.  Such a
+    path is GPU a -> one of a's switches -> one of b's switches -> GPU b.  A GPU has
+    one switch per level and ZCube links only adjacent levels, so the two
+    switches sit on levels (l, l + 1) or (l + 1, l): 2 (k - 1) ordered level pairs,
+    at most one path each.  For k = 2 that is the document's two; for k >= 3 it is
+    more, and pairs three or more switches apart can have more still."""
+    k = _check_int("k", k, 1)
+    return 2 * (k - 1)
+
+
+def zcube_gpu_label(t: Topology, g: int) -> str:
+    """GPU g of a ZCube as its base-n address, most significant digit first."""
+    n, k = _zcube_nk(t)
+    g = int(g)
+    if not 0 <= g < t.n_gpus:
+        raise ValueError(f"GPU {g} is not in {t.name}")
+    return "".join(str((g // n ** i) % n) for i in reversed(range(k)))
+
+
+def zcube_switch_label(t: Topology, node: int) -> str:
+    """Switch `node` of a ZCube as "L<level> <address>": the address its GPUs share,
+    with '*' for the digit they differ in (a level-l switch joins the n GPUs whose
+    addresses differ only in digit l)."""
+    n, k = _zcube_nk(t)
+    node = int(node)
+    if not t.n_gpus <= node < t.n_nodes:
+        raise ValueError(f"node {node} is not a switch of {t.name}")
+    gpus = [g for g in t.neighbours(node).tolist() if g < t.n_gpus]
+    labels = [zcube_gpu_label(t, g) for g in gpus]
+    addr = "".join(col[0] if len(set(col)) == 1 else "*" for col in zip(*labels))
+    return f"L{int(t.switch_level[node - t.n_gpus])} {addr}"
+
+
+def _zcube_nk(t: Topology):
+    if t.kind != "zcube":
+        raise ValueError(f"{t.name} is not a ZCube")
+    return int(t.params["n"]), int(t.params["k"])
 
 
 # ---- the other fabrics of the 16,384-GPU comparison ----------------------------------

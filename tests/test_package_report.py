@@ -1,6 +1,8 @@
 """`prism package`: the report files, their computed figures (each figure with
 the seed's value, ours, and what produced it), and one-line errors with exit
 status 2 on bad arguments."""
+import re
+
 import pytest
 
 from cosim.cli import main
@@ -63,6 +65,12 @@ def test_report_with_the_cosimulated_package(tmp_path):
     cb = {r[1]: r for r in _rows(md, "compute-bound")}
     assert 49 < float(cb["round_robin"][6].rstrip(" %")) < 51
     assert 12.5 <= float(cb["service_rate"][6].rstrip(" %")) < 15
+    # co-simulated cycles everywhere carry their model-cycle equivalent (the definitions' promise)
+    for cell in [cb[p][5] for p in cb] + [_rows(md, run)[0][5] for run in ("no retries", "with retries")]:
+        for sim_cycles, model_cycles in re.findall(r"(\d+) \(([\d.]+)\)", cell):
+            assert abs(int(sim_cycles) / 8 - float(model_cycles)) < 0.05, cell
+        assert re.findall(r"\d+ \([\d.]+\)", cell), cell
+    assert "stream cycles (= phase cycles: no barrier)" in md
     # diagnosis: each scenario named right
     assert "its own compute is slow" in md and "held back downstream of its compute" in md
     assert "HBM was used up" in md and "D2D was used up" in md and "healthy: rates alike" in md

@@ -298,3 +298,19 @@ def test_bad_routing_input():
         E.collective_flows(t, "ring", epoch=70000)
     with pytest.raises(ValueError):
         E.flow_hashes(E.collective_flows(t, "ring"), impl="asm")
+
+
+def test_testbed_two_dimensional_ring_matches_the_roft_rail_ring():
+    """The document's testbed (its Figure 12): ZCube(4,2) on 48 x 200G matched the ROFT's
+    all-reduce bus bandwidth on 32 x 400G.  In the model, one ring channel on ZCube uses
+    one 200G port per GPU (half the NIC); the two-dimensional ring (group and index
+    channels at once) reaches the whole 400 Gb/s NIC, as the ROFT's rail ring does, in
+    every job restart (every ring link is one switch with a single path: no ECMP luck)."""
+    z, roft = T.zcube(4, 2), T.roft2(4, 4, 1, 4)
+    for epoch in range(8):
+        grid = E.summarize(E.route_collective(z, "ring", "grid", 1, epoch))
+        one = E.summarize(E.route_collective(z, "ring", "col", 1, epoch))
+        rail = E.summarize(E.route_collective(roft, "ring", "col", 1, epoch))
+        assert grid.nic_gbps == rail.nic_gbps == 400
+        assert grid.gpu_gbps == rail.gpu_gbps == 400
+        assert one.gpu_gbps == 200

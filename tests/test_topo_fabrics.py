@@ -111,6 +111,60 @@ def test_minimal_paths_per_pair():
     assert mine == dict(sorted(theirs.items()))
 
 
+def two_switch_paths_brute_force(t, a, b):
+    """Minimal paths of a pair two switches apart, from the link list alone: every
+    (switch of a, switch of b) joined by a link."""
+    links = {tuple(sorted(x)) for x in t.links.tolist()}
+    up = lambda g: [s for s in range(t.n_gpus, t.n_nodes) if tuple(sorted((g, s))) in links]  # noqa: E731
+    return [(s, u) for s in up(a) for u in up(b) if tuple(sorted((s, u))) in links]
+
+
+@pytest.mark.parametrize("n,k", [(4, 2), (6, 2), (2, 3), (3, 3), (2, 4)])
+def test_minimal_paths_by_distance(n, k):
+    t = T.zcube(n, k)
+    by_d = T.minimal_path_histogram_by_distance(t)
+    # rows are the hop histogram, columns the minimal-path histogram
+    assert {d: sum(r.values()) for d, r in by_d.items()} == T.hop_histogram(t)
+    cols = {}
+    for r in by_d.values():
+        for p, c in r.items():
+            cols[p] = cols.get(p, 0) + c
+    assert dict(sorted(cols.items())) == T.minimal_path_histogram(t)
+    # pairs two switches apart, counted from the link list pair by pair
+    brute = {}
+    rows = [t.gpu_distance_row(a) for a in range(t.n_gpus)]
+    for a in range(t.n_gpus):
+        for b in range(t.n_gpus):
+            if a != b and rows[a][b] == 2:
+                c = len(two_switch_paths_brute_force(t, a, b))
+                brute[c] = brute.get(c, 0) + 1
+    assert dict(sorted(brute.items())) == by_d[2]
+    # the bound: one path per ordered pair of adjacent levels; 2 for k = 2 (the document's statement)
+    assert max(by_d[2]) <= T.two_switch_path_bound(k) == 2 * (k - 1)
+    if k == 2:
+        assert max(T.minimal_path_histogram(t)) == 2
+    else:
+        assert max(T.minimal_path_histogram(t)) > 2
+
+
+def test_zcube_labels_name_what_a_switch_joins():
+    t = T.zcube(3, 3)
+    gpu = [T.zcube_gpu_label(t, g) for g in range(t.n_gpus)]
+    assert len(set(gpu)) == t.n_gpus and all(len(x) == 3 and set(x) <= set("012") for x in gpu)
+    assert gpu[int("120", 3)] == "120"
+    for node in range(t.n_gpus, t.n_nodes):
+        level, addr = T.zcube_switch_label(t, node).split()
+        lv = int(level[1:])
+        assert addr.count("*") == 1 and addr[len(addr) - 1 - lv] == "*"      # a level-l switch frees digit l
+        joined = sorted(g for g in t.neighbours(node).tolist() if g < t.n_gpus)
+        match = sorted(g for g in range(t.n_gpus) if all(p in ("*", q) for p, q in zip(addr, gpu[g])))
+        assert joined == match
+    with pytest.raises(ValueError, match="not a ZCube"):
+        T.zcube_gpu_label(T.roft2(4, 4, 1, 4), 0)
+    with pytest.raises(ValueError, match="not a switch"):
+        T.zcube_switch_label(t, 0)
+
+
 def test_fabrics_at_16384_gpus_and_the_documents_savings():
     z, roft, ro, dp = T.zcube(128, 2), T.roft_radix(128), T.rail_only(128), T.dual_plane(128)
     assert z.n_gpus == roft.n_gpus == ro.n_gpus == dp.n_gpus == 16384

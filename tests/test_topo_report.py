@@ -97,6 +97,14 @@ def test_savings_paths_and_pxn_sections(report):
     # minimal paths: two for ZCube(n,2), more for k >= 3
     assert _row(text, "ZCube(16,2)")[1:3] == ["2", "0 of 65,280"]
     assert _row(text, "ZCube(3,4)")[1] == "8"
+    # the computation behind it: by distance, the bound 2(k-1) for pairs two switches apart, a worked example
+    paths = text.split("## Minimal paths per GPU pair")[1].split("\n## ")[0]
+    r = _row(paths, "ZCube(2,3)")
+    assert r[1] == "4" and r[3].split(" / ")[1] == "4" and r[4] == "4"
+    assert _row(paths, "ZCube(4,2)")[3].startswith("1 / 2 /") and _row(paths, "ZCube(4,2)")[4] == "2"
+    example = [line for line in text.splitlines() if re.match(r"\d\. 001 → ", line)]
+    assert len(example) == 4 and len(set(example)) == 4 and all(line.endswith("→ 010") for line in example)
+    assert all(len(line.split(" → ")) == 4 for line in example)     # two switches on each
     # hop histograms without and with PXN: the testbed ROFT's cross-rail pairs drop from 3 switches to 1
     roft_tb = [r for r in text.splitlines() if r.startswith("| ROFT2(rails=4, servers/group=4, groups=1, spines=4) "
                                                             "(testbed) |")]

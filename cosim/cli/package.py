@@ -348,7 +348,7 @@ def render_markdown(rep, png_name):
     L += _degraded_section(rep, cosim, scale)
     if sim:
         L += _diagnosis_section(sim, cosim)
-        L += _retry_section(sim, cosim)
+        L += _retry_section(sim, cosim, scale)
         L += _assertion_section(sim)
     L += _partition_section(rep)
     L += ["## Where this differs from the notes", "",
@@ -387,13 +387,15 @@ def _degraded_section(rep, cosim, scale):
         cs = "-", "-", "-"
         if sim:
             s = sim["degraded"][(pkg, pol)]
-            cs = (f"{s['healthy'].stream_cycles} -> {s['degraded'].stream_cycles}", _pct(s["stream_loss"], 2),
+            cs = (f"{_sc(s['healthy'].stream_cycles, scale)} -> {_sc(s['degraded'].stream_cycles, scale)}",
+                  _pct(s["stream_loss"], 2),
                   _pct(s["phase_loss"], 2))
         seed = SEED["degraded"][pol] if pkg == "compute-bound" else "-"
         L.append(f"| {pkg} | {pol} | {seed} | {_pct(fl['stream_loss'])} | {_pct(fl['phase_loss'])} | {cs[0]} | "
                  f"{cs[1]} | {cs[2]} |")
-    L += ["", f"Model = the fluid model of {MODEL} (max-min fair sharing of HBM and D2D; round-robin splits by "
-          f"count, service-rate-aware dispatch lets every die finish together).  Co-sim = {cosim or 'skipped'}.", ""]
+    L += ["", "Model = the fluid model of `golden.resource_graph` (`stream_cycles`: max-min fair sharing of HBM "
+          "and D2D; round-robin splits by count, service-rate-aware dispatch lets every die finish together).  "
+          f"Co-sim = {cosim or 'skipped'}.", ""]
     if sim:
         sr = sim["degraded"][("compute-bound", "service_rate")]
         fl = rep["fluid"][("compute-bound", "service_rate")]
@@ -435,7 +437,7 @@ def _diagnosis_section(sim, cosim):
     return L
 
 
-def _retry_section(sim, cosim):
+def _retry_section(sim, cosim, scale):
     rt = sim["retries"]
     p, r, w = rt["plain"], rt["retried"], rt["as_work"]
     same = r.trace["svc_rate"] == p.trace["svc_rate"]
@@ -446,13 +448,14 @@ def _retry_section(sim, cosim):
          "transport retries of live jobs.  A retry is re-sent on the dispatch bus ahead of new work and dropped by "
          f"the die that holds the job ({cosim}).", "",
          "| run | retries re-sent | svc_rate equal to the run without retries, every cycle | final svc_rate "
-         "| completed work | stream cycles | assertions fired |", "|---|---|---|---|---|---|---|",
-         f"| no retries | 0 | (reference) | {p.final('svc_rate')} | {p.final('completed_work')} | {p.stream_cycles} "
+         "| completed work | stream cycles (= phase cycles: no barrier) | assertions fired |", "|---|---|---|---|---|---|---|",
+         f"| no retries | 0 | (reference) | {p.final('svc_rate')} | {p.final('completed_work')} | "
+         f"{_sc(p.stream_cycles, scale)} "
          f"| {', '.join(p.fired()) or 'none'} |",
          f"| with retries | {r.count('retry_fire')} | {'yes' if same else 'NO'} | {r.final('svc_rate')} | "
-         f"{r.final('completed_work')} | {r.stream_cycles} | {', '.join(r.fired()) or 'none'} |",
+         f"{r.final('completed_work')} | {_sc(r.stream_cycles, scale)} | {', '.join(r.fired()) or 'none'} |",
          f"| with retries, FAULT_RETRY_AS_WORK | {w.count('retry_fire')} | no: differs in {diff_cycles} cycles | "
-         f"{w.final('svc_rate')} | {w.final('completed_work')} | {w.stream_cycles} | "
+         f"{w.final('svc_rate')} | {w.final('completed_work')} | {_sc(w.stream_cycles, scale)} | "
          + (", ".join(f"{a} (cycle {c})" for a, c in fired.items()) or "none") + " |", ""]
     return L
 
