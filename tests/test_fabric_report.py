@@ -6,6 +6,8 @@ import pytest
 
 from cosim.cli import main
 
+import test_fabric_properties as fabric_property_tests
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -52,6 +54,11 @@ def test_fabric_report_written(tmp_path, capsys):
     assert r[1:3] == ["576", "577"]
     # the 34 properties, the refused one, the seed's scenario groups
     assert sum(1 for line in report.splitlines() if line[:5] in {f"| {g}{i} " for g in "ABCDEF" for i in range(1, 7)}) == 34
+    # each property row names its tests, and those tests exist
+    assert all(f"`test_fault_fires_exactly_its_property[{g}{i}]`" in row(report, (f"{g}{i}",))[4]
+               for g, n in zip("ABCDEF", (6, 6, 6, 6, 5, 5)) for i in range(1, n + 1))
+    for suffix in ("", "_batched_icarus", "_verilator"):
+        assert callable(getattr(fabric_property_tests, "test_fault_fires_exactly_its_property" + suffix))
     assert "> **R**: mean_gbps rises" in report and "the 34 properties: none fired" in report
     assert [row(report, g)[2] for g in (("1", "the reduction operator"), ("2", "the ring, which needs a chain"),
                                         ("3", "flow counts and efficiency"))] == ["8", "10", "10"]

@@ -627,12 +627,15 @@ def _properties_section(w, run_them):
             rep = replay_batched(ref, p.id)
             first[p.id] = (ref.first_cycle.get(p.id), rep.first_cycle.get(p.id),
                            sorted(ref.fired) == [p.id] and rep.outputs == ref.outputs)
-    head = ["id", "checked (as the monitor states it)", "the seed's statement", "broken variant"]
+    head = ["id", "checked (as the monitor states it)", "the seed's statement", "broken variant",
+            "its tests (tests/test_fabric_properties.py)"]
     if run_them:
         head += ["first failing cycle: MyHDL / Icarus", "fires alone, outputs identical"]
     rows = []
     for p in PROPERTIES:
-        row = [p.id, p.statement.replace("|", "\\|"), p.seed_form.replace("|", "\\|"), f"{p.fault_block}: {p.fault}"]
+        row = [p.id, p.statement.replace("|", "\\|"), p.seed_form.replace("|", "\\|"), f"{p.fault_block}: {p.fault}",
+               f"`test_fault_fires_exactly_its_property[{p.id}]` (MyHDL), `..._batched_icarus[{p.id}]`, "
+               f"`..._verilator[{p.id}]` (slow)"]
         if run_them:
             m, i, ok = first[p.id]
             row += [f"{m} / {i}", "yes" if ok else "NO"]
