@@ -7,6 +7,10 @@ import pytest
 
 from cosim.cli import main
 
+import test_package_faults
+import test_package_monitor
+import test_package_resources
+
 
 def _report(tmp_path, *extra):
     out = tmp_path / "rep"
@@ -82,6 +86,14 @@ def test_report_with_the_cosimulated_package(tmp_path):
               "a_bounded_imbalance", "a_work_conserved"):
         row = _rows(md, f"`{a}`")[0]
         assert row[4].isdigit() and row[5] == "none" and row[6] == "holds"
+    # the tests the report names exist
+    named = set(re.findall(r"`(test_\w+)", md))
+    assert {"test_slow_die_is_not_starved", "test_shared_bottleneck_starves_every_die",
+            "test_retries_leave_svc_rate_unchanged",
+            "test_broken_variant_fires_exactly_its_assertion_on_both_back_ends"} <= named
+    modules = (test_package_faults, test_package_monitor, test_package_resources)
+    assert all(any(hasattr(m, t) for m in modules) for t in named), named
+    assert hasattr(test_package_faults, "test_broken_variant_fires_exactly_its_assertion_under_verilator")
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -433,7 +433,10 @@ def _diagnosis_section(sim, cosim):
                  f"{_pct(r.final('hbm_sat_cyc') / st, 0)} / {_pct(r.final('d2d_sat_cyc') / st, 0)} | {d.text} |")
     L += ["", "A slow die is busy (its compute sets its pace: low stall); a die behind a narrow link, and every die "
           "under a shared bottleneck, waits (high stall).  Only the counters of all dies together tell one die "
-          "from a shared resource; a throughput number alone cannot.", ""]
+          "from a shared resource; a throughput number alone cannot.", "",
+          "Tests (tests/test_package_resources.py, MyHDL and batched Icarus): `test_slow_die_is_not_starved`, "
+          "`test_die_behind_a_narrow_link_stalls_alone`, `test_shared_bottleneck_starves_every_die`, "
+          "`test_d2d_bottleneck_is_named_d2d`, `test_healthy_compute_bound_package`.", ""]
     return L
 
 
@@ -456,7 +459,10 @@ def _retry_section(sim, cosim, scale):
          f"{r.final('completed_work')} | {_sc(r.stream_cycles, scale)} | {', '.join(r.fired()) or 'none'} |",
          f"| with retries, FAULT_RETRY_AS_WORK | {w.count('retry_fire')} | no: differs in {diff_cycles} cycles | "
          f"{w.final('svc_rate')} | {w.final('completed_work')} | {_sc(w.stream_cycles, scale)} | "
-         + (", ".join(f"{a} (cycle {c})" for a, c in fired.items()) or "none") + " |", ""]
+         + (", ".join(f"{a} (cycle {c})" for a, c in fired.items()) or "none") + " |", "",
+         "Test: tests/test_package_resources.py `test_retries_leave_svc_rate_unchanged` (MyHDL and batched "
+         "Icarus: every cycle's svc_rate and completed work equal the run without retries; the conflation fires "
+         "a_work_conserved at the first retry).", ""]
     return L
 
 
@@ -498,7 +504,13 @@ def _assertion_section(sim):
                  f"{'fires ' + ', '.join(good) if good else 'holds'} |")
     armed = [(name, r.armed_cycles(), r.cycles) for name, r, _ in sim["diagnosis"]]
     L += ["", "Coverage of the imbalance check (cycles armed / cycles run): "
-          + "; ".join(f"{n}: {a}/{c}" for n, a, c in armed) + ".", ""]
+          + "; ".join(f"{n}: {a}/{c}" for n, a, c in armed) + ".", "",
+          "Tests: tests/test_package_faults.py `test_broken_variant_fires_exactly_its_assertion_on_both_back_ends"
+          "[<assertion>]` (MyHDL and batched Icarus: that output alone, first at the same cycle, identical traces; "
+          "the correct design holds) and `..._under_verilator[<assertion>]` (the same on Verilator, `-m slow`); "
+          "tests/test_package_monitor.py `test_monitor_matches_the_properties_every_cycle` (the monitor alone "
+          "against an independent Python statement of the six properties, random and adversarial inputs, resets "
+          "mid-run, both back ends).", ""]
     return L
 
 
