@@ -68,10 +68,16 @@ def test_every_section_of_the_seed_has_a_row(seed):
             assert re.search(r"`tests/[\w/]+\.py::test_\w+`", r[3]), f"§{r[0]}: a built section names a test"
 
 
-def test_issue_17_items_are_listed_open_not_claimed():
-    rows = _table_after(_text(), "## Open, issue 17")
-    assert [r[0] for r in rows] == ["1", "2", "3", "4", "5"]
-    assert all(r[-1] == "open, issue 17" for r in rows)
+def test_issue_17_items_are_accounted_each_with_its_files_and_tests():
+    rows = _table_after(_text(), "## Issue 17, item by item")
+    assert [r[0] for r in rows] == [str(i) for i in range(1, 8)]
+    for r in rows:
+        assert len(r) == 6, r
+        assert r[-1].startswith(("done", "partial", "open, issue 17")), r
+        if not r[-1].startswith("open"):
+            assert re.search(r"`tests/[\w/]+\.py::test_\w+`", r[4]), f"item {r[0]}: names its tests"
+            if r[1] != "all":
+                assert REF.search(r[3]), f"item {r[0]}: names where it is built"
 
 
 def test_every_named_file_and_name_exists():
