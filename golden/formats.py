@@ -33,6 +33,21 @@ NEG_INF = "-inf"
 KULISCH_LSB_EXP = -149
 
 
+UINT_DTYPE = {8: "uint8", 16: "uint16", 32: "uint32"}   # numpy dtype of a format's bit patterns
+
+
+def bit_array(fmt, data, ndim):
+    """`data` as a contiguous numpy array of `fmt` bit patterns with `ndim` dimensions (the fast
+    kernels' input); a clear ValueError for an unknown format or a wrong shape."""
+    import numpy as np
+    if fmt not in FORMAT_CODE:
+        raise ValueError(f"unknown number format {fmt!r}")
+    a = np.ascontiguousarray(data, dtype=UINT_DTYPE[WIDTH_BITS[fmt]])
+    if a.ndim != ndim:
+        raise ValueError(f"expected a {ndim}-d array of {fmt} bit patterns, got shape {a.shape}")
+    return a
+
+
 def _check_fmt(fmt):
     if fmt not in WIDTH_BITS:
         raise ValueError(f"unknown number format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -8,7 +8,7 @@ options forbid fastmath).  Every NaN result is mapped to 0x7FC00000.
 """
 import numpy as np
 
-from .formats import FORMAT_CODE, WIDTH_BITS
+from .formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from .jit import jit
 from .kulisch_numba import (F_BF16, F_FP16, F_FP32, F_INT8, WIDE_DIGITS, _bin_shift, _canonical_nan, _infinity,
                             _add_shifted, _normalize, _round_wide, _signed_mant)
@@ -131,15 +131,6 @@ def _auto_kernel(bits, codes, out):
 
 
 # ---- Python face ---------------------------------------------------------------
-
-def _bits(fmt, data, ndim):
-    if fmt not in FORMAT_CODE:
-        raise ValueError(f"unknown number format {fmt!r}")
-    a = np.ascontiguousarray(data, dtype=_UINT[WIDTH_BITS[fmt]])
-    if a.ndim != ndim:
-        raise ValueError(f"expected a {ndim}-d array of {fmt} bit patterns, got shape {a.shape}")
-    return a
-
 
 def to_fp32(in_fmt, data):
     """Exact conversion of any-format patterns to FP32 patterns (same shape)."""

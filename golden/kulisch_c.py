@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .formats import FORMAT_CODE, WIDTH_BITS
+from .formats import FORMAT_CODE, bit_array as _bits
 
 try:
     from ckernels._kulisch import ffi, lib
@@ -18,7 +18,6 @@ except ImportError as e:  # pragma: no cover - only on an unbuilt tree
 LIMBS = lib.KULISCH_LIMBS
 LANES = lib.KULISCH_LANES              # columns per block
 CHUNK_ROWS = lib.KULISCH_CHUNK_ROWS    # rows per chunk
-_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 _ERRORS = {-1: "unknown number format", -2: "Kulisch width must be 280 or 320", -3: "bad row count",
            -4: "out of memory"}
 
@@ -30,15 +29,6 @@ def _ptr(ctype, arr):
 def _check(rc):
     if rc:
         raise ValueError(_ERRORS.get(rc, f"C kernel error {rc}"))
-
-
-def _bits(fmt, data, ndim):
-    if fmt not in FORMAT_CODE:
-        raise ValueError(f"unknown number format {fmt!r}")
-    a = np.ascontiguousarray(data, dtype=_UINT[WIDTH_BITS[fmt]])
-    if a.ndim != ndim:
-        raise ValueError(f"expected a {ndim}-d array of {fmt} bit patterns, got shape {a.shape}")
-    return a
 
 
 def kulisch_reduce(in_fmt, data, width=320):

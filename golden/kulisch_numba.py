@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .formats import FORMAT_CODE, WIDTH_BITS
+from .formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from .jit import jit
 
 WIDE_DIGITS = 14
@@ -1034,15 +1034,6 @@ _NO_BITS = np.zeros(1, np.uint32)
 def _check_width(width):
     if width not in (280, 320):
         raise ValueError("Kulisch width must be 280 or 320")
-
-
-def _bits(fmt, data, ndim):
-    if fmt not in FORMAT_CODE:
-        raise ValueError(f"unknown number format {fmt!r}")
-    a = np.ascontiguousarray(data, dtype=_UINT[WIDTH_BITS[fmt]])
-    if a.ndim != ndim:
-        raise ValueError(f"expected a {ndim}-d array of {fmt} bit patterns, got shape {a.shape}")
-    return a
 
 
 def _reduce_args(in_fmt, data, width):
