@@ -4,8 +4,8 @@
   * 1-4 operations: policy, input and result formats, E from 1 to CAPACITY (the buckets 1,
     15, 16, 17, 255, 256, 257 and 4,096 on purpose), 1-8 contributors, Reduce/AllReduce,
     frames from one range up to full 257-beat frame banks, data that is random, huge and
-    of one sign (it overflows a 280-bit accumulator; FP32 so for half the KULISCH EXACT
-    operations of a W = 280 node), cancelling, subnormal or special;
+    of one sign (FP32 such data overflows a 280-bit accumulator; half the KULISCH EXACT
+    operations of a W = 280 node get it), cancelling, subnormal or special;
   * the node build: KULISCH_W 320 or 280;
   * backpressure on all four streams, sometimes with long TX stalls (pause bursts of up to
     300 cycles);
