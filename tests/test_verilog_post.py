@@ -221,3 +221,47 @@ def test_hoisting_leaves_sized_literals_alone():
     out = hoist_block_locals(src)
     assert "P_b1 = 1'b1;" in out and "P_hff = 8'hff;" in out
     assert "q <= (P_b1 ? P_hff : 8'h0);" in out
+
+
+MEMORY_INIT = """reg [7:0] zeros [0:16-1];
+
+integer INITIALIZE_ZEROS_i;
+initial begin
+    for(INITIALIZE_ZEROS_i=0; INITIALIZE_ZEROS_i<16; INITIALIZE_ZEROS_i=INITIALIZE_ZEROS_i+1) begin
+        zeros[INITIALIZE_ZEROS_i] = 0;
+    end
+end
+
+reg [7:0] fives [0:16-1];
+
+integer INITIALIZE_FIVES_i;
+initial begin
+    for(INITIALIZE_FIVES_i=0; INITIALIZE_FIVES_i<16; INITIALIZE_FIVES_i=INITIALIZE_FIVES_i+1) begin
+        fives[INITIALIZE_FIVES_i] = 5;
+    end
+end
+"""
+
+
+def test_verilator_source_drops_only_zero_memory_loops_and_keeps_line_numbers():
+    from cosim.verilog_post import drop_zero_memory_init
+    out, n = drop_zero_memory_init(MEMORY_INIT)
+    assert n == 1
+    assert out.count("\n") == MEMORY_INIT.count("\n")
+    assert "INITIALIZE_ZEROS_i" not in out and "fives[INITIALIZE_FIVES_i] = 5;" in out
+    lines_in, lines_out = MEMORY_INIT.split("\n"), out.split("\n")
+    assert lines_out.index("reg [7:0] fives [0:16-1];") == lines_in.index("reg [7:0] fives [0:16-1];")
+
+
+def test_every_memory_of_the_node_is_zeroed_by_a_loop_verilator_may_drop():
+    """The node's memories all start at 0, so its Verilator source has no time-0 loop left
+    (the loops were 365,000 lines of C++ in one function)."""
+    from cosim.batch import verilator_source
+    from cosim.verilog_post import drop_zero_memory_init
+    folder, name, _ = _node_build()
+    with open(f"{folder}/{name}.v") as fh:
+        text = fh.read()
+    out, n = drop_zero_memory_init(text)
+    assert n > 500 and "INITIALIZE_" not in out
+    with open(f"{folder}/{verilator_source(folder, name)}") as fh:
+        assert fh.read() == out
