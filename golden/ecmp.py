@@ -182,6 +182,19 @@ def check_paths(n_paths: int, mode: str) -> None:
         raise ValueError(f"n_paths must be an integer in 1..65535, got {n_paths!r}")
 
 
+def check_groups(flows, groups, n_groups):
+    """(group per flow as contiguous int32, group count) for the fast binning kernels: `groups`
+    defaults to the flows' source leaf, `n_groups` to the largest group + 1."""
+    g = np.ascontiguousarray(flows.src_leaf if groups is None else groups, dtype=np.int32)
+    if len(g) != len(flows):
+        raise ValueError(f"groups has {len(g)} entries for {len(flows)} flows")
+    if n_groups is None:
+        n_groups = int(g.max()) + 1 if len(g) else 1
+    if not isinstance(n_groups, (int, np.integer)) or not 1 <= n_groups <= 2**31 - 1:
+        raise ValueError(f"n_groups must be an integer in 1..2**31-1, got {n_groups!r}")
+    return g, n_groups
+
+
 def flow_hash(t: FlowTuple, algo: str = "crc32") -> int:
     check_algo(algo)
     return HASHES[algo][0](serialize(t))

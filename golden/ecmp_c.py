@@ -85,13 +85,7 @@ def bin_flows(flows, n_paths: int, algo: str = "crc32", mode: str = "mod", n_gro
     flows' source leaf.  With return_paths, also the per-flow path (uint16)."""
     ecmp.check_algo(algo)
     ecmp.check_paths(n_paths, mode)
-    g = np.ascontiguousarray(flows.src_leaf if groups is None else groups, dtype=np.int32)
-    if len(g) != len(flows):
-        raise ValueError(f"groups has {len(g)} entries for {len(flows)} flows")
-    if n_groups is None:
-        n_groups = int(g.max()) + 1 if len(g) else 1
-    if not isinstance(n_groups, (int, np.integer)) or not 1 <= n_groups <= 2**31 - 1:
-        raise ValueError(f"n_groups must be an integer in 1..2**31-1, got {n_groups!r}")
+    g, n_groups = ecmp.check_groups(flows, groups, n_groups)
     counts = np.zeros(n_groups * n_paths, dtype=np.uint64)
     paths = np.empty(len(flows), dtype=np.uint16) if return_paths else None
     rc = lib.ecmp_bin(ecmp.HASH_IDS[algo], _MODE_IDS[mode], n_paths, *_ptrs(_arrays(flows)),
