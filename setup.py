@@ -7,7 +7,7 @@ scoreboards, the `prism` command).
 import glob
 import os
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Every ckernels/build_<name>.py defines `ffibuilder`; each becomes ckernels._<name>.
@@ -21,7 +21,7 @@ setup(
     version="0.1.0",
     description="MyHDL blocks, Icarus co-simulation and bit-exact golden models for in-network collective reduction",
     python_requires=">=3.11",
-    packages=["hdl", "golden", "ckernels", "cosim", "cosim.cli", "cosim.formal"],
+    packages=find_packages(include=["hdl", "hdl.*", "golden", "golden.*", "ckernels", "cosim", "cosim.*"]),
     package_data={"ckernels": ["*.h", "*.c"]},
     setup_requires=["cffi>=1.17"],
     install_requires=[

@@ -55,7 +55,7 @@ def reset_peak():
 rng = np.random.default_rng(0)
 if kind == "kulisch":
     from golden.reduce import reduce
-    mod = __import__("golden.kulisch_c" if impl == "c" else "golden.kulisch_numba", fromlist=["x"])
+    mod = __import__("golden.arith.kulisch_c" if impl == "c" else "golden.arith.kulisch_numba", fromlist=["x"])
     x = np.empty(N if what == "sequence" else 64 * 16384, np.uint32)
     for i in range(0, x.size, 65536):
         m = min(65536, x.size - i)
@@ -72,8 +72,8 @@ if kind == "kulisch":
         call = lambda a: reduce("kulisch", "fp32", "fp32", a, impl=impl)
         small = x[:, :100]
 else:
-    from golden import ecmp
-    mod = __import__("golden.ecmp_c" if impl == "c" else "golden.ecmp_numba", fromlist=["x"])
+    from golden.fabric import ecmp
+    mod = __import__("golden.fabric.ecmp_c" if impl == "c" else "golden.fabric.ecmp_numba", fromlist=["x"])
     z = np.zeros(N, np.int32)
     fs = ecmp.FlowSet("m", rng.integers(0, 2**32, N, dtype=np.uint32), rng.integers(0, 2**32, N, dtype=np.uint32),
                       rng.integers(0, 2**16, N).astype(np.uint16), np.full(N, 4791, np.uint16),

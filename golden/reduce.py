@@ -29,7 +29,7 @@ from typing import Optional
 
 import numpy as np
 
-from .formats import FORMAT_CODE, FORMATS, WIDTH_BITS
+from golden.arith.formats import FORMAT_CODE, FORMATS, WIDTH_BITS
 
 POLICIES = ("kulisch", "fp32-arrival")
 OUT_FORMATS = ("exact", "fp32", "bf16", "fp16", "int8", "auto")
@@ -112,9 +112,9 @@ def reduce(policy, in_fmt, out_fmt, data, impl="python", width=320):
 # ---- python: the naive reference ------------------------------------------------
 
 def _reduce_python(policy, in_fmt, out_fmt, a, width):
-    from .auto import auto_encode
-    from .fp32_arith import fp32_arrival_fold
-    from .kulisch import KulischAccumulator
+    from golden.arith.auto import auto_encode
+    from golden.arith.fp32_arith import fp32_arrival_fold
+    from golden.arith.kulisch import KulischAccumulator
     rows, cols = a.shape
     columns = a.T.tolist()
     flags = np.zeros(cols, np.uint8)
@@ -136,7 +136,7 @@ def _reduce_python(policy, in_fmt, out_fmt, a, width):
     else:
         fp32 = [fp32_arrival_fold(in_fmt, col, "fp32") for col in columns]
         if out_fmt != "auto":
-            from .formats import fp32_to_format
+            from golden.arith.formats import fp32_to_format
             return np.array([fp32_to_format(out_fmt, x) for x in fp32], _out_dtype(out_fmt)), flags, wraps, None
     bits, codes = auto_encode(fp32)
     return np.array(bits, np.uint32), flags, wraps, np.array(codes, np.uint8)
@@ -165,10 +165,10 @@ def _reduce_engine(k_mod, f_mod, policy, in_fmt, out_fmt, a, width):
 
 
 def _reduce_numba(policy, in_fmt, out_fmt, a, width):
-    from . import fp32_numba, kulisch_numba
+    from golden.arith import fp32_numba, kulisch_numba
     return _reduce_engine(kulisch_numba, fp32_numba, policy, in_fmt, out_fmt, a, width)
 
 
 def _reduce_c(policy, in_fmt, out_fmt, a, width):
-    from golden import kulisch_c as ck
+    from golden.arith import kulisch_c as ck
     return _reduce_engine(ck, ck, policy, in_fmt, out_fmt, a, width)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from cosim import toolchain
+from cosim.sim import toolchain
 
 
 def pytest_addoption(parser):

@@ -1,5 +1,5 @@
 import sys
 
-from . import main
+from cosim.cli import main
 
 sys.exit(main())

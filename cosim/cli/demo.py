@@ -5,7 +5,7 @@ writes a VCD per policy and a short Markdown report."""
 import os
 import time
 
-from . import UsageError
+from cosim.cli import UsageError
 
 POLICIES = ("kulisch", "fp32-arrival")
 
@@ -27,10 +27,10 @@ def run(args):
         raise UsageError(f"--elements must be 16..4096, not {args.elements}")
     if not 1 <= args.contributors <= 8:
         raise UsageError(f"--contributors must be 1..8, not {args.contributors}")
-    from golden import protocol as P
-    from ..metrics import line_rate
-    from ..node_harness import check, run_node
-    from ..scenarios import collective, demo_operation
+    from golden.node import protocol as P
+    from cosim.node.metrics import line_rate
+    from cosim.node.node_harness import check, run_node
+    from cosim.node.scenarios import collective, demo_operation
 
     os.makedirs(args.out, exist_ok=True)
     rows, ok = [], True
@@ -58,7 +58,7 @@ def run(args):
 
 
 def _report(args, rows):
-    from golden import protocol as P
+    from golden.node import protocol as P
     L = ["# PRISM node demo", "",
          f"Two-port FP32 AllReduce: E = {args.elements}, {args.contributors} contributors (contributor c on port c mod 2), "
          f"KULISCH_W = {args.width}, back end `{args.backend}`, seed {args.seed}.", "",

@@ -1,7 +1,7 @@
 """`prism export BLOCK -o DIR`: a top-level block as one Verilog file for other flows.
 
 Writes, into DIR:
-- `<top>.v`: the block converted by the project's tool chain (cosim/toolchain.py,
+- `<top>.v`: the block converted by the project's tool chain (cosim/sim/toolchain.py,
   initial values on), the portable source that Verilator, synthesis and
   other simulators read (not the Icarus-only rewrite); one flat module named
   `<top>` (`prism_node` for `prism export node`);
@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from cosim.cli import UsageError
+from cosim.sim.toolchain import block_module
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Parameters that only tests use (deliberate faults): never exported.
@@ -65,22 +66,22 @@ def _rst():
 
 
 def _node_signals(opts):
-    from cosim.node_harness import node_signals
+    from cosim.node.node_harness import node_signals
     return node_signals()
 
 
 def _fabric_signals(opts):
-    from cosim.fabric_properties import FabricConfig, fabric_signals
+    from cosim.fabric.fabric_properties import FabricConfig, fabric_signals
     return fabric_signals(FabricConfig(members=opts["members"], stripes=opts["stripes"], paths=opts["paths"]))
 
 
 def _package_signals(opts):
-    from cosim.package_bench import package_signals
+    from cosim.package.package_bench import package_signals
     return package_signals()
 
 
 def _distributor_signals(opts):
-    from cosim.package_bench import distributor_signals
+    from cosim.package.package_bench import distributor_signals
     return distributor_signals()
 
 
@@ -163,8 +164,7 @@ def add_parser(subparsers):
 
 def _free_params(spec):
     """Keyword parameters of the block that -P may set: {name: default}."""
-    import importlib
-    func = getattr(importlib.import_module(f"hdl.{spec.module}"), spec.top)
+    func = getattr(block_module(spec.module), spec.top)
     sig = inspect.signature(getattr(func, "func", func))
     fixed = set(spec.params({k: v[1] for k, v in spec.options.items()}) if spec.params else {})
     return {n: p.default for n, p in sig.parameters.items()
@@ -341,7 +341,7 @@ CHECKS = (
 
 
 def _cache_dir():
-    from cosim.toolchain import build_root
+    from cosim.sim.toolchain import build_root
     return os.path.join(build_root(), "export-checks")
 
 
@@ -384,7 +384,7 @@ def _readme(name, spec, opts, bound_params, ports, roles, param_roles, checks, v
     import myhdl
     L = [f"# {spec.top}", "",
          f"{spec.summary[0].upper() + spec.summary[1:]}: Verilog converted from the PRISM kit's MyHDL source "
-         f"`hdl/{spec.module}.py` (`prism export {name}`, MyHDL {myhdl.__version__}, initial values on).", "",
+         f"`{block_module(spec.module).__name__.replace('.', '/')}.py` (`prism export {name}`, MyHDL {myhdl.__version__}, initial values on).", "",
          f"- File: `{verilog_name}`, one self-contained module, top module `{spec.top}`; no includes, "
          "no other modules.",
          "- Every register has an initial value in its declaration (`reg x = ...`); a flow that ignores "
@@ -427,14 +427,13 @@ def _readme(name, spec, opts, bound_params, ports, roles, param_roles, checks, v
 
 def export(name, spec, opts, params, out_dir, check=True):
     """Convert and write the block; return (verilog path, readme path, checks or None)."""
-    import importlib
 
     import myhdl
 
-    from cosim import toolchain
-    from cosim.vpi import ToolchainError
+    from cosim.sim import toolchain
+    from cosim.sim.vpi import ToolchainError
 
-    func = getattr(importlib.import_module(f"hdl.{spec.module}"), spec.top)
+    func = getattr(block_module(spec.module), spec.top)
     signals = spec.signals(opts)
     try:
         folder, top, bound = toolchain.build(func, **signals, **params)
@@ -458,7 +457,7 @@ def export(name, spec, opts, params, out_dir, check=True):
     except OSError as e:
         raise UsageError(f"cannot write into {out_dir}: {e.strerror or e}")
     ports = _ports(text, top)
-    doc = inspect.getdoc(importlib.import_module(f"hdl.{spec.module}")) or ""
+    doc = inspect.getdoc(block_module(spec.module)) or ""
     fdoc = inspect.getdoc(getattr(func, "func", func)) or ""
     names = [p[0] for p in ports]
     roles = {**_roles(fdoc, "Ports", names), **_roles(doc, "Ports", names),

@@ -48,12 +48,12 @@ def _bin_fn(impl):
         raise UsageError(f"--impl must be auto, c or numba, got {impl!r}")
     if impl in ("auto", "c"):
         try:
-            from golden import ecmp_c as c_ecmp
+            from golden.fabric import ecmp_c as c_ecmp
             return "C", c_ecmp.bin_flows
         except ImportError:
             if impl == "c":
                 raise UsageError("the C ECMP kernel is not built (pip install -e .)") from None
-    from golden import ecmp_numba
+    from golden.fabric import ecmp_numba
     return "numba", ecmp_numba.bin_flows
 
 
@@ -72,7 +72,7 @@ def run(args) -> int:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
         raise UsageError(f"cannot create output directory {out!r}: {e.strerror}") from None
-    from cosim.vpi import ToolchainError
+    from cosim.sim.vpi import ToolchainError
     try:
         report = build_report(out, flows=flows, trials=trials, seed=seed, impl_name=impl_name, bin_fn=bin_fn,
                               rtl_sim=rtl_sim, properties=bool(getattr(args, "properties", False)))
@@ -113,14 +113,14 @@ def build_report(out, *, flows, trials, seed, impl_name, bin_fn, rtl_sim="icarus
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from golden import ecmp
-    from golden import fabric_math as fm
+    from golden.fabric import ecmp
+    from golden.fabric import fabric_math as fm
 
     t_start = time.perf_counter()
     md = []
     w = md.append
-    from cosim import fabric_rtl
-    from hdl import collective_pkg as pkg
+    from cosim.fabric import fabric_rtl
+    from hdl.fabric import collective_pkg as pkg
 
     sim_name = "batched Icarus (vvp, -g2012)" if rtl_sim == "icarus" else "Verilator"
     w("# Collective fabric (seed 000): the chapter's figures, computed and co-simulated\n")
@@ -131,14 +131,14 @@ def build_report(out, *, flows, trials, seed, impl_name, bin_fn, rtl_sim="icarus
       f"RTL simulator: {sim_name}.\n")
     w("**What produced each number** (the *produced by* columns):\n")
     w(_table(("label", "meaning"), [
-        ("exact", "golden/fabric_math.py: Python integers and fractions (e.g. a count over all 32^32 assignments)"),
+        ("exact", "golden/fabric/fabric_math.py: Python integers and fractions (e.g. a count over all 32^32 assignments)"),
         ("numerically exact", "float64 evaluation of an exact identity (Poissonized multinomial, FFT "
                               "convolution); no sampling"),
         ("Monte Carlo", "sampled; the trial count and seed are given where it is used"),
         ("RTL: <block>", f"our MyHDL block hdl/<block>.py, converted to Verilog and simulated in this run "
-                         f"({sim_name}, cosim/vector_batch.py) at the seed's parameters"),
+                         f"({sim_name}, cosim/sim/vector_batch.py) at the seed's parameters"),
         ("seed SV", "the seed's SystemVerilog as written, transcribed into integer arithmetic "
-                    "(golden/fabric_math.py, seed_sv_*): not a design of ours; shown so that the seed's "
+                    "(golden/fabric/fabric_math.py, seed_sv_*): not a design of ours; shown so that the seed's "
                     "RTL numbers can be told apart from ours"),
     ]))
     w("")
@@ -219,7 +219,7 @@ def build_report(out, *, flows, trials, seed, impl_name, bin_fn, rtl_sim="icarus
               "method"),
              [(f, f"{e:.3f}", f"{i:.4f}", f"{c:.4f}", f"{100 * (c / i - 1):+.2f}", f"{p:.3f}", r, sv, meth)
               for f, e, i, c, p, r, sv, meth in curve]))
-    w("\nThe lookup our blocks use (hdl/collective_pkg.py EFF_PCT = golden fabric_math.EFF_PCT_TABLE, kept equal "
+    w("\nThe lookup our blocks use (hdl/fabric/collective_pkg.py EFF_PCT = golden fabric_math.EFF_PCT_TABLE, kept equal "
       "by test_collective_blocks.py and equal to the rounded exact curve by test_fabric_math.py) is the seed's six "
       "entries plus a seventh, 94 % above 100 flows per uplink; the seed's six-entry table returns 82 % for "
       "everything above 20.\n")
@@ -476,21 +476,21 @@ def _rtl_section(w, fm, fabric_rtl, pkg, sim):
 
 
 def _collision_section(w, sim):
-    from cosim import fabric_rtl
-    from cosim.fabric_collision import ONE_COLLISION_CHUNK, SMALL_N, Phase, collision_config, one_collision, \
+    from cosim.fabric import fabric_rtl
+    from cosim.fabric.fabric_collision import ONE_COLLISION_CHUNK, SMALL_N, Phase, collision_config, one_collision, \
         run_collision, unpack
-    from golden import fabric_collision as fc
+    from golden.fabric import fabric_collision as fc
 
     w("## 6. The collision story in hardware\n")
-    w("hdl/collective_fabric.py with RATES = \"paths\": every ring link is a flow with a real RoCEv2 5-tuple "
-      "(golden.ecmp's addressing plan); `ecmp_hash_unit` hashes it (CRC-32), `load_aware_selector` places it "
+    w("hdl/fabric/collective_fabric.py with RATES = \"paths\": every ring link is a flow with a real RoCEv2 5-tuple "
+      "(golden.fabric.ecmp's addressing plan); `ecmp_hash_unit` hashes it (CRC-32), `load_aware_selector` places it "
       "(on the hash's uplink, or on a least-loaded one), `ring_link_rates` pins it there and gives it its share "
       "of that uplink (k ring links on one uplink get floor(100/k) Gb/s each), `slowest_member_tracker` follows "
       "the slowest link at every ring step, `ring_step_engine` ends a step when the slowest link has delivered its "
       "chunk (CHUNK units of Gb/s x cycles) and `ring_allreduce_model` counts the steps and prices the collective "
       "from the same rates.  Only the flows come from outside.  The golden column is "
-      "golden/fabric_collision.py's prediction from the flows alone; the tests compare every output at every "
-      "cycle (tests/test_fabric_collision.py).\n")
+      "golden/fabric/fabric_collision.py's prediction from the flows alone; the tests compare every output at every "
+      "cycle (tests/fabric/test_fabric_collision.py).\n")
 
     # one collision, 8 links on 8 uplinks
     epoch, leaf, conns = one_collision()
@@ -596,7 +596,7 @@ def _cost_section(w, fm, fabric_rtl):
                  ""))
     w("Register bits: *seed SV* counted from the targets of the seed's always_ff blocks; *ours* counted the same "
       "way from our blocks' converted Verilog at the seed's geometry (32 ring links, 32 uplinks, 8 stripes, 16-bit "
-      "rates; cosim/fabric_rtl.py; the count equals yosys' flip-flops after `proc`, tested).\n")
+      "rates; cosim/fabric/fabric_rtl.py; the count equals yosys' flip-flops after `proc`, tested).\n")
     w(_table(("block", "seed SV register bits", "ours", "% of a 14 166-flop MAC RX datapath (ours)", "note"), rows))
     la = ours["load_aware_selector"]
     w(f"\nThe seed's Section 19 claims load_aware_selector is 55% of its chapter's flops; its text lacks the cost "
@@ -606,18 +606,18 @@ def _cost_section(w, fm, fabric_rtl):
 
 
 def _properties_section(w, run_them):
-    from cosim.fabric_properties import PROPERTIES, replay_batched, run_fabric
+    from cosim.fabric.fabric_properties import PROPERTIES, replay_batched, run_fabric
 
     w("## 10. The 34 properties (Section 20, groups A-F)\n")
-    w("hdl/collective_conformance_monitor.py checks all 34 at every clock edge inside collective_fabric; each "
+    w("hdl/fabric/collective_conformance_monitor.py checks all 34 at every clock edge inside collective_fabric; each "
       "has a broken variant of the design (`FAULT=<id>`, a test-only parameter of the block that owns the "
-      "property) that must fire that property and no other.  Tests: tests/test_fabric_properties.py -- "
+      "property) that must fire that property and no other.  Tests: tests/fabric/test_fabric_properties.py -- "
       "`test_fault_fires_exactly_its_property[<id>]` on the MyHDL back end and "
       "`test_fault_fires_exactly_its_property_batched_icarus[<id>]`, which replays the MyHDL run's inputs in "
       "batched Icarus (-g2012) and requires every output port, hence the first failing cycle and the failure "
       "count, to be identical at every cycle (Verilator: the same under `-m slow`); "
       "`test_correct_fabric_holds_every_property` and `test_correct_fabric_replayed_batched` (-g2005, -g2012; "
-      "Verilator under `-m slow`) for the correct design.  The scenario (cosim/fabric_properties.py "
+      "Verilator under `-m slow`) for the correct design.  The scenario (cosim/fabric/fabric_properties.py "
       "`run_fabric`, 260 cycles) drives rates the hardware path could never produce (zeros, a new minimum every few cycles), restarts, "
       "over-removals, hash and load-aware phases, stale and missing imports.\n")
     first = {}
@@ -628,7 +628,7 @@ def _properties_section(w, run_them):
             first[p.id] = (ref.first_cycle.get(p.id), rep.first_cycle.get(p.id),
                            sorted(ref.fired) == [p.id] and rep.outputs == ref.outputs)
     head = ["id", "checked (as the monitor states it)", "the seed's statement", "broken variant",
-            "its tests (tests/test_fabric_properties.py)"]
+            "its tests (tests/fabric/test_fabric_properties.py)"]
     if run_them:
         head += ["first failing cycle: MyHDL / Icarus", "fires alone, outputs identical"]
     rows = []
@@ -657,8 +657,8 @@ def _properties_section(w, run_them):
 
 
 def _refused_section(w, sim):
-    from cosim.fabric_collision import refused_property_scenario
-    from cosim.fabric_properties import REFUSED
+    from cosim.fabric.fabric_collision import refused_property_scenario
+    from cosim.fabric.fabric_properties import REFUSED
 
     w("## 11. The refused property (Sections 3, 4, 16, 20)\n")
     w("Section 20 is titled *Properties Worth Asserting, and One Worth Refusing*; the seed's text names the "
@@ -670,12 +670,12 @@ def _refused_section(w, sim):
       "\"because nothing in the fabric promises it\".  Written as an assertion:\n")
     w(f"> **{REFUSED.id}**: {REFUSED.statement}\n")
     w("It is refused because every correct design violates it.  It is not in the monitor; "
-      "cosim/fabric_properties.py `refused_property_failures` evaluates it on a run's outputs at the tracker's "
-      "samples, and tests/test_fabric_collision.py::test_refused_property_fails_on_the_correct_fabric shows it "
+      "cosim/fabric/fabric_properties.py `refused_property_failures` evaluates it on a run's outputs at the tracker's "
+      "samples, and tests/fabric/test_fabric_collision.py::test_refused_property_fails_on_the_correct_fabric shows it "
       "failing on the correct fabric while the 34 hold.  The run (co-simulated now):\n")
     r = refused_property_scenario(sim)
     b, a = r.run.samples[r.run.starts[0] + 1], r.run.samples[r.run.starts[1] + 1]
-    from cosim.fabric_collision import unpack
+    from cosim.fabric.fabric_collision import unpack
     w(_table(("", "uplinks of links 0..5", "link rates Gb/s", "aggregate Gb/s", "mean (tracker)",
               "ring rate = min (tracker)", "cycles per step"), [
         ("before: three pairs", " ".join(map(str, unpack(b["conn_path"], 6, 8))),
@@ -693,7 +693,7 @@ def _refused_section(w, sim):
 
 
 def _scenarios_section(w):
-    from cosim.fabric_properties import SCENARIO_GROUPS
+    from cosim.fabric.fabric_properties import SCENARIO_GROUPS
 
     w("## 12. The seed's verification scenarios (Section 21)\n")
     w("Section 21 announces \"Fifty-eight scenarios.  Group 2's need a chain rather than a stream, and group 6's "

@@ -9,7 +9,7 @@ properties must fail.
 """
 import os
 
-from . import UsageError
+from cosim.cli import UsageError
 
 
 def add_parser(sub):

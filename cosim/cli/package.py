@@ -1,7 +1,7 @@
 """`prism package`: the accelerator-package report.
 
 Computes the resource-graph tables (worked example, die-count scaling,
-bottleneck migration, partitioning modes) with golden.resource_graph, and
+bottleneck migration, partitioning modes) with golden.package.resource_graph, and
 co-simulates the accelerator_package design cycle by cycle (HBM and D2D
 arbitrated, barrier included): the same packages, the degraded-die scenario,
 the slow-die / starved-die diagnosis, retries, and each assertion's broken
@@ -65,7 +65,7 @@ def _parse_fraction(text, name):
 
 
 def _parse_partition(text):
-    from golden import resource_graph as rg
+    from golden.package import resource_graph as rg
     parts = text.split("+")
     if len(parts) != 2:
         raise UsageError(f"--partition must look like CPX+NPS4, got {text!r}")
@@ -110,7 +110,7 @@ def run(args):
 # --------------------------------------------------------------------------- computation
 
 def _graph():
-    from golden import resource_graph as rg
+    from golden.package import resource_graph as rg
     return rg.Package()
 
 
@@ -122,7 +122,7 @@ def compute_bound(base):
 def build_report(backend="icarus-2005", degraded_die=2, factor=Fraction(1, 2), window=64, units=1200,
                  partition=("CPX", "NPS4", None)):
     """Everything the report shows.  backend=None: the model only."""
-    from golden import resource_graph as rg
+    from golden.package import resource_graph as rg
     base = _graph()
     rep = {"backend": backend, "degraded_die": degraded_die, "factor": Fraction(factor), "window": window,
            "units": units, "example": rg.evaluate(base),
@@ -138,7 +138,7 @@ def build_report(backend="icarus-2005", degraded_die=2, factor=Fraction(1, 2), w
 
 def fluid_degraded(base, die, factor, units):
     """Fluid-model streaming cycles (model cycles) of the degraded-die phase, both packages, both policies."""
-    from golden import resource_graph as rg
+    from golden.package import resource_graph as rg
     out = {}
     for name, pkg in (("compute-bound", compute_bound(base)), ("worked example", base)):
         caps, pools = rg.package_pools(pkg)
@@ -162,12 +162,12 @@ def _binding_from_counters(r):
 
 
 def simulate(backend, base, die, factor, window, units):
-    from cosim.package_bench import (FAULT_BASE, TIME_SCALE, broken_variants, live_slots, run_package,
+    from cosim.package.package_bench import (FAULT_BASE, TIME_SCALE, broken_variants, live_slots, run_package,
                                      setup_from_graph)
-    from cosim.package_monitors import diagnose_run
-    from hdl.accelerator_package import FAULT_RETRY_AS_WORK
-    from hdl.work_distributor import POLICY_ROUND_ROBIN, POLICY_SERVICE_RATE
-    from golden import resource_graph as rg
+    from cosim.package.package_monitors import diagnose_run
+    from hdl.package.accelerator_package import FAULT_RETRY_AS_WORK
+    from hdl.package.work_distributor import POLICY_ROUND_ROBIN, POLICY_SERVICE_RATE
+    from golden.package import resource_graph as rg
     sim = {"scale": TIME_SCALE}
 
     def go(setup, be=backend):
@@ -254,11 +254,11 @@ def _sc(cycles, scale):
     return f"{cycles} ({_num(Fraction(cycles, scale), 1)})"
 
 
-MODEL = "model (golden.resource_graph)"
+MODEL = "model (golden.package.resource_graph)"
 
 
 def render_markdown(rep, png_name):
-    from golden.resource_graph import NODES
+    from golden.package.resource_graph import NODES
     L = []
     ex = rep["example"]
     p = ex.package
@@ -267,7 +267,7 @@ def render_markdown(rep, png_name):
     cosim = f"co-simulated accelerator_package ({be})" if be else ""
     scale = sim["scale"] if sim else 8
     L += ["# Accelerator package report", "",
-          "Every figure is either computed by the resource-graph model (`golden.resource_graph`, exact fractions) "
+          "Every figure is either computed by the resource-graph model (`golden.package.resource_graph`, exact fractions) "
           "or measured by co-simulating the `accelerator_package` design cycle by cycle (work distributor, "
           "service-rate estimator, four compute dies, HBM and die-to-die bandwidth arbitrated every cycle, the "
           "phase barrier, the assertion monitor).  Each table says which produced each number; the *seed* column "
@@ -393,7 +393,7 @@ def _degraded_section(rep, cosim, scale):
         seed = SEED["degraded"][pol] if pkg == "compute-bound" else "-"
         L.append(f"| {pkg} | {pol} | {seed} | {_pct(fl['stream_loss'])} | {_pct(fl['phase_loss'])} | {cs[0]} | "
                  f"{cs[1]} | {cs[2]} |")
-    L += ["", "Model = the fluid model of `golden.resource_graph` (`stream_cycles`: max-min fair sharing of HBM "
+    L += ["", "Model = the fluid model of `golden.package.resource_graph` (`stream_cycles`: max-min fair sharing of HBM "
           "and D2D; round-robin splits by count, service-rate-aware dispatch lets every die finish together).  "
           f"Co-sim = {cosim or 'skipped'}.", ""]
     if sim:
@@ -422,7 +422,7 @@ def _diagnosis_section(sim, cosim):
          "The notes' diagnosis: a falling svc_rate with rising stall on one target is a degraded participant; a "
          "falling rate on every target is a shared-resource problem (HBM or D2D).  Stall share = stall_cyc / "
          "active_cyc per die; the arbiter's counters say which shared resource ran out.  The diagnosis is "
-         "`cosim.package_monitors.diagnose` applied to the counters of each co-simulated phase "
+         "`cosim.package.package_monitors.diagnose` applied to the counters of each co-simulated phase "
          f"({cosim}).", "",
          "| scenario | svc_rate per die | stall share per die | HBM / D2D used up (share of stream cycles) "
          "| diagnosis |", "|---|---|---|---|---|"]
@@ -434,7 +434,7 @@ def _diagnosis_section(sim, cosim):
     L += ["", "A slow die is busy (its compute sets its pace: low stall); a die behind a narrow link, and every die "
           "under a shared bottleneck, waits (high stall).  Only the counters of all dies together tell one die "
           "from a shared resource; a throughput number alone cannot.", "",
-          "Tests (tests/test_package_resources.py, MyHDL and batched Icarus): `test_slow_die_is_not_starved`, "
+          "Tests (tests/package/test_package_resources.py, MyHDL and batched Icarus): `test_slow_die_is_not_starved`, "
           "`test_die_behind_a_narrow_link_stalls_alone`, `test_shared_bottleneck_starves_every_die`, "
           "`test_d2d_bottleneck_is_named_d2d`, `test_healthy_compute_bound_package`.", ""]
     return L
@@ -460,15 +460,15 @@ def _retry_section(sim, cosim, scale):
          f"| with retries, FAULT_RETRY_AS_WORK | {w.count('retry_fire')} | no: differs in {diff_cycles} cycles | "
          f"{w.final('svc_rate')} | {w.final('completed_work')} | {_sc(w.stream_cycles, scale)} | "
          + (", ".join(f"{a} (cycle {c})" for a, c in fired.items()) or "none") + " |", "",
-         "Test: tests/test_package_resources.py `test_retries_leave_svc_rate_unchanged` (MyHDL and batched "
+         "Test: tests/package/test_package_resources.py `test_retries_leave_svc_rate_unchanged` (MyHDL and batched "
          "Icarus: every cycle's svc_rate and completed work equal the run without retries; the conflation fires "
          "a_work_conserved at the first retry).", ""]
     return L
 
 
 def _assertion_section(sim):
-    from cosim.package_bench import BROKEN_VARIANT_TEXT
-    from hdl.package_assertion_monitor import ASSERTIONS
+    from cosim.package.package_bench import BROKEN_VARIANT_TEXT
+    from hdl.package.package_assertion_monitor import ASSERTIONS
     english = {
         "a_retire_once": "an accepted job is retired at most once, and only by a completion of its own use of the "
                          "slot",
@@ -505,10 +505,10 @@ def _assertion_section(sim):
     armed = [(name, r.armed_cycles(), r.cycles) for name, r, _ in sim["diagnosis"]]
     L += ["", "Coverage of the imbalance check (cycles armed / cycles run): "
           + "; ".join(f"{n}: {a}/{c}" for n, a, c in armed) + ".", "",
-          "Tests: tests/test_package_faults.py `test_broken_variant_fires_exactly_its_assertion_on_both_back_ends"
+          "Tests: tests/package/test_package_faults.py `test_broken_variant_fires_exactly_its_assertion_on_both_back_ends"
           "[<assertion>]` (MyHDL and batched Icarus: that output alone, first at the same cycle, identical traces; "
           "the correct design holds) and `..._under_verilator[<assertion>]` (the same on Verilator, `-m slow`); "
-          "tests/test_package_monitor.py `test_monitor_matches_the_properties_every_cycle` (the monitor alone "
+          "tests/package/test_package_monitor.py `test_monitor_matches_the_properties_every_cycle` (the monitor alone "
           "against an independent Python statement of the six properties, random and adversarial inputs, resets "
           "mid-run, both back ends).", ""]
     return L
@@ -518,7 +518,7 @@ def _partition_section(rep):
     c, m, owners = rep["partition"]
     L = ["## 8. Partitioning modes (notes §11)", "",
          "The documented invariant: memory partitions <= compute partitions, because every memory pool must be "
-         "owned by a compute partition; so NPS4 needs CPX.  Checked by `golden.resource_graph.check_partitioning` "
+         "owned by a compute partition; so NPS4 needs CPX.  Checked by `golden.package.resource_graph.check_partitioning` "
          "for an 8-die package (SPX = 1 compute partition, DPX = 2, CPX = one per die; NPS1/2/4 = 1/2/4 memory "
          "partitions).", "",
          "| compute mode | memory mode | compute partitions | memory partitions | seed | ours | owners / reason |",

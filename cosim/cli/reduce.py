@@ -93,11 +93,11 @@ def run(args):
             raise UsageError(f"{args.input}: E = {cols} elements exceeds the slice's {HW_MAX_ELEMENTS}-value "
                              f"result store (--impl {args.impl})")
         try:
-            from cosim.slice_reduce import reduce_through_hardware
+            from cosim.arith.slice_reduce import reduce_through_hardware
         except ModuleNotFoundError as e:
-            if e.name != "cosim.slice_reduce":
+            if e.name != "cosim.arith.slice_reduce":
                 raise
-            raise UsageError("--impl myhdl/icarus needs the HDL slice (cosim/slice_reduce.py)")
+            raise UsageError("--impl myhdl/icarus needs the HDL slice (cosim/arith/slice_reduce.py)")
         try:
             result = reduce_through_hardware(args.policy, args.in_format, args.out_format, data,
                                              args.width, args.impl, args.order)

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from . import UsageError
+from cosim.cli import UsageError
 
 BACKENDS = ("batch-icarus", "batch-verilator", "icarus", "myhdl")
 VARIANTS = ("prism_node_fault",)
@@ -40,7 +40,7 @@ def run(args):
         if args.backend != "batch-verilator":
             raise UsageError(f"--code-coverage measures Verilator's coverage build: use --backend batch-verilator, "
                              f"not {args.backend}")
-        from ..vpi import ToolchainError, require_tool
+        from cosim.sim.vpi import ToolchainError, require_tool
         try:
             require_tool("verilator_coverage")
         except ToolchainError as e:
@@ -64,7 +64,7 @@ def run(args):
 def code_coverage_report(coverage_dir, out, n_seeds):
     """Merge the seeds' coverage runs; write code-coverage.md/.json (and append the tables to
     report.md); return the summary lines to print."""
-    from .. import codecov
+    from cosim.sim import codecov
     try:
         text, lines, runs = codecov.report(coverage_dir, out)
     except Exception as e:  # noqa: BLE001 - the regression's verdict stands; say why there is no table
@@ -80,7 +80,7 @@ def code_coverage_report(coverage_dir, out, n_seeds):
 
 
 def merged_coverage(results):
-    from ..coverage import Coverage
+    from cosim.node.coverage import Coverage
     cov = Coverage()
     for r in results:
         if r.coverage:
@@ -103,8 +103,8 @@ def _prepare(backend, width, variant=None, code_coverage=None):
     code coverage, Verilator's coverage build instead of the plain one."""
     if backend.startswith("batch-"):
         import contextlib
-        from ..batch import code_coverage as coverage_runs
-        from ..node_harness import batch_design
+        from cosim.sim.batch import code_coverage as coverage_runs
+        from cosim.node.node_harness import batch_design
         with coverage_runs(code_coverage) if code_coverage else contextlib.nullcontext():
             for w in ((width,) if width else (320, 280)):
                 batch_design(backend.split("-", 1)[1], w, variant=variant)
@@ -116,7 +116,7 @@ FOLD_EVERY = 50     # seeds: coverage runs are folded into one file per design a
 def run_seeds(seeds, backend, width, jobs=1, scheduler=None, log_dir=None, progress=True, variant=None,
               code_coverage=None):
     """code_coverage: a folder for the seeds' Verilator coverage runs (batch-verilator)."""
-    from ..regress import run_seed
+    from cosim.node.regress import run_seed
     _prepare(backend, width, variant, code_coverage)
     bar = _progress(len(seeds), progress)
     if code_coverage:
@@ -163,7 +163,7 @@ class _Folding:
         self.bar.update(n)
         self.done += n
         if self.done % FOLD_EVERY == 0:
-            from .. import codecov
+            from cosim.sim import codecov
             codecov.fold(self.folder)
 
     def close(self):

@@ -2,7 +2,7 @@
 report, optional waveform and a JSON-lines transaction log."""
 import os
 
-from . import UsageError
+from cosim.cli import UsageError
 from .regress import BACKENDS, VARIANTS
 
 
@@ -20,8 +20,8 @@ def add_parser(sub):
 
 
 def run(args):
-    from ..node_harness import check, run_node
-    from ..regress import random_scenario, write_transaction_log
+    from cosim.node.node_harness import check, run_node
+    from cosim.node.regress import random_scenario, write_transaction_log
     if args.seed < 0:
         raise UsageError(f"seed must be non-negative, not {args.seed}")
     if args.vcd and not os.path.isdir(os.path.dirname(os.path.abspath(args.vcd))):
@@ -29,7 +29,7 @@ def run(args):
     sc = random_scenario(args.seed)
     waves_before = os.path.getmtime(args.vcd) if args.vcd and os.path.exists(args.vcd) else None
     width = args.width or sc.kulisch_w
-    from ..batch import builds_on_first_run
+    from cosim.sim.batch import builds_on_first_run
     with builds_on_first_run():         # only the build this run uses (the traced one for waves)
         run_ = run_node(sc, args.backend, kulisch_w=width, vcd=args.vcd, variant=args.variant)
     report = check(sc, run_, kulisch_w=width)
@@ -59,7 +59,7 @@ def first_mismatch_report(report):
     m = report.first()
     lines = [f"FAIL: {len(report.mismatches)} mismatches", "first mismatch:", f"  {m}"]
     if m.element is not None:
-        from golden import protocol as P
+        from golden.node import protocol as P
         lines.append(f"  operation {m.op_id}, element {m.element}, range {m.element // P.RANGE_ELEMS}, "
                      f"lane {m.element % P.RANGE_ELEMS}, left the node at cycle {m.cycle}")
     return "\n".join(lines)

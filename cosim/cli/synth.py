@@ -2,7 +2,7 @@
 import os
 import sys
 
-from . import UsageError
+from cosim.cli import UsageError
 
 DOC = "docs/hdl_sizes.md"
 
@@ -27,7 +27,7 @@ def add_parser(subparsers):
 
 
 def run(args):
-    from cosim import synth
+    from cosim.reports import synth
     if args.list:
         for name, role in synth.PHASE_BLOCKS:
             print(f"{name:22s} {role}")
@@ -40,7 +40,7 @@ def run(args):
             raise UsageError(f"--width {w}: the node is built with KULISCH_W 320 or 280")
     if args.block and args.block not in synth.block_names():
         raise UsageError(f"unknown block {args.block!r} (prism synth --list)")
-    from cosim.vpi import ToolchainError
+    from cosim.sim.vpi import ToolchainError
     blocks = [args.block] if args.block else None
     try:
         by_width = {w: synth.synth_node(w, args.target, blocks,

@@ -79,7 +79,7 @@ def _fmt(v):
 
 def counts_rows(quick: bool = False):
     """[(name, formula dict, graph dict, seed dict, note)] for the counts table."""
-    from golden import topology as T
+    from golden.topology import topology as T
 
     rows = []
     for n, k in ((4, 2), (2, 3), (4, 3), (32, 2), (128, 2)):
@@ -115,7 +115,7 @@ def _graph_counts(t, symmetric=False):
 
 
 def _graph_diameter(t):
-    from golden import topology as T
+    from golden.topology import topology as T
     if t.n_gpus <= 4096:
         return t.diameter_bfs()          # exhaustive over all GPU pairs
     if t.kind == "zcube":                # one BFS per symmetry class, on the explicit graph
@@ -127,7 +127,7 @@ def _graph_diameter(t):
 
 def hop_rows():
     """[(label, histogram)] of the hop-histogram section."""
-    from golden import topology as T
+    from golden.topology import topology as T
     out = []
     for n in (32, 128):
         z = T.zcube(n, 2)
@@ -141,7 +141,7 @@ def hop_rows():
 def hop_table_rows():
     """[(label, PXN, histogram, how it was computed)] of the hop-histogram table: every
     fabric without and with PXN (forwarding over NVLink inside the server first)."""
-    from golden import topology as T
+    from golden.topology import topology as T
     rows = []
     for t in (T.zcube(4, 2), T.roft2(4, 4, 1, 4)):
         label = f"{t.name} (testbed)"
@@ -163,7 +163,7 @@ def hop_table_rows():
 
 def fabric_rows(quick: bool = False):
     """The 16,384-GPU fabrics on 51.2T chips: [(topology or None, label, port, formula switches, seed switches)]."""
-    from golden import topology as T
+    from golden.topology import topology as T
     roft = None if quick else T.roft_radix(128)
     return [
         (T.zcube(128, 2), "ZCube(128,2)", "256 x 200G", T.zcube_formulas(128, 2)["switches"], 256),
@@ -182,7 +182,7 @@ MINIMAL_PATH_SHAPES = ((4, 2), (8, 2), (16, 2), (2, 3), (3, 3), (4, 3), (2, 4), 
 def minimal_path_rows():
     """[(topology name, k, {paths: pairs}, {switches apart: {paths: pairs}})] for
     ZCube(n,2) and k >= 3, each counted exhaustively on the generated graph."""
-    from golden import topology as T
+    from golden.topology import topology as T
     rows = []
     for n, k in MINIMAL_PATH_SHAPES:
         t = T.zcube(n, k)
@@ -193,9 +193,9 @@ def minimal_path_rows():
 def minimal_path_example():
     """The document's own ZCube(2,3) (its Figure 8b): the first pair, in GPU order,
     with the most minimal paths among pairs two switches apart, and those paths as
-    labelled node lists (enumerated by golden.topo_ecmp.all_shortest_paths)."""
-    from golden import topo_ecmp as E
-    from golden import topology as T
+    labelled node lists (enumerated by golden.topology.topo_ecmp.all_shortest_paths)."""
+    from golden.topology import topo_ecmp as E
+    from golden.topology import topology as T
     t = T.zcube(2, 3)
     best = None
     for a in range(t.n_gpus):
@@ -211,9 +211,9 @@ def minimal_path_example():
 
 
 def _fabric_section(quick):
-    from golden import topology as T
+    from golden.topology import topology as T
     L = ["## Switches and links at 16,384 GPUs, and the testbed's bill", "",
-         "Every fabric below is generated as a graph (`golden.topology`) and counted; the formula column is the "
+         "Every fabric below is generated as a graph (`golden.topology.topology`) and counted; the formula column is the "
          "closed form; the seed column quotes the document.  Rail-only: each of the 8 rails is its own two-tier "
          "fat tree of radix 128 at 400G (no spine joins the rails).  Dual-plane (our model of HPN's count): each "
          "NIC's two 200G ports go to two planes, each a two-tier fat tree of radix 256 at 200G; Alibaba's "
@@ -253,12 +253,12 @@ def _fabric_section(quick):
 
 
 def _minimal_path_section():
-    from golden import topology as T
+    from golden.topology import topology as T
     rows = minimal_path_rows()
     far = max(max(by_d) for *_, by_d in rows)
     L = ["## Minimal paths per GPU pair", "",
          "The document: \"a pair has at most two minimal paths\".  Counted exhaustively on the generated graphs "
-         "(every ordered pair; `golden.topology.minimal_path_histogram_by_distance`, cross-checked against a path "
+         "(every ordered pair; `golden.topology.topology.minimal_path_histogram_by_distance`, cross-checked against a path "
          "enumeration in the tests).  *By distance*: the most minimal paths of any pair that many switches "
          "apart.", "",
          "| topology | most minimal paths of any pair | pairs with more than two | by distance: "
@@ -290,8 +290,8 @@ def _minimal_path_section():
 
 def ecmp_rows(n: int, epochs: int, mode: str):
     """ECMP load comparison at n*n GPUs: [(topology, collective, scheme, summary, ring epoch rates)]."""
-    from golden import topology as T
-    from golden import topo_ecmp as E
+    from golden.topology import topology as T
+    from golden.topology import topo_ecmp as E
 
     tops = [T.zcube(n, 2), T.roft_radix(n)]
     cases = [("ring", "flat", 1), ("ring", "col", 1), ("ring", "col", 4), ("ring", "grid", 1),
@@ -320,8 +320,8 @@ def np_cap(t):
 
 
 def testbed_rows(mode: str):
-    from golden import topology as T
-    from golden import topo_ecmp as E
+    from golden.topology import topology as T
+    from golden.topology import topo_ecmp as E
     rows = []
     for t in (T.zcube(4, 2), T.roft2(4, 4, 1, 4)):
         for coll, order, stripes in (("ring", "flat", 1), ("ring", "col", 1), ("ring", "grid", 1),
@@ -334,7 +334,7 @@ def testbed_rows(mode: str):
 def _rail_partner_lines():
     """ROFT rail-aligned partners of GPU 0 by switch count, from BFS on the graph."""
     import numpy as np
-    from golden import topology as T
+    from golden.topology import topology as T
     lines = []
     for n in (32, 128):
         t = T.roft_radix(n)
@@ -354,8 +354,8 @@ def _rail_partner_lines():
 
 def ring_rows_large(n: int, mode: str):
     """Rings (cheap at any size) on ZCube(n,2) vs ROFT radix n."""
-    from golden import topology as T
-    from golden import topo_ecmp as E
+    from golden.topology import topology as T
+    from golden.topology import topo_ecmp as E
     rows = []
     for t in (T.zcube(n, 2), T.roft_radix(n)):
         for order in ("flat", "col", "grid"):

@@ -1,7 +1,7 @@
 """Property harnesses: MyHDL blocks that put a design beside the checks a formal
 tool proves on it.
 
-Each harness is converted by the project's tool chain (cosim/toolchain.py) like
+Each harness is converted by the project's tool chain (cosim/sim/toolchain.py) like
 any block, so one converted file serves the proof (yosys reads it under a
 generated formal top, cosim/formal/sby.py), the Icarus replay and the MyHDL
 replay of a counterexample (cosim/formal/replay.py).  A harness has
@@ -24,8 +24,8 @@ the present cycle, so a failure is visible in the cycle it happens.
 """
 from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
-from hdl.axis_register import axis_register
-from hdl.prism_egress import prism_egress
+from hdl.common.axis_register import axis_register
+from hdl.node.prism_egress import prism_egress
 
 # ---------------------------------------------------------------------------------------------
 # One AXI-Stream output: tvalid held while stalled, tdata/tlast held while stalled.
@@ -235,7 +235,7 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
                          resp_pop, res_ready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tlast,
                          m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tlast, sent_response, sent_result0,
                          sent_result1, prop_bad, env_ok, FAULT=0):
-    """FAULT: prism_egress's test-only broken variants (hdl/prism_egress.py FAULT_*)."""
+    """FAULT: prism_egress's test-only broken variants (hdl/node/prism_egress.py FAULT_*)."""
     width = len(res_data)
     top = width - 1
     dut = prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask, res_ready,
@@ -359,8 +359,8 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                           s_axis_tready, frm_valid, frm_header, frm_beats, frm_too_long, frm_bank, unsupported,
                           in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
                           mem_rdata, prop_bad, env_ok, FAULT=0):
-    """FAULT: prism_ingress's test-only broken variants (hdl/prism_ingress.py FAULT_*)."""
-    from hdl.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
+    """FAULT: prism_ingress's test-only broken variants (hdl/node/prism_ingress.py FAULT_*)."""
+    from hdl.node.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
     dut = prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, room_ok,
@@ -471,9 +471,9 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     takes at each edge (port 0's range in this bank, else port 1's, else a read-out of this bank)
     and keeps the last FP32_LATENCY of them: a new operation on one of those ranges is a hazard.
     Every element of a port's group carries the same free 32-bit value (p{P}_value): the checks are
-    about which ranges enter, not about the sums.  FAULT: hdl/prism_fp32_bank.py FAULT_*."""
+    about which ranges enter, not about the sums.  FAULT: hdl/node/prism_fp32_bank.py FAULT_*."""
     from myhdl import ConcatSignal
-    from hdl.prism_fp32_bank import prism_fp32_bank
+    from hdl.node.prism_fp32_bank import prism_fp32_bank
     L = FP32_LATENCY
     BB = BANKS.bit_length() - 1
     LIMIT = BANKS * ROWS
@@ -621,8 +621,8 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     bank, class, opcode, one-beat flag and op_id/generation) and follows the verdicts: they must
     take the oldest frames, in order.  From the frames they answer it knows which COMMITs and
     ABORTs were processed, in processing order, without modelling their outcome.
-    FAULT: hdl/prism_control.py FAULT_*."""
-    from hdl.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
+    FAULT: hdl/node/prism_control.py FAULT_*."""
+    from hdl.node.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
     dut = prism_control(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
                         f1_valid, f1_header, f1_beats, f1_too_long, f1_bank,
                         r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank,
@@ -822,9 +822,9 @@ def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_j
     slot and generation, any cycle: the dies, the completion arbiter and late duplicates from the
     transport are the environment).  VARIANT "retry_as_work": the estimator counts a transport
     retry as retired work, like accelerator_package's FAULT_RETRY_AS_WORK."""
-    from hdl.package_assertion_monitor import package_assertion_monitor
-    from hdl.service_rate_estimator import service_rate_estimator
-    from hdl.work_distributor import work_distributor
+    from hdl.package.package_assertion_monitor import package_assertion_monitor
+    from hdl.package.service_rate_estimator import service_rate_estimator
+    from hdl.package.work_distributor import work_distributor
     if VARIANT not in ("", "retry_as_work"):
         raise ValueError(f"work_accounting_harness: VARIANT={VARIANT!r}")
     retry_as_work = VARIANT == "retry_as_work"

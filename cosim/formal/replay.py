@@ -4,8 +4,8 @@ A stimulus file (written by cosim/formal/runner.py from the solver's witness) ho
 target, its broken variant, the failing property and one vector of input values per cycle.
 `replay(path)` rebuilds the same converted harness, runs the vectors
 
-* on the converted Verilog under Icarus (cosim.vector_batch, batched, `-g2012`), and
-* on the MyHDL blocks themselves (cosim.vector_batch.run_myhdl),
+* on the converted Verilog under Icarus (cosim.sim.vector_batch, batched, `-g2012`), and
+* on the MyHDL blocks themselves (cosim.sim.vector_batch.run_myhdl),
 
 and reports the first sample at which the property's failure output is high on each.  The
 replay reaches the same failure when both show it first at the cycle the solver named and
@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from cosim.vector_batch import VectorBench, run_myhdl
+from cosim.sim.vector_batch import VectorBench, run_myhdl
 
 from .runner import build_harness
 from .targets import get_target

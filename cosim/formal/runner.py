@@ -6,10 +6,10 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from cosim import toolchain
-from cosim.batch import module_ports
+from cosim.sim import toolchain
+from cosim.sim.batch import module_ports
 
-from . import sby as S
+from cosim.formal import sby as S
 from .targets import get_target
 
 
@@ -238,7 +238,7 @@ def write_stimulus(path, yw, target, fault, prop, step, depth):
     stim = dict(format="prism-formal-stimulus/1", target=target.name, fault=fault or "", property=prop.id,
                 port=prop.port, bit=prop.bit, inside=prop.inside, formal_step=step,
                 cycle=step - S.RESET_STEPS, depth=depth, witness=os.path.abspath(yw),
-                timing="cosim.vector_batch: vector j is applied after the rising edge of sample j; "
+                timing="cosim.sim.vector_batch: vector j is applied after the rising edge of sample j; "
                        "the failure shows in sample `cycle`", vectors=vectors)
     with open(path, "w") as fh:
         json.dump(stim, fh, indent=1)

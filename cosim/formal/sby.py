@@ -2,7 +2,7 @@
 and reading one verdict per property out of its logs.
 
 The formal top (`prism_formal_top`) instantiates the converted harness with every input
-free, applies the same start as the co-simulation test benches (cosim/vector_batch.py):
+free, applies the same start as the co-simulation test benches (cosim/sim/vector_batch.py):
 reset high for two clock edges with every input 0, then one cycle with reset low and every
 input still 0, then free inputs.  So a counterexample's input at formal step s is the
 replay vector s - 3, and a failure at step s is seen in sample s - 2 of the replay.

@@ -86,7 +86,7 @@ class Target:
 # axis_register
 # ---------------------------------------------------------------------------------------------
 def _axis_register_target():
-    from . import harness as h
+    from cosim.formal import harness as h
     width = 4
 
     def signals():
@@ -125,17 +125,17 @@ def _axis_register_target():
 # prism_egress
 # ---------------------------------------------------------------------------------------------
 def _egress_fault(name):
-    from hdl.prism_egress import FAULTS
+    from hdl.node.prism_egress import FAULTS
     return FAULTS[name]
 
 
 def _ingress_fault(name):
-    from hdl.prism_ingress import FAULTS
+    from hdl.node.prism_ingress import FAULTS
     return FAULTS[name]
 
 
 def _egress_target():
-    from . import harness as h
+    from cosim.formal import harness as h
     width, resp_w = 4, 3
 
     def signals():
@@ -191,12 +191,12 @@ FABRIC_SMALL = dict(members=3, stripes=2, paths=2, participants=4, s_mb=8, a2a_s
 
 
 def fabric_config():
-    from cosim.fabric_properties import FabricConfig
+    from cosim.fabric.fabric_properties import FabricConfig
     return FabricConfig(**FABRIC_SMALL)
 
 
 def _fabric_target():
-    from cosim.fabric_properties import PROPERTIES, fabric_params, fabric_signals
+    from cosim.fabric.fabric_properties import PROPERTIES, fabric_params, fabric_signals
 
     cfg = fabric_config()
     props = [Prop(p.id, "violations", p.bit, p.statement) for p in PROPERTIES]
@@ -225,7 +225,7 @@ def _fabric_target():
     return Target(
         name="collective_fabric", summary="one leaf's collective blocks: the conformance monitor's 34 properties "
                                           "(groups A-F) asserted low",
-        block=lambda: __import__("hdl.collective_fabric", fromlist=["collective_fabric"]).collective_fabric,
+        block=lambda: __import__("hdl.fabric.collective_fabric", fromlist=["collective_fabric"]).collective_fabric,
         signals=lambda: fabric_signals(cfg), props=props, params=params,
         parameters_text=(f"MEMBERS={cfg.members}, STRIPES={cfg.stripes}, PATHS={cfg.paths}, "
                          f"PARTICIPANTS={cfg.participants}, S_MB={cfg.s_mb}, A2A_S_MB={cfg.a2a_s_mb}, "
@@ -242,14 +242,14 @@ DISTRIBUTOR_WORK = 8
 
 
 def distributor_geometry():
-    from cosim.package_bench import Geometry
+    from cosim.package.package_bench import Geometry
     return Geometry(n_tgt=2, tgt_w=1, slot_w=2, gen_w=2, work_w=4, job_w=2, epoch_w=2, rate_w=4, cnt_w=3,
                     owork_w=6)
 
 
 def _distributor_target():
-    from cosim.package_bench import checked_distributor_signals
-    from hdl.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
+    from cosim.package.package_bench import checked_distributor_signals
+    from hdl.package.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
                                       FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN)
     g = distributor_geometry()
     texts = {
@@ -289,7 +289,7 @@ if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= out
     return Target(
         name="work_distributor", summary="checked_work_distributor: the package assertion monitor's fail_* outputs "
                                          "asserted low", block=lambda: __import__(
-            "hdl.checked_work_distributor", fromlist=["checked_work_distributor"]).checked_work_distributor,
+            "hdl.package.checked_work_distributor", fromlist=["checked_work_distributor"]).checked_work_distributor,
         signals=lambda: checked_distributor_signals(g), props=props,
         params=dict(IMBALANCE_BUDGET=16, DEGRADE_SHIFT=2),
         parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job} (SLOT_W={g.slot_w}), GEN_W={g.gen_w}, "
@@ -319,7 +319,7 @@ if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= out
 # prism_ingress
 # ---------------------------------------------------------------------------------------------
 def _ingress_target():
-    from . import harness as h
+    from cosim.formal import harness as h
     width, hdr = 96, 96          # the narrowest the block accepts (the header's fields)
 
     def signals():
@@ -394,8 +394,8 @@ FP32_BANK_SMALL = dict(BANK=5, BANKS=16, ROWS=2, FP32_LATENCY=4)
 
 
 def _fp32_bank_target():
-    from . import harness as h
-    from hdl.prism_fp32_bank import FAULTS
+    from cosim.formal import harness as h
+    from hdl.node.prism_fp32_bank import FAULTS
     p = FP32_BANK_SMALL
     L = p["FP32_LATENCY"]
 
@@ -428,8 +428,8 @@ CONTROL_CAPACITY = 32
 
 
 def _control_target():
-    from . import harness as h
-    from hdl.prism_control import FAULTS
+    from cosim.formal import harness as h
+    from hdl.node.prism_control import FAULTS
     hdr = 96
 
     def signals():
@@ -507,7 +507,7 @@ ACCOUNTING_STAT_W = 6       # the estimator's saturating counters (> WORK_W)
 
 
 def _accounting_target():
-    from . import harness as h
+    from cosim.formal import harness as h
     g = distributor_geometry()
     sw = ACCOUNTING_STAT_W
 

@@ -1,0 +1,1 @@
+"""Arithmetic units co-simulated as a reduction (`prism reduce --impl icarus|verilator`)."""

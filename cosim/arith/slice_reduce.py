@@ -1,0 +1,435 @@
+"""Reduce a C x E array of raw bit patterns through the hardware slice.
+
+`reduce_through_hardware(policy, in_fmt, out_fmt, data, width, backend, order)`
+is the hardware counterpart of `golden.reduce.reduce` and returns the same
+`ReduceResult`.  It runs the MyHDL blocks (backend "myhdl") or their converted
+Verilog under Icarus ("icarus"), as a sequence of test benches, each with one
+block on the simulator, the values of one pass feeding the next:
+
+  1. hdl/arith/reduce_slice.py: every contributor's row is cut into 512-bit
+     NumberGroup beats (64 INT8, 32 FP16/BF16 or 16 FP32 elements) and
+     admitted in `order`; then every range is read out (exact states + flags,
+     or FP32 sums).  Arrays longer than the slice's capacity (4096 elements)
+     are reduced in chunks of 4096, the way a node frees completed ranges.
+  2. rounding to the RESULT format: hdl/arith/kulisch_round.py for exact states,
+     hdl/arith/fp32_round.py for FP32 sums (to FP32 first when out_fmt is "auto");
+  3. AUTO only: hdl/arith/auto_classifier.py over each 16-element FP32 tile, then
+     hdl/arith/fp32_round.py re-encodes every element in its tile's format.
+
+order:
+    "sequential"   contributor 0's whole row, then contributor 1's, ... (admission
+                   order = row order)
+    "interleaved"  beat b of every contributor before beat b+1 (row order per
+                   element is the same, so the result must be the same; it keeps
+                   the FP32 reservations busy)
+
+`run_slice(...)` is the lower-level driver (pass 1 only), used by the tests to
+add random stalls on every handshake and to count cycles.
+"""
+import time
+
+import numpy as np
+from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
+
+from cosim.sim import toolchain
+from cosim.sim.axis import pause_generator
+from cosim.sim.tbutil import clock_gen, reset_pulse
+
+FORMAT_CODE = {"int8": 0, "fp16": 1, "bf16": 2, "fp32": 3}
+ELEMENT_BITS = {"int8": 8, "fp16": 16, "bf16": 16, "fp32": 32}
+POLICIES = {"kulisch": 0, "fp32-arrival": 1}
+OUT_FORMATS = ("exact", "fp32", "bf16", "fp16", "int8", "auto")
+ORDERS = ("sequential", "interleaved")
+MAX_CAPACITY = 4096
+LANES = 16
+INDEX_BITS = 12
+WRAP_BITS = 16
+
+
+class SliceRun:
+    """Pass-1 output: per element (state, flags, wraps) for Kulisch or FP32 bits, plus cycle counts."""
+
+    def __init__(self, values, cycles, accept_cycles, index_error, elaborate_seconds=0.0, sim_seconds=0.0):
+        self.elaborate_seconds = elaborate_seconds      # building the test bench (and, for icarus, the design)
+        self.sim_seconds = sim_seconds                  # running it
+        self.values = values
+        self.cycles = cycles
+        self.accept_cycles = accept_cycles
+        self.index_error = index_error
+
+
+def _capacity_for(elements):
+    """Smallest power-of-two capacity >= elements (>= 128): few distinct builds to cache."""
+    return min(MAX_CAPACITY, max(128, 1 << max(0, (elements - 1).bit_length())))
+
+
+def _beats(data, in_fmt, order):
+    """[(tdata, index, count, fmt)] in admission order for a C x E array (one chunk)."""
+    ew = ELEMENT_BITS[in_fmt]
+    per_beat = 512 // ew
+    c, e = data.shape
+    rows = []
+    for r in range(c):
+        row = [int(v) for v in data[r]]
+        rows.append([pack_beat(in_fmt, row[start:start + per_beat], start) for start in range(0, e, per_beat)])
+    if order == "sequential":
+        return [b for beats in rows for b in beats]
+    out = []
+    for i in range(len(rows[0]) if rows else 0):
+        out += [beats[i] for beats in rows]
+    return out
+
+
+def pack_beat(fmt, elements, index):
+    """One input beat: (tdata, global index of element 0, element count, format)."""
+    ew = ELEMENT_BITS[fmt]
+    if not 1 <= len(elements) <= 512 // ew:
+        raise ValueError(f"a {fmt} beat holds 1..{512 // ew} elements, not {len(elements)}")
+    word = 0
+    for k, v in enumerate(elements):
+        word |= (int(v) & ((1 << ew) - 1)) << (ew * k)
+    return word, index, len(elements), fmt
+
+
+def run_slice(backend, policy, in_fmt, data, width=320, order="sequential", capacity=None, **kwargs):
+    """Pass 1: admit the C x E array `data` into a reduce_slice and read every range
+    (see run_slice_beats for the keyword arguments and the result)."""
+    data = np.asarray(data)
+    c, e = data.shape
+    if capacity is None:
+        capacity = _capacity_for(e)
+    if e > capacity:
+        raise ValueError(f"{e} elements do not fit the slice's capacity {capacity}")
+    return run_slice_beats(backend, policy, _beats(data, in_fmt, order), e, width=width, capacity=capacity, **kwargs)
+
+
+def run_slice_beats(backend, policy, beats, n_elements, width=320, capacity=64, src_pause=0.0, sink_pause=0.0,
+                    cmd_pause=None, seed=0, fp32_latency=4, paths=None, wrap_bits=WRAP_BITS,
+                    extra_commands=(), allow_index_error=False):
+    """Admit `beats` ([(tdata, index, count, fmt)], admission order) into a reduce_slice,
+    then read out every range holding elements 0 .. n_elements-1 (plus `extra_commands`,
+    raw range numbers sent first after the beats).  Random pauses on the input stream,
+    the command stream and m_axis_tready.
+
+    Returns SliceRun: .values per element, for "kulisch" (state, flags, wraps) (flags = nan |
+    +inf << 1 | -inf << 2 | overflow << 3 as golden.arith.kulisch; wraps the signed net wrap
+    count), for "fp32-arrival" the FP32 pattern; .cycles (cycle of the last read-out
+    beat), .accept_cycles (cycle of every input transfer), .index_error."""
+    from hdl.arith.reduce_slice import reduce_slice
+
+    n_ranges = -(-n_elements // LANES)
+    pol = POLICIES[policy]
+    if paths is None:
+        paths = "kulisch" if pol == 0 else "fp32"
+    if cmd_pause is None:
+        cmd_pause = src_pause
+
+    clk = Signal(bool(0))
+    rst = ResetSignal(0, active=1, isasync=False)
+    policy_sig = Signal(bool(pol))
+    s_data = Signal(intbv(0)[512:])
+    s_valid, s_ready = Signal(bool(0)), Signal(bool(0))
+    s_index = Signal(intbv(0)[INDEX_BITS:])
+    s_count = Signal(intbv(0)[7:])
+    s_format = Signal(intbv(0)[2:])
+    cmd_valid, cmd_ready = Signal(bool(0)), Signal(bool(0))
+    cmd_range = Signal(intbv(0)[8:])
+    m_data = Signal(intbv(0)[512:])
+    m_state = Signal(intbv(0)[width:])
+    m_user = Signal(intbv(0)[4 + wrap_bits:])
+    m_last, m_valid, m_ready = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    index_error = Signal(bool(0))
+
+    out_beats = []
+    accept_cycles = []
+    commands = list(extra_commands) + list(range(n_ranges))
+    status = {"done": False, "cycles": 0, "stalls": 0, "cycle": 0, "index_error": False}
+    src_p, snk_p, cmd_p = (pause_generator(src_pause, seed), pause_generator(sink_pause, seed + 1),
+                           pause_generator(cmd_pause, seed + 2))
+    expected_beats = n_ranges * (LANES if pol == 0 else 1)
+    factory = toolchain.select(reduce_slice, backend)
+
+    @block
+    def bench():
+        dut = factory(clk, rst, policy_sig, s_data, s_valid, s_ready, s_index, s_count, s_format,
+                      cmd_valid, cmd_ready, cmd_range, m_data, m_state, m_user, m_last, m_valid, m_ready,
+                      index_error, CAPACITY=capacity, FP32_LATENCY=fp32_latency, PATHS=paths)
+
+        @instance
+        def feed():
+            yield rst.negedge
+            i = 0
+            while i < len(beats):
+                if next(src_p):
+                    s_valid.next = 0
+                else:
+                    word, index, count, fmt = beats[i]
+                    s_data.next, s_index.next, s_count.next = word, index, count
+                    s_format.next, s_valid.next = FORMAT_CODE[fmt], 1
+                yield clk.posedge
+                if s_valid and s_ready:
+                    accept_cycles.append(status["cycle"])
+                    i += 1
+                elif s_valid:
+                    status["stalls"] += 1
+                yield clk.negedge
+            s_valid.next = 0
+            r = 0
+            while r < len(commands):
+                if next(cmd_p):
+                    cmd_valid.next = 0
+                else:
+                    cmd_valid.next, cmd_range.next = 1, commands[r]
+                yield clk.posedge
+                if cmd_valid and cmd_ready:
+                    r += 1
+                yield clk.negedge
+            cmd_valid.next = 0
+
+        @instance
+        def drain():
+            while True:
+                yield clk.posedge
+                status["cycle"] += 1
+                status["index_error"] = bool(index_error)     # (signals are cleared when the run ends)
+                if m_valid and m_ready:
+                    out_beats.append((int(m_data), int(m_state), int(m_user), bool(m_last)))
+                    if len(out_beats) == expected_beats:
+                        status["done"], status["cycles"] = True, status["cycle"]
+                        raise StopSimulation()
+                yield clk.negedge
+                m_ready.next = not next(snk_p)
+
+        return dut, clock_gen(clk), reset_pulse(clk, rst), feed, drain
+
+    sub_beats = sum(-(-cnt // LANES) for _, _, cnt, _ in beats)
+    budget = (sub_beats + len(commands) * (LANES + 8) + 50) * (1 + fp32_latency * (pol == 1))
+    budget = int(budget / max(0.05, 1 - max(src_pause, sink_pause, cmd_pause))) + 100
+    t0 = time.perf_counter()
+    top = bench()
+    t1 = time.perf_counter()
+    toolchain.run(top, duration=10 * budget, backend=backend)
+    t2 = time.perf_counter()
+    if not status["done"]:
+        raise RuntimeError(f"reduce_slice produced {len(out_beats)} of {expected_beats} read-out beats "
+                           f"within {budget} cycles")
+    if status["index_error"] and not allow_index_error:
+        raise RuntimeError("reduce_slice flagged an index error")
+    values = []
+    if pol == 0:
+        for r in range(n_ranges):
+            group = out_beats[LANES * r:LANES * (r + 1)]
+            if not group[-1][3] or any(b[3] for b in group[:-1]):
+                raise RuntimeError(f"reduce_slice: tlast misplaced in the read-out of range {r}")
+            for b in group:
+                w = b[2] >> 4
+                values.append((b[1], b[2] & 0xF, w - (1 << wrap_bits) if w >> (wrap_bits - 1) else w))
+    else:
+        for r in range(n_ranges):
+            word = out_beats[r][0]
+            if not out_beats[r][3]:
+                raise RuntimeError(f"reduce_slice: tlast missing on the FP32 read-out of range {r}")
+            values += [(word >> (32 * k)) & 0xFFFFFFFF for k in range(LANES)]
+    return SliceRun(values[:n_elements], status["cycles"], accept_cycles, status["index_error"], t1 - t0, t2 - t1)
+
+
+def _stream(backend, block_func, make_ports, items, latency_hint=4):
+    """Push items through a fixed-latency, always-ready block one per cycle; collect by tag.
+
+    make_ports(clk, rst) -> (ports tuple for block_func, drive(item, tag), valid_signal,
+    collect() -> (tag, value)).  Returns values in item order."""
+    clk = Signal(bool(0))
+    rst = ResetSignal(0, active=1, isasync=False)
+    ports, kwargs, drive, out_valid, collect = make_ports(clk, rst)
+    results = [None] * len(items)
+    factory = toolchain.select(block_func, backend)
+
+    @block
+    def bench():
+        dut = factory(*ports, **kwargs)
+
+        @instance
+        def feed():
+            yield rst.negedge
+            for i, item in enumerate(items):
+                drive(item, i, True)
+                yield clk.negedge
+            drive(None, 0, False)
+
+        @instance
+        def take():
+            while True:
+                yield clk.posedge
+                if out_valid:
+                    tag, value = collect()
+                    results[tag] = value
+
+        return dut, clock_gen(clk), reset_pulse(clk, rst), feed, take
+
+    toolchain.run(bench(), duration=10 * (len(items) + latency_hint + 20), backend=backend)
+    if any(r is None for r in results):
+        raise RuntimeError(f"{block_func.__name__}: {sum(r is None for r in results)} results missing")
+    return results
+
+
+def _tag_bits(n):
+    return max(1, (max(1, n) - 1).bit_length())
+
+
+def round_states(backend, items, width=320):
+    """[(state, flags5, fmt_code)] -> rounded patterns through hdl/arith/kulisch_round.py
+    (flags5: nan, +inf, -inf, overflow, wrap count negative)."""
+    from hdl.arith.kulisch_round import kulisch_round
+
+    tw = _tag_bits(len(items))
+
+    def make_ports(clk, rst):
+        s = dict(v=Signal(bool(0)), value=Signal(intbv(0)[width:]), nan=Signal(bool(0)), pinf=Signal(bool(0)),
+                 ninf=Signal(bool(0)), ovf=Signal(bool(0)), wneg=Signal(bool(0)), fmt=Signal(intbv(0)[3:]),
+                 tag=Signal(intbv(0)[tw:]), ov=Signal(bool(0)), bits=Signal(intbv(0)[32:]),
+                 oval=Signal(intbv(0)[width:]), oflags=Signal(intbv(0)[4:]), otag=Signal(intbv(0)[tw:]))
+
+        def drive(item, tag, valid):
+            s["v"].next = valid
+            if valid:
+                state, flags, fmt = item
+                s["value"].next, s["fmt"].next, s["tag"].next = state, fmt, tag
+                for bit, name in enumerate(("nan", "pinf", "ninf", "ovf", "wneg")):
+                    s[name].next = bool(flags >> bit & 1)
+
+        ports = (clk, rst, s["v"], s["value"], s["nan"], s["pinf"], s["ninf"], s["ovf"], s["wneg"], s["fmt"],
+                 s["tag"], s["ov"], s["bits"], s["oval"], s["oflags"], s["otag"])
+        return ports, {}, drive, s["ov"], lambda: (int(s["otag"]), int(s["bits"]))
+
+    return _stream(backend, kulisch_round, make_ports, items)
+
+
+def round_fp32(backend, items):
+    """[(fp32_bits, fmt_code)] -> patterns in that format through hdl/arith/fp32_round.py."""
+    from hdl.arith.fp32_round import fp32_round
+
+    tw = _tag_bits(len(items))
+
+    def make_ports(clk, rst):
+        v, bits, fmt, tag = Signal(bool(0)), Signal(intbv(0)[32:]), Signal(intbv(0)[3:]), Signal(intbv(0)[tw:])
+        ov, obits, otag = Signal(bool(0)), Signal(intbv(0)[32:]), Signal(intbv(0)[tw:])
+
+        def drive(item, t, valid):
+            v.next = valid
+            if valid:
+                bits.next, fmt.next, tag.next = item[0], item[1], t
+
+        return (clk, rst, v, bits, fmt, tag, ov, obits, otag), {}, drive, ov, lambda: (int(otag), int(obits))
+
+    return _stream(backend, fp32_round, make_ports, items)
+
+
+def classify_tiles(backend, fp32_values):
+    """Format code per 16-element tile through hdl/arith/auto_classifier.py."""
+    from hdl.arith.auto_classifier import auto_classifier
+
+    tiles = [fp32_values[i:i + LANES] for i in range(0, len(fp32_values), LANES)]
+    clk = Signal(bool(0))
+    rst = ResetSignal(0, active=1, isasync=False)
+    s_data, m_data = Signal(intbv(0)[512:]), Signal(intbv(0)[512:])
+    s_keep, m_keep = Signal(intbv(0)[16:]), Signal(intbv(0)[16:])
+    m_user = Signal(intbv(0)[2:])
+    s_valid, s_ready, m_valid, m_ready = Signal(bool(0)), Signal(bool(0)), Signal(bool(0)), Signal(bool(1))
+    codes = []
+    factory = toolchain.select(auto_classifier, backend)
+
+    @block
+    def bench():
+        dut = factory(clk, rst, s_data, s_keep, s_valid, s_ready, m_data, m_keep, m_user, m_valid, m_ready)
+
+        @instance
+        def feed():
+            yield rst.negedge
+            for tile in tiles:
+                s_data.next = sum(int(v) << (32 * k) for k, v in enumerate(tile))
+                s_keep.next = (1 << len(tile)) - 1
+                s_valid.next = 1
+                yield clk.posedge
+                while not s_ready:
+                    yield clk.posedge
+                yield clk.negedge
+            s_valid.next = 0
+
+        @instance
+        def take():
+            while True:
+                yield clk.posedge
+                if m_valid and m_ready:
+                    codes.append(int(m_user))
+
+        return dut, clock_gen(clk), reset_pulse(clk, rst), feed, take
+
+    toolchain.run(bench(), duration=10 * (2 * len(tiles) + 20), backend=backend)
+    if len(codes) != len(tiles):
+        raise RuntimeError(f"auto_classifier returned {len(codes)} of {len(tiles)} tiles")
+    return codes
+
+
+def _check(policy, in_fmt, out_fmt, data, width, backend, order):
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if in_fmt not in FORMAT_CODE:
+        raise ValueError(f"unknown input format {in_fmt!r}; choose one of {', '.join(FORMAT_CODE)}")
+    if out_fmt not in OUT_FORMATS:
+        raise ValueError(f"unknown result format {out_fmt!r}; choose one of {', '.join(OUT_FORMATS)}")
+    if policy == "fp32-arrival" and out_fmt == "exact":
+        raise ValueError("fp32-arrival has no exact result; choose fp32, bf16, fp16, int8 or auto")
+    if width not in (320, 280):
+        raise ValueError(f"Kulisch width must be 320 or 280, got {width!r}")
+    if backend not in toolchain.BACKENDS:
+        raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(toolchain.BACKENDS)}")
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; choose one of {', '.join(ORDERS)}")
+    data = np.asarray(data)
+    if data.ndim != 2 or data.shape[0] < 1 or data.shape[1] < 1:
+        raise ValueError(f"data must be a non-empty C x E array, got shape {data.shape}")
+    if np.any(data.astype(np.int64) >> ELEMENT_BITS[in_fmt]) or np.any(data.astype(np.int64) < 0):
+        raise ValueError(f"data holds values that are not {ELEMENT_BITS[in_fmt]}-bit {in_fmt} patterns")
+    return data
+
+
+def reduce_through_hardware(policy, in_fmt, out_fmt, data, width=320, backend="myhdl", order="sequential"):
+    """The hardware counterpart of golden.reduce.reduce (same arguments and ReduceResult)."""
+    from golden.reduce import ReduceResult
+
+    data = _check(policy, in_fmt, out_fmt, data, width, backend, order)
+    c, e = data.shape
+    values = []
+    for start in range(0, e, MAX_CAPACITY):
+        chunk = data[:, start:start + MAX_CAPACITY]
+        values += run_slice(backend, policy, in_fmt, chunk, width=width, order=order).values
+
+    n_limbs = -(-width // 64)
+    flags = np.zeros(e, dtype=np.uint8)
+    wraps = np.zeros(e, dtype=np.int64)
+    auto_formats = None
+    if policy == "kulisch":
+        flags[:] = [f for _, f, _ in values]
+        wraps[:] = [w for _, _, w in values]
+        if out_fmt == "exact":
+            bits = np.zeros((e, n_limbs), dtype=np.uint64)
+            for i, (state, _, _) in enumerate(values):
+                signed = state - (1 << width) if state >> (width - 1) else state
+                x = signed & ((1 << (64 * n_limbs)) - 1)
+                bits[i] = [(x >> (64 * k)) & 0xFFFFFFFFFFFFFFFF for k in range(n_limbs)]
+            return ReduceResult(policy, in_fmt, out_fmt, backend, width, bits, flags, wraps, None)
+        target = "fp32" if out_fmt == "auto" else out_fmt
+        rounded = round_states(backend, [(s, f | (w < 0) << 4, FORMAT_CODE[target]) for s, f, w in values], width)
+    else:
+        rounded = list(values)
+        if out_fmt not in ("fp32", "auto"):
+            rounded = round_fp32(backend, [(v, FORMAT_CODE[out_fmt]) for v in values])
+    if out_fmt == "auto":
+        codes = classify_tiles(backend, rounded)
+        rounded = round_fp32(backend, [(v, codes[i // LANES]) for i, v in enumerate(rounded)])
+        auto_formats = np.array(codes, dtype=np.uint8)
+        dtype = np.uint32
+    else:
+        dtype = {"fp32": np.uint32, "bf16": np.uint16, "fp16": np.uint16, "int8": np.uint8}[out_fmt]
+    return ReduceResult(policy, in_fmt, out_fmt, backend, width, np.array(rounded, dtype=dtype), flags, wraps,
+                        auto_formats)

@@ -1,0 +1,1 @@
+"""The fabric's verification library: RTL harnesses, properties, collision runs."""

@@ -1,0 +1,353 @@
+"""Run a Scenario through the PRISM node and check it with the scoreboard.
+
+Back ends:
+    myhdl             the MyHDL node simulated by MyHDL
+    icarus            the converted node co-simulated cycle by cycle (MyHDL <-> vvp)
+    batch-icarus      the converted node under native vvp, stimulus from files (iverilog -g2005)
+    batch-icarus-2012 the same compiled as SystemVerilog (iverilog -g2012, cocotb's mode)
+    batch-verilator   the same test bench and files, compiled by Verilator
+
+Every back end sees the same stimulus (frames, start delays, pause patterns
+drawn from the scenario's seed) and reports the same things: the frames that
+left each TX port with their cycles, the cycle at which every input frame's
+last beat was accepted, the counters read at the end, and the cycles run.
+"""
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List
+
+from myhdl import ResetSignal, Signal, StopSimulation, block, delay, instance, intbv
+
+from golden.node import protocol as P
+
+from cosim.sim import toolchain
+from cosim.sim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
+from cosim.sim.batch import BatchDesign, ResetEvent, StreamStimulus
+from cosim.node.scoreboard import NodeScoreboard
+from cosim.sim.tbutil import clock_gen, reset_pulse
+
+BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
+RESET_CYCLES = 2
+RESET_HOLD = 2             # cycles a mid-run reset is held
+IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat or valid) that end a run
+BUSY_STOP = 4000           # quiet cycles that end a run although the node says it is busy (an operation
+                           # waiting for contributions that never come); well above the longest internal
+                           # stretch without an output beat (the ~600-cycle FP32_ARRIVAL drain)
+COUNTER_HOLD = 3           # cycles each counter_select is held while sweeping the counters
+
+
+def counter_names():
+    """counter_select index -> the golden model's counter name (per port P = 0, 1)."""
+    from hdl.node import prism_counters as C
+    names = {}
+    for p in range(2):
+        base = 16 * p
+        names[base + 0] = (p, "control_accepted")
+        names[base + 1] = (p, "data_accepted")
+        for k, reason in enumerate(P.DROP_REASONS):
+            names[base + 2 + k] = (p, f"dropped_{reason}")
+        names[base + C.UNSUPPORTED] = (p, "unsupported")
+        names[base + C.TRUNCATED] = (p, "truncated")
+    names[C.RANGES] = (None, "ranges_completed")
+    names[C.RESULTS] = (None, "results")
+    names[C.RESPONSES] = (None, "responses")
+    return names
+
+
+@dataclass
+class NodeRun:
+    backend: str
+    tx: Dict[int, List[AxisFrame]]
+    rx: Dict[int, List[AxisFrame]]          # input frames, with the cycles their beats were accepted
+    counters: Dict[tuple, int] = field(default_factory=dict)
+    cycles: int = 0
+    wall_seconds: float = 0.0
+    resets: List[int] = field(default_factory=list)      # cycles at which mid-run resets rose
+    busy_at_end: bool = False               # the node's `busy` output when the run ended
+    truncated: Dict[int, int] = field(default_factory=dict)   # per receive port: frames a reset cut short
+    rx_cut: Dict[int, List[int]] = field(default_factory=dict)  # per receive port: last beat cycle of each
+    cut: Dict[int, List[AxisFrame]] = field(default_factory=dict)   # per transmit port: frames a reset cut
+
+    def beats_in(self, port):
+        return sum(len(f) for f in self.rx[port])
+
+
+def pause_seeds(seed):
+    return {"src": {p: seed * 8 + p for p in (0, 1)}, "sink": {p: seed * 8 + 4 + p for p in (0, 1)}}
+
+
+def node_signals(width=512):
+    b = lambda: Signal(bool(0))
+    sig = {"clk": b(), "rst": ResetSignal(1, active=1, isasync=False)}
+    for d in ("s", "m"):
+        for p in (0, 1):
+            sig[f"{d}_axis_{p}_tdata"] = Signal(intbv(0)[width:])
+            for n in ("tvalid", "tready", "tlast"):
+                sig[f"{d}_axis_{p}_{n}"] = b()
+    sig["counter_select"] = Signal(intbv(0)[6:])
+    sig["counter_value"] = Signal(intbv(0)[32:])
+    sig["busy"] = b()
+    return sig
+
+
+def node_block(variant=None):
+    """The node's MyHDL block; `variant` names a test-only variant in cosim/node/ (e.g. 'prism_node_fault')."""
+    return toolchain.block_function(variant or "prism_node")
+
+
+def run_node(scenario, backend="icarus", kulisch_w=320, capacity=4096, max_cycles=200000, vcd=None,
+             read_counters=True, variant=None, variant_params=None):
+    """Run the scenario; `variant`/`variant_params` select a test-only node variant."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(BACKENDS)}")
+    params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **(variant_params or {}))
+    if backend.startswith("batch-"):
+        return _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant)
+    return _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant)
+
+
+def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant):
+    block_func = node_block(variant)
+    sig = node_signals()
+    seeds = pause_seeds(scenario.seed)
+    sources, sinks = {}, {}
+    for p in (0, 1):
+        sources[p] = AxisSource(sig["clk"], sig[f"s_axis_{p}_tdata"], sig[f"s_axis_{p}_tvalid"],
+                                sig[f"s_axis_{p}_tready"], sig[f"s_axis_{p}_tlast"],
+                                pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
+                                                      scenario.source_burst),
+                                rst=sig["rst"])
+        for f in scenario.stream(p):
+            sources[p].send(f)
+        sinks[p] = AxisSink(sig["clk"], sig[f"m_axis_{p}_tdata"], sig[f"m_axis_{p}_tvalid"],
+                            sig[f"m_axis_{p}_tready"], sig[f"m_axis_{p}_tlast"],
+                            pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p],
+                                                  scenario.sink_burst),
+                            rst=sig["rst"])
+    resets_done = [0]
+    for p in (0, 1):
+        sources[p].peers = sources
+        sources[p].resets_done = resets_done
+    raised = []
+    factory = toolchain.select(block_func, backend)
+    counters = {}
+    state = {"cycles": 0}
+    names = counter_names()
+
+    @block
+    def bench():
+        dut = factory(**sig, **params)
+
+        @instance
+        def supervise():
+            idle, quiet, cycle = 0, 0, 0
+            clk = sig["clk"]
+            while True:
+                yield clk.posedge
+                cycle += 1
+                moving = any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"] for p in (0, 1))
+                done = all(sources[p].idle() for p in (0, 1)) and cycle > RESET_CYCLES + 1
+                quiet = quiet + 1 if done and not moving else 0
+                pending = any(sig[f"m_axis_{p}_tvalid"] for p in (0, 1))   # held behind a stalled sink
+                idle = idle + 1 if quiet and not sig["busy"] and not pending else 0
+                if idle >= IDLE_STOP or quiet >= BUSY_STOP or cycle >= max_cycles:
+                    break
+            state["cycles"] = cycle
+            state["busy"] = bool(sig["busy"])
+            if read_counters:
+                for sel in sorted(names):
+                    yield clk.negedge
+                    sig["counter_select"].next = sel
+                    for _ in range(COUNTER_HOLD):
+                        yield clk.posedge
+                    counters[names[sel]] = int(sig["counter_value"])
+            raise StopSimulation
+
+        @instance
+        def mid_run_resets():
+            # the batched test bench's schedule (cosim/sim/batch.py, ResetEvent), evaluated just after
+            # each rising edge, once every monitor has counted that edge's beats
+            clk, rst, cycle = sig["clk"], sig["rst"], 0
+            events = [e if isinstance(e, ResetEvent) else ResetEvent("cycle", 0, int(e)) for e in scenario.resets]
+            if all(e.source == "cycle" for e in events):
+                events.sort(key=lambda e: e.delay)
+            i, wait, left, held = 0, None, 0, False
+            while True:
+                yield clk.posedge
+                cycle += 1
+                yield delay(1)
+                if cycle < RESET_CYCLES:        # the power-on reset
+                    continue
+                if held:
+                    left -= 1
+                    if left == 0:
+                        rst.next = 0
+                        held = False
+                        resets_done[0] += 1
+                    else:
+                        continue
+                if i < len(events) and wait is None:
+                    e = events[i]
+                    side, _, k = e.source.partition(" ")
+                    if side == "cycle":
+                        fire, start = cycle >= e.delay, 0
+                    elif side == "in":
+                        fire, start = sources[int(k)].frames_done() >= e.count, e.delay
+                    else:
+                        fire, start = sinks[int(k)].beats_received >= e.count, e.delay
+                    if fire:
+                        wait = start
+                if wait is not None:
+                    if wait > 0:
+                        wait -= 1
+                    else:
+                        wait, i = None, i + 1
+                        for src in sources.values():
+                            src.abort()        # the link partners see the reset too
+                        for snk in sinks.values():
+                            snk.abort()
+                        rst.next = 1
+                        held, left = True, RESET_HOLD
+                        raised.append(cycle)
+
+        return (dut, clock_gen(sig["clk"]), reset_pulse(sig["clk"], sig["rst"], RESET_CYCLES),
+                sources[0].inst(), sources[1].inst(), sinks[0].inst(), sinks[1].inst(), supervise,
+                mid_run_resets)
+
+    t0 = time.perf_counter()
+    with toolchain.waves(vcd):
+        toolchain.run(bench(), backend=backend)
+    wall = time.perf_counter() - t0
+    return NodeRun(backend, {p: sinks[p].frames for p in (0, 1)}, {p: sources[p].sent for p in (0, 1)},
+                   counters, state["cycles"], wall, raised, state.get("busy", False),
+                   truncated={p: len(sources[p].aborted) for p in (0, 1)},
+                   cut={p: sinks[p].cut for p in (0, 1)},
+                   rx_cut={p: [f.cycles[-1] for f in sources[p].aborted] for p in (0, 1)})
+
+
+_designs = {}
+
+
+def batch_design(simulator, kulisch_w=320, capacity=4096, variant=None, **variant_params):
+    """The node (or a variant) converted and compiled with the batched test bench, cached."""
+    params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **variant_params)
+    key = (simulator, variant, tuple(sorted(params.items())), toolchain.hdl_source_digest(toolchain.block_module(variant or "prism_node").__name__),
+           toolchain.rewriting())
+    if key not in _designs:
+        sig = node_signals()
+        _designs[key] = BatchDesign(node_block(variant), **sig, **params,
+                                    simulator=simulator, reset_cycles=RESET_CYCLES,
+                                    counter_sweep=(sorted(counter_names()), COUNTER_HOLD))
+    return _designs[key]
+
+
+def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant):
+    extra = {k: v for k, v in params.items() if k not in ("KULISCH_W", "CAPACITY")}
+    design = batch_design(backend.split("-", 1)[1], params["KULISCH_W"], params["CAPACITY"], variant, **extra)
+    seeds = pause_seeds(scenario.seed)
+    stim = {f"s_axis_{p}": StreamStimulus(scenario.stream(p),
+                                          pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
+                                                          scenario.source_burst))
+            for p in (0, 1)}
+    sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p], scenario.sink_burst)
+            for p in (0, 1)}
+    res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, busy_stop=BUSY_STOP, vcd=vcd,
+                     sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD)
+    names = counter_names()
+    rx, truncated, rx_cut = {}, {}, {}
+    per_frame = design.input_frame_cycles(stim, res)
+    for p in (0, 1):            # the last accepted beat before each abort marker
+        rx_cut[p], prev = [], None
+        for ev in res.input_beats.get(f"s_axis_{p}", []):
+            if ev is None:
+                rx_cut[p].append(prev)
+            else:
+                prev = ev[0]
+    for p in (0, 1):
+        frames = stim[f"s_axis_{p}"].frames
+        rx[p] = []
+        truncated[p] = 0
+        for f, cyc in zip(frames, per_frame[f"s_axis_{p}"]):
+            if cyc is not None:           # frames cut short by a reset never reached the node whole
+                f.cycles = cyc
+                rx[p].append(f)
+            else:
+                truncated[p] += 1
+    counters = {names[k]: v for k, v in res.counters.items() if k in names}
+    return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
+                   res.wall_seconds, list(res.resets), res.busy_at_end, truncated=truncated,
+                   cut={p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)}, rx_cut=rx_cut)
+
+
+def _counter_of(event):
+    """The per-port counter a processed frame's outcome counts in."""
+    if event["kind"] == "DATA":
+        return "data_accepted" if event.get("verdict") == "admitted" else f"dropped_{event.get('verdict')}"
+    if event["kind"] in ("STAGE", "COMMIT", "ABORT", "CONTROL"):
+        return "control_accepted"
+    return event["kind"]
+
+
+def expected_counter(sb, run, port, name):
+    """(lowest, highest) value counter `name` of `port` (None: node-wide) may hold after the run.
+
+    Counters of events at the node's edge are exact: validation outcomes (the model, fed the
+    frames in processing order), frames a reset cut (the input monitors), RESULT frames and
+    responses sent (the output monitors: counted when taken on the wire).  `ranges_completed`
+    counts an event inside the node: exact on a run without resets; after a reset, ranges
+    admitted before it may or may not have been completed, so it lies between the ranges of
+    the blocks whose RESULT frames were seen plus those of the last segment, and the model's
+    count."""
+    model = sb.model
+    if name == "truncated":
+        n = run.truncated.get(port, 0)
+        return n, n
+    if name == "results":
+        n = sum(1 for p in run.tx for f in run.tx[p] if P.get_field(f.beats[0], "class") == P.CLASS_RESULT)
+        return n, n
+    if name == "responses":
+        n = sum(1 for f in run.tx.get(0, []) if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL)
+        return n, n
+    if port is not None:
+        n = model.counters[port][name]
+        if run.resets:
+            # frames a reset found held behind a COMMIT that waited for a drain: not counted
+            maybe = sum(1 for ev in sb.possibly_held_at_reset(run.tx)
+                        if ev["port"] == port and _counter_of(ev) == name)
+            return n - maybe, n
+        return n, n
+    n = model.node_counters[name]
+    if name == "ranges_completed" and run.resets:
+        return sb.ranges_surely_completed(run.tx), n
+    return n, n
+
+
+def check(scenario, run, kulisch_w=320, capacity=4096):
+    """Scoreboard verdict for a run: RESULT frames, CONTROL responses and counters."""
+    sb = NodeScoreboard(capacity=capacity, kulisch_w=kulisch_w)
+    for p in (0, 1):
+        for f in run.rx[p]:
+            sb.record_input(p, f)
+    sb.resets = list(run.resets)
+    report = sb.compare(run.tx)
+    if run.counters:
+        from cosim.node.scoreboard import Mismatch
+        for (port, name), got in sorted(run.counters.items(), key=lambda kv: (kv[0][0] is None, kv[0])):
+            low, high = expected_counter(sb, run, port, name)
+            if not low <= got <= high:
+                want = low if low == high else f"{low} .. {high}"
+                report.mismatches.append(Mismatch("counter", port if port is not None else 0,
+                                                  f"counter {name}{'' if port is None else f' (port {port})'}: "
+                                                  f"expected {want}, got {got}", expected=want, actual=got))
+    # end state: the node is busy exactly while the model still has an operation in progress
+    from cosim.node.scoreboard import Mismatch
+    op = sb.model.active
+    open_op = op is not None and op.in_progress
+    if run.busy_at_end != open_op:
+        what = (f"operation {op.stage.op_id} still waits for contributions" if open_op
+                else "no operation is in progress")
+        report.mismatches.append(Mismatch("end-state", 0, f"busy at the end of the run: expected {int(open_op)} "
+                                          f"({what}), got {int(run.busy_at_end)}",
+                                          expected=int(open_op), actual=int(run.busy_at_end)))
+    report.scoreboard = sb
+    return report

@@ -1,0 +1,450 @@
+"""Random regressions: one seed -> one hostile random scenario -> one verdict and its coverage.
+
+`random_scenario(seed)` draws, all from the seed (so `prism replay SEED` reruns it exactly):
+  * 1-4 operations: policy, input and result formats, E from 1 to CAPACITY (the buckets 1,
+    15, 16, 17, 255, 256, 257 and 4,096 on purpose), 1-8 contributors, Reduce/AllReduce,
+    frames from one range up to full 257-beat frame banks, data that is random, huge and
+    of one sign (FP32 such data overflows a 280-bit accumulator; half the KULISCH EXACT
+    operations of a W = 280 node get it), cancelling, subnormal or special;
+  * the node build: KULISCH_W 320 or 280;
+  * backpressure on all four streams, sometimes with long TX stalls (pause bursts of up to
+    300 cycles);
+  * resets in every phase (placed by stream progress: in a DATA frame, after some DATA was
+    admitted, during the drain and while RESULT frames leave), after which the next
+    operation starts;
+  * ABORTs of the open operation (right behind its COMMIT, after some DATA, after a late
+    frame when blocks are complete; sometimes first with a wrong generation), an operation
+    left open at the end (staged and committed, no contributor sends), requests inside the end
+    window (STAGE, DATA of the ended operation, ABORT of it, the held COMMIT), exact and
+    partly overlapping duplicate DATA, every malformed DATA class, CONTROL requests that
+    are NACKed for every reason, and unsupported traffic (RESULT frames among them).
+Functional coverage (cosim/node/coverage.py) then measures what the node actually met.
+"""
+import json
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from golden.node import protocol as P
+
+from cosim.sim.axis import AxisFrame
+from cosim.sim.batch import ResetEvent
+from cosim.node.scenarios import DTYPES, Operation, Scenario, build, random_elements
+
+RESULTS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
+           "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
+E_CHOICES = (1, 2, 9, 15, 16, 17, 40, 64, 200, 255, 256, 257, 300, 512, 1000, 4096)
+RESET_PHASES = ("in a DATA frame", "after admissions", "after the last DATA", "after COMMIT")
+MALFORMED = ("too_long", "wrong_op", "stale_generation", "bad_contributor", "bad_format", "bad_range_offset",
+             "bad_range_end", "bad_range_tail", "bad_length", "no_operation", "unsupported", "result_frame",
+             "bad_length_control", "bad_opcode", "bad_policy", "bad_format_stage", "bad_count",
+             "bad_contributors", "bad_recipients", "commit_mismatch", "commit_busy")
+
+
+def _values(rng, fmt, shape, mode):
+    """Bit patterns of `fmt`: random finite, huge of one sign, cancelling pairs, subnormal or special."""
+    if mode == "random" or fmt == "int8" and mode in ("subnormal",):
+        return random_elements(rng, fmt, shape)
+    if mode == "special":
+        return random_elements(rng, fmt, shape, specials=True)
+    w = P.ELEMENT_BITS[P.FORMAT_CODES[fmt]]
+    top = {"int8": 0x7F, "fp16": 0x7BFF, "bf16": 0x7F7F, "fp32": 0x7F7FFFFF}[fmt]
+    sign = 1 << (w - 1)
+    out = np.zeros(shape, dtype=np.uint64)
+    for idx in np.ndindex(*shape):
+        if mode == "huge":          # near the largest finite value, all positive
+            v = top - rng.randrange(0, 4)
+        elif mode == "subnormal":   # exponent field 0
+            v = rng.randrange(0, {"fp16": 1 << 10, "bf16": 1 << 7, "fp32": 1 << 23}[fmt]) | (sign * rng.randrange(2))
+        else:                       # cancelling: contributor pairs send x and -x
+            c, e = idx
+            base = random.Random(e * 7919 + 17).getrandbits(w - 1) & top
+            v = base if c % 2 == 0 else (base | sign if fmt != "int8" else (-base) & 0xFF)
+        out[idx] = v
+    return out.astype(DTYPES[P.FORMAT_CODES[fmt]])
+
+
+def _random_op(rng, op_id, capacity):
+    policy = rng.choice(("kulisch", "fp32-arrival"))
+    in_fmt = rng.choice(("int8", "fp16", "bf16", "fp32"))
+    res = rng.choice(RESULTS[policy])
+    elements = min(capacity, rng.choice(E_CHOICES + (rng.randint(1, capacity),)))
+    contributors = rng.randint(1, 8)
+    mode = rng.choice((P.MODE_ALLREDUCE, P.MODE_REDUCE))
+    recipients = rng.choice((0b11, 0b11, 0b01, 0b10)) if mode == P.MODE_ALLREDUCE else rng.choice((0b01, 0b10))
+    data_mode = rng.choice(("random",) * 5 + ("huge", "cancel", "subnormal", "special"))
+    data = _values(rng, in_fmt, (contributors, elements), data_mode)
+    per_frame_max = P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[P.FORMAT_CODES[in_fmt]]
+    frame_elems = rng.choice((16, 48, 128, 4096, per_frame_max))
+    return Operation(op_id, rng.randint(0, 65535), policy, in_fmt, res, data, mode=mode, recipients=recipients,
+                     frame_elems=frame_elems), data_mode
+
+
+def _malformed(rng, kind, op, staged_next=None):
+    """(beats, port preference or None) of a frame that breaks one rule against operation `op`."""
+    fmt = P.FORMAT_CODES[op.in_format]
+    per = P.ELEMS_PER_BEAT[fmt]
+    e = op.elements
+    base = dict(op_id=op.op_id, generation=op.generation, contributor=0, fmt=fmt, offset=0,
+                values=tuple(0 for _ in range(min(16, e))))
+    stage = op.stage()
+    if kind == "too_long":
+        return [P.Data(**base).encode()[0]] + [rng.getrandbits(64) for _ in range(P.MAX_PAYLOAD_BEATS + 1)]
+    if kind == "wrong_op":
+        base["op_id"] = (op.op_id + 128) % 256
+    elif kind == "stale_generation":
+        base["generation"] = (op.generation + 1) % 65536
+    elif kind == "bad_contributor":
+        if op.contributors == 8:    # every id is in the set: send unsupported traffic instead
+            return [rng.choice((0x0, 0x4, 0xF))] + [rng.getrandbits(64) for _ in range(rng.randint(0, 3))]
+        base["contributor"] = rng.randint(op.contributors, 7)
+    elif kind == "bad_format":
+        base["fmt"] = (fmt + rng.randint(1, 3)) % 4
+    elif kind == "bad_range_offset":
+        base["offset"] = 8
+    elif kind == "bad_range_end":
+        base["offset"] = 16 * (-(-e // 16))                      # starts at or beyond E
+    elif kind == "bad_range_tail":
+        if e <= 32:
+            base["offset"] = 8
+        else:
+            base["values"] = tuple(0 for _ in range(20))          # 20 elements, not ending at E
+    elif kind == "bad_length":
+        base["n"] = len(base["values"]) + per                    # one payload beat short
+    elif kind == "no_operation":
+        pass                                                     # placed before the COMMIT
+    elif kind == "unsupported":
+        return [rng.choice((0x0, 0x4, 0x7, 0xF))] + [rng.getrandbits(64) for _ in range(rng.randint(0, 5))]
+    elif kind == "result_frame":
+        return P.Result(op.op_id, op.generation, 0, ((P.FMT_FP32, (0,) * 16),)).encode()
+    elif kind == "bad_length_control":
+        return stage.encode() + [0]
+    elif kind == "bad_opcode":
+        return [P.set_field(stage.encode()[0], "opcode", rng.choice((4, 5, 7, 8, 9, 15)))]
+    elif kind in ("bad_policy", "bad_format_stage", "bad_count", "bad_contributors", "bad_recipients"):
+        head = stage.encode()[0]
+        field, value = {"bad_policy": ("policy", rng.choice((2, 3))),
+                        "bad_format_stage": ("result_format", rng.choice((6, 7))),
+                        "bad_count": ("count", rng.choice((0, 4097, 8191))),
+                        "bad_contributors": ("contributors", 0),
+                        "bad_recipients": ("recipients", 0)}[kind]
+        return [P.set_field(head, field, value)]
+    elif kind == "commit_mismatch":
+        return P.Commit((op.op_id + 64) % 256, op.generation).encode()
+    elif kind == "commit_busy":
+        target = staged_next or op
+        return target.commit().encode()
+    return P.Data(**base).encode()
+
+
+def _partial_overlap(rng, op, frame_obj):
+    """A DATA frame of the same contributor covering part of `frame_obj`'s ranges and one more."""
+    head = frame_obj.beats[0]
+    off, n = P.get_field(head, "offset"), P.get_field(head, "n")
+    c, fmt = P.get_field(head, "contributor"), P.get_field(head, "data_format")
+    e = op.elements
+    lo = off + 16 if n > 16 else max(0, off - 16)
+    hi = min(e, lo + 32)
+    if hi - lo < 1 or (lo == off and hi == off + n):
+        return None
+    return P.Data(op.op_id, op.generation, c, fmt, lo, tuple(rng.getrandbits(8) for _ in range(hi - lo))).encode()
+
+
+def _block_zero_frames(rec, op, control_port, other):
+    """(control-port frame, other-port frame) after which every contributor has sent block 0
+    (elements 0..255) while frames of later blocks remain; either may be None (no DATA on
+    that port).  None when the operation has one block or no such point exists."""
+    if op.elements <= P.BLOCK_ELEMS:
+        return None
+    picks = {}
+    for port in (control_port, other):
+        frames = rec["data"][port]
+        if not frames:
+            picks[port] = None
+            continue
+        last_c = P.get_field(frames[-1].beats[0], "contributor")
+        covering = [g for g in frames if P.get_field(g.beats[0], "contributor") == last_c
+                    and P.get_field(g.beats[0], "offset") + P.get_field(g.beats[0], "n") >= P.BLOCK_ELEMS]
+        if not covering:
+            return None
+        picks[port] = covering[0]
+    if all(picks[q] is None or picks[q] is rec["data"][q][-1] for q in (0, 1)):
+        return None                 # block 0's frames end the rows: the operation would be complete
+    return picks[control_port], picks[other]
+
+
+def random_scenario(seed, capacity=4096):
+    rng = random.Random(seed)
+    n_ops = rng.choice((1, 2, 2, 3, 3, 4))
+    drawn = [_random_op(rng, k + 1, capacity) for k in range(n_ops)]
+    ops = [op for op, _ in drawn]
+    width = rng.choice((320, 280))
+    # a second stream for draws that aim at rare bins, so the main draws stay what they were
+    aux = random.Random(seed * 1_000_003 + 11)
+    if width == 280:
+        # an EXACT result overflows W = 280 only from FP32 near its largest value: one is just
+        # under 2^277 units of 2^-149, so five of one sign pass the sign bit (2^279); uniform
+        # draws reach that in about one operation of 2,000
+        for k, (op, data_mode) in enumerate(drawn):
+            if op.policy == "kulisch" and op.result_format == "exact" and aux.random() < 0.5:
+                data = _values(aux, "fp32", (max(5, op.contributors), op.elements), "huge")
+                drawn[k] = (Operation(op.op_id, op.generation, "kulisch", "fp32", "exact", data, mode=op.mode,
+                                      recipients=op.recipients, frame_elems=op.frame_elems), "huge")
+        ops = [op for op, _ in drawn]
+    pause = rng.choice((0.0, 0.0, 0.2, 0.5))
+    source_burst = rng.choice((1, 1, 4, 150))
+    sink = rng.choice((0.0, 0.0, 0.3, 0.7))
+    sink_burst = rng.choice((1, 1, 8, 300))
+    # `pause` and `sink` are the shares of cycles a receive / transmit port is stalled; stalls
+    # come in bursts of 1 .. burst cycles, so a burst starts with the probability that gives that
+    # share (a long stall is rare, not permanent: a link that is 99 % stalled only tests the
+    # cycle budget)
+
+    def burst_start(share, burst):
+        mean_burst = (1 + burst) / 2
+        return share / (mean_burst * (1 - share) + share)
+    control_port = rng.choice((0, 1))
+    reset_in = {k: rng.choice(RESET_PHASES) for k in range(n_ops) if rng.random() < 0.3}
+    reset_before, n = {}, 0
+    for k in sorted(reset_in):
+        n += 1
+        if k + 1 < n_ops:
+            reset_before[k + 1] = n
+    sc = build(ops, seed=seed, source_pause=burst_start(pause, source_burst), sink_pause=burst_start(sink, sink_burst), interleave=rng.random() < 0.7,
+               control_port=control_port, data_delay=rng.choice((2, 8, 30)), reset_before=reset_before)
+    sc.kulisch_w = width
+    sc.sink_burst = sink_burst
+    sc.source_burst = source_burst
+    other = 1 - control_port
+    notes = []
+    planned = []                # resets: (port, trigger frame, 1 if after it else 0, delay)
+
+    def position(port, frame):
+        """The index of this very frame on `port` (equal frames abound: duplicates, repeated COMMITs)."""
+        return next(i for i, g in enumerate(sc.frames[port]) if g is frame)
+
+    def insert_after(port, frame, beats, after=None, delay=1):
+        f = AxisFrame(beats, delay=delay, after=after)
+        sc.frames[port].insert(position(port, frame) + 1, f)
+        return f
+
+    def insert_before(port, frame, beats, after=None, delay=1):
+        f = AxisFrame(beats, delay=delay, after=after)
+        sc.frames[port].insert(position(port, frame), f)
+        return f
+
+    def last_needed(port, q, g):
+        """The highest index on `port` that the frames of port q up to g wait for (-1: none)."""
+        waits = [h.after[1] for h in sc.frames[q][:position(q, g) + 1] if h.after and h.after[0] == port]
+        return max((position(port, h) for h in waits), default=-1)
+
+    for k, rec in enumerate(sc.op_frames):
+        op = rec["op"]
+        datas = [(p, f) for p in (0, 1) for f in rec["data"][p]]
+        nxt = sc.op_frames[k + 1] if k + 1 < len(sc.op_frames) else None
+        staged_next = nxt["op"] if nxt and k + 1 not in reset_before else None
+        # ABORT of the open operation (sometimes with a wrong generation first)
+        if datas and rng.random() < 0.15:
+            p, f = rng.choice(datas)
+            late = _block_zero_frames(rec, op, control_port, other) if aux.random() < 0.6 else None
+            if rng.random() < 0.3:          # right behind the COMMIT, before any DATA is admitted
+                anchor, cond = rec["commit"], None
+            elif late is not None:
+                # after the frames that complete block 0 on both ports, before the operation ends:
+                # the ABORT meets blocks already sent
+                f_control, g_other = late
+                needed = position(control_port, rec["commit"])
+                if g_other is not None:
+                    needed = max(needed, last_needed(control_port, other, g_other))
+                if f_control is not None:
+                    needed = max(needed, position(control_port, f_control))
+                anchor = sc.frames[control_port][needed]
+                cond = None if g_other is None else (other, g_other)
+            elif p == control_port:
+                anchor, cond = f, None
+            else:
+                # after every control-port frame that the other port's frames up to f wait for,
+                # or the two ports would wait on each other for ever
+                needed = max(position(control_port, rec["commit"]), last_needed(control_port, other, f))
+                anchor, cond = sc.frames[control_port][needed], (other, f)
+            insert_after(control_port, anchor, P.Abort(op.op_id, op.generation).encode(), after=cond)
+            if rng.random() < 0.3:      # first an ABORT with the wrong generation (ACTIVE_MISMATCH)
+                insert_after(control_port, anchor, P.Abort(op.op_id, (op.generation + 1) % 65536).encode(),
+                             after=cond)
+            notes.append(f"op{op.op_id} ABORT" + (" after block 0" if late is not None and anchor is not rec["commit"]
+                                                  else ""))
+        # requests inside the end window: after the last DATA, before the next COMMIT
+        if datas and rng.random() < 0.3:
+            last_other = rec["data"][other][-1] if rec["data"][other] else None
+            anchor = nxt["commit"] if nxt else None
+            window = [(staged_next or op).stage().encode(), rng.choice(datas)[1].beats,
+                      P.Abort(op.op_id, op.generation).encode()]
+            rng.shuffle(window)
+            first = True
+            for beats in window:
+                cond = (other, last_other) if first and last_other is not None else None
+                if anchor is not None and any(g is anchor for g in sc.frames[control_port]):
+                    insert_before(control_port, anchor, beats, after=cond, delay=rng.randint(0, 3))
+                else:
+                    sc.frames[control_port].append(AxisFrame(beats, delay=rng.randint(0, 3), after=cond))
+                first = False
+            notes.append(f"op{op.op_id} window")
+        # duplicates: an exact repeat and a partly overlapping frame of the same contributor
+        if datas and rng.random() < 0.2:
+            p, f = rng.choice(datas)
+            insert_after(p, f, f.beats)
+            over = _partial_overlap(rng, op, f)
+            if over:
+                insert_after(p, f, over)
+            notes.append(f"op{op.op_id} duplicates")
+        # malformed frames and NACKed requests, between the COMMIT and the last DATA
+        if rng.random() < 0.5:
+            for _ in range(rng.randint(1, 3)):
+                kind = rng.choice(MALFORMED)
+                beats = _malformed(rng, kind, op, staged_next)
+                if kind == "no_operation":
+                    insert_before(control_port, rec["stage"], beats)
+                elif kind in ("commit_busy", "commit_mismatch") and staged_next is not None and rec["data"][control_port]:
+                    insert_before(control_port, rec["data"][control_port][-1], beats)
+                elif kind.startswith("commit"):
+                    insert_after(control_port, rec["commit"], P.Commit(op.op_id, op.generation).encode())
+                elif datas:
+                    p, f = rng.choice(datas)
+                    insert_after(p, f, beats)
+                else:
+                    insert_after(control_port, rec["commit"], beats)
+                notes.append(kind)
+        # a reset in a chosen phase of this operation: its trigger frame now, its count (the
+        # frame's position) once every frame is in place
+        if k in reset_in:
+            phase = reset_in[k]
+            if phase == "in a DATA frame" and datas:
+                p, f = rng.choice(datas)
+                planned.append((p, f, 0, f.delay + rng.randint(1, max(1, len(f) - 1))))
+            elif phase == "after admissions" and datas:
+                p, f = rng.choice(datas)
+                planned.append((p, f, 1, rng.randint(0, 40)))
+            elif phase == "after the last DATA" and datas:
+                p = max((0, 1), key=lambda q: sum(len(f) for f in rec["data"][q]))
+                planned.append((p, rec["data"][p][-1], 1, rng.randint(0, 600)))
+            else:
+                planned.append((control_port, rec["commit"], 1, rng.randint(0, 20)))
+            notes.append(f"reset {phase} of op{op.op_id}")
+    # an operation left open: staged and committed once every other frame is through, and no
+    # contributor ever sends (the run ends on the node's `busy` after BUSY_STOP quiet cycles)
+    if aux.random() < 0.05:
+        extra = Operation(n_ops + 1, aux.randint(0, 65535), aux.choice(("kulisch", "fp32-arrival")), "fp32",
+                          "fp32", np.zeros((aux.randint(1, 8), aux.choice((1, 16, 300))), dtype=np.uint32))
+        last_other = sc.frames[other][-1] if sc.frames[other] else None
+        cond = None if last_other is None else (other, last_other)
+        sc.frames[control_port].append(AxisFrame(extra.stage().encode(), delay=4, after=cond))
+        sc.frames[control_port].append(AxisFrame(extra.commit().encode(), delay=1))
+        notes.append(f"op{extra.op_id} left open")
+    # unsupported traffic at random
+    if rng.random() < 0.3:
+        p = rng.choice((0, 1))
+        sc.frames[p].insert(rng.randint(0, len(sc.frames[p])),
+                            AxisFrame(_malformed(rng, "unsupported", ops[0]), delay=rng.randint(0, 5)))
+        notes.append("unsupported")
+    for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
+        sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past, delay))
+    stuck = sc.stuck()
+    if stuck:       # a generator bug, not a node failure: say so rather than time out
+        raise ValueError(f"seed {seed}: the stimulus cannot finish, frames wait on each other ({', '.join(stuck)})")
+    sc.description = "; ".join(f"op{o.op_id} {o.policy} {o.in_format}->{o.result_format} E={o.elements} "
+                               f"C={o.contributors} {'AllReduce' if o.mode else 'Reduce'}"
+                               f"{'' if m == 'random' else ' ' + m}" for o, m in drawn)
+    sc.description += (f"; W={width}; src stalled {pause:.0%}" + (f" burst {source_burst}" if source_burst > 1 else "")
+                       + f" sink stalled {sink:.0%}" + (f" burst {sink_burst}" if sink_burst > 1 else ""))
+    if notes:
+        sc.description += "; " + ", ".join(notes)
+    return sc
+
+
+@dataclass
+class SeedResult:
+    seed: int
+    ok: bool
+    cycles: int
+    elements: int
+    results: int
+    wall: float
+    description: str
+    first_mismatch: Optional[str] = None
+    mismatches: int = 0
+    error: Optional[str] = None
+    kulisch_w: int = 320
+    coverage: Optional[dict] = None     # cosim.node.coverage.Coverage.to_dict() of the run
+
+
+def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=None, variant=None, code_coverage=None):
+    """Run one seed; never raises (a crash is a failing verdict with its message).  The node's
+    KULISCH_W is the seed's own unless `kulisch_w` forces one.  code_coverage: a folder for the
+    run's Verilator coverage data (cosim.sim.batch.code_coverage; batch-verilator only)."""
+    import contextlib
+    from cosim.sim.batch import code_coverage as coverage_runs
+    from cosim.node.coverage import sample
+    from cosim.node.node_harness import check, run_node
+    t0 = time.perf_counter()
+    width = kulisch_w
+    try:
+        sc = random_scenario(seed)
+        width = kulisch_w or sc.kulisch_w
+        # generous for the scenario's size; a node that never goes idle fails instead of hanging
+        budget = 20000 + 40 * sum(len(f) + f.delay for fs in sc.frames.values() for f in fs)
+        with coverage_runs(code_coverage) if code_coverage else contextlib.nullcontext():
+            run = run_node(sc, backend, kulisch_w=width, vcd=vcd, variant=variant, max_cycles=budget)
+        report = check(sc, run, kulisch_w=width)
+        if run.cycles >= budget:
+            from cosim.node.scoreboard import Mismatch
+            report.mismatches.insert(0, Mismatch("timeout", 0, f"node still busy after {budget} cycles"))
+        coverage = sample(sc, run, report).to_dict()
+    except Exception as e:  # noqa: BLE001 - a regression reports every failure as a verdict
+        return SeedResult(seed, False, 0, 0, 0, time.perf_counter() - t0, "", error=f"{type(e).__name__}: {e}",
+                          kulisch_w=width or 320)
+    if log_dir:
+        write_transaction_log(os.path.join(log_dir, f"seed{seed}.jsonl"), report.scoreboard, run)
+    first = report.first()
+    return SeedResult(seed, report.ok, run.cycles, report.elements_checked, report.results_checked,
+                      time.perf_counter() - t0, sc.description, str(first) if first else None,
+                      len(report.mismatches), kulisch_w=width, coverage=coverage)
+
+
+def write_transaction_log(path, scoreboard, run):
+    """Frames in and out (and resets) with their cycles, one JSON object per line, in cycle order."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    events = []
+    for p, frames in run.rx.items():
+        for f in frames:
+            events.append({"cycle": f.cycles[-1], "dir": "in", "port": p, **_frame_summary(f.beats)})
+    for p, frames in run.tx.items():
+        for f in frames:
+            events.append({"cycle": f.cycles[-1], "dir": "out", "port": p, **_frame_summary(f.beats)})
+    for c in run.resets:
+        events.append({"cycle": c, "dir": "reset"})
+    events.sort(key=lambda e: (e["cycle"], e["dir"]))
+    with open(path, "w") as fh:
+        for e in events:
+            fh.write(json.dumps(e) + "\n")
+    return path
+
+
+def _frame_summary(beats):
+    head = beats[0]
+    cls = P.get_field(head, "class")
+    out = {"beats": len(beats), "class": {1: "CONTROL", 2: "DATA", 3: "RESULT"}.get(cls, f"unsupported({cls})")}
+    if cls in (1, 2, 3):
+        out.update(op_id=P.get_field(head, "op_id"), generation=P.get_field(head, "generation"))
+    if cls == 1:
+        out["opcode"] = P.get_field(head, "opcode")
+        if out["opcode"] in (P.OP_ACK, P.OP_NACK):
+            out["reason"] = P.REASON_NAMES[P.get_field(head, "reason")] if P.get_field(head, "reason") < len(P.REASON_NAMES) else P.get_field(head, "reason")
+    if cls in (2, 3):
+        out.update(offset=P.get_field(head, "offset"), count=P.get_field(head, "n"))
+    if cls == 2:
+        out["contributor"] = P.get_field(head, "contributor")
+    return out

@@ -1,0 +1,284 @@
+"""Node scoreboard: input monitors -> golden node model -> compare with output monitors.
+
+Inputs are the frames seen on the two receive streams (AxisFrame with the cycle
+of every beat).  Their processing order is the order of their last beats, port 0
+first in a tie (docs/protocol.md), which is all the golden model needs.
+CONTROL responses are compared in order; RESULT frames per TX port as a set
+keyed by (op_id, generation, offset), since blocks may complete in any order.
+
+Resets cut a run into segments.  `rst` rises at the falling edge after cycle
+R and is first sampled at the rising edge R + 1: frames whose last beat came
+before R are processed before the reset, a frame completing at R is lost (the
+ingress took it, the reset comes before its validation), and later frames
+belong to the next segment.  Outputs leaving at cycles up to R belong to the segment
+before the reset.  Every output must match a prediction of its own segment,
+bit for bit and (responses) in order; a prediction of a segment that ended in
+a reset may be missing (the node had not sent it yet: it is lost to the
+reset), never a prediction of the last segment.
+
+A mismatch report names the first differing element: operation, element
+index, range, lane, contributors in admission order, expected and actual bits
+with their decoded values, and the cycle at which the frame left the node.
+"""
+from dataclasses import dataclass, field
+from typing import List
+
+from golden.node import protocol as P
+from golden.node.node_model import NodeModel
+
+
+@dataclass
+class Mismatch:
+    kind: str                 # 'result-value', 'result-missing', 'result-unexpected', 'response', 'malformed'
+    port: int
+    message: str
+    op_id: int = None
+    element: int = None
+    expected: object = None
+    actual: object = None
+    cycle: int = None
+
+    def __str__(self):
+        return f"[TX{self.port}] {self.kind}: {self.message}"
+
+
+@dataclass
+class ScoreboardReport:
+    mismatches: List[Mismatch] = field(default_factory=list)
+    results_checked: int = 0
+    elements_checked: int = 0
+    responses_checked: int = 0
+    lost_to_reset: int = 0          # predicted outputs a reset came before (allowed)
+    frames_lost_to_reset: int = 0   # input frames complete at the cycle rst rose (never processed)
+
+    @property
+    def ok(self):
+        return not self.mismatches
+
+    def first(self):
+        return self.mismatches[0] if self.mismatches else None
+
+    def verdict(self):
+        if self.ok:
+            return (f"PASS: {self.results_checked} RESULT frames, {self.elements_checked} elements and "
+                    f"{self.responses_checked} CONTROL responses bit-exact against the golden model")
+        return f"FAIL: {len(self.mismatches)} mismatches; first: {self.mismatches[0]}"
+
+
+def _describe(fmt, v, kulisch_w):
+    from golden.arith.formats import decode
+    if fmt == P.FMT_EXACT:
+        total, flags = v
+        return f"exact sum {total} * 2^-149 flags {flags:#x}"
+    name = P.FORMAT_NAMES[fmt]
+    width = P.ELEMENT_BITS[fmt] // 4
+    try:
+        val = decode(name, v)
+        val = float(val) if not isinstance(val, str) else val
+    except Exception:  # a value the decoder cannot represent is still reported by its bits
+        val = "?"
+    return f"{name} {v:#0{width + 2}x} ({val})"
+
+
+class NodeScoreboard:
+    def __init__(self, capacity=4096, kulisch_w=320, ports=2):
+        self.kulisch_w = kulisch_w
+        self.model = NodeModel(capacity=capacity, kulisch_w=kulisch_w, ports=ports)
+        self.ports = ports
+        self.inputs = []          # (last cycle, port, AxisFrame)
+        self.resets = []          # cycles at which the node was reset
+        self.log = []             # transaction log entries (dicts)
+        self.events = []          # per processed frame and reset: what it met (for coverage)
+        self.results_expected = {}    # (op_id, generation) -> RESULT frames the model sends
+
+    def record_input(self, port, frame):
+        self.inputs.append((frame.cycles[-1] if frame.cycles else 0, port, frame))
+
+    def predict(self):
+        """Feed the recorded inputs to the model in processing order; expected outputs per
+        segment (between resets) and port."""
+        def segment():
+            return {p: {"responses": [], "results": {}} for p in range(self.ports)}
+        segments = [segment()]
+        resets = sorted(self.resets)
+        self.frames_lost = 0
+        self.results_expected = {}
+        self.segment_ranges = []      # ranges the model completed in each segment but the last
+        for cycle, port, frame in sorted(self.inputs, key=lambda t: (t[0], t[1])):
+            while resets and resets[0] < cycle:
+                self._reset(resets.pop(0))
+                segments.append(segment())
+            if resets and cycle == resets[0]:
+                # completed in the cycle rst rose: the reset comes before its validation
+                self.frames_lost += 1
+                self.events.append({"kind": "lost", "cycle": cycle, "port": port})
+                self.log.append({"dir": "lost", "port": port, "cycle": cycle, "beats": len(frame.beats),
+                                 "header": f"{frame.beats[0]:#x}"})
+                continue
+            self.log.append({"dir": "in", "port": port, "cycle": cycle, "beats": len(frame.beats),
+                             "header": f"{frame.beats[0]:#x}"})
+            outs = self.model.receive(port, frame.beats)
+            self.events.append(dict(self.model.last, cycle=cycle, port=port, beats=len(frame.beats),
+                                    header=frame.beats[0]))
+            for out in outs:
+                if isinstance(out.frame, P.Response):
+                    segments[-1][out.port]["responses"].append(out.frame)
+                else:
+                    key = (out.frame.op_id, out.frame.generation, out.frame.offset)
+                    segments[-1][out.port]["results"][key] = out.frame
+                    self.results_expected[key[:2]] = self.results_expected.get(key[:2], 0) + 1
+        while resets:
+            self._reset(resets.pop(0))
+            segments.append(segment())
+        return segments
+
+    def _reset(self, cycle):
+        op = self.model.active
+        self.events.append({"kind": "reset", "cycle": cycle, "op": op,
+                            "open": op is not None and op.in_progress,
+                            "admitted_before": 0 if op is None else op.frames_admitted})
+        done = self.model.node_counters["ranges_completed"]
+        self.segment_ranges.append(done - sum(self.segment_ranges))
+        self.model.reset()
+        self.log.append({"dir": "reset", "cycle": cycle})
+
+    # cycles from an operation's last RESULT beat on the wire until the node releases a COMMIT
+    # it held during the drain (generous: the bound below only widens by it)
+    HOLD_RELEASE_SLACK = 32
+
+    def possibly_held_at_reset(self, tx_frames):
+        """Processed-frame events the node may still have held when a reset came.
+
+        A COMMIT that arrives while the previous operation drains is held, with the frames
+        processed after it, until the drain ends (docs/protocol.md); a reset discards them
+        unanswered and uncounted.  The model answers them at once, so for a frame that came
+        after such a COMMIT and before a reset that fell inside the drain (or soon after its
+        last RESULT beat), the node's counters may or may not include it."""
+        last_beat, seen = {}, {}
+        for frames in tx_frames.values():
+            for f in frames:
+                head = f.beats[0]
+                if P.get_field(head, "class") == P.CLASS_RESULT and f.cycles:
+                    key = (P.get_field(head, "op_id"), P.get_field(head, "generation"))
+                    last_beat[key] = max(last_beat.get(key, 0), f.cycles[-1])
+                    seen[key] = seen.get(key, 0) + 1
+        for key in list(last_beat):
+            if seen[key] < self.results_expected.get(key, 0):
+                del last_beat[key]      # the drain was still sending when the reset came
+        uncertain, segment, drain_end, held = [], [], None, False
+        for ev in self.events:
+            if ev["kind"] == "reset":
+                if held:
+                    uncertain += [e for e in segment if e.get("held_from", 0) and
+                                  ev["cycle"] <= e["held_from"] + self.HOLD_RELEASE_SLACK]
+                segment, drain_end, held = [], None, False
+                continue
+            if ev["kind"] == "lost":
+                continue
+            if ev.get("ends_op"):
+                op = ev.get("op")
+                key = (op.stage.op_id, op.stage.generation) if op is not None else None
+                # not every RESULT seen: the drain lasted until the reset (or the end of the run)
+                drain_end = last_beat.get(key, float("inf")) if key else None
+            if ev["kind"] == "COMMIT" and drain_end is not None and ev["cycle"] <= drain_end:
+                held = True
+            if held:
+                segment.append(dict(ev, held_from=drain_end))
+        return uncertain
+
+    def ranges_surely_completed(self, tx_frames):
+        """Ranges the node must have completed: every range of the last segment (after the last
+        reset) and those of the blocks whose RESULT frames left before a reset."""
+        resets = sorted(self.resets)
+        last_start = resets[-1] if resets else -1
+        total = self.model.node_counters["ranges_completed"] - sum(self.segment_ranges)
+        seen = set()
+        for frames in tx_frames.values():
+            for f in frames:
+                if P.get_field(f.beats[0], "class") == P.CLASS_RESULT and f.cycles and f.cycles[-1] <= last_start:
+                    head = f.beats[0]
+                    seen.add((P.get_field(head, "op_id"), P.get_field(head, "generation"),
+                              P.get_field(head, "offset"), P.get_field(head, "n")))
+        return total + sum(-(-n // P.RANGE_ELEMS) for *_, n in seen)
+
+    def contributors_of(self, op_id, generation, element):
+        op = self.model.operations.get((op_id, generation))
+        return [] if op is None else [c for c, _ in op.admissions.get(element, [])]
+
+    def compare(self, tx_frames):
+        """tx_frames: {port: [AxisFrame]} as received by the sinks (frames a reset cut are not here)."""
+        segments = self.predict()
+        resets = sorted(self.resets)
+        report = ScoreboardReport(frames_lost_to_reset=self.frames_lost)
+        last = len(segments) - 1
+        for port in range(self.ports):
+            got_resp = [[] for _ in segments]
+            exp_res = [dict(seg[port]["results"]) for seg in segments]
+            for frame in tx_frames.get(port, []):
+                leave = frame.cycles[-1] if frame.cycles else None
+                k = sum(1 for r in resets if leave is not None and r < leave)     # its segment
+                self.log.append({"dir": "out", "port": port, "cycle": leave, "beats": len(frame.beats),
+                                 "header": f"{frame.beats[0]:#x}"})
+                try:
+                    obj = P.decode(frame.beats)
+                except P.MalformedFrame as e:
+                    report.mismatches.append(Mismatch("malformed", port, f"undecodable frame leaving at cycle {leave}: {e}", cycle=leave))
+                    continue
+                if isinstance(obj, P.Response):
+                    got_resp[k].append((obj, leave))
+                elif isinstance(obj, P.Result):
+                    key = (obj.op_id, obj.generation, obj.offset)
+                    want = exp_res[k].pop(key, None)
+                    if want is None:
+                        where = "" if not resets else f" in segment {k} (after {k} resets)"
+                        report.mismatches.append(Mismatch("result-unexpected", port,
+                                                          f"RESULT op {obj.op_id} offset {obj.offset} not predicted{where} (cycle {leave})",
+                                                          op_id=obj.op_id, cycle=leave))
+                        continue
+                    report.results_checked += 1
+                    self._compare_result(report, port, want, obj, leave)
+                else:
+                    report.mismatches.append(Mismatch("malformed", port, f"unexpected frame {obj} at cycle {leave}", cycle=leave))
+            for k, seg in enumerate(segments):
+                for key, want in exp_res[k].items():
+                    if k < last:
+                        report.lost_to_reset += 1
+                        continue
+                    report.mismatches.append(Mismatch("result-missing", port,
+                                                      f"RESULT op {key[0]} gen {key[1]} offset {key[2]} never sent",
+                                                      op_id=key[0], element=key[2]))
+                exp_resp = seg[port]["responses"]
+                got = got_resp[k]
+                n = len(got) if k < last else max(len(exp_resp), len(got))
+                report.lost_to_reset += max(0, len(exp_resp) - len(got)) if k < last else 0
+                for j in range(n):
+                    want = exp_resp[j] if j < len(exp_resp) else None
+                    have, leave = got[j] if j < len(got) else (None, None)
+                    report.responses_checked += 1
+                    if want != have:
+                        report.mismatches.append(Mismatch("response", port,
+                                                          f"CONTROL response #{j}{f' after reset {k}' if k else ''}: "
+                                                          f"expected {want}, got {have} (cycle {leave})",
+                                                          expected=want, actual=have, cycle=leave))
+        return report
+
+    def _compare_result(self, report, port, want, got, leave):
+        exp_el = list(want.elements())
+        got_el = list(got.elements())
+        if [(i, f) for i, f, _ in exp_el] != [(i, f) for i, f, _ in got_el]:
+            report.mismatches.append(Mismatch(
+                "result-value", port,
+                f"RESULT op {want.op_id} offset {want.offset}: group layout differs: expected "
+                f"{[(P.FORMAT_NAMES[f], len(v)) for f, v in want.groups]}, got "
+                f"{[(P.FORMAT_NAMES.get(f, f), len(v)) for f, v in got.groups]} (cycle {leave})",
+                op_id=want.op_id, element=want.offset, cycle=leave))
+            return
+        for (i, fmt, ev), (_, _, gv) in zip(exp_el, got_el):
+            report.elements_checked += 1
+            if ev != gv:
+                contributors = self.contributors_of(want.op_id, want.generation, i)
+                msg = (f"op {want.op_id} element {i} (range {i // P.RANGE_ELEMS}, lane {i % P.RANGE_ELEMS}), "
+                       f"contributors {contributors}: expected {_describe(fmt, ev, self.kulisch_w)}, "
+                       f"got {_describe(fmt, gv, self.kulisch_w)}; frame left TX{port} at cycle {leave}")
+                report.mismatches.append(Mismatch("result-value", port, msg, op_id=want.op_id, element=i,
+                                                  expected=ev, actual=gv, cycle=leave))

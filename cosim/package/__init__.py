@@ -1,0 +1,1 @@
+"""The package's verification library: batched runs, monitors, benchmarks."""

@@ -1,0 +1,1 @@
+"""Reports from the converted design: sizes and synthesis."""

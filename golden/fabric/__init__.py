@@ -1,0 +1,1 @@
+"""ECMP hashing (Python, numba, C) and the fabric's rate and collision models."""

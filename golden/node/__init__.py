@@ -1,0 +1,1 @@
+"""The node's protocol (frame layouts, codes) and its transaction-level model."""

@@ -1,0 +1,1 @@
+"""The package's resource graph and service-rate models."""

@@ -1,0 +1,1 @@
+"""Topologies (seed 004) and ECMP over them."""

@@ -1,0 +1,1 @@
+"""Blocks shared by every subsystem (stream registers)."""

@@ -1,0 +1,1 @@
+"""The collective fabric of seed 000: ring, striping, ECMP hashing, telemetry, conformance."""

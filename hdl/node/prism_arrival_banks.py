@@ -1,0 +1,265 @@
+"""FP32_ARRIVAL accumulation of the node: sixteen FP32 banks fed a whole beat per port per cycle, in admission order.
+
+Phase 4 (online FP32 path) of the SINGLE node.  The FP32 running sums live in
+BANKS = 16 banks (hdl/node/prism_fp32_bank.py, 16 lanes each): range r in bank
+r % 16.  A reader presents an issue group of a whole 512-bit beat: 1 range
+(FP32), 2 (FP16/BF16) or 4 (INT8), consecutive, so one group needs 1 .. 4
+different banks and two ports need at most 8 of the 16.  A group is taken
+whole, in one cycle, or not at all, which gives one beat per cycle per port in
+every format whenever the two ports' groups use different banks and their
+ranges are not reserved.
+
+Admission order (docs/protocol.md): every element receives its contributions
+in the order their frames were admitted.  The node starts frames in admission
+order (its readers wait for their turn); this block keeps the order while two
+started frames run at the same time:
+  * the frame that started first is the *older* one; it never waits for the
+    younger one;
+  * the younger frame may issue a group only if no range of it is still ahead
+    in the older frame (inside [next, hi) of the older frame: frames issue their
+    ranges in increasing order);
+  * the same holds against a frame that has started behind the other port's
+    running one but has not issued anything yet (the reader's "pending" frame):
+    when it is older, none of its ranges may be overtaken;
+  * when both groups need a common bank in one cycle, the older frame gets it.
+Within a bank, contributions enter in the order granted; a range touched in
+the last FP32_LATENCY cycles is reserved (its sum is in the adder), so a later
+contribution to it waits.
+
+Bank conflicts settle by themselves: when two ports stream different ranges in
+step and collide, the younger waits one cycle and from then on runs a group
+behind, on other banks.  (With 8 banks, INT8 groups not aligned to 4 ranges
+would collide on every cycle; 16 leave room for any alignment.)
+
+Read-out: a completed range (cmd_valid, cmd_row) is read from its bank when
+that bank takes no port group this cycle and the range is not reserved
+(cmd_ready); the bank empties the row.  Every read has the same latency
+(3 cycles), and at most one is taken per cycle, so read-outs leave in command
+order on o_valid / o_row / o_tile; the sums come through the chain of banks
+(only the reading bank puts its sums on it).
+
+Parameters:
+    CAPACITY        elements held (multiple of 32, 32 .. 4096): CAPACITY / 16 ranges; the
+                    banks are min(16, ranges), each with ceil(ranges / 16) rows
+    FP32_LATENCY    fp32_add latency (1 .. 4)
+
+Ports (widths from the signals):
+    clk, rst                        clock; synchronous reset: empties the banks
+    clear                           pulse: a new operation starts (the banks forget every sum)
+    enable                          the active operation is FP32_ARRIVAL
+    fmt                             input format code (2 bits)
+    p{P}_valid, p{P}_ready (out)    (P = 0, 1) reader P's issue group handshake
+    p{P}_row                        its first range (8 bits)
+    p{P}_lanes                      its element mask (64 bits; bit e: range row + e // 16, lane e % 16)
+    p{P}_data                       its elements, each right-aligned in a 32-bit field (2048 bits)
+    p{P}_active, p{P}_seq           reader P has a frame with groups not yet taken; its start number
+                                    (frames start in admission order; 4 bits, compared modulo 16)
+    p{P}_lo, p{P}_hi, p{P}_next     that frame's ranges [lo, hi) and its lowest range not yet taken
+    p{P}_pend, p{P}_pseq            reader P has started a second frame behind it, nothing taken yet;
+                                    its start number
+    p{P}_plo, p{P}_phi              that pending frame's ranges [plo, phi)
+    cmd_valid, cmd_row              read out a completed range
+    cmd_ready                       out: the read is taken
+    ev{P}_valid, ev{P}_row, ev{P}_n out: port P's group was taken: its first range and its number of
+                                    ranges (1 .. 4), for completion tracking
+    o_valid, o_row, o_tile          out: a read-out range: its row and 16 FP32 sums (512 bits)
+"""
+from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
+
+from hdl.arith.number_decoder import number_decoder
+from hdl.node.prism_fp32_bank import prism_fp32_bank
+
+BANKS = 16
+GROUP_ELEMENTS = 64                 # a whole INT8 beat
+READ_LATENCY = 3                    # read taken -> sums on the bank's output (see prism_fp32_bank)
+
+
+@block
+def prism_arrival_banks(clk, rst, clear, enable, fmt,
+                        p0_valid, p0_ready, p0_row, p0_lanes, p0_data, p0_active, p0_seq, p0_lo, p0_hi, p0_next,
+                        p0_pend, p0_pseq, p0_plo, p0_phi,
+                        p1_valid, p1_ready, p1_row, p1_lanes, p1_data, p1_active, p1_seq, p1_lo, p1_hi, p1_next,
+                        p1_pend, p1_pseq, p1_plo, p1_phi,
+                        cmd_valid, cmd_row, cmd_ready, ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n,
+                        o_valid, o_row, o_tile, CAPACITY=4096, FP32_LATENCY=4):
+    if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
+        raise ValueError(f"prism_arrival_banks: CAPACITY={CAPACITY}; a multiple of 32 in 32 .. 4096")
+    for name, s, w in (("p0_data", p0_data, 2048), ("p1_data", p1_data, 2048), ("p0_lanes", p0_lanes, 64),
+                       ("p1_lanes", p1_lanes, 64), ("o_tile", o_tile, 512), ("p0_row", p0_row, 8),
+                       ("p1_row", p1_row, 8), ("cmd_row", cmd_row, 8), ("o_row", o_row, 8),
+                       ("ev0_n", ev0_n, 3), ("ev1_n", ev1_n, 3)):
+        if len(s) != w:
+            raise ValueError(f"prism_arrival_banks: {name} is {len(s)} bits; it must be {w}")
+
+    RANGES = CAPACITY // 16
+    NB = min(BANKS, RANGES)             # banks that can hold a range (ranges < CAPACITY / 16)
+    ROWS = (RANGES + BANKS - 1) // BANKS
+    UNBUILT = ((1 << BANKS) - 1) ^ ((1 << NB) - 1)      # banks never addressed: always free
+    ALL_BANKS = (1 << BANKS) - 1
+
+    def sig(w=None):
+        return Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
+
+    # ---- every element widened exactly to FP32 (hdl/arith/number_decoder.py, no Kulisch term) ----
+    insts = []
+    values = []
+    for data in (p0_data, p1_data):
+        fields = []
+        for e in range(GROUP_ELEMENTS):
+            f32 = sig(32)
+            insts.append(number_decoder(data(32 * e + 32, 32 * e), fmt, sig(1), sig(), sig(), sig(), f32,
+                                        TERM=False))
+            fields.append(f32)
+        values.append(ConcatSignal(*reversed(fields)))
+    p0_values, p1_values = values
+
+    # ---- banks ----
+    take0, take1, rd_take = sig(), sig(), sig()
+    free0, free1, free_rd = [], [], []
+    chain = sig(512)                    # read-out sums travel the chain of banks (prism_fp32_bank)
+    for b in range(NB):
+        f0, f1, fr, ov, od = sig(), sig(), sig(), sig(), sig(512)
+        insts.append(prism_fp32_bank(clk, rst, clear, take0, p0_row, p0_lanes, p0_values, take1, p1_row, p1_lanes,
+                                     p1_values, rd_take, cmd_row, f0, f1, fr, ov, chain, od,
+                                     BANK=b, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=FP32_LATENCY))
+        free0.append(f0)
+        free1.append(f1)
+        free_rd.append(fr)
+        chain = od
+    sums_out = chain
+    pad = [] if NB == BANKS else [Signal(intbv(UNBUILT >> NB)[BANKS - NB:])]
+    free0_all = ConcatSignal(*(pad + list(reversed(free0))))
+    free1_all = ConcatSignal(*(pad + list(reversed(free1))))
+    free_rd_all = ConcatSignal(*(pad + list(reversed(free_rd))))
+
+    n0, n1 = sig(3), sig(3)
+    mask0, mask1 = sig(BANKS), sig(BANKS)
+
+    @always_comb
+    def group_banks():
+        pres = intbv(0)[4:]
+        m = intbv(0)[BANKS + 4:]
+        n = intbv(0)[3:]
+        # port 0: the ranges present (lane 0 of each range set) and the banks they need
+        pres[0] = p0_lanes[0]
+        pres[1] = p0_lanes[16]
+        pres[2] = p0_lanes[32]
+        pres[3] = p0_lanes[48]
+        n[:] = 0
+        for i in range(4):
+            if pres[i]:
+                n[:] = i + 1
+        n0.next = n
+        m[:] = pres << p0_row[4:0]
+        mask0.next = (m[BANKS:0] | m[BANKS + 4:BANKS]) & ALL_BANKS
+        pres[0] = p1_lanes[0]
+        pres[1] = p1_lanes[16]
+        pres[2] = p1_lanes[32]
+        pres[3] = p1_lanes[48]
+        n[:] = 0
+        for i in range(4):
+            if pres[i]:
+                n[:] = i + 1
+        n1.next = n
+        m[:] = pres << p1_row[4:0]
+        mask1.next = (m[BANKS:0] | m[BANKS + 4:BANKS]) & ALL_BANKS
+
+    @always_comb
+    def arbitrate():
+        ok_0 = bool(0)
+        ok_1 = bool(0)
+        older1 = bool(0)
+        d = modbv(0)[4:]
+        end0 = intbv(0)[10:]
+        end1 = intbv(0)[10:]
+        busy = intbv(0)[BANKS:]
+        bank = intbv(0)[4:]
+        end0[:] = p0_row + n0
+        end1[:] = p1_row + n1
+        ok_0 = bool(p0_valid)
+        ok_1 = bool(p1_valid)
+        # port 1's frame started first (port 0's start number is 1 .. 7 later, modulo 16)
+        d[:] = p0_seq - p1_seq
+        older1 = d != 0 and d < 8
+        # admission order between the two running frames: the younger waits while the older
+        # one still has one of its ranges ahead
+        if p0_active and p1_active:
+            if older1:
+                if p0_row < p1_hi and end0 > p1_next:
+                    ok_0 = False
+            else:
+                if p1_row < p0_hi and end1 > p0_next:
+                    ok_1 = False
+        # ... and while a pending frame of the other port, older than it, has one of its ranges
+        d[:] = p0_seq - p1_pseq           # 1..7: port 1's pending frame started before port 0's frame
+        if p1_pend and d != 0 and d < 8 and p0_row < p1_phi and end0 > p1_plo:
+            ok_0 = False
+        d[:] = p1_seq - p0_pseq
+        if p0_pend and d != 0 and d < 8 and p1_row < p0_phi and end1 > p0_plo:
+            ok_1 = False
+        # one group per bank per cycle: the older frame first
+        if ok_0 and ok_1 and (mask0 & mask1) != 0:
+            if older1 and p1_active:
+                ok_0 = False
+            else:
+                ok_1 = False
+        # every bank of the group free (no reservation on its range)
+        if (free0_all | (mask0 ^ ALL_BANKS)) != ALL_BANKS:
+            ok_0 = False
+        if (free1_all | (mask1 ^ ALL_BANKS)) != ALL_BANKS:
+            ok_1 = False
+        ok_0 = ok_0 and bool(enable)
+        ok_1 = ok_1 and bool(enable)
+        p0_ready.next = ok_0
+        p1_ready.next = ok_1
+        take0.next = ok_0
+        take1.next = ok_1
+        # read-out: the range's bank takes no group this cycle and the range is not reserved
+        busy[:] = 0
+        if ok_0:
+            busy[:] = mask0
+        if ok_1:
+            busy[:] = busy | mask1
+        bank[:] = cmd_row[4:0]
+        cmd_ready.next = enable and not busy[bank] and free_rd_all[bank]
+        rd_take.next = cmd_valid and enable and not busy[bank] and free_rd_all[bank]
+
+    # ---- read-out order: fixed latency, one per cycle ----
+    rd_rows = Signal(modbv(0)[READ_LATENCY * 9:])     # valid | range per stage (newest lowest)
+
+    @always(clk.posedge)
+    def bookkeeping():
+        ent = intbv(0)[9:]
+        if rst:
+            rd_rows.next = 0
+            ev0_valid.next = 0
+            ev1_valid.next = 0
+        else:
+            ent[:] = 0
+            if rd_take:
+                ent[8] = 1
+                ent[8:0] = cmd_row
+            if ent[8] or rd_rows != 0:
+                rd_rows.next = (rd_rows << 9) | ent
+            # a contribution counts once its banks have taken it (read-outs queue behind it)
+            ev0_valid.next = take0
+            ev1_valid.next = take1
+            if take0:
+                ev0_row.next = p0_row
+                ev0_n.next = n0
+            if take1:
+                ev1_row.next = p1_row
+                ev1_n.next = n1
+
+    LAST = READ_LATENCY - 1
+
+    @always_comb
+    def read_out():
+        ent = intbv(0)[9:]
+        ent[:] = (rd_rows >> (9 * LAST)) & 0x1FF
+        o_valid.next = ent[8]
+        o_row.next = ent[8:0]
+        o_tile.next = sums_out
+
+    insts += [group_banks, arbitrate, bookkeeping, read_out]
+    return insts

@@ -1,0 +1,306 @@
+"""One lane of the node's KULISCH_FIXED stores: a port-local Kulisch RAM per receive port, and their merge.
+
+The node keeps Kulisch stores per receive port so both ports accumulate at
+line rate without sharing a RAM port; each store is split into four sub-stores
+by range % 4 (hdl/node/prism_kulisch_store.py).  This block is lane l of one
+sub-store S of both ports: RAM A (port 0) and RAM B (port 1), one row per range
+of that sub-store (row k holds element 16 * (4k + S) + l).
+
+The whole process body is skipped in a cycle without a contribution or merge
+request, so an idle lane costs the simulators almost nothing.
+
+Per cycle, independently:
+  * port A: decode `a_data` (its exact term, as hdl/arith/number_decoder.py, decoded
+    inline so a lane stays one MyHDL process) and add it into
+    row `a_row` of RAM A; `a_first` replaces the row instead (the first
+    contribution since COMMIT, so no clearing pass is needed);
+  * port B: the same on RAM B;
+  * merge: read row `m_row` of both RAMs through a second read port (a
+    completed range is never written again, so it cannot collide with the
+    accumulation ports), add the states (mod 2^W, wrap counts summed plus the
+    add's own wrap, flags ORed) and register the result on o_*; a RAM whose
+    row was never written in this operation (`m_use_a`/`m_use_b` low) reads 0.
+
+Block RAM: every RAM has one write port and one registered read port.  A
+port's read-modify-write takes two stages: stage 0 reads the row (registered
+read) while the element is decoded into its exact term; stage 1 adds and writes
+the row back.  A contribution to the row written at the same edge as its read
+takes the written word instead (a one-word bypass), so back-to-back
+contributions to one row need no stall.  Each port's RAM is kept twice, written
+alike: one copy for accumulation, one for the merge's read, so the merge never
+takes a cycle from accumulation.  The merge reads at the edge of m_valid and
+adds in the next cycle: o_* two cycles after m_valid.
+
+Wrap counting as in golden.arith.kulisch: a W-bit add of two same-sign values whose
+sum's sign differs wrapped (+1 past the top, -1 past the bottom).  The true sum
+is state + wraps * 2^W; overflow <=> wraps != 0, its sign is the true sum's.
+
+Parameters:
+    ROWS        rows per RAM (ranges held by the sub-store, 1 .. 256)
+    WRAP_BITS   wrap counter width (>= 6: at most 8 contributions per port and element)
+
+Ports (widths from the signals):
+    clk, rst                    clock; synchronous reset (RAMs are not cleared; see a_first)
+    fmt                         input format code (2 bits: int8 0, fp16 1, bf16 2, fp32 3)
+    a_valid, a_row, a_first     port 0 contribution: present, row (8 bits), first since COMMIT
+    a_data                      its element, right-aligned in 32 bits
+    b_valid, b_row, b_first, b_data   port 1, the same
+    m_valid, m_row              merge request for a row
+    m_use_a, m_use_b            that row holds a contribution in RAM A / RAM B
+    o_state                     out: merged W-bit state (W = KULISCH_W), two cycles after m_valid
+    o_nan, o_pos_inf, o_neg_inf out: merged specials flags
+    o_overflow                  out: the merged wrap count is not 0
+    o_wrap_sign                 out: the merged wrap count is negative
+"""
+from myhdl import Signal, always, block, intbv, modbv
+
+
+FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+
+
+@block
+def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, b_row, b_first, b_data,
+                       m_valid, m_row, m_use_a, m_use_b, o_state, o_nan, o_pos_inf, o_neg_inf, o_overflow,
+                       o_wrap_sign, ROWS=256, WRAP_BITS=6):
+    W = len(o_state)
+    if W not in (280, 320):
+        raise ValueError(f"prism_kulisch_bank: o_state is {W} bits; KULISCH_W is 320 or 280")
+    if not 1 <= ROWS <= 256:
+        raise ValueError(f"prism_kulisch_bank: ROWS={ROWS} must be 1 .. 256")
+    if WRAP_BITS < 6:
+        raise ValueError(f"prism_kulisch_bank: WRAP_BITS={WRAP_BITS} must be >= 6")
+    if len(a_data) != 32 or len(b_data) != 32:
+        raise ValueError("prism_kulisch_bank: a_data/b_data are 32-bit lane fields")
+    WB = WRAP_BITS
+    WORD = W + 3 + WB
+    NAN_BIT, PINF_BIT, NINF_BIT, WRAP_LO = W, W + 1, W + 2, W + 3
+    SIGN = W - 1
+    WRAP_MINUS_ONE = (1 << WB) - 1
+
+    # Each port's RAM is kept twice, both copies written alike: the accumulation reads one, the merge
+    # the other, so every RAM has one write port and one registered read port (a block RAM's simple
+    # dual-port mode) and the merge never takes a cycle from accumulation.
+    ram_a = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
+    ram_b = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
+    ram_am = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
+    ram_bm = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
+    q_a, q_b = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])           # accumulation read data
+    q_am, q_bm = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])         # merge read data
+    # stage 1 of each port: the decoded term, waiting for its row from the RAM
+    s_a_valid, s_b_valid = Signal(bool(0)), Signal(bool(0))
+    s_a_row, s_b_row = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    s_a_first, s_b_first = Signal(bool(0)), Signal(bool(0))
+    s_a_term, s_b_term = Signal(modbv(0)[W:]), Signal(modbv(0)[W:])
+    s_a_flags, s_b_flags = Signal(intbv(0)[3:]), Signal(intbv(0)[3:])     # {-inf, +inf, nan} of the term
+    # the row each port wrote at the last edge: the RAM read beside that write misses it (bypass)
+    l_a_valid, l_b_valid = Signal(bool(0)), Signal(bool(0))
+    l_a_row, l_b_row = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    l_a_word, l_b_word = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])
+    mg_valid = Signal(bool(0))                  # merge stage 1: rows read
+    mg_use_a, mg_use_b = Signal(bool(0)), Signal(bool(0))
+
+    @always(clk.posedge)
+    def ram_reads():
+        # registered read ports (never reset)
+        if a_valid:
+            q_a.next = ram_a[a_row]
+        if b_valid:
+            q_b.next = ram_b[b_row]
+        if m_valid:
+            q_am.next = ram_am[m_row]
+            q_bm.next = ram_bm[m_row]
+
+    @always(clk.posedge)
+    def step():
+        if a_valid or b_valid or m_valid or s_a_valid or s_b_valid or mg_valid:
+            # nothing to do in an idle cycle (the simulators run this process on every edge)
+            d = intbv(0)[32:]
+            sig = intbv(0)[24:]
+            ex = intbv(0)[9:]
+            sh = intbv(0)[9:]
+            mag = modbv(0)[W:]
+            term = modbv(0)[W:]
+            old = modbv(0)[WORD:]
+            new = modbv(0)[WORD:]
+            s_old = modbv(0)[W:]
+            s_new = modbv(0)[W:]
+            wraps = modbv(0)[WB:]
+            row = intbv(0)[8:]
+            x = modbv(0)[WORD:]
+            y = modbv(0)[WORD:]
+            sx = modbv(0)[W:]
+            sy = modbv(0)[W:]
+            total = modbv(0)[W:]
+            mw = modbv(0)[WB:]
+            fl = intbv(0)[3:]
+            go = bool(0)
+            first = bool(0)
+            sign = bool(0)
+            special = bool(0)
+            frac_nz = bool(0)
+            nan = bool(0)
+            pinf = bool(0)
+            ninf = bool(0)
+            for port in range(2):
+                # stage 1: add the term into the row read at the last edge (or written then: bypass)
+                if port == 0:
+                    go = bool(s_a_valid)
+                    first = bool(s_a_first)
+                    row[:] = s_a_row
+                    term[:] = s_a_term
+                    fl[:] = s_a_flags
+                    if first:
+                        old[:] = 0
+                    elif l_a_valid and l_a_row == s_a_row:
+                        old[:] = l_a_word
+                    else:
+                        old[:] = q_a
+                else:
+                    go = bool(s_b_valid)
+                    first = bool(s_b_first)
+                    row[:] = s_b_row
+                    term[:] = s_b_term
+                    fl[:] = s_b_flags
+                    if first:
+                        old[:] = 0
+                    elif l_b_valid and l_b_row == s_b_row:
+                        old[:] = l_b_word
+                    else:
+                        old[:] = q_b
+                if go and not rst:
+                    s_old[:] = old[W:0]
+                    s_new[:] = s_old + term
+                    wraps[:] = old[WORD:WRAP_LO]
+                    if s_old[SIGN] == term[SIGN] and s_new[SIGN] != s_old[SIGN]:
+                        if term[SIGN]:
+                            wraps[:] = wraps + WRAP_MINUS_ONE
+                        else:
+                            wraps[:] = wraps + 1
+                    new[:] = s_new
+                    new[WORD:WRAP_LO] = wraps
+                    new[NAN_BIT] = old[NAN_BIT] or fl[0]
+                    new[PINF_BIT] = old[PINF_BIT] or fl[1]
+                    new[NINF_BIT] = old[NINF_BIT] or fl[2]
+                    if port == 0:
+                        ram_a[row].next = new
+                        ram_am[row].next = new
+                        l_a_word.next = new
+                        l_a_row.next = row
+                    else:
+                        ram_b[row].next = new
+                        ram_bm[row].next = new
+                        l_b_word.next = new
+                        l_b_row.next = row
+                if port == 0:
+                    l_a_valid.next = go and not rst
+                else:
+                    l_b_valid.next = go and not rst
+                # stage 0: decode the element into its exact term while its row is read
+                if port == 0:
+                    go = bool(a_valid)
+                    d[:] = a_data
+                else:
+                    go = bool(b_valid)
+                    d[:] = b_data
+                if go and not rst:
+                    # the element's exact term: value * 2^149 (as hdl/arith/number_decoder.py)
+                    special = False
+                    if fmt == FMT_FP32:
+                        sign = bool(d[31])
+                        ex[:] = d[31:23]
+                        special = ex == 255
+                        frac_nz = d[23:0] != 0
+                        sig[:] = d[23:0]
+                        if ex != 0:
+                            sig[23] = 1
+                        else:
+                            ex[:] = 1
+                        sh[:] = ex - 1
+                    elif fmt == FMT_BF16:
+                        sign = bool(d[15])
+                        ex[:] = d[15:7]
+                        special = ex == 255
+                        frac_nz = d[7:0] != 0
+                        sig[:] = d[7:0]
+                        if ex != 0:
+                            sig[7] = 1
+                        else:
+                            ex[:] = 1
+                        sh[:] = ex + 15
+                    elif fmt == FMT_FP16:
+                        sign = bool(d[15])
+                        ex[:] = d[15:10]
+                        special = ex == 31
+                        frac_nz = d[10:0] != 0
+                        sig[:] = d[10:0]
+                        if ex != 0:
+                            sig[10] = 1
+                        else:
+                            ex[:] = 1
+                        sh[:] = ex + 124
+                    else:
+                        sign = bool(d[7])
+                        frac_nz = False
+                        if sign:
+                            sig[:] = (d[8:0] ^ 0xFF) + 1
+                        else:
+                            sig[:] = d[8:0]
+                        sh[:] = 149
+                    nan = special and frac_nz
+                    pinf = special and not frac_nz and not sign
+                    ninf = special and not frac_nz and sign
+                    if special:
+                        mag[:] = 0
+                    else:
+                        mag[:] = sig << sh
+                    if sign:
+                        term[:] = ~mag + 1
+                    else:
+                        term[:] = mag
+                    fl[0] = nan
+                    fl[1] = pinf
+                    fl[2] = ninf
+                    if port == 0:
+                        s_a_term.next = term
+                        s_a_flags.next = fl
+                        s_a_row.next = a_row
+                        s_a_first.next = a_first
+                    else:
+                        s_b_term.next = term
+                        s_b_flags.next = fl
+                        s_b_row.next = b_row
+                        s_b_first.next = b_first
+                if port == 0:
+                    s_a_valid.next = go and not rst
+                else:
+                    s_b_valid.next = go and not rst
+            # merge of a completed row: read at the last edge from both merge copies, added now
+            if mg_valid:
+                if mg_use_a:
+                    x[:] = q_am
+                else:
+                    x[:] = 0
+                if mg_use_b:
+                    y[:] = q_bm
+                else:
+                    y[:] = 0
+                sx[:] = x[W:0]
+                sy[:] = y[W:0]
+                total[:] = sx + sy
+                mw[:] = x[WORD:WRAP_LO] + y[WORD:WRAP_LO]
+                if sx[SIGN] == sy[SIGN] and total[SIGN] != sx[SIGN]:
+                    if sy[SIGN]:
+                        mw[:] = mw + WRAP_MINUS_ONE
+                    else:
+                        mw[:] = mw + 1
+                o_state.next = total
+                o_nan.next = x[NAN_BIT] or y[NAN_BIT]
+                o_pos_inf.next = x[PINF_BIT] or y[PINF_BIT]
+                o_neg_inf.next = x[NINF_BIT] or y[NINF_BIT]
+                o_overflow.next = mw != 0
+                o_wrap_sign.next = mw[WB - 1]
+            mg_valid.next = m_valid and not rst
+            mg_use_a.next = m_use_a
+            mg_use_b.next = m_use_b
+
+    return ram_reads, step

@@ -1,0 +1,193 @@
+"""PRISM read-out: completed ranges -> rounded RESULT tiles (fixed format, AUTO, or exact).
+
+Phase 5 (back) of the SINGLE node.  One completed 16-element range (a tile)
+per cycle, fully pipelined, never stalling:
+
+  KULISCH_FIXED (k_*: the merged exact states and flags of a range)
+    A: hdl/node/prism_round16.py rounds each element ONCE to the result format;
+       EXACT passes the W-bit state and flags through; AUTO rounds to FP32 first;
+  FP32_ARRIVAL (f_*: a tile of 16 FP32 sums)
+    (no stage A: the sums are already FP32)
+  B: (AUTO, or FP32_ARRIVAL with a narrower result) hdl/arith/auto_classifier.py picks
+     the tile's narrowest lossless format, then hdl/node/prism_round16.py converts
+     each FP32 value to the tile's format (AUTO: lossless by construction;
+     FP32_ARRIVAL narrow: the one rounding of the FP32 sum, as golden fp32_to_format).
+  Finally lanes beyond the element count E (a final partial range) are zeroed
+  and the tile is packed in its format (lane l of a w-bit format at bits
+  [w*l + w - 1 : w*l] of `w_packed`), ready to be concatenated into beats.
+
+Latency: stage A only 2 cycles (k_valid -> w_valid); through stage B 4 cycles
+(Kulisch AUTO) or 3 (FP32_ARRIVAL).
+
+Ports (widths from the signals; W = KULISCH_W):
+    clk, rst                    clock; synchronous reset
+    policy                      0 KULISCH_FIXED, 1 FP32_ARRIVAL (2 bits)
+    out_fmt                     result format: 0 INT8, 1 FP16, 2 BF16, 3 FP32, 4 EXACT, 5 AUTO (3 bits)
+    count                       element count E of the operation (13 bits)
+    k_valid, k_row              merged Kulisch range present, its row (8 bits)
+    k_states, k_flags           16 x W states, 16 x 5 flags (prism_kulisch_store's o_states/o_flags)
+    f_valid, f_row, f_tile      FP32_ARRIVAL range: 16 x 32-bit sums
+    w_valid, w_row              out: a finished tile, its row
+    w_packed                    out: 512 bits, the tile packed in its format
+    w_fmt                       out: the tile's format code (0..4)
+    w_exact                     out: 16 x (5 + W) bits, lane l = {flags {wrap_sign, ovf, -inf, +inf, nan}, state}
+"""
+from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
+
+from hdl.arith.auto_classifier import auto_classifier
+from hdl.node.prism_round16 import prism_round16
+
+LANES = 16
+FMT_FP32, FMT_EXACT, FMT_AUTO = 3, 4, 5
+
+
+@block
+def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_flags, f_valid, f_row, f_tile,
+                  w_valid, w_row, w_packed, w_fmt, w_exact):
+    W = len(k_states) // LANES
+    if W not in (280, 320) or len(k_states) != W * LANES:
+        raise ValueError("prism_readout: k_states is 16 x KULISCH_W (320 or 280) bits")
+    if len(w_exact) != LANES * (W + 5):
+        raise ValueError("prism_readout: w_exact is 16 x (KULISCH_W + 5) bits")
+    if len(k_flags) != 5 * LANES or len(f_tile) != 512 or len(w_packed) != 512:
+        raise ValueError("prism_readout: k_flags 80 bits, f_tile and w_packed 512 bits")
+    if len(out_fmt) != 3 or len(w_fmt) != 3 or len(count) != 13:
+        raise ValueError("prism_readout: out_fmt and w_fmt 3 bits, count 13 bits")
+
+    def sig(w=None):
+        return Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
+
+    # ---- stage A: Kulisch rounding (one rounding of the merged exact sum) ----
+    insts = []
+    fmt_a = sig(3)
+    a_valid, a_tag, a_tile = sig(), sig(8), sig(512)
+    no = Signal(bool(0))
+    zero512 = sig(512)
+    insts.append(prism_round16(clk, rst, k_valid, no, k_states, k_flags, zero512, fmt_a, k_row,
+                               a_valid, a_tile, a_tag))
+    # EXACT: state and flags {wrap_sign, ovf, -inf, +inf, nan} pass through (the result sender
+    # rebuilds the exact sum from the state and the wrap)
+    exact_in = ConcatSignal(*[s for lane in reversed(range(LANES))
+                              for s in (k_flags(5 * lane + 5, 5 * lane), k_states(W * lane + W, W * lane))])
+    a_exact = sig(LANES * (W + 5))
+
+    # ---- stage B: AUTO classifier + FP32 -> format ----
+    b_in_valid, b_in_row, b_in_tile, b_in_keep = sig(), sig(8), sig(512), sig(16)
+    b_in_ready = sig()
+    c_tile, c_keep, c_fmt, c_valid = sig(512), sig(16), sig(2), sig()
+    c_row = sig(8)
+    one = Signal(bool(1))
+    insts.append(auto_classifier(clk, rst, b_in_tile, b_in_keep, b_in_valid, b_in_ready,
+                                 c_tile, c_keep, c_fmt, c_valid, one))
+    fmt_b = sig(3)
+    b_valid, b_tag, b_tag_in, b_tile = sig(), sig(11), sig(11), sig(512)
+    zero_values, zero_flags = sig(LANES * W), sig(80)
+    insts.append(prism_round16(clk, rst, c_valid, one, zero_values, zero_flags, c_tile, fmt_b, b_tag_in,
+                               b_valid, b_tile, b_tag))
+
+    # ---- final select, tail mask, packing ----
+    direct = sig()
+    final = sig(512)
+    final_valid, final_row, final_fmt = sig(), sig(8), sig(3)
+    packed16 = ConcatSignal(intbv(0)[256:], *[final(32 * l + 16, 32 * l) for l in reversed(range(LANES))])
+    packed8 = ConcatSignal(intbv(0)[384:], *[final(32 * l + 8, 32 * l) for l in reversed(range(LANES))])
+
+    @always_comb
+    def select_a():
+        # AUTO rounds to FP32 first; every other format is rounded to directly (EXACT passes through)
+        if out_fmt == FMT_AUTO:
+            fmt_a.next = FMT_FP32
+        else:
+            fmt_a.next = out_fmt
+        direct.next = policy == 0 and out_fmt != FMT_AUTO
+
+    @always_comb
+    def select_b():
+        t = intbv(0)[11:]
+        r = intbv(0)[9:]
+        last = intbv(0)[9:]
+        keep = intbv(0)[17:]
+        if policy == 0:
+            b_in_valid.next = a_valid and out_fmt == FMT_AUTO
+            b_in_tile.next = a_tile
+            r[:] = a_tag
+        else:
+            b_in_valid.next = f_valid
+            b_in_tile.next = f_tile
+            r[:] = f_row
+        # lanes beyond E in a final partial range hold no element: the classifier ignores them
+        last[:] = (count + 15) >> 4
+        keep[:] = 0xFFFF
+        if r + 1 == last and count[4:0] != 0:
+            keep[:] = 1
+            keep[:] = (keep << count[4:0]) - 1
+        b_in_keep.next = keep[16:0]
+        if out_fmt == FMT_AUTO:
+            fmt_b.next = c_fmt
+        else:
+            fmt_b.next = out_fmt
+        t[8:0] = c_row
+        if out_fmt == FMT_AUTO:
+            t[11:8] = c_fmt
+        else:
+            t[11:8] = out_fmt
+        b_tag_in.next = t
+
+    @always(clk.posedge)
+    def exact_pass():
+        a_exact.next = exact_in
+
+    @always(clk.posedge)
+    def classifier_row():
+        # the classifier has one register stage and never stalls here: carry the row beside it
+        if policy == 0:
+            c_row.next = a_tag
+        else:
+            c_row.next = f_row
+
+    @always_comb
+    def finish():
+        last_row = intbv(0)[9:]
+        tail = intbv(0)[5:]
+        mask = intbv(0)[512:]
+        one512 = intbv(0)[512:]
+        row = intbv(0)[8:]
+        tile = intbv(0)[512:]
+        last_row[:] = (count + 15) >> 4
+        tail[:] = count[4:0]
+        if direct:
+            row[:] = a_tag
+            tile[:] = a_tile
+            final_valid.next = a_valid
+            final_fmt.next = out_fmt
+        else:
+            row[:] = b_tag[8:0]
+            tile[:] = b_tile
+            final_valid.next = b_valid
+            final_fmt.next = b_tag[11:8]
+        final_row.next = row
+        one512[:] = 1
+        if row + 1 == last_row and tail != 0:
+            mask[:] = (one512 << (tail * 32)) - 1
+            final.next = tile & mask
+        else:
+            final.next = tile
+
+    @always(clk.posedge)
+    def write():
+        if rst:
+            w_valid.next = 0
+        else:
+            w_valid.next = final_valid
+            w_row.next = final_row
+            w_fmt.next = final_fmt
+            w_exact.next = a_exact
+            if final_fmt == 0:
+                w_packed.next = packed8
+            elif final_fmt == 1 or final_fmt == 2:
+                w_packed.next = packed16
+            else:
+                w_packed.next = final
+
+    insts += [select_a, select_b, exact_pass, classifier_row, finish, write]
+    return insts

@@ -1,0 +1,266 @@
+"""A multi-die accelerator package under one work distributor, with its shared
+resources and phase barrier in hardware, so a whole phase runs cycle by cycle
+in either back end:
+
+    s_axis_job --> phase_barrier gate --> work_distributor --dispatch bus--> compute_die_model x N_TGT
+                                           ^   |     ^                         |  want ^ grant
+                             svc_rate -----+   |     +-- completion arbiter <--+       |
+                                               v           (+ late completions)        v
+                              service_rate_estimator <--- die stall      shared_resource_arbiter
+                                               |                          (HBM, D2D, per-die links)
+                                               v
+                                  package_assertion_monitor (beside the distributor)
+
+* The estimator's published rates feed the distributor's policy (the feedback
+  loop service-rate-aware dispatch depends on); the dies' stall reports feed
+  its stall counters.
+* The dies ask the arbiter for service each cycle; HBM and the package D2D
+  bandwidth are shared, each die's own D2D link caps it alone.
+* The barrier closes acceptance after `phase_jobs` jobs, waits for the last to
+  retire, runs `barrier_cycles`, and measures stream and phase cycles.
+* The assertion monitor reads the distributor's job table and counters and
+  the estimator's counters and rates; its six outputs are the package
+  assertions (package_assertion_monitor).
+
+Ports (widths from the signals; N_TGT = len(tgt_enable); rates in 2**-RATE_FRAC
+work units per cycle, DRATE_W = len(hbm_rate)):
+    clk, rst              clock; synchronous active-high reset (ResetSignal)
+    s_axis_job_tdata      work units of the offered job (WORK_W bits, > 0)
+    s_axis_job_tid        semantic job id (JOB_W bits)
+    s_axis_job_tvalid     a job is offered
+    s_axis_job_tready     out: the job is dispatched this cycle
+    retry_valid, retry_slot   transport retry request for a job-table slot
+    retry_ready           out: the retry is consumed (re-sent, or dropped: slot not live)
+    s_late_cmpl_valid, s_late_cmpl_slot, s_late_cmpl_gen
+                          a completion arriving late from the transport (a
+                          duplicate after a retry, say); always accepted, ahead
+                          of the dies' completions
+    route_epoch           current route epoch (EPOCH_W bits)
+    tgt_enable            scheduler's per-die enable mask (N_TGT bits)
+    die_rate              per-die compute rate, packed N_TGT x DRATE_W (0: hung die)
+    link_rate             per-die D2D link rate in crossing units, packed N_TGT x DRATE_W
+    hbm_rate              package HBM service, work units per cycle (DRATE_W bits)
+    d2d_rate              package D2D service, crossing units per cycle (DRATE_W bits)
+    phase_jobs            jobs per phase
+    barrier_cycles        barrier length in cycles
+    dispatch_fire, retry_fire       out: a job accepted / a retry re-sent
+    m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch
+                          out: the dispatch bus
+    cmpl_valid, cmpl_slot, cmpl_gen  out: the completion presented to the distributor
+    retire_fire, retire_target, retire_tid  out: a completion retired that job
+    outstanding, outstanding_work   out: per die, packed (distributor)
+    svc_rate, rate_valid, accepted_work, completed_work, active_cyc, stall_cyc
+                          out: estimator's rates and counters, packed
+    die_busy, die_stall   out: per-die "holds a job" / "held back downstream" (N_TGT bits)
+    hbm_sat_cyc, d2d_sat_cyc        out: cycles in which HBM / D2D ran out (arbiter)
+    accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles
+                          out: the phase barrier (see phase_barrier)
+    fail_retire_once      out: assertion a_retire_once failed (a job retired twice, or by another use of its slot)
+    fail_retry_creates_no_job  out: assertion a_retry_creates_no_job failed (a retry created a job)
+    fail_route_epoch_stable    out: assertion a_route_epoch_stable failed (a live job's route epoch changed)
+    fail_no_dispatch_to_disabled  out: assertion a_no_dispatch_to_disabled failed (work sent to a disabled die)
+    fail_bounded_imbalance     out: assertion a_bounded_imbalance failed (no die degraded, outstanding work too uneven)
+    fail_work_conserved   out: assertion a_work_conserved failed (accepted - completed != outstanding work)
+    imbalance_armed       out: a_bounded_imbalance was armed at the last edge (no die degraded)
+    (package_assertion_monitor documents each assertion)
+
+Parameters:
+    POLICY            passed to work_distributor
+    FAULT             test-only deliberate bug: a work_distributor FAULT_*, or
+                      FAULT_RETRY_AS_WORK (this package feeds the estimator
+                      transport retries as completed work: the §16 conflation)
+    WINDOW            estimator window in active cycles (>= 2)
+    QUEUE_DEPTH       jobs each die holds (power of two >= 2)
+    RATE_FRAC         fraction bits of the rates (>= 0)
+    CROSS_SHIFT       a fraction 2**-CROSS_SHIFT of the work crosses a die boundary
+    IMBALANCE_BUDGET, DEGRADE_SHIFT   passed to package_assertion_monitor
+"""
+from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
+
+from hdl.package.compute_die_model import compute_die_model
+from hdl.package.package_assertion_monitor import package_assertion_monitor
+from hdl.package.phase_barrier import phase_barrier
+from hdl.package.service_rate_estimator import service_rate_estimator
+from hdl.package.shared_resource_arbiter import shared_resource_arbiter
+from hdl.package.work_distributor import FAULT_NONE, FAULTS, POLICY_SERVICE_RATE, work_distributor
+
+FAULT_RETRY_AS_WORK = max(FAULTS.values()) + 1
+PACKAGE_FAULTS = {**FAULTS, "retry_as_work": FAULT_RETRY_AS_WORK}
+
+
+@block
+def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
+                        retry_valid, retry_slot, retry_ready, s_late_cmpl_valid, s_late_cmpl_slot, s_late_cmpl_gen,
+                        route_epoch, tgt_enable, die_rate, link_rate, hbm_rate, d2d_rate, phase_jobs,
+                        barrier_cycles,
+                        dispatch_fire, retry_fire, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work,
+                        m_job_epoch, cmpl_valid, cmpl_slot, cmpl_gen, retire_fire, retire_target, retire_tid,
+                        outstanding, outstanding_work, svc_rate, rate_valid,
+                        accepted_work, completed_work, active_cyc, stall_cyc, die_busy, die_stall,
+                        hbm_sat_cyc, d2d_sat_cyc,
+                        accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles,
+                        fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
+                        fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved,
+                        imbalance_armed,
+                        POLICY=POLICY_SERVICE_RATE, FAULT=FAULT_NONE, WINDOW=64, QUEUE_DEPTH=8, RATE_FRAC=4,
+                        CROSS_SHIFT=1, IMBALANCE_BUDGET=24, DEGRADE_SHIFT=2):
+    name = "accelerator_package"
+    if FAULT not in PACKAGE_FAULTS.values():
+        raise ValueError(f"{name}: FAULT={FAULT!r} is not one of {sorted(PACKAGE_FAULTS.values())}")
+    n_tgt = len(tgt_enable)
+    drate_w = len(hbm_rate)
+    for sig, label in ((die_rate, "die_rate"), (link_rate, "link_rate")):
+        if len(sig) != n_tgt * drate_w:
+            raise ValueError(f"{name}: {label} is {len(sig)} bits; it must be N_TGT x len(hbm_rate) = "
+                             f"{n_tgt * drate_w}")
+    for sig, label in ((die_busy, "die_busy"), (die_stall, "die_stall"), (rate_valid, "rate_valid")):
+        if len(sig) != n_tgt:
+            raise ValueError(f"{name}: {label} is {len(sig)} bits; it must be N_TGT={n_tgt}")
+    if len(s_late_cmpl_slot) != len(m_job_slot) or len(s_late_cmpl_gen) != len(m_job_gen):
+        raise ValueError(f"{name}: s_late_cmpl_slot/gen must match m_job_slot/gen widths")
+    slot_w, gen_w = len(m_job_slot), len(m_job_gen)
+    n_job = 1 << slot_w
+    tgt_w = len(m_job_target)
+    work_w = len(s_axis_job_tdata)
+    epoch_w = len(route_epoch)
+    dist_fault = FAULT if FAULT != FAULT_RETRY_AS_WORK else FAULT_NONE
+    retry_as_work = FAULT == FAULT_RETRY_AS_WORK
+
+    # Distributor-side wires that are not top-level ports.
+    dist_tvalid = Signal(bool(0))
+    m_job_valid = Signal(bool(0))
+    m_job_retry = Signal(bool(0))
+    retire_work = Signal(intbv(0)[work_w:])
+    tgt_active = Signal(intbv(0)[n_tgt:])
+    chk_slot = Signal(intbv(0)[slot_w:])
+    chk_live = Signal(bool(0))
+    chk_gen = Signal(intbv(0)[gen_w:])
+    chk_epoch = Signal(intbv(0)[epoch_w:])
+    job_live = Signal(intbv(0)[n_job:])
+    job_gen = Signal(intbv(0)[n_job * gen_w:])
+    job_epoch = Signal(intbv(0)[n_job * epoch_w:])
+    # What the estimator counts as retired work (differs from the distributor's
+    # retirement only in the FAULT_RETRY_AS_WORK variant).
+    est_retire = Signal(bool(0))
+    est_target = Signal(intbv(0)[tgt_w:])
+    est_work = Signal(intbv(0)[work_w:])
+    hbm_sat = Signal(bool(0))
+    d2d_sat = Signal(bool(0))
+
+    die_ready = [Signal(bool(0)) for _ in range(n_tgt)]
+    die_cvalid = [Signal(bool(0)) for _ in range(n_tgt)]
+    die_cslot = [Signal(intbv(0)[slot_w:]) for _ in range(n_tgt)]
+    die_cgen = [Signal(intbv(0)[gen_w:]) for _ in range(n_tgt)]
+    die_busy_bits = [Signal(bool(0)) for _ in range(n_tgt)]
+    die_stall_bits = [Signal(bool(0)) for _ in range(n_tgt)]
+    die_want = [Signal(intbv(0)[drate_w:]) for _ in range(n_tgt)]
+    tgt_ready = ConcatSignal(*reversed(die_ready))
+    cvalid_vec = ConcatSignal(*reversed(die_cvalid))
+    cslot_vec = ConcatSignal(*reversed(die_cslot))
+    cgen_vec = ConcatSignal(*reversed(die_cgen))
+    busy_vec = ConcatSignal(*reversed(die_busy_bits))
+    stall_vec = ConcatSignal(*reversed(die_stall_bits))
+    want_vec = ConcatSignal(*reversed(die_want))
+    grant = Signal(intbv(0)[n_tgt * drate_w:])
+    grant_of = [grant((t + 1) * drate_w, t * drate_w) for t in range(n_tgt)]
+    cgrant = Signal(intbv(0)[n_tgt:])
+    cgrant_bits = [cgrant(t) for t in range(n_tgt)]
+    rate_of = [die_rate((t + 1) * drate_w, t * drate_w) for t in range(n_tgt)]
+    arb_ptr = Signal(intbv(0)[tgt_w:])
+
+    gate = phase_barrier(clk, rst, phase_jobs, barrier_cycles, s_axis_job_tvalid, dispatch_fire, retire_fire,
+                         accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles)
+    dist = work_distributor(
+        clk, rst, s_axis_job_tdata, s_axis_job_tid, dist_tvalid, s_axis_job_tready,
+        retry_valid, retry_slot, retry_ready,
+        m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch, m_job_retry,
+        tgt_ready, cmpl_valid, cmpl_slot, cmpl_gen, route_epoch, tgt_enable, svc_rate,
+        dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
+        outstanding, outstanding_work, chk_slot, chk_live, chk_gen, chk_epoch, job_live, job_gen, job_epoch,
+        POLICY=POLICY, FAULT=dist_fault)
+    est = service_rate_estimator(
+        clk, rst, dispatch_fire, m_job_target, m_job_work, est_retire, est_target, est_work,
+        outstanding, stall_vec, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
+        stall_cyc, WINDOW=WINDOW)
+    dies = [compute_die_model(clk, rst, m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_work, m_job_retry,
+                              die_ready[t], die_cvalid[t], cgrant_bits[t], die_cslot[t], die_cgen[t],
+                              rate_of[t], die_want[t], grant_of[t], die_stall_bits[t], die_busy_bits[t],
+                              TARGET_ID=t, QUEUE_DEPTH=QUEUE_DEPTH, RATE_FRAC=RATE_FRAC)
+            for t in range(n_tgt)]
+    arb = shared_resource_arbiter(clk, rst, want_vec, link_rate, hbm_rate, d2d_rate, grant, hbm_sat, d2d_sat,
+                                  hbm_sat_cyc, d2d_sat_cyc, CROSS_SHIFT=CROSS_SHIFT)
+    mon = package_assertion_monitor(
+        clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, cmpl_slot,
+        cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
+        completed_work, fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
+        fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved, imbalance_armed,
+        IMBALANCE_BUDGET=IMBALANCE_BUDGET, DEGRADE_SHIFT=DEGRADE_SHIFT, CHECK_WORK=True)
+
+    @always_comb
+    def gate_jobs():
+        dist_tvalid.next = s_axis_job_tvalid and accept_open
+
+    @always_comb
+    def estimator_events():
+        if retry_as_work and retry_fire:
+            # BUG (FAULT_RETRY_AS_WORK): a transport attempt counted as completed work.
+            est_retire.next = True
+            est_target.next = m_job_target
+            est_work.next = m_job_work
+        else:
+            est_retire.next = retire_fire
+            est_target.next = retire_target
+            est_work.next = retire_work
+
+    @always_comb
+    def arbitrate():
+        # A late completion from the transport goes first; otherwise round-robin over the
+        # dies' completions starting at arb_ptr, one per cycle.
+        cand = intbv(0)[tgt_w + 1:]
+        win = intbv(0)[tgt_w:]
+        g = intbv(0)[n_tgt:]
+        sl = intbv(0)[len(cslot_vec):]
+        gn = intbv(0)[len(cgen_vec):]
+        found = False
+        found = False
+        win[:] = 0
+        g[:] = 0
+        for k in range(n_tgt):
+            cand[:] = arb_ptr + k
+            if cand >= n_tgt:
+                cand[:] = cand - n_tgt
+            if not found and cvalid_vec[cand]:
+                win[:] = cand
+                found = True
+        sl[:] = cslot_vec >> (slot_w * win)
+        gn[:] = cgen_vec >> (gen_w * win)
+        if s_late_cmpl_valid:
+            cmpl_valid.next = True
+            cmpl_slot.next = s_late_cmpl_slot
+            cmpl_gen.next = s_late_cmpl_gen
+        else:
+            if found:
+                g[win] = 1
+            cmpl_valid.next = found
+            cmpl_slot.next = sl[slot_w:]
+            cmpl_gen.next = gn[gen_w:]
+        cgrant.next = g
+
+    @always_seq(clk.posedge, reset=rst)
+    def rotate():
+        nxt = intbv(0)[tgt_w + 1:]
+        if cgrant != 0:
+            nxt[:] = 0
+            for t in range(n_tgt):
+                if cgrant[t]:
+                    nxt[:] = t + 1
+            if nxt >= n_tgt:
+                nxt[:] = 0
+            arb_ptr.next = nxt[tgt_w:]
+
+    @always_comb
+    def die_status():
+        die_busy.next = busy_vec
+        die_stall.next = stall_vec
+
+    return gate, dist, est, dies, arb, mon, gate_jobs, estimator_events, arbitrate, rotate, die_status

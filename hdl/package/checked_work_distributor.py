@@ -1,0 +1,72 @@
+"""The work distributor with the package assertion monitor beside it: the
+distributor's own ports plus one failure output per assertion, for testing the
+distributor with its targets modelled outside.
+
+In this harness the service rates are an input (the estimator is outside), so
+the monitor takes a rate as measured when it is non-zero, and a_work_conserved
+is not checked (it needs the estimator's counters; the full package,
+accelerator_package, checks it).
+
+Ports: every port of work_distributor (same names and meaning), plus
+    fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
+    fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved (always 0),
+    imbalance_armed     out: see package_assertion_monitor
+
+Parameters: POLICY, FAULT (work_distributor); IMBALANCE_BUDGET, DEGRADE_SHIFT
+(package_assertion_monitor).
+"""
+from myhdl import Signal, always_comb, block, intbv
+
+from hdl.package.package_assertion_monitor import package_assertion_monitor
+from hdl.package.work_distributor import FAULT_NONE, POLICY_SERVICE_RATE, work_distributor
+
+
+@block
+def checked_work_distributor(clk, rst,
+                             s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
+                             retry_valid, retry_slot, retry_ready,
+                             m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work,
+                             m_job_epoch, m_job_retry, tgt_ready,
+                             s_cmpl_valid, s_cmpl_slot, s_cmpl_gen,
+                             route_epoch, tgt_enable, svc_rate,
+                             dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
+                             outstanding, outstanding_work,
+                             chk_slot, chk_live, chk_gen, chk_epoch,
+                             job_live, job_gen, job_epoch,
+                             fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
+                             fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved,
+                             imbalance_armed,
+                             POLICY=POLICY_SERVICE_RATE, FAULT=FAULT_NONE, IMBALANCE_BUDGET=16, DEGRADE_SHIFT=2):
+    n_tgt = len(tgt_enable)
+    rate_w = len(svc_rate) // n_tgt
+    rate_valid = Signal(intbv(0)[n_tgt:])
+    no_counts = Signal(intbv(0)[len(outstanding_work):])   # CHECK_WORK=False: never read
+
+    dist = work_distributor(
+        clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
+        retry_valid, retry_slot, retry_ready,
+        m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch, m_job_retry,
+        tgt_ready, s_cmpl_valid, s_cmpl_slot, s_cmpl_gen, route_epoch, tgt_enable, svc_rate,
+        dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
+        outstanding, outstanding_work, chk_slot, chk_live, chk_gen, chk_epoch, job_live, job_gen, job_epoch,
+        POLICY=POLICY, FAULT=FAULT)
+    mon = package_assertion_monitor(
+        clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, s_cmpl_slot,
+        s_cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, no_counts, no_counts,
+        fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable, fail_no_dispatch_to_disabled,
+        fail_bounded_imbalance, fail_work_conserved, imbalance_armed,
+        IMBALANCE_BUDGET=IMBALANCE_BUDGET, DEGRADE_SHIFT=DEGRADE_SHIFT, CHECK_WORK=False)
+
+    @always_comb
+    def measured():
+        # rst is read so this is evaluated again at reset release (the rates may be constant).
+        tmp = intbv(0)[len(svc_rate):]
+        bits = intbv(0)[n_tgt:]
+        bits[:] = 0
+        for t in range(n_tgt):
+            tmp[:] = svc_rate >> (rate_w * t)
+            if tmp[rate_w:] != 0 and not rst:
+                bits[t] = 1
+        rate_valid.next = bits
+
+    return dist, mon, measured

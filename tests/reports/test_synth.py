@@ -1,0 +1,172 @@
+"""`prism synth` and the node's stores as block RAM.
+
+A store maps to block RAM when yosys infers it as a memory whose read ports are
+all registered and which has at most two ports; these tests run yosys'
+synth_xilinx up to its memory mapping (seconds) and check the memories it
+inferred, on a memory written the wrong way (which must fail the check) and on
+the node's stores.  The Markdown section of docs/hdl_sizes.md must be what the
+command writes from its figures (docs/hdl_sizes_synth.json)."""
+import os
+import subprocess
+import sys
+
+import pytest
+from myhdl import ResetSignal, Signal, always, always_comb, block, intbv
+
+from cosim.reports import synth
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def sig(width=None):
+    return Signal(bool(0)) if width is None else Signal(intbv(0)[width:])
+
+
+def rst_sig():
+    return ResetSignal(0, active=1, isasync=False)
+
+
+@block
+def ram_read_without_clock(clk, we, waddr, wdata, raddr, rdata):
+    """A RAM read combinationally: the way a block RAM cannot be written."""
+    mem = [Signal(intbv(0)[32:]) for _ in range(512)]
+
+    @always(clk.posedge)
+    def write():
+        if we:
+            mem[waddr].next = wdata
+
+    @always_comb
+    def read():
+        rdata.next = mem[raddr]
+    return write, read
+
+
+@block
+def ram_read_on_clock(clk, we, waddr, wdata, raddr, rdata):
+    """The same RAM with a registered read."""
+    mem = [Signal(intbv(0)[32:]) for _ in range(512)]
+
+    @always(clk.posedge)
+    def port():
+        if we:
+            mem[waddr].next = wdata
+        rdata.next = mem[raddr]
+    return port
+
+
+def ram_ports():
+    return sig(), sig(), sig(9), sig(32), sig(9), sig(32)
+
+
+def assert_block_ram(mems, forced):
+    assert mems, "yosys inferred no memory"
+    for m in mems:
+        assert synth.bram_compatible(m), f"{m['name']}: read ports {m['read_ports']} " \
+                                         f"(registered: {m['sync_read']}), write ports {m['write_ports']}"
+        if forced:
+            assert m["mapped_to"] == "block RAM", f"{m['name']} -> {m['mapped_to']}"
+
+
+def test_a_ram_read_without_a_clock_fails_the_check():
+    mems = synth.memory_mapping(ram_read_without_clock, *ram_ports(), ram_style="block")
+    assert len(mems) == 1
+    assert not synth.bram_compatible(mems[0])
+    assert mems[0]["mapped_to"] != "block RAM"
+
+
+def test_the_same_ram_with_a_registered_read_passes():
+    assert_block_ram(synth.memory_mapping(ram_read_on_clock, *ram_ports()), forced=False)
+    mems = synth.memory_mapping(ram_read_on_clock, *ram_ports())
+    assert mems[0]["mapped_to"] == "block RAM"      # 512 x 32: yosys' own choice
+
+
+def test_kulisch_lane_rams_map_to_block_ram():
+    """The Kulisch lane (two port RAMs and their merge copies) at W = 280, 8 rows."""
+    from hdl.node.prism_kulisch_bank import prism_kulisch_bank
+    w = 280
+    args = (sig(), rst_sig(), sig(2), sig(), sig(8), sig(), sig(32), sig(), sig(8), sig(), sig(32),
+            sig(), sig(8), sig(), sig(), sig(w), sig(), sig(), sig(), sig(), sig())
+    mems = synth.memory_mapping(prism_kulisch_bank, *args, ROWS=8, ram_style="block")
+    assert sorted(m["name"] for m in mems) == ["ram_a", "ram_am", "ram_b", "ram_bm"]
+    assert_block_ram(mems, forced=True)
+
+
+def test_fp32_arrival_lane_ram_maps_to_block_ram():
+    from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
+    args = (sig(), rst_sig(), sig(), sig(), sig(4), sig(), sig(32), sig(), sig(32))
+    mems = synth.memory_mapping(fp32_arrival_lane, *args, ROWS=16, ram_style="block")
+    assert [m["name"] for m in mems] == ["ram"]
+    assert_block_ram(mems, forced=True)
+
+
+def test_frame_banks_map_to_block_ram_by_themselves():
+    cap = synth.capture_phase_blocks(320)
+    func, args, kwargs, count, _ = cap["prism_ingress"]
+    mems = synth.memory_mapping(func, *args, **kwargs)
+    assert [m["name"] for m in mems] == ["mem"] and mems[0]["bits"] == 3 * 256 * 512
+    assert_block_ram(mems, forced=False)
+    assert mems[0]["mapped_to"] == "block RAM"
+
+
+@pytest.mark.slow
+def test_result_and_exact_stores_map_to_block_ram():
+    """The result sender's four result-store banks and its exact store (yosys: several minutes)."""
+    cap = synth.capture_phase_blocks(280)
+    func, args, kwargs, count, _ = cap["prism_result_sender"]
+    mems = synth.memory_mapping(func, *args, **kwargs)
+    assert sorted(m["name"] for m in mems) == ["bank0", "bank1", "bank2", "bank3", "exact"]
+    assert_block_ram(mems, forced=False)
+    assert all(m["mapped_to"] == "block RAM" for m in mems)
+
+
+def test_capture_finds_every_phase_block_with_its_instance_count():
+    cap = synth.capture_phase_blocks(280, capacity=4096)
+    counts = {k: v[3] for k, v in cap.items()}
+    assert set(counts) == set(synth.block_names())
+    assert counts["prism_kulisch_bank"] == 64 and counts["prism_fp32_bank"] == 16
+    assert counts["prism_ingress"] == 2 and counts["prism_reader"] == 2 and counts["number_decoder"] == 128
+    assert len(cap["prism_kulisch_bank"][1][15]) == 280          # o_state at W = 280
+
+
+def test_doc_section_is_what_the_command_writes():
+    doc = os.path.join(ROOT, "docs", "hdl_sizes.md")
+    figures = os.path.join(ROOT, "docs", "hdl_sizes_synth.json")
+    by_width, target = synth.load_figures(figures)
+    assert sorted(by_width) == [280, 320]
+    assert synth.doc_section(doc) == synth.report_markdown(by_width, target).strip("\n")
+
+
+def test_doc_section_is_rewritten_in_place(tmp_path):
+    path = tmp_path / "sizes.md"
+    path.write_text("# sizes\n\nbefore\n")
+    synth.write_doc_section(str(path), "table one")
+    synth.write_doc_section(str(path), "table two")
+    text = path.read_text()
+    assert text.count(synth.DOC_BEGIN) == 1 and "table two" in text and "table one" not in text
+    assert text.startswith("# sizes\n\nbefore\n")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--width", "300"], "--width 300"),
+    (["--target", "altera"], "--target altera"),
+    (["no_such_block"], "unknown block"),
+    (["--width", "wide"], "invalid int value"),
+])
+def test_bad_arguments_give_one_line(argv, message):
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "synth", *argv], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in r.stderr
+
+
+def test_one_block_report():
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "synth", "prism_egress", "--no-doc"], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    header = [c.strip() for c in next(line for line in lines if line.startswith("| block |")).split("|")]
+    row = [line for line in lines if line.startswith("| prism_egress | phase 7")]     # the resource row
+    assert len(row) == 1
+    cells = [c.strip() for c in row[0].split("|")]
+    assert int(cells[header.index("FF")].replace(",", "")) > 1024   # two 512-bit output registers at least

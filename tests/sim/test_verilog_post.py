@@ -1,0 +1,274 @@
+"""Hoisting named-block variables out of MyHDL's processes keeps behaviour and drops the fork."""
+import os
+import random
+import subprocess
+
+import pytest
+
+from cosim.sim.verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats
+
+# MyHDL's layout: named processes with their variables declared inside; `total` shadows a
+# module signal of the same name, `i` is a loop variable, and one block is a `disable` target.
+SOURCE = """module t;
+reg clk = 0;
+reg [7:0] total = 8'd5;
+reg [7:0] a = 0;
+reg [7:0] out1 = 0;
+reg [7:0] out2 = 0;
+reg [7:0] out3 = 0;
+
+always @(posedge clk) begin: t_first
+    reg [8-1:0] total;
+    integer i;
+    total = 8'h0;
+    for (i=0; i<3; i=i+1) begin
+        total = total + a + i;
+    end
+    out1 <= total;
+end
+
+
+always @(posedge clk) begin: t_second
+    reg [8-1:0] acc;
+    acc = total + 1;
+    out2 <= acc;
+end
+
+
+always @(posedge clk) begin: t_loop
+    integer k;
+    out3 <= 0;
+    for (k=0; k<8; k=k+1) begin
+        if (k == a[2:0]) disable t_loop;
+        out3 <= k;
+    end
+end
+
+initial begin
+    repeat (6) begin
+        #5 clk = 1; #5 clk = 0;
+        $display("%0d %0d %0d", out1, out2, out3);
+        a = a + 3;
+    end
+    $finish;
+end
+endmodule
+"""
+
+
+def simulate(tmp_path, text, tag):
+    src = tmp_path / f"{tag}.v"
+    src.write_text(text)
+    exe = tmp_path / f"{tag}.vvp"
+    subprocess.run(["iverilog", "-o", str(exe), str(src)], check=True, capture_output=True)
+    return subprocess.run(["vvp", "-n", str(exe)], check=True, capture_output=True, text=True).stdout
+
+
+def test_hoisted_source_behaves_the_same(tmp_path):
+    hoisted = hoist_block_locals(SOURCE)
+    assert simulate(tmp_path, hoisted, "hoisted") == simulate(tmp_path, SOURCE, "original")
+
+
+def test_declarations_leave_the_blocks_and_labels_go_unless_disabled():
+    hoisted = hoist_block_locals(SOURCE)
+    assert "begin: t_first" not in hoisted and "begin: t_second" not in hoisted
+    assert "begin: t_loop" in hoisted                     # `disable t_loop` still needs its name
+    assert "reg [8-1:0] t_first_total;" in hoisted and "integer t_first_i;" in hoisted
+    assert "reg [7:0] total = 8'd5;" in hoisted            # the module signal is untouched
+    # inside t_second `total` is the module signal (no local of that name there)
+    assert "t_second_acc = total + 1;" in hoisted
+
+
+# MyHDL's layout for ConcatSignals: one assign per part, MSB part first, unsized binary
+# constants.  `fixed` has only sources that never change after their declaration (its value
+# must still be right from time 0); `gap` leaves bit 4 undriven and `odd` has a part whose
+# width cannot be told, so both must stay as they are.
+CONCAT_SOURCE = """module c;
+reg clk = 0;
+reg [7:0] a = 8'd0;
+reg [3:0] b = 4'd0;
+reg flag = 1'b0;
+reg [3:0] k = 4'd9;
+wire [15:0] w;
+wire [7:0] fixed;
+wire [7:0] gap;
+wire [7:0] odd;
+wire [15:0] copy;
+assign w[16-1:12] = b;
+assign w[12-1:11] = flag;
+assign w[11-1:8] = 'b101;
+assign w[8-1:0] = a;
+assign fixed[8-1:4] = k;
+assign fixed[4-1:0] = 'b0110;
+assign gap[8-1:5] = a[3-1:0];
+assign gap[4-1:0] = b;
+assign odd[8-1:4] = a + 1;
+assign odd[4-1:0] = b;
+assign copy[16-1:8] = w[16-1:8];
+assign copy[8-1:0] = w[8-1:0];
+initial begin
+    #1 $display("t0 %h %h %h", w, fixed, copy);
+    repeat (40) begin
+        #5 clk = 1;
+        a = $random; b = $random; flag = $random;
+        #0 $display("%h %h %h %h %h", w, fixed, gap, odd, copy);
+        #5 clk = 0;
+        $display("%h %h %h %h %h", w, fixed, gap, odd, copy);
+    end
+    $finish;
+end
+endmodule
+"""
+
+
+def test_part_assigns_become_one_concatenation_per_wire():
+    text = coalesce_part_assigns(CONCAT_SOURCE)
+    assert "assign w = {b, flag, 3'b101, a};" in text
+    assert "assign fixed = {k, 4'b0110};" in text
+    assert "assign copy = {w[16-1:8], w[8-1:0]};" in text
+    # a gap, or a part whose width is unknown: left alone
+    assert "assign gap[8-1:5] = a[3-1:0];" in text and "assign odd[8-1:4] = a + 1;" in text
+    assert "assign w[" not in text and "assign fixed[" not in text
+
+
+def test_icarus_form_makes_processes_of_non_constant_concatenations_only():
+    text = procedural_concats(coalesce_part_assigns(CONCAT_SOURCE))
+    assert "always begin w = {b, flag, 3'b101, a}; @(b or flag or a); end" in text
+    assert "reg [15:0] w;" in text and "wire [15:0] w;" not in text
+    assert "always begin fixed = {k, 4'b0110}; @(k); end" in text
+    assert "always begin copy = {w[16-1:8], w[8-1:0]}; @(w); end" in text
+
+
+def test_joined_and_procedural_forms_simulate_the_same_from_time_0(tmp_path):
+    original = simulate(tmp_path, CONCAT_SOURCE, "parts")
+    joined = simulate(tmp_path, coalesce_part_assigns(CONCAT_SOURCE), "joined")
+    procedural = simulate(tmp_path, procedural_concats(coalesce_part_assigns(CONCAT_SOURCE)), "procedural")
+    assert original.startswith("t0 0500 96 0500")        # every value known at time 0
+    assert "x" not in original.lower()
+    assert joined == original and procedural == original
+    assert len(set(original.split("\n"))) > 20           # the inputs did move
+
+
+def test_build_key_follows_the_block_and_what_it_imports_only():
+    """Editing one block must not invalidate the builds of unrelated ones (the node takes minutes
+    to convert), but must invalidate every block that imports it."""
+    from cosim.sim import toolchain
+    from cosim.sim.toolchain import _imported_files, hdl_modules, hdl_source_digest
+    index = {n: os.path.join(toolchain._ROOT, *d.split(".")) + ".py" for n, d in hdl_modules().items()}
+
+    def imports(path):
+        return {os.path.basename(f)[:-3] for f in _imported_files(os.path.join(toolchain._ROOT, path), index)}
+    assert "prism_control" in imports("hdl/node/prism_node.py")
+    assert "fp32_add" in imports("hdl/arith/fp32_arrival_lane.py")
+    assert "prism_node" in imports("cosim/node/prism_node_fault.py")      # a test-only variant outside hdl/
+    assert hdl_source_digest("hdl.common.axis_register") != hdl_source_digest("hdl.node.prism_node")
+    assert hdl_source_digest("hdl.node.prism_node") == hdl_source_digest("hdl.node.prism_node")
+    # the variant's own source counts: editing it rebuilds it
+    assert hdl_source_digest("cosim.node.prism_node_fault") != hdl_source_digest("hdl.node.prism_node")
+
+
+def _node_build():
+    from cosim.sim import toolchain
+    from cosim.node.node_harness import node_block, node_signals
+    return toolchain.build(node_block(), **node_signals(), KULISCH_W=320, CAPACITY=4096)
+
+
+def test_every_rewrite_pass_fires_on_the_node():
+    """If MyHDL's output changed shape, a regular-expression pass would silently stop firing and
+    simulation would get slower (or, for the time-0 wake, wrong under -g2012): each pass must
+    change the node's Verilog, and MyHDL's own output is kept beside the rewritten file."""
+    import os
+    from cosim.sim import toolchain
+    folder, name, _ = _node_build()
+    passes = toolchain.rewrite_passes(folder, name)
+    assert set(passes) == {"hoist_block_locals", "coalesce_part_assigns", "wake_at_time0",
+                           "initialise_output_regs", "procedural_concats"}
+    assert all(n > 0 for n in passes.values()), passes
+    raw = open(os.path.join(folder, f"{name}.raw.v")).read()
+    assert raw != open(os.path.join(folder, f"{name}.v")).read()
+    assert "prism_time0" not in raw
+
+
+def test_raw_and_rewritten_node_give_the_same_frames_on_the_same_cycles():
+    """One hostile regression scenario (resets, aborts, malformed frames, backpressure) on the
+    node built from MyHDL's output as written and from the rewritten Verilog, under Icarus
+    -g2005 (where the raw output's combinational logic also runs at time 0)."""
+    from cosim.sim import toolchain
+    from cosim.node.node_harness import run_node
+    from cosim.node.regress import random_scenario
+    sc = random_scenario(11)
+    runs = {}
+    for label, ctx in (("rewritten", None), ("raw", toolchain.raw_verilog())):
+        if ctx is None:
+            runs[label] = run_node(sc, "batch-icarus", kulisch_w=320, max_cycles=60000)
+        else:
+            with ctx:
+                runs[label] = run_node(sc, "batch-icarus", kulisch_w=320, max_cycles=60000)
+    a, b = runs["rewritten"], runs["raw"]
+    assert sum(len(a.tx[p]) for p in (0, 1)) > 0
+    for p in (0, 1):
+        assert [(f.beats, f.cycles) for f in a.tx[p]] == [(f.beats, f.cycles) for f in b.tx[p]], p
+        assert [f.cycles for f in a.rx[p]] == [f.cycles for f in b.rx[p]], p
+    assert a.counters == b.counters and a.resets == b.resets
+
+
+def test_hoisting_leaves_sized_literals_alone():
+    """A process variable named like a literal's digits (`b1`, `hff`) is renamed in the body
+    but not inside `1'b1` or `8'hff` (found on a formal harness whose variable was `b1`)."""
+    src = "\n".join([
+        "module t(input clk, output reg [7:0] q);",
+        "always @(posedge clk) begin: P",
+        "    reg b1;",
+        "    reg [7:0] hff;",
+        "    b1 = 1'b1;",
+        "    hff = 8'hff;",
+        "    q <= (b1 ? hff : 8'h0);",
+        "end",
+        "endmodule", ""])
+    out = hoist_block_locals(src)
+    assert "P_b1 = 1'b1;" in out and "P_hff = 8'hff;" in out
+    assert "q <= (P_b1 ? P_hff : 8'h0);" in out
+
+
+MEMORY_INIT = """reg [7:0] zeros [0:16-1];
+
+integer INITIALIZE_ZEROS_i;
+initial begin
+    for(INITIALIZE_ZEROS_i=0; INITIALIZE_ZEROS_i<16; INITIALIZE_ZEROS_i=INITIALIZE_ZEROS_i+1) begin
+        zeros[INITIALIZE_ZEROS_i] = 0;
+    end
+end
+
+reg [7:0] fives [0:16-1];
+
+integer INITIALIZE_FIVES_i;
+initial begin
+    for(INITIALIZE_FIVES_i=0; INITIALIZE_FIVES_i<16; INITIALIZE_FIVES_i=INITIALIZE_FIVES_i+1) begin
+        fives[INITIALIZE_FIVES_i] = 5;
+    end
+end
+"""
+
+
+def test_verilator_source_drops_only_zero_memory_loops_and_keeps_line_numbers():
+    from cosim.sim.verilog_post import drop_zero_memory_init
+    out, n = drop_zero_memory_init(MEMORY_INIT)
+    assert n == 1
+    assert out.count("\n") == MEMORY_INIT.count("\n")
+    assert "INITIALIZE_ZEROS_i" not in out and "fives[INITIALIZE_FIVES_i] = 5;" in out
+    lines_in, lines_out = MEMORY_INIT.split("\n"), out.split("\n")
+    assert lines_out.index("reg [7:0] fives [0:16-1];") == lines_in.index("reg [7:0] fives [0:16-1];")
+
+
+def test_every_memory_of_the_node_is_zeroed_by_a_loop_verilator_may_drop():
+    """The node's memories all start at 0, so its Verilator source has no time-0 loop left
+    (the loops were 365,000 lines of C++ in one function)."""
+    from cosim.sim.batch import verilator_source
+    from cosim.sim.verilog_post import drop_zero_memory_init
+    folder, name, _ = _node_build()
+    with open(f"{folder}/{name}.v") as fh:
+        text = fh.read()
+    out, n = drop_zero_memory_init(text)
+    assert n > 500 and "INITIALIZE_" not in out
+    with open(f"{folder}/{verilator_source(folder, name)}") as fh:
+        assert fh.read() == out
