@@ -40,7 +40,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 # myhdl.vpi from the C source that MyHDL's wheel ships (no-op when present).
-"$PY" -m cosim.vpi --quiet
+"$PY" -m cosim.sim.vpi --quiet
 
 cmd=${1:-help}; shift || true
 case "$cmd" in

@@ -13,10 +13,10 @@ import random
 
 import numpy as np
 import pytest
-from myhdl import ResetSignal, Signal, block, instance, intbv
+from myhdl import ResetSignal, Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.sim.pipeline import run_pipeline
 from golden.arith import fp32_arith, fp32_numba
 from hdl.arith.fp32_add import fp32_add
 
@@ -35,34 +35,15 @@ def simulate(backend, a, b):
     in_valid, out_valid = Signal(bool(0)), Signal(bool(0))
     in_a, in_b, out_result = Signal(intbv(0)[32:]), Signal(intbv(0)[32:]), Signal(intbv(0)[32:])
     in_tag, out_tag = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
-    got = []
     dut_factory = toolchain.select(fp32_add, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag, LATENCY=LATENCY)
+    def load(pair):
+        in_a.next, in_b.next = pair
 
-        @instance
-        def drive():
-            yield clk.negedge
-            while rst == 1:
-                yield clk.negedge
-            for x, y in zip(a, b):
-                in_valid.next, in_a.next, in_b.next = 1, x, y
-                yield clk.negedge
-            in_valid.next = 0
-
-        @instance
-        def monitor():
-            while True:
-                yield clk.posedge
-                if out_valid:
-                    got.append(int(out_result))
-
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, monitor
-
-    toolchain.run(bench(), duration=10 * (len(a) + LATENCY + 8), backend=backend)
-    return got
+    ports = (clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag)
+    got = run_pipeline(dut_factory, ports, dict(LATENCY=LATENCY), clk, rst, in_valid, out_valid, list(zip(a, b)),
+                       load, lambda: int(out_result), backend, LATENCY)
+    return [r for r, *_ in got]
 
 
 def _python(a, b):

@@ -23,13 +23,13 @@ The per-cycle simulators run only the small size (~0.6 ms per co-simulated cycle
 """
 import numpy as np
 import pytest
-from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
+from myhdl import ResetSignal, Signal, intbv
 
 from golden.fabric import ecmp_c as c_ecmp
 from cosim.sim import toolchain
 from cosim.sim.axis import AxisFrame
 from cosim.sim.batch import MAX_BEATS, BatchDesign, StreamStimulus
-from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.sim.pipeline import run_pipeline
 from golden.fabric import ecmp, ecmp_numba
 from hdl.fabric.ecmp_hash_stream import ecmp_hash_stream
 from hdl.fabric.ecmp_hash_unit import ecmp_hash_unit
@@ -57,36 +57,16 @@ def per_cycle(backend, words):
     rst = ResetSignal(0, active=1, isasync=False)
     s_valid, m_valid, s_user, m_user = (Signal(bool(0)) for _ in range(4))
     s_tuple, m_hash, m_path = Signal(intbv(0)[104:]), Signal(intbv(0)[32:]), Signal(intbv(0)[5:])
-    got = []
     factory = toolchain.select(ecmp_hash_unit, backend)
 
-    @block
-    def bench():
-        dut = factory(clk, rst, s_valid, s_tuple, s_user, m_valid, m_hash, m_path, m_user, PATHS=PATHS)
+    def load(w):
+        s_tuple.next = w
 
-        @instance
-        def drive():
-            yield rst.negedge
-            for w in words:
-                yield clk.negedge
-                s_valid.next = 1
-                s_tuple.next = w
-            yield clk.negedge
-            s_valid.next = 0
-
-        @instance
-        def sample():
-            while True:
-                yield clk.posedge
-                if m_valid:
-                    got.append((int(m_path) << 32) | int(m_hash))
-                    if len(got) == len(words):
-                        raise StopSimulation()
-
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, sample
-
-    toolchain.run(bench(), backend=backend)
-    return got
+    ports = (clk, rst, s_valid, s_tuple, s_user, m_valid, m_hash, m_path, m_user)
+    got = run_pipeline(factory, ports, dict(PATHS=PATHS), clk, rst, s_valid, m_valid, words, load,
+                       lambda: (int(m_path) << 32) | int(m_hash), backend,
+                       latency=2, stop_when_done=True)
+    return [w for w, *_ in got]
 
 
 _DESIGNS = {}

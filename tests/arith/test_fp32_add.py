@@ -21,10 +21,10 @@ import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from myhdl import ResetSignal, Signal, block, instance, intbv
+from myhdl import ResetSignal, Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.sim.pipeline import run_pipeline
 from golden.arith.fp32_arith import FP32_CANONICAL_NAN, fp32_add as golden_fp32_add
 from golden.arith.testfloat import read_vectors
 from hdl.arith.fp32_add import STAGE_REGISTERS, fp32_add
@@ -45,50 +45,20 @@ def run_adder(backend, pairs, latency=DEFAULT_LATENCY, gap_rate=0.0, seed=0):
     in_valid, out_valid = Signal(bool(0)), Signal(bool(0))
     in_a, in_b, out_result = Signal(intbv(0)[32:]), Signal(intbv(0)[32:]), Signal(intbv(0)[32:])
     in_tag, out_tag = Signal(intbv(0)[TAG_WIDTH:]), Signal(intbv(0)[TAG_WIDTH:])
-    rng = random.Random(seed)
-    schedule = []                     # operation index per cycle, None for a gap
-    for i in range(len(pairs)):
-        while gap_rate and rng.random() < gap_rate:
-            schedule.append(None)
-        schedule.append(i)
-    sent, got = [], []
-    cycle = [0]
     dut_factory = toolchain.select(fp32_add, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag, LATENCY=latency)
+    def load(pair):
+        in_a.next, in_b.next = pair
 
-        @instance
-        def drive():
-            yield clk.negedge
-            while rst == 1:
-                yield clk.negedge
-            for i in schedule:
-                if i is None:
-                    in_valid.next = 0
-                    in_a.next = rng.getrandbits(32)       # ignored while not valid
-                else:
-                    in_valid.next = 1
-                    in_a.next, in_b.next = pairs[i]
-                    in_tag.next = i % (1 << TAG_WIDTH)
-                    sent.append(cycle[0] + 1)             # sampled at the coming rising edge
-                yield clk.negedge
-            in_valid.next = 0
+    def idle(rng):
+        in_a.next = rng.getrandbits(32)               # ignored while not valid
 
-        @instance
-        def monitor():
-            while True:
-                yield clk.posedge
-                cycle[0] += 1
-                if out_valid:
-                    got.append((int(out_result), int(out_tag), cycle[0]))
-
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, monitor
-
-    toolchain.run(bench(), duration=10 * (len(schedule) + latency + 8), backend=backend)
+    ports = (clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag)
+    got = run_pipeline(dut_factory, ports, dict(LATENCY=latency), clk, rst, in_valid, out_valid, pairs, load,
+                       lambda: int(out_result), backend, latency,
+                       in_tag=in_tag, out_tag=out_tag, gap_rate=gap_rate, seed=seed, idle=idle)
     assert len(got) == len(pairs), f"{len(got)} results for {len(pairs)} additions"
-    return [(r, t, s, c) for (r, t, c), s in zip(got, sent)]
+    return got
 
 
 def check(backend, pairs, expected, latency=DEFAULT_LATENCY, gap_rate=0.0, seed=0):

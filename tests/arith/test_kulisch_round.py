@@ -25,10 +25,10 @@ import random
 from fractions import Fraction
 
 import pytest
-from myhdl import ResetSignal, Signal, block, instance, intbv
+from myhdl import ResetSignal, Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.sim.pipeline import run_pipeline
 from golden.arith import formats, kulisch
 from golden.arith.testfloat import read_vectors
 from hdl.arith.kulisch_round import FORMAT_EXACT, STAGE_REGISTERS, kulisch_round
@@ -75,54 +75,23 @@ def run_rounder(backend, items, width=320, latency=3, gap_rate=0.0, seed=0):
     in_tag, out_tag = Signal(intbv(0)[TAG_WIDTH:]), Signal(intbv(0)[TAG_WIDTH:])
     out_bits, out_flags = Signal(intbv(0)[32:]), Signal(intbv(0)[4:])
     mask = (1 << width) - 1
-    rng = random.Random(seed)
-    sent, got = [], []
-    cycle = [0]
-    schedule = []           # item index per cycle, None for a gap
-    for i in range(len(items)):
-        while gap_rate and rng.random() < gap_rate:
-            schedule.append(None)
-        schedule.append(i)
     dut_factory = toolchain.select(kulisch_round, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(clk, rst, in_valid, in_value, *flag_in, in_format, in_tag,
-                          out_valid, out_bits, out_value, out_flags, out_tag, LATENCY=latency)
+    def load(it):
+        in_value.next = it.value & mask
+        for s, v in zip(flag_in, (it.nan, it.pos_inf, it.neg_inf, it.overflow, it.wrap_negative)):
+            s.next = bool(v)
+        in_format.next = {**FORMAT_CODES, **RESERVED_CODES}[it.fmt]
 
-        @instance
-        def drive():
-            yield clk.negedge
-            while rst == 1:
-                yield clk.negedge
-            for i in schedule:
-                if i is None:
-                    in_valid.next = 0
-                    in_value.next = rng.getrandbits(width)   # ignored data while not valid
-                else:
-                    it = items[i]
-                    in_valid.next = 1
-                    in_value.next = it.value & mask
-                    for s, v in zip(flag_in, (it.nan, it.pos_inf, it.neg_inf, it.overflow, it.wrap_negative)):
-                        s.next = bool(v)
-                    in_format.next = {**FORMAT_CODES, **RESERVED_CODES}[it.fmt]
-                    in_tag.next = i % (1 << TAG_WIDTH)
-                    sent.append(cycle[0] + 1)   # sampled at the coming rising edge
-                yield clk.negedge
-            in_valid.next = 0
+    def idle(rng):
+        in_value.next = rng.getrandbits(width)   # ignored data while not valid
 
-        @instance
-        def monitor():
-            while True:
-                yield clk.posedge
-                cycle[0] += 1
-                if out_valid:
-                    got.append((int(out_bits), int(out_value), int(out_flags), int(out_tag), cycle[0]))
-
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, monitor
-
-    toolchain.run(bench(), duration=10 * (len(schedule) + latency + 8), backend=backend)
-    return [(b, v, f, t, s, c) for (b, v, f, t, c), s in zip(got, sent)], len(got)
+    ports = (clk, rst, in_valid, in_value, *flag_in, in_format, in_tag, out_valid, out_bits, out_value,
+             out_flags, out_tag)
+    got = run_pipeline(dut_factory, ports, dict(LATENCY=latency), clk, rst, in_valid, out_valid, items, load,
+                       lambda: (int(out_bits), int(out_value), int(out_flags)), backend, latency,
+                       in_tag=in_tag, out_tag=out_tag, gap_rate=gap_rate, seed=seed, idle=idle)
+    return [(b, v, f, t, s, c) for (b, v, f), t, s, c in got], len(got)
 
 
 def check(backend, items, width=320, latency=3, gap_rate=0.0, seed=0):

@@ -3,13 +3,15 @@ one flow per cycle, on both back ends; plus its parameter checks."""
 import random
 
 import pytest
-from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
+from myhdl import ResetSignal, Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.sim.pipeline import run_pipeline
 from golden.fabric import ecmp
 from hdl.fabric import collective_pkg as pkg
 from hdl.fabric.ecmp_hash_unit import crc32_bits, ecmp_hash_unit
+
+LATENCY = 2                 # cycles from a flow's entry to its output
 
 
 def tuple_word(t):
@@ -39,50 +41,19 @@ def run_hash_unit(backend, tuples, paths, mode, gaps=0.0, seed=0, trace=None):
     s_user, m_user = Signal(intbv(0)[16:]), Signal(intbv(0)[16:])
     m_hash = Signal(intbv(0)[32:])
     m_path = Signal(intbv(0)[max(1, (paths - 1).bit_length()):])
-    rng = random.Random(seed)
-    got = []
     dut_factory = toolchain.select(ecmp_hash_unit, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(clk, rst, s_valid, s_tuple, s_user, m_valid, m_hash, m_path, m_user,
-                          PATHS=paths, PATH_MODE=mode)
+    def load(t):
+        s_tuple.next = tuple_word(t)
 
-        @instance
-        def drive():
-            yield rst.negedge
-            i = 0
-            while i < len(tuples):
-                yield clk.negedge
-                if gaps and rng.random() < gaps:
-                    s_valid.next = 0
-                    continue
-                s_valid.next = 1
-                s_tuple.next = tuple_word(tuples[i])
-                s_user.next = i & 0xFFFF
-                i += 1
-            yield clk.negedge
-            s_valid.next = 0
-
-        @instance
-        def sample():
-            edge = 0
-            while True:
-                yield clk.posedge
-                edge += 1
-                if trace is not None and s_valid:
-                    trace[0].append(edge)
-                if trace is not None and m_valid:
-                    trace[1].append(edge)
-                if m_valid:
-                    got.append((int(m_user), int(m_hash), int(m_path)))
-                    if len(got) == len(tuples):
-                        raise StopSimulation()
-
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, sample
-
-    toolchain.run(bench(), backend=backend)
-    return got
+    ports = (clk, rst, s_valid, s_tuple, s_user, m_valid, m_hash, m_path, m_user)
+    got = run_pipeline(dut_factory, ports, dict(PATHS=paths, PATH_MODE=mode), clk, rst, s_valid, m_valid, tuples, load,
+                       lambda: (int(m_hash), int(m_path)), backend,
+                       LATENCY, in_tag=s_user, out_tag=m_user, gap_rate=gaps, seed=seed, stop_when_done=True)
+    if trace is not None:
+        trace[0].extend(c_in for *_, c_in, _ in got)
+        trace[1].extend(c_out for *_, c_out in got)
+    return [(tag, h, path) for (h, path), tag, _, _ in got]
 
 
 def expected(tuples, paths, mode):
