@@ -106,65 +106,127 @@ def run_node(scenario, backend="icarus", kulisch_w=320, capacity=4096, max_cycle
     return _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant)
 
 
-def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant):
-    block_func = node_block(variant)
-    sig = node_signals()
-    seeds = pause_seeds(scenario.seed)
-    sources, sinks = {}, {}
-    for p in (0, 1):
-        sources[p] = AxisSource(sig["clk"], sig[f"s_axis_{p}_tdata"], sig[f"s_axis_{p}_tvalid"],
-                                sig[f"s_axis_{p}_tready"], sig[f"s_axis_{p}_tlast"],
-                                pause=pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
-                                                      scenario.source_burst),
-                                rst=sig["rst"])
-        for f in scenario.stream(p):
-            sources[p].send(f)
-        sinks[p] = AxisSink(sig["clk"], sig[f"m_axis_{p}_tdata"], sig[f"m_axis_{p}_tvalid"],
-                            sig[f"m_axis_{p}_tready"], sig[f"m_axis_{p}_tlast"],
-                            pause=pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p],
-                                                  scenario.sink_burst),
-                            rst=sig["rst"])
-    resets_done = [0]
-    for p in (0, 1):
-        sources[p].peers = sources
-        sources[p].resets_done = resets_done
-    raised = []
-    factory = toolchain.select(block_func, backend)
-    counters = {}
-    state = {"cycles": 0}
-    names = counter_names()
+class NodeBench:
+    """The node on a per-cycle back end (myhdl, icarus), an AXI-Stream source and sink on each port.
 
-    @block
-    def bench():
-        dut = factory(**sig, **params)
+    Frames are queued with send(); run() simulates until a condition holds, then sweeps the
+    counters.  run_node() drives a Scenario through it; tests build exchanges by hand with it.
+    Pauses: a probability (or {port: probability}) per side, drawn from `seed` as the batched
+    back ends draw them (pause_seeds)."""
 
-        @instance
-        def supervise():
-            idle, quiet, cycle = 0, 0, 0
-            clk = sig["clk"]
-            while True:
-                yield clk.posedge
-                cycle += 1
-                moving = any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"] for p in (0, 1))
-                done = all(sources[p].idle() for p in (0, 1)) and cycle > RESET_CYCLES + 1
-                quiet = quiet + 1 if done and not moving else 0
-                pending = any(sig[f"m_axis_{p}_tvalid"] for p in (0, 1))   # held behind a stalled sink
-                idle = idle + 1 if quiet and not sig["busy"] and not pending else 0
-                if idle >= IDLE_STOP or quiet >= BUSY_STOP or cycle >= max_cycles:
-                    break
-            state["cycles"] = cycle
-            state["busy"] = bool(sig["busy"])
-            if read_counters:
-                for sel in sorted(names):
+    def __init__(self, backend="icarus", kulisch_w=320, capacity=4096, src_pause=0.0, sink_pause=0.0, seed=1,
+                 src_burst=1, sink_burst=1, variant=None, variant_params=None):
+        self.backend = backend
+        self.params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **(variant_params or {}))
+        self.variant = variant
+        self.sig = sig = node_signals()
+        self.clk, self.rst = sig["clk"], sig["rst"]
+        seeds = pause_seeds(seed)
+        per_port = lambda v, p: v.get(p, 0.0) if isinstance(v, dict) else v
+        axis = lambda d, p: [sig[f"{d}_axis_{p}_{n}"] for n in ("tdata", "tvalid", "tready", "tlast")]
+        self.src = [AxisSource(self.clk, *axis("s", p), rst=self.rst,
+                               pause=pause_generator(per_port(src_pause, p), seeds["src"][p], src_burst))
+                    for p in (0, 1)]
+        self.sink = [AxisSink(self.clk, *axis("m", p), rst=self.rst,
+                              pause=pause_generator(per_port(sink_pause, p), seeds["sink"][p], sink_burst))
+                     for p in (0, 1)]
+        self.resets_done = [0]              # mid-run resets over (for frames that wait on one)
+        for s in self.src:
+            s.peers, s.resets_done = self.src, self.resets_done
+        self.counters = {}                  # (port or None, golden counter name) -> value
+        self.cycles = 0
+        self.busy_at_end = False
+        self.wall_seconds = 0.0
+
+    def send(self, port, frame):
+        """Queue a frame (an AxisFrame, a golden.node.protocol frame, or a list of beats) on RX `port`."""
+        if not isinstance(frame, AxisFrame):
+            frame = AxisFrame(frame.encode() if hasattr(frame, "encode") else list(frame))
+        self.src[port].send(frame)
+
+    def run(self, until, max_cycles=200000, read_counters=True, extra=(), vcd=None):
+        """Run until `until(bench)` holds (asked after every rising edge) or for max_cycles, then
+        read the counters (True: all of counter_names(); else the counter_select indices given).
+        `extra`: factories of more test-bench blocks (a reset schedule, a mid-frame reset)."""
+        names = counter_names()
+        sweep = sorted(names) if read_counters is True else list(read_counters or ())
+        factory = toolchain.select(node_block(self.variant), self.backend)
+        sig, clk = self.sig, self.clk
+        stopped = []
+
+        @block
+        def bench():
+            dut = factory(**sig, **self.params)
+
+            @instance
+            def supervise():
+                for cycle in range(1, max_cycles + 1):
+                    yield clk.posedge
+                    self.cycles = cycle
+                    if until(self):
+                        break
+                self.busy_at_end = bool(sig["busy"])    # signals are cleared when the run ends
+                for sel in sweep:
                     yield clk.negedge
                     sig["counter_select"].next = sel
                     for _ in range(COUNTER_HOLD):
                         yield clk.posedge
-                    counters[names[sel]] = int(sig["counter_value"])
-            raise StopSimulation
+                    self.counters[names[sel]] = int(sig["counter_value"])
+                stopped.append(True)
+                raise StopSimulation
 
+            return (dut, clock_gen(clk), reset_pulse(clk, self.rst, RESET_CYCLES),
+                    *[s.inst() for s in self.src], *[k.inst() for k in self.sink], supervise, *[make() for make in extra])
+
+        t0 = time.perf_counter()
+        try:
+            with toolchain.waves(vcd):
+                toolchain.run(bench(), backend=self.backend)
+        except OSError:
+            # MyHDL finalises a co-simulation once on StopSimulation and again in quit_sim()
+            # (toolchain.run's finally): the second close fails harmlessly.
+            if not stopped:
+                raise
+        self.wall_seconds = time.perf_counter() - t0
+        return self
+
+    def counter(self, name, port=0):
+        """A counter read by the sweep, by its golden name; node-wide counters ignore `port`."""
+        return self.counters[(None, name)] if (None, name) in self.counters else self.counters[(port, name)]
+
+    def frames(self, port):
+        """The frames TX `port` sent, decoded."""
+        return [P.decode(f.beats) for f in self.sink[port].frames]
+
+    def received(self, port):
+        return len(self.sink[port].frames)
+
+
+def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant):
+    extra_params = {k: v for k, v in params.items() if k not in ("KULISCH_W", "CAPACITY")}
+    b = NodeBench(backend, params["KULISCH_W"], params["CAPACITY"], scenario.source_pause, scenario.sink_pause,
+                  scenario.seed, scenario.source_burst, scenario.sink_burst, variant, extra_params)
+    sig, sources, sinks = b.sig, b.src, b.sink
+    for p in (0, 1):
+        for f in scenario.stream(p):
+            sources[p].send(f)
+    raised = []
+    state = {"idle": 0, "quiet": 0}
+
+    def until(bench):
+        # the batched test bench's stop rule (cosim/sim/batch.py): every input sent, then quiet
+        cycle = bench.cycles
+        moving = any(sig[f"m_axis_{p}_tvalid"] and sig[f"m_axis_{p}_tready"] for p in (0, 1))
+        done = all(sources[p].idle() for p in (0, 1)) and cycle > RESET_CYCLES + 1
+        state["quiet"] = quiet = state["quiet"] + 1 if done and not moving else 0
+        pending = any(sig[f"m_axis_{p}_tvalid"] for p in (0, 1))   # held behind a stalled sink
+        state["idle"] = idle = state["idle"] + 1 if quiet and not sig["busy"] and not pending else 0
+        return idle >= IDLE_STOP or quiet >= BUSY_STOP
+
+    @block
+    def mid_run_resets():
         @instance
-        def mid_run_resets():
+        def schedule():
             # the batched test bench's schedule (cosim/sim/batch.py, ResetEvent), evaluated just after
             # each rising edge, once every monitor has counted that edge's beats
             clk, rst, cycle = sig["clk"], sig["rst"], 0
@@ -183,7 +245,7 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
                     if left == 0:
                         rst.next = 0
                         held = False
-                        resets_done[0] += 1
+                        b.resets_done[0] += 1
                     else:
                         continue
                 if i < len(events) and wait is None:
@@ -202,24 +264,18 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
                         wait -= 1
                     else:
                         wait, i = None, i + 1
-                        for src in sources.values():
+                        for src in sources:
                             src.abort()        # the link partners see the reset too
-                        for snk in sinks.values():
+                        for snk in sinks:
                             snk.abort()
                         rst.next = 1
                         held, left = True, RESET_HOLD
                         raised.append(cycle)
+        return schedule
 
-        return (dut, clock_gen(sig["clk"]), reset_pulse(sig["clk"], sig["rst"], RESET_CYCLES),
-                sources[0].inst(), sources[1].inst(), sinks[0].inst(), sinks[1].inst(), supervise,
-                mid_run_resets)
-
-    t0 = time.perf_counter()
-    with toolchain.waves(vcd):
-        toolchain.run(bench(), backend=backend)
-    wall = time.perf_counter() - t0
+    b.run(until, max_cycles, read_counters=bool(read_counters), extra=[mid_run_resets], vcd=vcd)
     return NodeRun(backend, {p: sinks[p].frames for p in (0, 1)}, {p: sources[p].sent for p in (0, 1)},
-                   counters, state["cycles"], wall, raised, state.get("busy", False),
+                   b.counters, b.cycles, b.wall_seconds, raised, b.busy_at_end,
                    truncated={p: len(sources[p].aborted) for p in (0, 1)},
                    cut={p: sinks[p].cut for p in (0, 1)},
                    rx_cut={p: [f.cycles[-1] for f in sources[p].aborted] for p in (0, 1)})

@@ -14,109 +14,16 @@ import struct
 
 import numpy as np
 import pytest
-from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
+from myhdl import ResetSignal, Signal, block, instance, intbv
 
 from cosim.node import linerate
 from cosim.sim import toolchain
-from cosim.sim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
+from cosim.sim.axis import AxisFrame
 from cosim.node.metrics import line_rate
-from cosim.node.node_harness import check, run_node
-from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.node.node_harness import NodeBench, check, run_node
 from golden.node import protocol as P
 from golden.reduce import reduce
 from hdl.node.prism_node import prism_node
-
-COUNTER = {"control": 0, "admitted": 1, "unsupported": 11, "truncated": 12,
-           "ranges": 32, "results": 33, "responses": 34}
-for _k, _name in enumerate(P.DROP_REASONS):
-    COUNTER[_name] = 2 + _k
-
-
-class NodeBench:
-    """Drives frames into both receive ports and collects both transmit ports."""
-
-    def __init__(self, backend, kulisch_w=320, capacity=4096, src_pause=0.0, sink_pause=0.0, seed=1):
-        self.backend = backend
-        self.clk = Signal(bool(0))
-        self.rst = ResetSignal(0, active=1, isasync=False)
-        mk = lambda w=None: Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
-        self.s = [dict(tdata=mk(512), tvalid=mk(), tready=mk(), tlast=mk()) for _ in range(2)]
-        self.m = [dict(tdata=mk(512), tvalid=mk(), tready=mk(), tlast=mk()) for _ in range(2)]
-        self.counter_select, self.counter_value, self.busy = mk(6), mk(32), mk()
-        self.src = [AxisSource(self.clk, s["tdata"], s["tvalid"], s["tready"], s["tlast"],
-                               pause=pause_generator(src_pause, seed + p)) for p, s in enumerate(self.s)]
-        self.sink = [AxisSink(self.clk, m["tdata"], m["tvalid"], m["tready"], m["tlast"],
-                              pause=pause_generator(sink_pause, seed + 10 + p)) for p, m in enumerate(self.m)]
-        self.kulisch_w, self.capacity = kulisch_w, capacity
-        self.counters = {}
-        self.cycles = 0
-        self.stopped = False
-        self.busy_at_end = None
-
-    def send(self, port, frame):
-        if isinstance(frame, AxisFrame):
-            self.src[port].send(frame)
-            return
-        beats = frame.encode() if hasattr(frame, "encode") else list(frame)
-        self.src[port].send(AxisFrame(beats))
-
-    def run(self, until, max_cycles=4000, read_counters=(), extra=()):
-        """Run until `until(bench)` holds (checked every cycle), then read the counters.
-        `extra`: factories of more test-bench blocks (e.g. a mid-run reset)."""
-        dut = toolchain.select(prism_node, self.backend)
-        wanted = [COUNTER[c] if isinstance(c, str) else c for c in read_counters]
-        bench_self = self
-
-        @block
-        def top():
-            node = dut(self.clk, self.rst,
-                       *[self.s[0][k] for k in ("tdata", "tvalid", "tready", "tlast")],
-                       *[self.s[1][k] for k in ("tdata", "tvalid", "tready", "tlast")],
-                       *[self.m[0][k] for k in ("tdata", "tvalid", "tready", "tlast")],
-                       *[self.m[1][k] for k in ("tdata", "tvalid", "tready", "tlast")],
-                       self.counter_select, self.counter_value, self.busy,
-                       KULISCH_W=self.kulisch_w, CAPACITY=self.capacity)
-
-            @instance
-            def watch():
-                for _ in range(max_cycles):
-                    yield self.clk.posedge
-                    bench_self.cycles += 1
-                    if bench_self.cycles > 4 and until(bench_self):
-                        break
-                # drain a few cycles, then read the requested counters one by one
-                for sel in wanted:
-                    yield self.clk.negedge
-                    self.counter_select.next = sel
-                    yield self.clk.posedge
-                    yield self.clk.posedge
-                    yield self.clk.negedge
-                    bench_self.counters[sel] = int(self.counter_value)
-                bench_self.busy_at_end = bool(self.busy)   # signals are cleared when the run ends
-                bench_self.stopped = True
-                raise StopSimulation
-
-            return (node, clock_gen(self.clk), reset_pulse(self.clk, self.rst), watch,
-                    *[s.inst() for s in self.src], *[k.inst() for k in self.sink], *[make() for make in extra])
-
-        try:
-            toolchain.run(top(), backend=self.backend)
-        except OSError:
-            # MyHDL finalises a co-simulation once on StopSimulation and again in quit_sim()
-            # (toolchain.run's finally): the second close fails harmlessly.
-            if not self.stopped:
-                raise
-        return self
-
-    def counter(self, name, port=0):
-        idx = COUNTER[name]
-        return self.counters[idx + 16 * port if idx < 32 else idx]
-
-    def frames(self, port):
-        return [P.decode(f.beats) for f in self.sink[port].frames]
-
-    def received(self, port):
-        return len(self.sink[port].frames)
 
 
 def settled(b, quiet=12):
@@ -164,11 +71,10 @@ def test_control_exchanges(backend):
     b.send(1, [P.set_field(P.Commit(3, 3).encode()[0], "opcode", 5)])
     b.send(1, stage(op_id=2, gen=2).encode() + [0])
     want += [P.Response(False, 3, 3, P.BAD_OPCODE, 5), P.Response(False, 2, 2, P.BAD_LENGTH, P.OP_STAGE)]
-    b.run(lambda b: b.received(0) >= len(want), max_cycles=3000,
-          read_counters=["control", "responses", 16 + COUNTER["control"], 16 + COUNTER["unsupported"]])
+    b.run(lambda b: b.received(0) >= len(want), max_cycles=3000)
     assert b.frames(0) == want
     assert b.received(1) == 0
-    assert b.counter("control", 0) == len(requests) and b.counter("control", 1) == 2
+    assert b.counter("control_accepted", 0) == len(requests) and b.counter("control_accepted", 1) == 2
     assert b.counter("unsupported", 1) == 2
     assert b.counter("responses") == len(want)
     assert b.busy_at_end
@@ -193,11 +99,12 @@ def test_data_drop_reasons(backend):
     b.send(0, [P.Data(1, 1, 0, P.FMT_FP32, 0, vals).encode()[0]] + [0] * 257)  # too_long
     b.send(0, P.Data(1, 1, 0, P.FMT_FP32, 16, vals))            # admitted
     b.send(0, P.Data(1, 1, 0, P.FMT_FP32, 16, vals))            # duplicate
-    names = ["no_operation", "wrong_op", "stale_generation", "bad_contributor", "bad_format",
-             "bad_range", "bad_length", "too_long", "duplicate", "admitted", "control"]
-    b.run(settled, max_cycles=2500, read_counters=names)
+    names = [f"dropped_{r}" for r in ("no_operation", "wrong_op", "stale_generation", "bad_contributor", "bad_format",
+                                      "bad_range", "bad_length", "too_long", "duplicate")]
+    names += ["data_accepted", "control_accepted"]
+    b.run(settled, max_cycles=2500)
     for name in names:
-        want = {"admitted": 1, "control": 2}.get(name, 1)
+        want = {"data_accepted": 1, "control_accepted": 2}.get(name, 1)
         assert b.counter(name) == want, name
 
 
@@ -285,7 +192,7 @@ def run_allreduce(backend, policy, in_fmt, out_fmt, count=40, seed=5, kulisch_w=
     blocks = -(-count // 256)
     want_ports = [p for p in (0, 1) if recipients >> p & 1]
     b.run(lambda b: all(b.received(p) >= blocks + (2 if p == 0 else 0) for p in want_ports),
-          max_cycles=max_cycles, read_counters=["ranges", "results", "admitted", 16 + COUNTER["admitted"]] + list(range(16, 29)))
+          max_cycles=max_cycles)
     want = expected_result(policy, in_fmt, out_fmt, [c0, c1], 9, 77, count, kulisch_w)
     return b, want, want_ports
 
@@ -303,9 +210,9 @@ def test_fp32_allreduce_two_contributors(backend, policy):
     for p in ports:
         got = [f for f in b.frames(p) if isinstance(f, P.Result)]
         assert got == want, f"port {p}"
-    assert b.counter("ranges") == 3
+    assert b.counter("ranges_completed") == 3
     assert b.counter("results") == 2
-    assert b.counter("admitted", 0) == 1 and b.counter("admitted", 1) == 2
+    assert b.counter("data_accepted", 0) == 1 and b.counter("data_accepted", 1) == 2
     assert not b.busy_at_end   # the operation has finished with its last RESULT frame
 
 
@@ -377,7 +284,7 @@ def test_two_blocks_reduce_to_one_port_under_backpressure(policy, in_fmt, out_fm
     assert ports == [1]
     assert [f for f in b.frames(1) if isinstance(f, P.Result)] == want
     assert [type(f) for f in b.frames(0)] == [P.Response, P.Response]
-    assert b.counter("results") == 2 and b.counter("ranges") == 19
+    assert b.counter("results") == 2 and b.counter("ranges_completed") == 19
 
 
 def ingress_rate(src):
@@ -407,8 +314,7 @@ def run_line_rate(policy, layout, count=1024, contributors=8):
             b.send(0, AxisFrame(P.Data(3, 4, c, P.FMT_FP32, 0, tuple(rows[c][:half])).encode(), delay=20 if c == 0 else 0))
             b.send(1, AxisFrame(P.Data(3, 4, c, P.FMT_FP32, half, tuple(rows[c][half:])).encode(), delay=20 if c == 0 else 0))
     blocks = -(-count // 256)
-    b.run(lambda b: b.received(0) >= blocks + 2 and b.received(1) >= blocks, max_cycles=3000,
-          read_counters=["ranges", "results"])
+    b.run(lambda b: b.received(0) >= blocks + 2 and b.received(1) >= blocks, max_cycles=3000)
     # admission order: the order the frames' last beats were taken (validation takes one cycle on
     # both ports), port 0 first in a tie; per element, its contributors in that order
     admitted = sorted((f.cycles[-1], port, P.get_field(f.beats[0], "contributor"))
@@ -505,8 +411,7 @@ def test_reset_mid_frame_leaves_nothing_half_admitted():
             b.rst.next = 0
         return pulse
 
-    b.run(lambda b: b.received(0) >= 5 and b.received(1) >= 1, max_cycles=1500, extra=[mid_frame_reset],
-          read_counters=["truncated", "unsupported", "admitted", 16 + COUNTER["admitted"]])
+    b.run(lambda b: b.received(0) >= 5 and b.received(1) >= 1, max_cycles=1500, extra=[mid_frame_reset])
     want = expected_result(P.POLICY_KULISCH, P.FMT_FP32, P.FMT_FP32, [c0, c1], 2, 5, count, 320)
     for port in (0, 1):
         assert [f for f in b.frames(port) if isinstance(f, P.Result)] == want
@@ -514,7 +419,7 @@ def test_reset_mid_frame_leaves_nothing_half_admitted():
         P.Response(True, 1, 1, P.OK, P.OP_STAGE), P.Response(True, 1, 1, P.OK, P.OP_COMMIT),
         P.Response(True, 2, 5, P.OK, P.OP_STAGE), P.Response(True, 2, 5, P.OK, P.OP_COMMIT)]
     assert b.counter("truncated") == 1 and b.counter("unsupported") == 1
-    assert b.counter("admitted", 0) == 1 and b.counter("admitted", 1) == 1
+    assert b.counter("data_accepted", 0) == 1 and b.counter("data_accepted", 1) == 1
 
 
 @pytest.mark.parametrize("kwargs,match", [(dict(KULISCH_W=300), "KULISCH_W"), (dict(CAPACITY=8192), "CAPACITY"),
@@ -543,7 +448,7 @@ def test_same_cycle_frames_are_handled_port_0_first():
     b.send(0, AxisFrame(P.Commit(2, 2).encode(), delay=6))
     data = P.Data(2, 2, 0, P.FMT_FP32, 0, tuple(fp32_bits(float(k)) for k in range(16)))
     b.send(1, AxisFrame(data.encode(), delay=5))
-    b.run(lambda b: b.received(0) >= 4, max_cycles=400, read_counters=[16 + COUNTER["admitted"]])
+    b.run(lambda b: b.received(0) >= 4, max_cycles=400)
     commit_cycle = b.src[0].sent[1].cycles[-1]
     data_cycle = b.src[1].sent[1].cycles[-1]
     assert commit_cycle == data_cycle           # the premise: both complete in one cycle
@@ -551,7 +456,7 @@ def test_same_cycle_frames_are_handled_port_0_first():
     got = b.frames(0)
     assert got[:3] == [P.Response(True, 1, 1, P.OK, P.OP_STAGE), P.Response(True, 2, 2, P.OK, P.OP_STAGE),
                        P.Response(True, 2, 2, P.OK, P.OP_COMMIT)]
-    assert b.counter("admitted", 1) == 1
+    assert b.counter("data_accepted", 1) == 1
     assert got[3] == P.Result(2, 2, 0, ((P.FMT_FP32, tuple(fp32_bits(float(k)) for k in range(16))),))
 
 
