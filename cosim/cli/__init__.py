@@ -2,6 +2,7 @@
 and defines `add_parser(subparsers)` and `run(args) -> int`."""
 import argparse
 import importlib
+import os
 import sys
 
 SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "fabric", "package", "topo", "export", "formal", "synth")
@@ -21,6 +22,26 @@ def int_arg(name, text, lo, hi=None):
     if v < lo or (hi is not None and v > hi):
         raise UsageError(f"{name} must be in {lo}..{hi if hi is not None else 'any'}, got {v}")
     return v
+
+
+def add_output_option(parser, default, what="output folder"):
+    """The sub-commands' `-o/--output DIR` option (a folder, created by output_dir)."""
+    parser.add_argument("-o", "--output", default=default, metavar="DIR",
+                        help=f"{what} (created if missing; default {default})")
+
+
+def output_dir(path):
+    """Create the output folder `path` if missing and return it, or a UsageError: a file in the
+    way, a folder that cannot be created or written."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"output path {path!r} exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create output folder {path!r}: {e.strerror or e}") from None
+    if not os.access(path, os.W_OK):
+        raise UsageError(f"output folder {path!r} is not writable")
+    return path
 
 
 class _OneLineParser(argparse.ArgumentParser):

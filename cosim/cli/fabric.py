@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError, int_arg
+from cosim.cli import UsageError, add_output_option, int_arg, output_dir
 
 DEFAULT_DIR = "fabric-report"
 
@@ -26,8 +26,7 @@ def add_parser(subparsers):
         description="Compute the collective-fabric chapter's figures (exact balls-in-bins, ring and "
                     "all-to-all times, remedies, stall accounting, a real-hash Monte Carlo) and write "
                     "a Markdown report with PNG plots.")
-    p.add_argument("-o", "--output", default=DEFAULT_DIR, metavar="DIR",
-                   help=f"output directory (created if missing; default {DEFAULT_DIR})")
+    add_output_option(p, DEFAULT_DIR)
     p.add_argument("--flows", default="1000000", metavar="N",
                    help="flows per real-hash Monte Carlo run (1024..100000000; default 1000000)")
     p.add_argument("--impl", default="auto", metavar="IMPL",
@@ -65,13 +64,7 @@ def run(args) -> int:
     rtl_sim = getattr(args, "rtl_sim", "icarus")
     if rtl_sim not in ("icarus", "verilator"):
         raise UsageError(f"--rtl-sim must be icarus or verilator, got {rtl_sim!r}")
-    out = args.output
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise UsageError(f"output path {out!r} exists and is not a directory")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create output directory {out!r}: {e.strerror}") from None
+    out = output_dir(args.output)
     from cosim.sim.vpi import ToolchainError
     try:
         report = build_report(out, flows=flows, trials=trials, seed=seed, impl_name=impl_name, bin_fn=bin_fn,

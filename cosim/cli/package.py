@@ -8,10 +8,9 @@ the slow-die / starved-die diagnosis, retries, and each assertion's broken
 variant.  Writes DIR/package_report.md and DIR/package_report.png.
 """
 import os
-import sys
 from fractions import Fraction
 
-from cosim.cli import UsageError, int_arg
+from cosim.cli import UsageError, add_output_option, int_arg, output_dir
 
 # Figures the design notes state, printed beside ours (never used to compute them).
 SEED = {
@@ -32,8 +31,7 @@ NOMINAL = 8                       # die compute, 2**-4 units per simulated cycle
 def add_parser(subparsers):
     p = subparsers.add_parser("package", help="accelerator-package report: resource graph + co-simulated package",
                               description=__doc__)
-    p.add_argument("-o", "--output", metavar="DIR", default="package-report",
-                   help="output folder (created; default: package-report)")
+    add_output_option(p, "package-report")
     p.add_argument("--backend", default="icarus-2005", metavar="{" + ",".join(BACKENDS) + "}",
                    help="simulator for the co-simulated package (default: icarus-2005, batched)")
     p.add_argument("--degraded-die", default="2", metavar="N", help="die that degrades (0..3, default 2)")
@@ -46,11 +44,6 @@ def add_parser(subparsers):
     p.add_argument("--partition", default="CPX+NPS4", metavar="COMPUTE+MEMORY",
                    help="partitioning modes to check against the §11 invariant (default CPX+NPS4)")
     p.add_argument("--no-sim", action="store_true", help="model tables only; skip the co-simulation")
-
-    def one_line_error(message):
-        print(f"prism package: error: {message}", file=sys.stderr)
-        sys.exit(2)
-    p.error = one_line_error
     return p
 
 
@@ -89,13 +82,7 @@ def run(args):
         raise UsageError(f"--degraded-factor {args.degraded_factor}: the die's rate is {NOMINAL}/16 units per "
                          f"cycle, so F * {NOMINAL} must be a whole number")
     partition = _parse_partition(args.partition)
-    out = args.output
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create output folder {out!r}: {e.strerror}") from None
-    if not os.access(out, os.W_OK):
-        raise UsageError(f"output folder {out!r} is not writable")
+    out = output_dir(args.output)
     report = build_report(backend=None if args.no_sim else backend, degraded_die=die, factor=factor,
                           window=window, units=units, partition=partition)
     md_path = os.path.join(out, "package_report.md")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError, int_arg
+from cosim.cli import UsageError, add_output_option, int_arg, output_dir
 
 # Figures the design document states, reproduced (or contradicted) by computation.
 SEED_COUNTS = {
@@ -36,8 +36,7 @@ ECMP_SIZES = (16, 32, 48, 64)
 def add_parser(subparsers):
     p = subparsers.add_parser("topo", help="ZCube vs rail-optimized fat tree: counts, hop histograms, ECMP loads",
                               description=__doc__.split("\n\n")[0])
-    p.add_argument("-o", "--output", default="topo_out", metavar="DIR",
-                   help="output directory (created if missing; default topo_out)")
+    add_output_option(p, "topo_out")
     p.add_argument("--ecmp-n", default="32", metavar="N",
                    help=f"ECMP comparison size: ZCube(N,2) vs ROFT of radix N, N*N GPUs; one of "
                         f"{', '.join(map(str, ECMP_SIZES))} (default 32 = 1,024 GPUs, ~10^6 all-to-all flows)")
@@ -56,13 +55,7 @@ def run(args) -> int:
     epochs = int_arg("--epochs", args.epochs, 1, 256)
     if args.mode not in ("mod", "mulhi"):
         raise UsageError(f"--mode must be mod or mulhi, got {args.mode!r}")
-    out = args.output
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise UsageError(f"output {out!r} exists and is not a directory")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create output directory {out!r}: {e.strerror}") from None
+    out = output_dir(args.output)
     path = build_report(out, ecmp_n=n, epochs=epochs, mode=args.mode, quick=args.quick)
     print(f"wrote {path}")
     return 0
