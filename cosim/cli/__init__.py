@@ -44,6 +44,15 @@ def output_dir(path):
     return path
 
 
+def save_figure(fig, path, dpi=110):
+    """Write a report's figure to `path` (PNG) and free it; returns the path."""
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
 class _OneLineParser(argparse.ArgumentParser):
     """Argument errors as one line (`prog: error: ...`), exit status 2, no usage dump."""
 

@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from cosim.cli import UsageError
+from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
 from cosim.sim.toolchain import block_module
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -48,21 +49,6 @@ class BlockSpec:
     params: callable = None       # options -> {keyword parameter: value}
     extra_files: tuple = ()       # (project path, name in DIR)
     roles: dict = field(default_factory=dict)     # port -> role, where the docstring's is too terse
-
-
-def _b():
-    from myhdl import Signal
-    return Signal(bool(0))
-
-
-def _u(width):
-    from myhdl import Signal, intbv
-    return Signal(intbv(0)[width:])
-
-
-def _rst():
-    from myhdl import ResetSignal
-    return ResetSignal(0, active=1, isasync=False)
 
 
 def _node_signals(opts):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError, add_output_option, int_arg, output_dir
+from cosim.cli import UsageError, add_output_option, int_arg, output_dir, save_figure
 
 DEFAULT_DIR = "fabric-report"
 
@@ -364,9 +364,7 @@ def build_report(out, *, flows, trials, seed, impl_name, bin_fn, rtl_sim="icarus
     ax.set_ylim(0, 100)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "efficiency_vs_flows.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out, "efficiency_vs_flows.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     ks = np.arange(1, 13)
@@ -380,9 +378,7 @@ def build_report(out, *, flows, trials, seed, impl_name, bin_fn, rtl_sim="icarus
     ax.set_xlabel("flows on the busiest of 32 uplinks (32 flows)")
     ax.set_ylabel("probability")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "max_load_distribution.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out, "max_load_distribution.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     ideal = float(cost.ideal_s)
@@ -394,9 +390,7 @@ def build_report(out, *, flows, trials, seed, impl_name, bin_fn, rtl_sim="icarus
     ax.set_xlabel("stripes per ring link")
     ax.set_ylabel("ring all-reduce time (s)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "striping.png"), dpi=110)
-    plt.close(fig)
+    save_figure(fig, os.path.join(out, "striping.png"))
 
     w(f"\n_Report computed in {time.perf_counter() - t_start:.1f} s._\n")
     return "\n".join(md)

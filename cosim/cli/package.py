@@ -10,7 +10,7 @@ variant.  Writes DIR/package_report.md and DIR/package_report.png.
 import os
 from fractions import Fraction
 
-from cosim.cli import UsageError, add_output_option, int_arg, output_dir
+from cosim.cli import UsageError, add_output_option, int_arg, output_dir, save_figure
 
 # Figures the design notes state, printed beside ours (never used to compute them).
 SEED = {
@@ -572,6 +572,4 @@ def plot_report(rep, path):
         ax.set_ylabel("stall_cyc / active_cyc per die (dies 0..3)")
         ax.set_title("Stall share: slow die vs starved (co-simulated)")
         ax.set_ylim(0, 1.1)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)

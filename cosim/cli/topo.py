@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError, add_output_option, int_arg, output_dir
+from cosim.cli import UsageError, add_output_option, int_arg, output_dir, save_figure
 
 # Figures the design document states, reproduced (or contradicted) by computation.
 SEED_COUNTS = {
@@ -397,11 +397,7 @@ def _plots(out, hops, loads, ecmp):
     ax.set_xticks(range(1, 6))
     ax.set_title("Hop histograms")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    p = os.path.join(out, "hop_histogram.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    files.append(p)
+    files.append(save_figure(fig, os.path.join(out, "hop_histogram.png")))
 
     fig, axes = plt.subplots(1, len(loads), figsize=(5 * len(loads), 4), squeeze=False, sharex=True)
     for ax, (name, (load, classes, cap)) in zip(axes[0], loads.items()):
@@ -415,11 +411,7 @@ def _plots(out, hops, loads, ecmp):
         ax.set_xlabel("flows per 100 Gb/s of directed-link capacity")
         ax.set_ylabel("links")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    p = os.path.join(out, "link_load.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    files.append(p)
+    files.append(save_figure(fig, os.path.join(out, "link_load.png")))
 
     fig, ax = plt.subplots(figsize=(8, 4))
     labels, data = [], []
@@ -431,11 +423,7 @@ def _plots(out, hops, loads, ecmp):
     ax.set_xticks(range(1, len(labels) + 1), labels, rotation=30, fontsize=8)
     ax.set_ylabel("per-GPU ring rate, Gb/s (job restarts)")
     ax.set_title("Ring all-reduce rate across ECMP draws")
-    fig.tight_layout()
-    p = os.path.join(out, "ring_epochs.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    files.append(p)
+    files.append(save_figure(fig, os.path.join(out, "ring_epochs.png")))
     return files
 
 

@@ -8,21 +8,9 @@ distinguishes (each target says why its sizes are enough).
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Tuple
 
-from myhdl import ResetSignal, Signal, intbv
+from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
 
 from .sby import Prop
-
-
-def _b():
-    return Signal(bool(0))
-
-
-def _u(width):
-    return Signal(intbv(0)[width:])
-
-
-def _rst():
-    return ResetSignal(0, active=1, isasync=False)
 
 
 @dataclass

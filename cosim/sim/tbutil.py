@@ -1,5 +1,5 @@
-"""Clock and reset generators shared by every test bench."""
-from myhdl import block, delay, instance
+"""Clock and reset generators, and signal makers, shared by every test bench."""
+from myhdl import ResetSignal, Signal, block, delay, instance, intbv
 
 CLOCK_PERIOD = 10  # simulation time units per cycle; edges at multiples of 5
 
@@ -27,3 +27,18 @@ def reset_pulse(clk, rst, cycles=2):
         yield clk.negedge
         rst.next = not rst.active
     return pulse
+
+
+def bit():
+    """A one-bit signal, 0."""
+    return Signal(bool(0))
+
+
+def word(width):
+    """An unsigned `width`-bit signal, 0."""
+    return Signal(intbv(0)[width:])
+
+
+def sync_reset():
+    """The project's reset: synchronous, active high, starting inactive."""
+    return ResetSignal(0, active=1, isasync=False)
