@@ -16,6 +16,14 @@ CASES = [("myhdl", 256), ("icarus", 256), ("icarus", 1024), ("batch-icarus", 102
          ("batch-verilator", 1024), ("batch-verilator", 4096)]
 
 
+def timed_batched_run(benchmark, simulator, sc, rounds, **run_kwargs):
+    """Time the batched design's run of the scenario's streams (compiled and loaded outside the timing)."""
+    from cosim.sim.batch import StreamStimulus
+    design = batch_design(simulator)
+    stim = {f"s_axis_{p}": StreamStimulus(sc.stream(p)) for p in (0, 1)}
+    return benchmark.pedantic(design.run, args=(stim,), kwargs=run_kwargs, rounds=rounds, iterations=1)
+
+
 @pytest.mark.parametrize("backend,elements", CASES, ids=[f"{b}-E{e}" for b, e in CASES])
 def test_simulator_speed(benchmark, backend, elements):
     sc = collective(demo_operation("kulisch", elements=elements, contributors=4), seed=1)
@@ -30,12 +38,8 @@ def test_simulator_speed(benchmark, backend, elements):
 @pytest.mark.parametrize("simulator", ["icarus", "verilator"])
 def test_batched_capture_overhead(benchmark, simulator, capture):
     """Batched run with every output beat written vs the bare simulator on the same stimulus."""
-    from cosim.sim.batch import StreamStimulus
-    design = batch_design(simulator)
     sc = collective(demo_operation("kulisch", elements=4096, contributors=4), seed=1)
-    stim = {f"s_axis_{p}": StreamStimulus(sc.stream(p)) for p in (0, 1)}
-    res = benchmark.pedantic(design.run, args=(stim,), kwargs={"capture": capture, "idle_stop": 150},
-                             rounds=3, iterations=1)
+    res = timed_batched_run(benchmark, simulator, sc, 3, capture=capture, idle_stop=150)
     benchmark.extra_info.update(cycles=res.cycles, cycles_per_second=res.cycles / res.wall_seconds)
 
 
@@ -43,26 +47,17 @@ def test_batched_capture_overhead(benchmark, simulator, capture):
 def test_batched_sustained(benchmark, simulator):
     """Four collectives back to back (E 4096, eight contributors each, ~6,000 cycles): the
     simulators' sustained speed, with their fixed start-up (test_batched_startup) amortised."""
-    from cosim.sim.batch import StreamStimulus
     from cosim.node.scenarios import build
-    design = batch_design(simulator)
     ops = [demo_operation("kulisch", elements=4096, contributors=8, seed=k, op_id=k) for k in range(1, 5)]
-    sc = build(ops, seed=1)
-    stim = {f"s_axis_{p}": StreamStimulus(sc.stream(p)) for p in (0, 1)}
-    res = benchmark.pedantic(design.run, args=(stim,), kwargs={"capture": False, "idle_stop": 150},
-                             rounds=1, iterations=1)
+    res = timed_batched_run(benchmark, simulator, build(ops, seed=1), 1, capture=False, idle_stop=150)
     benchmark.extra_info.update(cycles=res.cycles, cycles_per_second=res.cycles / res.wall_seconds)
 
 
 @pytest.mark.parametrize("simulator", ["icarus", "verilator"])
 def test_batched_startup(benchmark, simulator):
     """The fixed cost of one batched run: load the design and a collective's stimulus, run one cycle."""
-    from cosim.sim.batch import StreamStimulus
-    design = batch_design(simulator)
     sc = collective(demo_operation("kulisch", elements=4096, contributors=4), seed=1)
-    stim = {f"s_axis_{p}": StreamStimulus(sc.stream(p)) for p in (0, 1)}
-    res = benchmark.pedantic(design.run, args=(stim,), kwargs={"capture": False, "max_cycles": 1},
-                             rounds=3, iterations=1)
+    res = timed_batched_run(benchmark, simulator, sc, 3, capture=False, max_cycles=1)
     benchmark.extra_info.update(cycles=res.cycles, seconds=res.wall_seconds)
 
 

@@ -455,6 +455,43 @@ def run_until_done(top, backend, state, max_cycles, chunk_cycles=64):
             myhdl.traceSignals.filename = None
 
 
+def run_vectors(block_func, sig, params, backend, stim, apply, sample, reset_cycles=0, sample_after=False):
+    """One stimulus vector per cycle into block_func(**sig, **params): apply(vector) at a falling
+    edge, sample() just after the next rising edge; returns the samples.  reset_cycles: falling
+    edges with sig["rst"] held (as created) before the first vector; sample_after: one more
+    sample a cycle after the last vector."""
+    got, state = [], {}
+    factory = toolchain.select(block_func, backend)
+    clk = sig["clk"]
+
+    @block
+    def bench():
+        dut = factory(**sig, **params)
+
+        @instance
+        def run():
+            yield clk.negedge
+            if reset_cycles:
+                for _ in range(reset_cycles - 1):
+                    yield clk.negedge
+                sig["rst"].next = 0
+            for vector in stim:
+                apply(vector)
+                yield clk.posedge
+                got.append(sample())
+                yield clk.negedge
+            if sample_after:
+                yield clk.posedge
+                got.append(sample())
+            state["finished"] = True
+            yield _idle(clk)
+
+        return dut, clock_gen(clk), run
+
+    run_until_done(bench(), backend, state, len(stim) + 8)
+    return got
+
+
 def _idle(clk):
     while True:
         yield clk.posedge

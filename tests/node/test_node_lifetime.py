@@ -27,6 +27,17 @@ def assert_pass(report):
     assert report.ok, "\n".join(str(m) for m in report.mismatches[:8])
 
 
+def run_second_operation(sc, second, commit2, sink_pause):
+    """Queue operation `second`'s DATA (port 1's once COMMIT `commit2` is through) and run the
+    scenario on batch-icarus with both sinks pausing at `sink_pause`."""
+    for fr in second.data_frames(0):
+        sc.add(0, fr)
+    sc.add(1, second.data_frames(1)[0], after=(0, commit2))
+    sc.add(1, second.data_frames(1)[1])
+    sc.sink_pause = {0: sink_pause, 1: sink_pause}
+    return run_node(sc, "batch-icarus")
+
+
 @pytest.mark.parametrize("sink_pause", [0.0, 0.8])
 @pytest.mark.parametrize("policy", ["kulisch", "fp32-arrival"])
 def test_requests_inside_the_end_window(policy, sink_pause):
@@ -47,12 +58,7 @@ def test_requests_inside_the_end_window(policy, sink_pause):
     sc.add(0, d0[0], delay=2)                            # the ended operation's DATA
     sc.add(0, P.Abort(1, 1), delay=2)                    # ABORT of the ended operation
     commit2 = sc.add(0, second.commit(), delay=2)
-    for fr in second.data_frames(0):
-        sc.add(0, fr)
-    sc.add(1, second.data_frames(1)[0], after=(0, commit2))
-    sc.add(1, second.data_frames(1)[1])
-    sc.sink_pause = {0: sink_pause, 1: sink_pause}
-    run = run_node(sc, "batch-icarus")
+    run = run_second_operation(sc, second, commit2, sink_pause)
     report = check(sc, run)
     assert_pass(report)
     # the window frames were processed while operation 1's RESULT frames were still going out
@@ -88,12 +94,7 @@ def test_abort_ends_the_open_operation_without_a_reset(policy, sink_pause):
     sc.add(1, d1[1], after=(0, abort))                   # ... its block 1 comes after the ABORT
     sc.add(0, second.stage())
     commit2 = sc.add(0, second.commit())
-    for fr in second.data_frames(0):
-        sc.add(0, fr)
-    sc.add(1, second.data_frames(1)[0], after=(0, commit2))
-    sc.add(1, second.data_frames(1)[1])
-    sc.sink_pause = {0: sink_pause, 1: sink_pause}
-    run = run_node(sc, "batch-icarus")
+    run = run_second_operation(sc, second, commit2, sink_pause)
     assert_pass(check(sc, run))
     sent1 = sorted(P.get_field(f.beats[0], "offset") for p in (0, 1) for f in run.tx[p]
                    if kind(f) == (P.CLASS_RESULT, 1))
