@@ -34,7 +34,7 @@ def output_dir(path):
     """Create the output folder `path` if missing and return it, or a UsageError: a file in the
     way, a folder that cannot be created or written."""
     if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(f"output path {path!r} exists and is not a directory")
+        raise UsageError(f"cannot create output folder {path!r}: a file of that name exists and is not a directory")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
