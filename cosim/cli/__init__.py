@@ -24,6 +24,28 @@ def int_arg(name, text, lo, hi=None):
     return v
 
 
+def add_int_option(parser, name, default, lo, hi=None, help="", metavar="N", required=False):
+    """Declare an integer argument with its range: main() turns it into an int with int_arg
+    before the sub-command runs (bad input: one-line UsageError, exit status 2).  `name` is an
+    option ("--flows") or a positional argument ("seed"); default None: left None when absent."""
+    hint = f"{lo}..{hi if hi is not None else 'any'}" + ("" if default is None or required else f"; default {default}")
+    help = f"{help} ({hint})" if help else f"({hint})"
+    if name.startswith("-"):
+        action = parser.add_argument(name, default=default, metavar=metavar, help=help, required=required)
+    else:
+        action = parser.add_argument(name, metavar=metavar, help=help)
+    ranges = dict(parser.get_default("int_ranges") or {})
+    ranges[action.dest] = (name if name.startswith("-") else name.upper(), lo, hi)
+    parser.set_defaults(int_ranges=ranges)
+
+
+def convert_int_options(args):
+    """Every add_int_option argument of the parsed `args` as an int in its range, or UsageError."""
+    for dest, (name, lo, hi) in (getattr(args, "int_ranges", None) or {}).items():
+        if getattr(args, dest) is not None:
+            setattr(args, dest, int_arg(name, getattr(args, dest), lo, hi))
+
+
 def add_output_option(parser, default, what="output folder"):
     """The sub-commands' `-o/--output DIR` option (a folder, created by output_dir)."""
     parser.add_argument("-o", "--output", default=default, metavar="DIR",
@@ -79,6 +101,7 @@ def main(argv=None):
         mod.add_parser(sub)
     args = parser.parse_args(argv)
     try:
+        convert_int_options(args)
         return mods[args.command].run(args) or 0
     except UsageError as e:
         print(f"prism {args.command}: error: {e}", file=sys.stderr)

@@ -5,7 +5,7 @@ writes a VCD per policy and a short Markdown report."""
 import os
 import time
 
-from cosim.cli import UsageError, int_arg
+from cosim.cli import add_int_option
 
 POLICIES = ("kulisch", "fp32-arrival")
 
@@ -14,18 +14,15 @@ def add_parser(sub):
     p = sub.add_parser("demo", help="co-simulated FP32 AllReduce with a bit-exact verdict and a report")
     p.add_argument("--backend", default="icarus", choices=("icarus", "myhdl", "batch-icarus", "batch-verilator"),
                    help="simulator (default: icarus, per-cycle co-simulation)")
-    p.add_argument("--elements", default=4096, metavar="E", help="vector length E (default 4096)")
-    p.add_argument("--contributors", default=4, metavar="N", help="contributors, spread over both ports (default 4)")
+    add_int_option(p, "--elements", 4096, 16, 4096, "vector length E", metavar="E")
+    add_int_option(p, "--contributors", 4, 1, 8, "contributors, spread over both ports")
     p.add_argument("--width", type=int, default=320, choices=(320, 280), help="KULISCH_W")
-    p.add_argument("--seed", default=1, metavar="N")
+    add_int_option(p, "--seed", 1, 0)
     p.add_argument("--out", default="out/demo", help="folder for the report and waveforms (default out/demo)")
     p.add_argument("--no-vcd", action="store_true", help="do not write waveforms")
 
 
 def run(args):
-    args.elements = int_arg("--elements", args.elements, 16, 4096)
-    args.contributors = int_arg("--contributors", args.contributors, 1, 8)
-    args.seed = int_arg("--seed", args.seed, 0)
     from golden.node import protocol as P
     from cosim.node.metrics import line_rate
     from cosim.node.node_harness import check, run_node

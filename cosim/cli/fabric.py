@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError, add_output_option, int_arg, output_dir, save_figure
+from cosim.cli import UsageError, add_int_option, add_output_option, output_dir, save_figure
 
 DEFAULT_DIR = "fabric-report"
 
@@ -27,13 +27,11 @@ def add_parser(subparsers):
                     "all-to-all times, remedies, stall accounting, a real-hash Monte Carlo) and write "
                     "a Markdown report with PNG plots.")
     add_output_option(p, DEFAULT_DIR)
-    p.add_argument("--flows", default="1000000", metavar="N",
-                   help="flows per real-hash Monte Carlo run (1024..100000000; default 1000000)")
+    add_int_option(p, "--flows", 1_000_000, 1024, 100_000_000, "flows per real-hash Monte Carlo run")
     p.add_argument("--impl", default="auto", metavar="IMPL",
                    help="hash implementation for the Monte Carlo: auto (C if built, else numba), c, numba")
-    p.add_argument("--trials", default="20000", metavar="N",
-                   help="uniform-assignment trials for the striping Monte Carlo (100..10000000; default 20000)")
-    p.add_argument("--seed", default="1", metavar="N", help="random seed of the uniform Monte Carlo (default 1)")
+    add_int_option(p, "--trials", 20_000, 100, 10_000_000, "uniform-assignment trials for the striping Monte Carlo")
+    add_int_option(p, "--seed", 1, 0, 2**63 - 1, "random seed of the uniform Monte Carlo")
     p.add_argument("--rtl-sim", default="icarus", metavar="SIM",
                    help="batched simulator for the RTL figures: icarus (default) or verilator")
     p.add_argument("--properties", action="store_true",
@@ -57,9 +55,7 @@ def _bin_fn(impl):
 
 
 def run(args) -> int:
-    flows = int_arg("--flows", args.flows, 1024, 100_000_000)
-    trials = int_arg("--trials", args.trials, 100, 10_000_000)
-    seed = int_arg("--seed", args.seed, 0, 2**63 - 1)
+    flows, trials, seed = args.flows, args.trials, args.seed
     impl_name, bin_fn = _bin_fn(args.impl)
     rtl_sim = getattr(args, "rtl_sim", "icarus")
     if rtl_sim not in ("icarus", "verilator"):

@@ -9,7 +9,7 @@ properties must fail.
 """
 import os
 
-from cosim.cli import UsageError, int_arg
+from cosim.cli import UsageError, add_int_option
 
 
 def add_parser(sub):
@@ -18,7 +18,7 @@ def add_parser(sub):
                                    "property (proved / bounded / failed), counterexamples replayable.")
     p.add_argument("targets", nargs="*", metavar="TARGET", help="targets to prove (default: all; see --list)")
     p.add_argument("--list", action="store_true", help="list the targets, their properties and broken variants")
-    p.add_argument("--depth", metavar="N", help="induction / BMC depth (default: each target's own)")
+    add_int_option(p, "--depth", None, 1, 200, "induction / BMC depth (default: each target's own)")
     p.add_argument("--out", help="folder for the sby jobs, traces and stimulus files (default build/formal)")
     p.add_argument("--fault", metavar="VARIANT",
                    help="prove a broken variant of the (single) target instead: its properties must fail")
@@ -88,8 +88,6 @@ def run(args):
     for n in names:
         if ALIASES.get(n, n) not in TARGET_NAMES:
             raise UsageError(f"unknown target {n!r}; choose from {', '.join(TARGET_NAMES)} (see --list)")
-    if args.depth is not None:
-        args.depth = int_arg("--depth", args.depth, 1, 200)
     if args.fault:
         if len(names) != 1:
             raise UsageError("--fault needs exactly one TARGET")

@@ -10,7 +10,7 @@ variant.  Writes DIR/package_report.md and DIR/package_report.png.
 import os
 from fractions import Fraction
 
-from cosim.cli import UsageError, add_output_option, int_arg, output_dir, save_figure
+from cosim.cli import UsageError, add_int_option, add_output_option, output_dir, save_figure
 
 # Figures the design notes state, printed beside ours (never used to compute them).
 SEED = {
@@ -34,13 +34,12 @@ def add_parser(subparsers):
     add_output_option(p, "package-report")
     p.add_argument("--backend", default="icarus-2005", metavar="{" + ",".join(BACKENDS) + "}",
                    help="simulator for the co-simulated package (default: icarus-2005, batched)")
-    p.add_argument("--degraded-die", default="2", metavar="N", help="die that degrades (0..3, default 2)")
+    add_int_option(p, "--degraded-die", 2, 0, 3, "die that degrades")
     p.add_argument("--degraded-factor", default="1/2", metavar="F",
                    help="its compute rate as a fraction of nominal, 0 < F <= 1 (default 1/2)")
-    p.add_argument("--window", default="64", metavar="CYC",
-                   help="service-rate window in active cycles (>= 2, default 64)")
-    p.add_argument("--phase-units", default="1200", metavar="N",
-                   help="work units in the degraded-die phase, a multiple of 16 (4-unit jobs on 4 dies; default 1200)")
+    add_int_option(p, "--window", 64, 2, 1 << 16, "service-rate window in active cycles", metavar="CYC")
+    add_int_option(p, "--phase-units", 1200, 16, 100_000,
+                   "work units in the degraded-die phase, a multiple of 16 (4-unit jobs on 4 dies)")
     p.add_argument("--partition", default="CPX+NPS4", metavar="COMPUTE+MEMORY",
                    help="partitioning modes to check against the §11 invariant (default CPX+NPS4)")
     p.add_argument("--no-sim", action="store_true", help="model tables only; skip the co-simulation")
@@ -72,10 +71,9 @@ def run(args):
     backend = args.backend
     if backend not in BACKENDS:
         raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    die = int_arg("--degraded-die", args.degraded_die, 0, 3)
+    die = args.degraded_die
     factor = _parse_fraction(args.degraded_factor, "--degraded-factor")
-    window = int_arg("--window", args.window, 2, 1 << 16)
-    units = int_arg("--phase-units", args.phase_units, 16, 100_000)
+    window, units = args.window, args.phase_units
     if units % 16:
         raise UsageError(f"--phase-units={units} must be a multiple of 16 (4-unit jobs over 4 dies)")
     if (NOMINAL * factor).denominator != 1:

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from cosim.cli import UsageError, int_arg
+from cosim.cli import UsageError, add_int_option
 
 BACKENDS = ("batch-icarus", "batch-verilator", "icarus", "myhdl")
 VARIANTS = ("prism_node_fault",)
@@ -15,9 +15,9 @@ VARIANTS = ("prism_node_fault",)
 
 def add_parser(sub):
     p = sub.add_parser("regress", help="random node regressions over many seeds")
-    p.add_argument("--seeds", required=True, metavar="N", help="number of seeds")
-    p.add_argument("--first-seed", default=1, metavar="N", help="first seed (default 1)")
-    p.add_argument("--jobs", default=os.cpu_count() or 1, metavar="N", help="parallel workers (default: all cores)")
+    add_int_option(p, "--seeds", None, 1, help="number of seeds", required=True)
+    add_int_option(p, "--first-seed", 1, 0, help="first seed")
+    add_int_option(p, "--jobs", os.cpu_count() or 1, 1, help="parallel workers (default: all cores)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler address (e.g. tcp://host:8786)")
     p.add_argument("--backend", default="batch-icarus", choices=BACKENDS, help="simulator (default batch-icarus)")
     p.add_argument("--width", type=int, default=None, choices=(320, 280),
@@ -31,9 +31,6 @@ def add_parser(sub):
 
 
 def run(args):
-    args.seeds = int_arg("--seeds", args.seeds, 1)
-    args.first_seed = int_arg("--first-seed", args.first_seed, 0)
-    args.jobs = int_arg("--jobs", args.jobs, 1)
     coverage_dir = None
     if getattr(args, "code_coverage", False):
         if args.backend != "batch-verilator":

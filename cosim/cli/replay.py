@@ -2,13 +2,13 @@
 report, optional waveform and a JSON-lines transaction log."""
 import os
 
-from cosim.cli import UsageError, int_arg
+from cosim.cli import UsageError, add_int_option
 from .regress import BACKENDS, VARIANTS
 
 
 def add_parser(sub):
     p = sub.add_parser("replay", help="rerun one regression seed exactly")
-    p.add_argument("seed")
+    add_int_option(p, "seed", None, 0, help="the regression seed", metavar="SEED")
     p.add_argument("--backend", default="batch-icarus", choices=BACKENDS)
     p.add_argument("--width", type=int, default=None, choices=(320, 280),
                    help="KULISCH_W (default: the seed's own, as prism regress ran it)")
@@ -22,7 +22,6 @@ def add_parser(sub):
 def run(args):
     from cosim.node.node_harness import check, run_node
     from cosim.node.regress import random_scenario, write_transaction_log
-    args.seed = int_arg("SEED", args.seed, 0)
     if args.vcd and not os.path.isdir(os.path.dirname(os.path.abspath(args.vcd))):
         raise UsageError(f"--vcd: folder {os.path.dirname(args.vcd)} does not exist")
     sc = random_scenario(args.seed)

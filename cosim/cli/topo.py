@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 
-from cosim.cli import UsageError, add_output_option, int_arg, output_dir, save_figure
+from cosim.cli import UsageError, add_int_option, add_output_option, output_dir, save_figure
 
 # Figures the design document states, reproduced (or contradicted) by computation.
 SEED_COUNTS = {
@@ -37,11 +37,11 @@ def add_parser(subparsers):
     p = subparsers.add_parser("topo", help="ZCube vs rail-optimized fat tree: counts, hop histograms, ECMP loads",
                               description=__doc__.split("\n\n")[0])
     add_output_option(p, "topo_out")
-    p.add_argument("--ecmp-n", default="32", metavar="N",
-                   help=f"ECMP comparison size: ZCube(N,2) vs ROFT of radix N, N*N GPUs; one of "
-                        f"{', '.join(map(str, ECMP_SIZES))} (default 32 = 1,024 GPUs, ~10^6 all-to-all flows)")
-    p.add_argument("--epochs", default="16", metavar="E",
-                   help="job restarts (fresh QPNs, fresh hashes) sampled for the ring rows (1..256, default 16)")
+    add_int_option(p, "--ecmp-n", 32, 1, 1 << 16,
+                   f"ECMP comparison size: ZCube(N,2) vs ROFT of radix N, N*N GPUs; one of "
+                   f"{', '.join(map(str, ECMP_SIZES))} (32 = 1,024 GPUs, ~10^6 all-to-all flows)")
+    add_int_option(p, "--epochs", 16, 1, 256, "job restarts (fresh QPNs, fresh hashes) sampled for the ring rows",
+                   metavar="E")
     p.add_argument("--mode", default="mod", metavar="MODE", help="ECMP member selection: mod or mulhi (default mod)")
     p.add_argument("--quick", action="store_true",
                    help="skip the largest explicit graphs (3-tier radix-128 fat tree; ROFT radix 128 counts and "
@@ -49,10 +49,10 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    n = int_arg("--ecmp-n", args.ecmp_n, 1, 1 << 16)
+    n = args.ecmp_n
     if n not in ECMP_SIZES:
         raise UsageError(f"--ecmp-n must be one of {', '.join(map(str, ECMP_SIZES))}, got {n}")
-    epochs = int_arg("--epochs", args.epochs, 1, 256)
+    epochs = args.epochs
     if args.mode not in ("mod", "mulhi"):
         raise UsageError(f"--mode must be mod or mulhi, got {args.mode!r}")
     out = output_dir(args.output)
