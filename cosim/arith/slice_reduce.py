@@ -324,18 +324,19 @@ def round_fp32(backend, items):
     return _stream(backend, fp32_round, make_ports, items)
 
 
-def classify_tiles(backend, fp32_values):
-    """Format code per 16-element tile through hdl/arith/auto_classifier.py."""
+def run_classifier(backend, tiles, src_pause=0.0, sink_pause=0.0, seed=0):
+    """(tile, keep) pairs through hdl/arith/auto_classifier.py, with random pauses on either side;
+    returns [(data, keep, format code)] in output order."""
     from hdl.arith.auto_classifier import auto_classifier
 
-    tiles = [fp32_values[i:i + LANES] for i in range(0, len(fp32_values), LANES)]
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
     s_data, m_data = Signal(intbv(0)[512:]), Signal(intbv(0)[512:])
     s_keep, m_keep = Signal(intbv(0)[16:]), Signal(intbv(0)[16:])
     m_user = Signal(intbv(0)[2:])
-    s_valid, s_ready, m_valid, m_ready = Signal(bool(0)), Signal(bool(0)), Signal(bool(0)), Signal(bool(1))
-    codes = []
+    s_valid, s_ready, m_valid, m_ready = (Signal(bool(0)) for _ in range(4))
+    out = []
+    sp, kp = pause_generator(src_pause, seed), pause_generator(sink_pause, seed + 1)
     factory = toolchain.select(auto_classifier, backend)
 
     @block
@@ -343,28 +344,42 @@ def classify_tiles(backend, fp32_values):
         dut = factory(clk, rst, s_data, s_keep, s_valid, s_ready, m_data, m_keep, m_user, m_valid, m_ready)
 
         @instance
-        def feed():
+        def drive():
             yield rst.negedge
-            for tile in tiles:
-                s_data.next = sum(int(v) << (32 * k) for k, v in enumerate(tile))
-                s_keep.next = (1 << len(tile)) - 1
-                s_valid.next = 1
+            i = 0
+            while i < len(tiles):
+                if next(sp):
+                    s_valid.next = 0
+                else:
+                    tile, keep = tiles[i]
+                    s_data.next = sum(int(v) << (32 * k) for k, v in enumerate(tile))
+                    s_keep.next = keep
+                    s_valid.next = 1
                 yield clk.posedge
-                while not s_ready:
-                    yield clk.posedge
+                if s_valid and s_ready:
+                    i += 1
                 yield clk.negedge
             s_valid.next = 0
 
         @instance
-        def take():
+        def sink():
             while True:
                 yield clk.posedge
                 if m_valid and m_ready:
-                    codes.append(int(m_user))
+                    out.append((int(m_data), int(m_keep), int(m_user)))
+                yield clk.negedge
+                m_ready.next = not next(kp)
+        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, sink
 
-        return dut, clock_gen(clk), reset_pulse(clk, rst), feed, take
+    per_tile = 5 if src_pause or sink_pause else 2          # cycles a tile may take, pauses included
+    toolchain.run(bench(), duration=10 * (20 + per_tile * len(tiles)), backend=backend)
+    return out
 
-    toolchain.run(bench(), duration=10 * (2 * len(tiles) + 20), backend=backend)
+
+def classify_tiles(backend, fp32_values):
+    """Format code per 16-element tile through hdl/arith/auto_classifier.py."""
+    tiles = [fp32_values[i:i + LANES] for i in range(0, len(fp32_values), LANES)]
+    codes = [code for _, _, code in run_classifier(backend, [(t, (1 << len(t)) - 1) for t in tiles])]
     if len(codes) != len(tiles):
         raise RuntimeError(f"auto_classifier returned {len(codes)} of {len(tiles)} tiles")
     return codes

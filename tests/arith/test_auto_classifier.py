@@ -5,14 +5,10 @@ import random
 import struct
 
 import pytest
-from myhdl import ResetSignal, Signal, block, instance, intbv
 
-from cosim.sim import toolchain
-from cosim.sim.axis import pause_generator
-from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.arith import slice_reduce
 from golden.arith.auto import auto_format
 from golden.arith.formats import FORMAT_CODE
-from hdl.arith.auto_classifier import auto_classifier
 
 
 def f32(x):
@@ -50,50 +46,7 @@ def make_tiles(rng, n):
 
 
 def run_classifier(backend, tiles, src_pause=0.3, sink_pause=0.3, seed=0):
-    clk = Signal(bool(0))
-    rst = ResetSignal(0, active=1, isasync=False)
-    s_data, m_data = Signal(intbv(0)[512:]), Signal(intbv(0)[512:])
-    s_keep, m_keep = Signal(intbv(0)[16:]), Signal(intbv(0)[16:])
-    m_user = Signal(intbv(0)[2:])
-    s_valid, s_ready, m_valid, m_ready = (Signal(bool(0)) for _ in range(4))
-    out = []
-    sp, kp = pause_generator(src_pause, seed), pause_generator(sink_pause, seed + 1)
-    factory = toolchain.select(auto_classifier, backend)
-
-    @block
-    def bench():
-        dut = factory(clk, rst, s_data, s_keep, s_valid, s_ready, m_data, m_keep, m_user, m_valid, m_ready)
-
-        @instance
-        def drive():
-            yield rst.negedge
-            i = 0
-            while i < len(tiles):
-                if next(sp):
-                    s_valid.next = 0
-                else:
-                    tile, keep = tiles[i]
-                    s_data.next = sum(v << (32 * k) for k, v in enumerate(tile))
-                    s_keep.next = keep
-                    s_valid.next = 1
-                yield clk.posedge
-                if s_valid and s_ready:
-                    i += 1
-                yield clk.negedge
-            s_valid.next = 0
-
-        @instance
-        def sink():
-            while True:
-                yield clk.posedge
-                if m_valid and m_ready:
-                    out.append((int(m_data), int(m_keep), int(m_user)))
-                yield clk.negedge
-                m_ready.next = not next(kp)
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, sink
-
-    toolchain.run(bench(), duration=10 * (20 + 5 * len(tiles)), backend=backend)
-    return out
+    return slice_reduce.run_classifier(backend, tiles, src_pause, sink_pause, seed)
 
 
 def test_classifier_matches_golden(backend):
