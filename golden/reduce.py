@@ -85,17 +85,23 @@ def _out_dtype(out_fmt):
     return np.uint32 if out_fmt == "auto" else _UINT[WIDTH_BITS[out_fmt]]
 
 
-def _validate(policy, in_fmt, out_fmt, impl, width):
+def check_arguments(policy, out_fmt, width):
+    """ValueError for a policy, result format or Kulisch width a reduction cannot have (shared
+    with the hardware reduce, cosim/arith/slice_reduce.py)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if out_fmt not in OUT_FORMATS:
         raise ValueError(f"unknown output format {out_fmt!r}; expected one of {', '.join(OUT_FORMATS)}")
-    if impl not in IMPLS:
-        raise ValueError(f"unknown implementation {impl!r}; expected one of {', '.join(IMPLS)}")
     if width not in WIDTHS:
         raise ValueError(f"Kulisch width must be 320 or 280, got {width!r}")
     if policy == "fp32-arrival" and out_fmt == "exact":
         raise ValueError("out format 'exact' needs the kulisch policy (fp32-arrival has no exact state)")
+
+
+def _validate(policy, in_fmt, out_fmt, impl, width):
+    if impl not in IMPLS:
+        raise ValueError(f"unknown implementation {impl!r}; expected one of {', '.join(IMPLS)}")
+    check_arguments(policy, out_fmt, width)
 
 
 def reduce(policy, in_fmt, out_fmt, data, impl="python", width=320):

@@ -386,16 +386,10 @@ def classify_tiles(backend, fp32_values):
 
 
 def _check(policy, in_fmt, out_fmt, data, width, backend, order):
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    from golden.reduce import check_arguments
+    check_arguments(policy, out_fmt, width)
     if in_fmt not in FORMAT_CODE:
         raise ValueError(f"unknown input format {in_fmt!r}; choose one of {', '.join(FORMAT_CODE)}")
-    if out_fmt not in OUT_FORMATS:
-        raise ValueError(f"unknown result format {out_fmt!r}; choose one of {', '.join(OUT_FORMATS)}")
-    if policy == "fp32-arrival" and out_fmt == "exact":
-        raise ValueError("fp32-arrival has no exact result; choose fp32, bf16, fp16, int8 or auto")
-    if width not in (320, 280):
-        raise ValueError(f"Kulisch width must be 320 or 280, got {width!r}")
     if backend not in toolchain.BACKENDS:
         raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(toolchain.BACKENDS)}")
     if order not in ORDERS:
