@@ -196,17 +196,6 @@ def random_elements(rng, fmt_name, shape, specials=False):
     return bits.astype(DTYPES[fmt]).reshape(shape)
 
 
-def result_beats(op):
-    """Beats of an operation's RESULT frames on one port (AUTO counted at its widest, FP32)."""
-    e = op.elements
-    blocks = -(-e // P.BLOCK_ELEMS)
-    if op.result_format == "exact":
-        return e + blocks
-    per_beat = P.ELEMS_PER_BEAT[P.FMT_FP32 if op.result_format == "auto" else P.FORMAT_CODES[op.result_format]]
-    groups = 16 if op.result_format == "auto" else 1      # each AUTO group starts on a new beat
-    return blocks * (1 + groups) + -(-e // per_beat)
-
-
 def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of=None, interleave=True,
           data_delay=8, gap=0, scenario=None, after_reset=None, reset_before=None):
     """Operations one after another: for each, STAGE and COMMIT on `control_port`, then
