@@ -347,14 +347,6 @@ def seed_sv_all_to_all_model(s_mb: int = 1024) -> Dict[str, int]:
                 ring_flows_same_job=ACC_PER_LEAF)
 
 
-def seed_sv_bytes_per_participant_mb(collective: str, s_mb: int) -> int:
-    if collective == "allreduce":
-        return (2 * (PARTICIPANTS - 1) * s_mb) // PARTICIPANTS
-    if collective in ("allgather", "alltoall"):
-        return ((PARTICIPANTS - 1) * s_mb) // PARTICIPANTS
-    return s_mb
-
-
 def flows_per_leaf(collective: str, acc_per_leaf: int = ACC_PER_LEAF, participants: int = PARTICIPANTS) -> int:
     return acc_per_leaf * (participants - 1) if collective == "alltoall" else acc_per_leaf
 
