@@ -33,6 +33,7 @@ from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
 
 from cosim.sim import toolchain
 from cosim.sim.axis import pause_generator
+from cosim.sim.pipeline import run_pipeline
 from cosim.sim.tbutil import clock_gen, reset_pulse
 
 FORMAT_CODE = {"int8": 0, "fp16": 1, "bf16": 2, "fp32": 3}
@@ -233,43 +234,17 @@ def run_slice_beats(backend, policy, beats, n_elements, width=320, capacity=64, 
     return SliceRun(values[:n_elements], status["cycles"], accept_cycles, status["index_error"], t1 - t0, t2 - t1)
 
 
-def _stream(backend, block_func, make_ports, items, latency_hint=4):
-    """Push items through a fixed-latency, always-ready block one per cycle; collect by tag.
-
-    make_ports(clk, rst) -> (ports tuple for block_func, drive(item, tag), valid_signal,
-    collect() -> (tag, value)).  Returns values in item order."""
-    clk = Signal(bool(0))
-    rst = ResetSignal(0, active=1, isasync=False)
-    ports, kwargs, drive, out_valid, collect = make_ports(clk, rst)
-    results = [None] * len(items)
-    factory = toolchain.select(block_func, backend)
-
-    @block
-    def bench():
-        dut = factory(*ports, **kwargs)
-
-        @instance
-        def feed():
-            yield rst.negedge
-            for i, item in enumerate(items):
-                drive(item, i, True)
-                yield clk.negedge
-            drive(None, 0, False)
-
-        @instance
-        def take():
-            while True:
-                yield clk.posedge
-                if out_valid:
-                    tag, value = collect()
-                    results[tag] = value
-
-        return dut, clock_gen(clk), reset_pulse(clk, rst), feed, take
-
-    toolchain.run(bench(), duration=10 * (len(items) + latency_hint + 20), backend=backend)
+def _by_tag(block_func, got, n):
+    """Pipeline outputs (cosim.sim.pipeline.run_pipeline) back in item order, by their tags."""
+    results = [None] * n
+    for value, tag, _, _ in got:
+        results[tag] = value
     if any(r is None for r in results):
         raise RuntimeError(f"{block_func.__name__}: {sum(r is None for r in results)} results missing")
     return results
+
+
+RUN_TAIL = 16           # cycles run after the last item, past either rounder's latency
 
 
 def _tag_bits(n):
@@ -282,26 +257,24 @@ def round_states(backend, items, width=320):
     from hdl.arith.kulisch_round import kulisch_round
 
     tw = _tag_bits(len(items))
+    clk = Signal(bool(0))
+    rst = ResetSignal(0, active=1, isasync=False)
+    s = dict(v=Signal(bool(0)), value=Signal(intbv(0)[width:]), nan=Signal(bool(0)), pinf=Signal(bool(0)),
+             ninf=Signal(bool(0)), ovf=Signal(bool(0)), wneg=Signal(bool(0)), fmt=Signal(intbv(0)[3:]),
+             tag=Signal(intbv(0)[tw:]), ov=Signal(bool(0)), bits=Signal(intbv(0)[32:]),
+             oval=Signal(intbv(0)[width:]), oflags=Signal(intbv(0)[4:]), otag=Signal(intbv(0)[tw:]))
 
-    def make_ports(clk, rst):
-        s = dict(v=Signal(bool(0)), value=Signal(intbv(0)[width:]), nan=Signal(bool(0)), pinf=Signal(bool(0)),
-                 ninf=Signal(bool(0)), ovf=Signal(bool(0)), wneg=Signal(bool(0)), fmt=Signal(intbv(0)[3:]),
-                 tag=Signal(intbv(0)[tw:]), ov=Signal(bool(0)), bits=Signal(intbv(0)[32:]),
-                 oval=Signal(intbv(0)[width:]), oflags=Signal(intbv(0)[4:]), otag=Signal(intbv(0)[tw:]))
+    def load(item):
+        state, flags, fmt = item
+        s["value"].next, s["fmt"].next = state, fmt
+        for bit, name in enumerate(("nan", "pinf", "ninf", "ovf", "wneg")):
+            s[name].next = bool(flags >> bit & 1)
 
-        def drive(item, tag, valid):
-            s["v"].next = valid
-            if valid:
-                state, flags, fmt = item
-                s["value"].next, s["fmt"].next, s["tag"].next = state, fmt, tag
-                for bit, name in enumerate(("nan", "pinf", "ninf", "ovf", "wneg")):
-                    s[name].next = bool(flags >> bit & 1)
-
-        ports = (clk, rst, s["v"], s["value"], s["nan"], s["pinf"], s["ninf"], s["ovf"], s["wneg"], s["fmt"],
-                 s["tag"], s["ov"], s["bits"], s["oval"], s["oflags"], s["otag"])
-        return ports, {}, drive, s["ov"], lambda: (int(s["otag"]), int(s["bits"]))
-
-    return _stream(backend, kulisch_round, make_ports, items)
+    ports = (clk, rst, s["v"], s["value"], s["nan"], s["pinf"], s["ninf"], s["ovf"], s["wneg"], s["fmt"],
+             s["tag"], s["ov"], s["bits"], s["oval"], s["oflags"], s["otag"])
+    got = run_pipeline(toolchain.select(kulisch_round, backend), ports, {}, clk, rst, s["v"], s["ov"], items, load,
+                       lambda: int(s["bits"]), backend, RUN_TAIL, in_tag=s["tag"], out_tag=s["otag"])
+    return _by_tag(kulisch_round, got, len(items))
 
 
 def round_fp32(backend, items):
@@ -309,19 +282,17 @@ def round_fp32(backend, items):
     from hdl.arith.fp32_round import fp32_round
 
     tw = _tag_bits(len(items))
+    clk = Signal(bool(0))
+    rst = ResetSignal(0, active=1, isasync=False)
+    v, bits, fmt, tag = Signal(bool(0)), Signal(intbv(0)[32:]), Signal(intbv(0)[3:]), Signal(intbv(0)[tw:])
+    ov, obits, otag = Signal(bool(0)), Signal(intbv(0)[32:]), Signal(intbv(0)[tw:])
 
-    def make_ports(clk, rst):
-        v, bits, fmt, tag = Signal(bool(0)), Signal(intbv(0)[32:]), Signal(intbv(0)[3:]), Signal(intbv(0)[tw:])
-        ov, obits, otag = Signal(bool(0)), Signal(intbv(0)[32:]), Signal(intbv(0)[tw:])
+    def load(item):
+        bits.next, fmt.next = item
 
-        def drive(item, t, valid):
-            v.next = valid
-            if valid:
-                bits.next, fmt.next, tag.next = item[0], item[1], t
-
-        return (clk, rst, v, bits, fmt, tag, ov, obits, otag), {}, drive, ov, lambda: (int(otag), int(obits))
-
-    return _stream(backend, fp32_round, make_ports, items)
+    got = run_pipeline(toolchain.select(fp32_round, backend), (clk, rst, v, bits, fmt, tag, ov, obits, otag), {},
+                       clk, rst, v, ov, items, load, lambda: int(obits), backend, RUN_TAIL, in_tag=tag, out_tag=otag)
+    return _by_tag(fp32_round, got, len(items))
 
 
 def run_classifier(backend, tiles, src_pause=0.0, sink_pause=0.0, seed=0):
