@@ -33,7 +33,7 @@ from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
 
 from cosim.sim import toolchain
 from cosim.sim.axis import pause_generator
-from cosim.sim.pipeline import run_pipeline
+from cosim.sim.pipeline import offer, run_pipeline
 from cosim.sim.tbutil import clock_gen, reset_pulse
 
 FORMAT_CODE = {"int8": 0, "fp16": 1, "bf16": 2, "fp32": 3}
@@ -156,36 +156,22 @@ def run_slice_beats(backend, policy, beats, n_elements, width=320, capacity=64, 
                       cmd_valid, cmd_ready, cmd_range, m_data, m_state, m_user, m_last, m_valid, m_ready,
                       index_error, CAPACITY=capacity, FP32_LATENCY=fp32_latency, PATHS=paths)
 
+        def load_beat(beat):
+            word, index, count, fmt = beat
+            s_data.next, s_index.next, s_count.next, s_format.next = word, index, count, FORMAT_CODE[fmt]
+
+        def stalled():
+            status["stalls"] += 1
+
+        def load_command(r):
+            cmd_range.next = r
+
         @instance
         def feed():
             yield rst.negedge
-            i = 0
-            while i < len(beats):
-                if next(src_p):
-                    s_valid.next = 0
-                else:
-                    word, index, count, fmt = beats[i]
-                    s_data.next, s_index.next, s_count.next = word, index, count
-                    s_format.next, s_valid.next = FORMAT_CODE[fmt], 1
-                yield clk.posedge
-                if s_valid and s_ready:
-                    accept_cycles.append(status["cycle"])
-                    i += 1
-                elif s_valid:
-                    status["stalls"] += 1
-                yield clk.negedge
-            s_valid.next = 0
-            r = 0
-            while r < len(commands):
-                if next(cmd_p):
-                    cmd_valid.next = 0
-                else:
-                    cmd_valid.next, cmd_range.next = 1, commands[r]
-                yield clk.posedge
-                if cmd_valid and cmd_ready:
-                    r += 1
-                yield clk.negedge
-            cmd_valid.next = 0
+            yield offer(clk, s_valid, s_ready, beats, load_beat, src_p,
+                        accepted=lambda: accept_cycles.append(status["cycle"]), stalled=stalled)
+            yield offer(clk, cmd_valid, cmd_ready, commands, load_command, cmd_p)
 
         @instance
         def drain():
@@ -314,23 +300,15 @@ def run_classifier(backend, tiles, src_pause=0.0, sink_pause=0.0, seed=0):
     def bench():
         dut = factory(clk, rst, s_data, s_keep, s_valid, s_ready, m_data, m_keep, m_user, m_valid, m_ready)
 
+        def load(item):
+            tile, keep = item
+            s_data.next = sum(int(v) << (32 * k) for k, v in enumerate(tile))
+            s_keep.next = keep
+
         @instance
         def drive():
             yield rst.negedge
-            i = 0
-            while i < len(tiles):
-                if next(sp):
-                    s_valid.next = 0
-                else:
-                    tile, keep = tiles[i]
-                    s_data.next = sum(int(v) << (32 * k) for k, v in enumerate(tile))
-                    s_keep.next = keep
-                    s_valid.next = 1
-                yield clk.posedge
-                if s_valid and s_ready:
-                    i += 1
-                yield clk.negedge
-            s_valid.next = 0
+            yield offer(clk, s_valid, s_ready, tiles, load, sp)
 
         @instance
         def sink():

@@ -24,6 +24,29 @@ def gap_schedule(n, gap_rate, rng):
     return schedule
 
 
+def offer(clk, valid, ready, items, load, pause, accepted=None, stalled=None):
+    """Test-bench generator (yield it from an @instance): offer `items` one by one on a
+    valid/ready input from a falling edge on, load(item) setting the data, idle in the cycles
+    `pause` (an endless bool iterator) says; accepted() / stalled() run at each rising edge that
+    takes an item / finds it refused.  Ends at the falling edge after the last item, valid low."""
+    i = 0
+    while i < len(items):
+        if next(pause):
+            valid.next = 0
+        else:
+            load(items[i])
+            valid.next = 1
+        yield clk.posedge
+        if valid and ready:
+            if accepted is not None:
+                accepted()
+            i += 1
+        elif valid and stalled is not None:
+            stalled()
+        yield clk.negedge
+    valid.next = 0
+
+
 def run_pipeline(dut, ports, params, clk, rst, in_valid, out_valid, items, load, read, backend, latency,
                  in_tag=None, out_tag=None, gap_rate=0.0, seed=0, idle=None, stop_when_done=False):
     """Drive `items` through dut(*ports, **params) (a toolchain.select factory; its ports
