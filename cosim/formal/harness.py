@@ -73,13 +73,16 @@ def stream_input_rules(clk, rst, tdata, tlast, tvalid, tready, ok):
 
 
 @block
-def updown_count(clk, rst, up, down, count):
-    """count + up - down at each edge, held at the ends of count's range (a checker's occupancy or
-    balance: a count that ran off its range stays there, visibly wrong, instead of wrapping back)."""
+def beat_balance(clk, rst, in_valid, in_ready, out_valid, out_ready, count):
+    """Beats in (in_valid and in_ready) minus beats out (out_valid and out_ready), counted at each
+    edge and held at the ends of count's range: a checker's occupancy or balance, which stays
+    visibly wrong once it ran off its range instead of wrapping back."""
     lo, hi = count.min, count.max - 1
 
     @always_seq(clk.posedge, reset=rst)
     def step():
+        up = in_valid and in_ready
+        down = out_valid and out_ready
         if up and not down:
             if count != hi:
                 count.next = count + 1
@@ -145,16 +148,12 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
     tr_data = Signal(intbv(0)[width:])
     tr_last = Signal(bool(0))
     dup, lost, wrong = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
-    s_fire, m_fire = Signal(bool(0)), Signal(bool(0))
-    occupancy = updown_count(clk, rst, s_fire, m_fire, held_beats)
-
-    @always_comb
-    def fires():
-        s_fire.next = s_axis_tvalid and s_axis_tready
-        m_fire.next = m_axis_tvalid and m_axis_tready
+    occupancy = beat_balance(clk, rst, s_axis_tvalid, s_axis_tready, m_axis_tvalid, m_axis_tready, held_beats)
 
     @always_seq(clk.posedge, reset=rst)
     def track_beat():
+        s_fire = s_axis_tvalid and s_axis_tready
+        m_fire = m_axis_tvalid and m_axis_tready
         if tracking:
             if m_fire:
                 if ahead == 0:
@@ -173,6 +172,7 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
 
     @always_comb
     def check():
+        m_fire = m_axis_tvalid and m_axis_tready
         dup.next = not rst and m_fire and held_beats == 0
         lost.next = not rst and held_beats > CAPACITY
         wrong.next = not rst and tracking and m_fire and ahead == 0 and \
@@ -183,7 +183,7 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
         prop_bad.next = concat(wrong, lost, dup, bad_data, bad_valid)
         env_ok.next = src_ok
 
-    return dut, out_rules, in_rules, occupancy, fires, track_beat, check, pack
+    return dut, out_rules, in_rules, occupancy, track_beat, check, pack
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,19 +209,13 @@ def egress_result_count(clk, rst, sender_fire, masked, port_fire, port_result, b
     """Accepted-minus-sent RESULT beats of one port (a small signed count): a port register
     holds one beat and may send it before the sender advances, so -1..1 is legal."""
     diff = Signal(intbv(0, min=-4, max=4))
-    up, down = Signal(bool(0)), Signal(bool(0))
-    balance = updown_count(clk, rst, up, down, diff)
-
-    @always_comb
-    def events():
-        up.next = sender_fire and masked
-        down.next = port_fire and port_result
+    balance = beat_balance(clk, rst, sender_fire, masked, port_fire, port_result, diff)
 
     @always_comb
     def check():
         bad.next = not rst and (diff > 1 or diff < -1)
 
-    return balance, events, check
+    return balance, check
 
 
 @block
