@@ -6,25 +6,12 @@ under -g2005 and -g2012 (cosim.sim.vector_batch), which must agree cycle for cyc
 import random
 
 import pytest
-from myhdl import ResetSignal, Signal, intbv
+from myhdl import ResetSignal
 
 from cosim.sim.vector_batch import VectorBench, run_myhdl
 from hdl.fabric.ring_link_rates import ring_link_rates
 from hdl.fabric.ring_step_engine import ring_step_engine
-
-W = 16
-
-
-def sig(n):
-    return Signal(bool(0)) if n == 1 else Signal(intbv(0)[n:])
-
-
-def pack(lanes, w=W):
-    return sum(v << (w * i) for i, v in enumerate(lanes))
-
-
-def unpack(word, n, w=W):
-    return [(word >> (w * i)) & ((1 << w) - 1) for i in range(n)]
+from test_collective_blocks import W, pack, sig, unpack
 
 
 def clk_rst():

@@ -6,12 +6,11 @@ fail many times, with resets in the middle."""
 import random
 
 import pytest
-from myhdl import ResetSignal, Signal, block, instance, intbv
+from myhdl import ResetSignal, Signal, intbv
 
-from cosim.sim import toolchain
-from cosim.package.package_bench import FAIL_PORTS, run_until_done
+from cosim.package.package_bench import FAIL_PORTS
 from cosim.package.package_monitors import PropertyReference
-from cosim.sim.tbutil import clock_gen
+from cycle_driver import run_cycles
 from hdl.package.package_assertion_monitor import ASSERTIONS, package_assertion_monitor
 
 N_TGT, TGT_W, SLOT_W, GEN_W, EPOCH_W = 3, 2, 3, 3, 2     # 3 targets on a 2-bit bus: target 3 is out of range
@@ -102,34 +101,10 @@ def stimulus(seed, cycles):
 
 def run_monitor(backend, stim):
     s = monitor_signals()
-    got = []
-    state = {}
-    factory = toolchain.select(package_assertion_monitor, backend)
-
-    @block
-    def bench():
-        dut = factory(**s, IMBALANCE_BUDGET=BUDGET, DEGRADE_SHIFT=2, CHECK_WORK=True)
-
-        @instance
-        def run():
-            yield s["clk"].negedge
-            for reset, values in stim:
-                s["rst"].next = reset
-                for k, v in values.items():
-                    s[k].next = v
-                yield s["clk"].posedge
-                got.append({p: int(s[p].val) for p in FAIL_PORTS + ("imbalance_armed",)})
-                yield s["clk"].negedge
-            yield s["clk"].posedge
-            got.append({p: int(s[p].val) for p in FAIL_PORTS + ("imbalance_armed",)})
-            state["finished"] = True
-            while True:
-                yield s["clk"].posedge
-
-        return dut, clock_gen(s["clk"]), run
-
-    run_until_done(bench(), backend, state, len(stim) + 8)
-    return got
+    steps = [{"rst": reset, **values} for reset, values in stim]
+    return run_cycles(backend, package_assertion_monitor, s, steps,
+                      lambda: {p: int(s[p].val) for p in FAIL_PORTS + ("imbalance_armed",)}, tail=True,
+                      IMBALANCE_BUDGET=BUDGET, DEGRADE_SHIFT=2, CHECK_WORK=True)
 
 
 def expected(stim):

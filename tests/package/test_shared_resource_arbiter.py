@@ -7,11 +7,10 @@ than a pool holds share it equally."""
 import random
 
 import pytest
-from myhdl import ResetSignal, Signal, block, instance, intbv
+from myhdl import ResetSignal, Signal, intbv
 
-from cosim.sim import toolchain
-from cosim.package.package_bench import pack, run_until_done, unpack
-from cosim.sim.tbutil import clock_gen
+from cosim.package.package_bench import pack, unpack
+from cycle_driver import run_cycles
 from golden.package import resource_graph as rg
 from hdl.package.shared_resource_arbiter import shared_resource_arbiter
 
@@ -28,35 +27,11 @@ def arbiter_signals(n):
 def run_arbiter(backend, n, cross, stim):
     """stim: per cycle (want list, link list, hbm, d2d); returns per-cycle sampled outputs."""
     s = arbiter_signals(n)
-    got, state = [], {}
-    factory = toolchain.select(shared_resource_arbiter, backend)
-
-    @block
-    def bench():
-        dut = factory(**s, CROSS_SHIFT=cross)
-
-        @instance
-        def run():
-            yield s["clk"].negedge
-            yield s["clk"].negedge
-            s["rst"].next = 0
-            for want, link, hbm, d2d in stim:
-                s["want"].next = pack(want, W)
-                s["link_rate"].next = pack(link, W)
-                s["hbm_rate"].next = hbm
-                s["d2d_rate"].next = d2d
-                yield s["clk"].posedge
-                got.append((unpack(s["grant"].val, n, W), bool(s["hbm_saturated"]), bool(s["d2d_saturated"]),
-                            int(s["hbm_sat_cyc"]), int(s["d2d_sat_cyc"])))
-                yield s["clk"].negedge
-            state["finished"] = True
-            while True:
-                yield s["clk"].posedge
-
-        return dut, clock_gen(s["clk"]), run
-
-    run_until_done(bench(), backend, state, len(stim) + 8)
-    return got
+    steps = [dict(rst=0, want=pack(want, W), link_rate=pack(link, W), hbm_rate=hbm, d2d_rate=d2d)
+             for want, link, hbm, d2d in stim]
+    return run_cycles(backend, shared_resource_arbiter, s, steps,
+                      lambda: (unpack(s["grant"].val, n, W), bool(s["hbm_saturated"]), bool(s["d2d_saturated"]),
+                               int(s["hbm_sat_cyc"]), int(s["d2d_sat_cyc"])), lead=2, CROSS_SHIFT=cross)
 
 
 def random_stim(seed, n, cycles):
