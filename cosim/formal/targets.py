@@ -18,11 +18,16 @@ def _u(width=None):
     return Signal(bool(0)) if width is None else Signal(intbv(0)[width:])
 
 
-_b = _u
+_b = _u          # one bit
 
 
 def _rst():
     return ResetSignal(0, active=1, isasync=False)
+
+
+def _lemma_props(lemmas):
+    """Lemmas ((id, bad condition over internal names, statement), ...) as properties."""
+    return [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in lemmas]
 
 
 def _bit_props(table):
@@ -51,7 +56,7 @@ class Group:
     lemmas: Tuple[Tuple[str, str, str], ...] = ()
 
     def lemma_props(self):
-        return [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
+        return _lemma_props(self.lemmas)
 
 
 @dataclass
@@ -77,8 +82,7 @@ class Target:
     bounded_reason: Dict[str, str] = field(default_factory=dict)
 
     def all_props(self):
-        lem = [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
-        return list(self.props) + lem + [p for g in self.groups for p in g.lemma_props()]
+        return list(self.props) + _lemma_props(self.lemmas) + [p for g in self.groups for p in g.lemma_props()]
 
     def prop(self, pid):
         for p in self.all_props():
