@@ -591,6 +591,25 @@ CE = 36                    # checker entry: ids[35:12] one_beat[11] opcode[10:7]
 
 
 @block
+def control_entry(bank, header, beats, entry, PORT=0):
+    """The checker's entry (CE bits) for a frame completing on port PORT: ids[35:12]
+    one_beat[11] opcode[10:7] class[6:3] bank[2:1] port[0]."""
+    @always_comb
+    def arrival():
+        e = intbv(0)[CE:]
+        e[:] = 0
+        e[0] = PORT
+        e[3:1] = bank
+        e[7:3] = header[4:0]
+        e[11:7] = header[8:4]
+        e[11] = beats == 1
+        e[CE:12] = header[32:8]
+        entry.next = e
+
+    return arrival
+
+
+@block
 def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
                           f1_valid, f1_header, f1_beats, f1_too_long, f1_bank, resp_pop, op_finished, dp_idle,
                           ord_pop,
@@ -620,25 +639,8 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     aborted_after = Signal(bool(0))            # taken into account (the control block's state already
     aborted_ids_after = Signal(intbv(0)[24:])  # reflects them: they were decided at the last edge)
     bad_order, bad_kind, bad_reset, bad_abort = (Signal(bool(0)) for _ in range(4))
-
-    @always_comb
-    def arrivals():
-        e = intbv(0)[CE:]
-        e[:] = 0
-        e[0] = 0
-        e[3:1] = f0_bank
-        e[7:3] = f0_header[4:0]
-        e[11:7] = f0_header[8:4]
-        e[11] = f0_beats == 1
-        e[CE:12] = f0_header[32:8]
-        arrive0.next = e
-        e[0] = 1
-        e[3:1] = f1_bank
-        e[7:3] = f1_header[4:0]
-        e[11:7] = f1_header[8:4]
-        e[11] = f1_beats == 1
-        e[CE:12] = f1_header[32:8]
-        arrive1.next = e
+    entry0 = control_entry(f0_bank, f0_header, f0_beats, arrive0, PORT=0)
+    entry1 = control_entry(f1_bank, f1_header, f1_beats, arrive1, PORT=1)
 
     @always_comb
     def check():
@@ -775,7 +777,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     def pack():
         prop_bad.next = concat(bad_abort, bad_reset, bad_kind, bad_order)
 
-    return dut, arrivals, check, follow, environment, pack
+    return dut, entry0, entry1, check, follow, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------
