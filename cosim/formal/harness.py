@@ -25,6 +25,7 @@ the present cycle, so a failure is visible in the cycle it happens.
 from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 from hdl.common.axis_register import axis_register
+from hdl.common.wiring import ports_of
 from hdl.node.prism_egress import prism_egress
 
 # ---------------------------------------------------------------------------------------------
@@ -59,23 +60,37 @@ def stream_output_rules(clk, rst, tdata, tlast, tvalid, tready, bad_valid, bad_d
 @block
 def stream_input_rules(clk, rst, tdata, tlast, tvalid, tready, ok):
     """The source side's rule, as an environment: a beat offered and not taken stays offered
-    with the same tdata/tlast (AXI-Stream: a source never withdraws or changes a waiting beat)."""
-    width = len(tdata)
-    waiting = Signal(bool(0))
-    held_data = Signal(intbv(0)[width:])
-    held_last = Signal(bool(0))
-
-    @always_seq(clk.posedge, reset=rst)
-    def history():
-        waiting.next = tvalid and not tready
-        held_data.next = tdata
-        held_last.next = tlast
+    with the same tdata/tlast (AXI-Stream: a source never withdraws or changes a waiting beat).
+    The same rule as on an output, assumed instead of asserted."""
+    withdrawn, changed = Signal(bool(0)), Signal(bool(0))
+    rules = stream_output_rules(clk, rst, tdata, tlast, tvalid, tready, withdrawn, changed)
 
     @always_comb
     def check():
-        ok.next = rst or not waiting or (tvalid and tdata == held_data and tlast == held_last)
+        ok.next = not (withdrawn or changed)
 
-    return history, check
+    return rules, check
+
+
+@block
+def beat_balance(clk, rst, in_valid, in_ready, out_valid, out_ready, count):
+    """Beats in (in_valid and in_ready) minus beats out (out_valid and out_ready), counted at each
+    edge and held at the ends of count's range: a checker's occupancy or balance, which stays
+    visibly wrong once it ran off its range instead of wrapping back."""
+    lo, hi = count.min, count.max - 1
+
+    @always_seq(clk.posedge, reset=rst)
+    def step():
+        up = in_valid and in_ready
+        down = out_valid and out_ready
+        if up and not down:
+            if count != hi:
+                count.next = count + 1
+        elif down and not up:
+            if count != lo:
+                count.next = count - 1
+
+    return step
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,28 +99,18 @@ def stream_input_rules(clk, rst, tdata, tlast, tvalid, tready, ok):
 @block
 def axis_register_no_skid(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
                           m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready):
-    """Test only: a register slice that is always ready and drops a beat arriving while its
-    output waits (the bug a skid buffer exists to prevent)."""
-    out_valid = Signal(bool(0))
-    running = Signal(bool(0))
-
-    @always_seq(clk.posedge, reset=rst)
-    def step():
-        running.next = 1
-        if not (out_valid and not m_axis_tready):
-            if s_axis_tvalid and running:
-                m_axis_tdata.next = s_axis_tdata
-                m_axis_tlast.next = s_axis_tlast
-                out_valid.next = 1
-            else:
-                out_valid.next = 0
+    """Test only: the real slice with a beat arriving while its output waits hidden from it, so it
+    is dropped while the source sees it taken (the bug a skid buffer exists to prevent).  The skid
+    buffer then never fills, so the slice stays ready whenever it runs: always ready out of reset."""
+    offered = Signal(bool(0))
+    slice_ = axis_register(clk, rst, s_axis_tdata, s_axis_tlast, offered, s_axis_tready,
+                           m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready)
 
     @always_comb
-    def outputs():
-        s_axis_tready.next = running
-        m_axis_tvalid.next = out_valid
+    def drop():
+        offered.next = s_axis_tvalid and not (m_axis_tvalid and not m_axis_tready)
 
-    return step, outputs
+    return slice_, drop
 
 
 AXIS_REGISTER_PROPERTIES = (
@@ -130,8 +135,7 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
     if VARIANT not in ("", "no_skid"):
         raise ValueError(f"axis_register_harness: VARIANT={VARIANT!r}")
     dut_block = axis_register_no_skid if VARIANT == "no_skid" else axis_register
-    dut = dut_block(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
-                    m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready)
+    dut = dut_block(**ports_of(axis_register, locals()))
     bad_valid, bad_data = Signal(bool(0)), Signal(bool(0))
     out_rules = stream_output_rules(clk, rst, m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready,
                                     bad_valid, bad_data)
@@ -144,17 +148,12 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
     tr_data = Signal(intbv(0)[width:])
     tr_last = Signal(bool(0))
     dup, lost, wrong = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    occupancy = beat_balance(clk, rst, s_axis_tvalid, s_axis_tready, m_axis_tvalid, m_axis_tready, held_beats)
 
     @always_seq(clk.posedge, reset=rst)
-    def count():
+    def track_beat():
         s_fire = s_axis_tvalid and s_axis_tready
         m_fire = m_axis_tvalid and m_axis_tready
-        if s_fire and not m_fire:
-            if held_beats != 7:
-                held_beats.next = held_beats + 1
-        elif m_fire and not s_fire:
-            if held_beats != 0:
-                held_beats.next = held_beats - 1
         if tracking:
             if m_fire:
                 if ahead == 0:
@@ -184,7 +183,7 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
         prop_bad.next = concat(wrong, lost, dup, bad_data, bad_valid)
         env_ok.next = src_ok
 
-    return dut, out_rules, in_rules, count, check, pack
+    return dut, out_rules, in_rules, occupancy, track_beat, check, pack
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,23 +209,13 @@ def egress_result_count(clk, rst, sender_fire, masked, port_fire, port_result, b
     """Accepted-minus-sent RESULT beats of one port (a small signed count): a port register
     holds one beat and may send it before the sender advances, so -1..1 is legal."""
     diff = Signal(intbv(0, min=-4, max=4))
-
-    @always_seq(clk.posedge, reset=rst)
-    def step():
-        up = sender_fire and masked
-        down = port_fire and port_result
-        if up and not down:
-            if diff != 3:
-                diff.next = diff + 1
-        elif down and not up:
-            if diff != -4:
-                diff.next = diff - 1
+    balance = beat_balance(clk, rst, sender_fire, masked, port_fire, port_result, diff)
 
     @always_comb
     def check():
         bad.next = not rst and (diff > 1 or diff < -1)
 
-    return step, check
+    return balance, check
 
 
 @block
@@ -238,10 +227,7 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
     """FAULT: prism_egress's test-only broken variants (hdl/node/prism_egress.py FAULT_*)."""
     width = len(res_data)
     top = width - 1
-    dut = prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask, res_ready,
-                       m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                       m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-                       sent_response, sent_result0, sent_result1, FAULT=FAULT)
+    dut = prism_egress(**ports_of(prism_egress, locals()), FAULT=FAULT)
     b0, b1, b2, b3, b4, b5, b6, b7 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
     r1 = stream_output_rules(clk, rst, m_axis_1_tdata, m_axis_1_tlast, m_axis_1_tvalid, m_axis_1_tready, b2, b3)
@@ -363,11 +349,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     from hdl.node.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
-    dut = prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, room_ok,
-                        frm_valid, frm_header, frm_beats, frm_too_long, frm_bank,
-                        res_valid, res_admit, res_bank, unsupported, in_frame,
-                        rd_avail, rd_bank, rd_header, rd_release, mem_raddr, mem_rdata,
-                        rd_next_avail, rd_next_bank, rd_next_header, FAULT=FAULT)
+    dut = prism_ingress(**ports_of(prism_ingress, locals()), FAULT=FAULT)
     src_ok = Signal(bool(0))
     in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
     frame_open = Signal(bool(0))
@@ -480,8 +462,7 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     values0 = ConcatSignal(*([p0_value] * 64))
     values1 = ConcatSignal(*([p1_value] * 64))
     chain = Signal(intbv(0)[512:])
-    dut = prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, values0, p1_take, p1_row, p1_lanes, values1,
-                          rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, chain, o_data,
+    dut = prism_fp32_bank(**ports_of(prism_fp32_bank, locals(), p0_values=values0, p1_values=values1, o_chain=chain),
                           BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L, FAULT=FAULT)
     seen = Signal(modbv(0)[9 * L:])        # the checker's last L operations (valid | range), newest lowest
     in0, in1, in_rd = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))     # each uses this bank
@@ -610,6 +591,25 @@ CE = 36                    # checker entry: ids[35:12] one_beat[11] opcode[10:7]
 
 
 @block
+def control_entry(bank, header, beats, entry, PORT=0):
+    """The checker's entry (CE bits) for a frame completing on port PORT: ids[35:12]
+    one_beat[11] opcode[10:7] class[6:3] bank[2:1] port[0]."""
+    @always_comb
+    def arrival():
+        e = intbv(0)[CE:]
+        e[:] = 0
+        e[0] = PORT
+        e[3:1] = bank
+        e[7:3] = header[4:0]
+        e[11:7] = header[8:4]
+        e[11] = beats == 1
+        e[CE:12] = header[32:8]
+        entry.next = e
+
+    return arrival
+
+
+@block
 def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
                           f1_valid, f1_header, f1_beats, f1_too_long, f1_bank, resp_pop, op_finished, dp_idle,
                           ord_pop,
@@ -623,14 +623,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     ABORTs were processed, in processing order, without modelling their outcome.
     FAULT: hdl/node/prism_control.py FAULT_*."""
     from hdl.node.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
-    dut = prism_control(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
-                        f1_valid, f1_header, f1_beats, f1_too_long, f1_bank,
-                        r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank,
-                        ev0_valid, ev0_code, ev1_valid, ev1_code,
-                        resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
-                        act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
-                        act_recipients, act_op_id, act_generation, act_busy,
-                        ord_valid, ord_port, ord_pop, CAPACITY=CAPACITY, FAULT=FAULT)
+    dut = prism_control(**ports_of(prism_control, locals()), CAPACITY=CAPACITY, FAULT=FAULT)
     QW = CE * CONTROL_DEPTH
     ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
     waiting = Signal(intbv(0)[QW:])            # frames without a verdict, oldest lowest
@@ -646,25 +639,8 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     aborted_after = Signal(bool(0))            # taken into account (the control block's state already
     aborted_ids_after = Signal(intbv(0)[24:])  # reflects them: they were decided at the last edge)
     bad_order, bad_kind, bad_reset, bad_abort = (Signal(bool(0)) for _ in range(4))
-
-    @always_comb
-    def arrivals():
-        e = intbv(0)[CE:]
-        e[:] = 0
-        e[0] = 0
-        e[3:1] = f0_bank
-        e[7:3] = f0_header[4:0]
-        e[11:7] = f0_header[8:4]
-        e[11] = f0_beats == 1
-        e[CE:12] = f0_header[32:8]
-        arrive0.next = e
-        e[0] = 1
-        e[3:1] = f1_bank
-        e[7:3] = f1_header[4:0]
-        e[11:7] = f1_header[8:4]
-        e[11] = f1_beats == 1
-        e[CE:12] = f1_header[32:8]
-        arrive1.next = e
+    entry0 = control_entry(f0_bank, f0_header, f0_beats, arrive0, PORT=0)
+    entry1 = control_entry(f1_bank, f1_header, f1_beats, arrive1, PORT=1)
 
     @always_comb
     def check():
@@ -801,7 +777,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     def pack():
         prop_bad.next = concat(bad_abort, bad_reset, bad_kind, bad_order)
 
-    return dut, arrivals, check, follow, environment, pack
+    return dut, entry0, entry1, check, follow, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------
@@ -825,6 +801,7 @@ def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_j
     from hdl.package.package_assertion_monitor import package_assertion_monitor
     from hdl.package.service_rate_estimator import service_rate_estimator
     from hdl.package.work_distributor import work_distributor
+    from hdl.package.estimator_feed import estimator_feed
     if VARIANT not in ("", "retry_as_work"):
         raise ValueError(f"work_accounting_harness: VARIANT={VARIANT!r}")
     retry_as_work = VARIANT == "retry_as_work"
@@ -846,13 +823,7 @@ def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_j
     # process variables (f_retire, armed, ...), which the converter's renaming would merge with them
     other_fail = [Signal(bool(0)) for _ in range(5)]
     other_armed = Signal(bool(0))
-    dist = work_distributor(
-        clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
-        retry_valid, retry_slot, retry_ready,
-        m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch, m_job_retry,
-        tgt_ready, s_cmpl_valid, s_cmpl_slot, s_cmpl_gen, route_epoch, tgt_enable, svc_rate,
-        dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
-        outstanding, outstanding_work, chk_slot, chk_live, chk_gen, chk_epoch, job_live, job_gen, job_epoch)
+    dist = work_distributor(**ports_of(work_distributor, locals()))
     est = service_rate_estimator(
         clk, rst, dispatch_fire, m_job_target, m_job_work, est_retire, est_target, est_work,
         outstanding, tgt_stall, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
@@ -861,16 +832,7 @@ def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_j
         clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, s_cmpl_slot,
         s_cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
         completed_work, *other_fail, fail_work_conserved, other_armed, CHECK_WORK=True)
+    feed = estimator_feed(retry_fire, m_job_target, m_job_work, retire_fire, retire_target, retire_work,
+                          est_retire, est_target, est_work, RETRY_AS_WORK=retry_as_work)
 
-    @always_comb
-    def estimator_events():
-        if retry_as_work and retry_fire:
-            est_retire.next = True
-            est_target.next = m_job_target
-            est_work.next = m_job_work
-        else:
-            est_retire.next = retire_fire
-            est_target.next = retire_target
-            est_work.next = retire_work
-
-    return dist, est, mon, estimator_events
+    return dist, est, mon, feed

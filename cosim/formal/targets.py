@@ -13,6 +13,16 @@ from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
 from .sby import Prop
 
 
+def _lemma_props(lemmas):
+    """Lemmas ((id, bad condition over internal names, statement), ...) as properties."""
+    return [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in lemmas]
+
+
+def _bit_props(table):
+    """The properties of a harness table ((id, statement), ...): bit k of its prop_bad port each."""
+    return [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(table)]
+
+
 @dataclass
 class Fault:
     """A broken variant: block parameters that break it, the properties that must fail,
@@ -34,7 +44,7 @@ class Group:
     lemmas: Tuple[Tuple[str, str, str], ...] = ()
 
     def lemma_props(self):
-        return [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
+        return _lemma_props(self.lemmas)
 
 
 @dataclass
@@ -60,8 +70,7 @@ class Target:
     bounded_reason: Dict[str, str] = field(default_factory=dict)
 
     def all_props(self):
-        lem = [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in self.lemmas]
-        return list(self.props) + lem + [p for g in self.groups for p in g.lemma_props()]
+        return list(self.props) + _lemma_props(self.lemmas) + [p for g in self.groups for p in g.lemma_props()]
 
     def prop(self, pid):
         for p in self.all_props():
@@ -83,7 +92,7 @@ def _axis_register_target():
                     m_axis_tlast=_b(), m_axis_tvalid=_b(), prop_bad=_u(len(h.AXIS_REGISTER_PROPERTIES)),
                     env_ok=_b())
 
-    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.AXIS_REGISTER_PROPERTIES)]
+    props = _bit_props(h.AXIS_REGISTER_PROPERTIES)
     # Lemmas over the slice's own state tie the checker's counters to it, so the induction
     # closes: without them a k-step stall from an unreachable state breaks it for every k.
     r = "axis_register0_"
@@ -134,7 +143,7 @@ def _egress_target():
                     sent_response=_b(), sent_result0=_b(), sent_result1=_b(),
                     prop_bad=_u(len(h.EGRESS_PROPERTIES)), env_ok=_b())
 
-    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.EGRESS_PROPERTIES)]
+    props = _bit_props(h.EGRESS_PROPERTIES)
     e = "prism_egress0_"
     lemmas = (
         ("inv_valid_registers", f"m_axis_0_tvalid != {e}out0_valid || m_axis_1_tvalid != {e}out1_valid",
@@ -318,7 +327,7 @@ def _ingress_target():
                     rd_header=_u(hdr), rd_next_avail=_b(), rd_next_bank=_u(2), rd_next_header=_u(hdr),
                     mem_rdata=_u(width), prop_bad=_u(len(h.INGRESS_PROPERTIES)), env_ok=_b())
 
-    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.INGRESS_PROPERTIES)]
+    props = _bit_props(h.INGRESS_PROPERTIES)
     # Lemmas: the checker's frame tracking and bank queues equal the ingress's own state
     # (frame_open, draining, beat_count, bank_states, queue); with them the induction closes.
     r = "prism_ingress0_"
@@ -393,7 +402,7 @@ def _fp32_bank_target():
                     p0_free=_b(), p1_free=_b(), rd_free=_b(), o_valid=_b(), o_data=_u(512),
                     prop_bad=_u(len(h.FP32_BANK_PROPERTIES)), env_ok=_b())
 
-    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.FP32_BANK_PROPERTIES)]
+    props = _bit_props(h.FP32_BANK_PROPERTIES)
     lemmas = (("inv_history", "seen != prism_fp32_bank0_hist",
                f"the checker's last {L} operations are the bank's reservation history"),)
     return Target(
@@ -436,7 +445,7 @@ def _control_target():
                  ord_port=_b(), prop_bad=_u(len(h.CONTROL_PROPERTIES)), env_ok=_b())
         return s
 
-    props = [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(h.CONTROL_PROPERTIES)]
+    props = _bit_props(h.CONTROL_PROPERTIES)
     lemmas = _control_lemmas()
     return Target(
         name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "

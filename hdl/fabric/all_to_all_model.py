@@ -128,9 +128,8 @@ def all_to_all_model(collective, participants, flows_per_leaf_o, flows_per_uplin
         else:
             eg[:] = S_MB
         if flows > F_MAX:
-            flows_per_leaf_o.next = F_MAX
-        else:
-            flows_per_leaf_o.next = flows
+            flows[:] = F_MAX
+        flows_per_leaf_o.next = flows
         if fpu > FPU_MAX:
             flows_per_uplink.next = FPU_MAX
         else:
@@ -143,20 +142,17 @@ def all_to_all_model(collective, participants, flows_per_leaf_o, flows_per_uplin
         t[:] = eg * 8
         t[:] = t // RATE
         if t > ID_MAX:
-            ideal_ms.next = ID_MAX
-        else:
-            ideal_ms.next = t
+            t[:] = ID_MAX
+        ideal_ms.next = t
         tt[:] = eg * 800
         tt[:] = tt // (RATE * eff)
         if tt > T_MAX:
-            time_ms.next = T_MAX
-        else:
-            time_ms.next = tt
+            tt[:] = T_MAX
+        time_ms.next = tt
         t[:] = 10000 // eff
         if t > SL_MAX:
-            slowdown_x100.next = SL_MAX
-        else:
-            slowdown_x100.next = t
+            t[:] = SL_MAX
+        slowdown_x100.next = t
         is_ecmp_best_case.next = fpu > L5
         ring_flows_same_job.next = ACC_PER_LEAF
 

@@ -136,6 +136,14 @@ def require_index_width(sig, count, block, port):
         raise ValueError(f"{block}: {port} is {len(sig)} bits, too narrow to index {count} items")
 
 
+def check_hash_params(paths, path_mode, block):
+    """PATHS and PATH_MODE of an ECMP hash block (the unit and the stream around it)."""
+    if path_mode not in PATH_MODES:
+        raise ValueError(f"{block}: PATH_MODE={path_mode!r}; choose one of {', '.join(PATH_MODES)}")
+    if not isinstance(paths, int) or not 1 <= paths <= 0xFFFF:
+        raise ValueError(f"{block}: PATHS must be an integer in 1..65535, got {paths!r}")
+
+
 def check_fault(fault, supported, block):
     if fault not in ("",) + tuple(supported):
         raise ValueError(f"{block}: FAULT={fault!r} is not one of this block's test faults "

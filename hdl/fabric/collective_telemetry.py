@@ -111,23 +111,20 @@ def collective_telemetry(clk, rst, snapshot, i_local_min_gbps, i_local_mean_gbps
                 r[:] = i_local_mean_gbps * 10
                 r[:] = r // i_local_min_gbps
                 if r > MOM_MAX:
-                    o_mean_over_min_x10.next = MOM_MAX
-                else:
-                    o_mean_over_min_x10.next = r
+                    r[:] = MOM_MAX
+                o_mean_over_min_x10.next = r
             if i_samples != 0:
                 u[:] = i_slowest_unchanged * 100
                 u[:] = u // i_samples
                 if u > 100:
-                    o_pinned_samples_pct.next = 100
-                else:
-                    o_pinned_samples_pct.next = u
+                    u[:] = 100
+                o_pinned_samples_pct.next = u
             if i_flows_this_leaf != 0:
                 f[:] = i_busiest_uplink_flows * (10 * UPLINKS)
                 f[:] = f // i_flows_this_leaf
                 if f > IMB_MAX:
-                    o_imbalance_x10.next = IMB_MAX
-                else:
-                    o_imbalance_x10.next = f
+                    f[:] = IMB_MAX
+                o_imbalance_x10.next = f
             # A rate for a collective means the JOB's minimum, which this leaf cannot compute.
             if i_job_min_valid:
                 o_job_rate_claim.next = 1
@@ -145,9 +142,8 @@ def collective_telemetry(clk, rst, snapshot, i_local_min_gbps, i_local_mean_gbps
                 u[:] = i_fix_successes * 100
                 u[:] = u // i_fix_attempts
                 if u > 100:
-                    o_fix_effective_pct.next = 100
-                else:
-                    o_fix_effective_pct.next = u
+                    u[:] = 100
+                o_fix_effective_pct.next = u
             else:
                 o_fix_effective_pct.next = 0
             o_caveats.next[C_LOCAL_ONLY] = not i_job_min_valid

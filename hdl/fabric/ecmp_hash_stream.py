@@ -41,10 +41,7 @@ def ecmp_hash_stream(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axi
                      m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast,
                      PATHS=pkg.UPLINKS_PER_LEAF, PATH_MODE="mod"):
     name = "ecmp_hash_stream"
-    if PATH_MODE not in pkg.PATH_MODES:
-        raise ValueError(f"{name}: PATH_MODE={PATH_MODE!r}; choose one of {', '.join(pkg.PATH_MODES)}")
-    if not isinstance(PATHS, int) or not 1 <= PATHS <= 0xFFFF:
-        raise ValueError(f"{name}: PATHS must be an integer in 1..65535, got {PATHS!r}")
+    pkg.check_hash_params(PATHS, PATH_MODE, name)
     pkg.require_width(s_axis_tdata, pkg.TUPLE_BITS, name, "s_axis_tdata")
     DW = len(m_axis_tdata)
     PW = DW - 32

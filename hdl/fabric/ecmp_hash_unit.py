@@ -63,10 +63,7 @@ def crc32_columns(nbits):
 def ecmp_hash_unit(clk, rst, s_valid, s_tuple, s_user, m_valid, m_hash, m_path, m_user,
                    PATHS=pkg.UPLINKS_PER_LEAF, PATH_MODE="mod"):
     name = "ecmp_hash_unit"
-    if PATH_MODE not in pkg.PATH_MODES:
-        raise ValueError(f"{name}: PATH_MODE={PATH_MODE!r}; choose one of {', '.join(pkg.PATH_MODES)}")
-    if not isinstance(PATHS, int) or not 1 <= PATHS <= 0xFFFF:
-        raise ValueError(f"{name}: PATHS must be an integer in 1..65535, got {PATHS!r}")
+    pkg.check_hash_params(PATHS, PATH_MODE, name)
     pkg.require_width(s_tuple, pkg.TUPLE_BITS, name, "s_tuple")
     pkg.require_width(m_hash, 32, name, "m_hash")
     pkg.require_index_width(m_path, PATHS, name, "m_path")

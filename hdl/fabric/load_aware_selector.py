@@ -160,9 +160,8 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
             num[:] = hi * 10
             num[:] = num // lo
             if num > RATIO_MAX:
-                imbalance_x10.next = RATIO_MAX
-            else:
-                imbalance_x10.next = num
+                num[:] = RATIO_MAX
+            imbalance_x10.next = num
         sticky_preserved.next = 1
 
     @always_seq(clk.posedge, reset=rst)

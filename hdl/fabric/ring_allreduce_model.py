@@ -126,9 +126,8 @@ def ring_allreduce_model(clk, rst, start, step_tick, link_gbps, slowest_gbps, pa
         else:
             q[:] = STEP_NUM // div
             if q > STEP_T_MAX:
-                step_time_us.next = STEP_T_MAX
-            else:
-                step_time_us.next = q
+                q[:] = STEP_T_MAX
+            step_time_us.next = q
         if lo == 0:
             collective_time_ms.next = COLL_T_MAX
             slowdown_x100.next = SLOWDOWN_MAX
@@ -136,18 +135,16 @@ def ring_allreduce_model(clk, rst, start, step_tick, link_gbps, slowest_gbps, pa
             den[:] = lo * N
             q[:] = TIME_NUM // den
             if q > COLL_T_MAX:
-                collective_time_ms.next = COLL_T_MAX
-            else:
-                collective_time_ms.next = q
+                q[:] = COLL_T_MAX
+            collective_time_ms.next = q
             if F_B6:
                 q[:] = lo * 100
                 q[:] = q // RATE
             else:
                 q[:] = SLOW_NUM // lo
             if q > SLOWDOWN_MAX:
-                slowdown_x100.next = SLOWDOWN_MAX
-            else:
-                slowdown_x100.next = q
+                q[:] = SLOWDOWN_MAX
+            slowdown_x100.next = q
 
     @always_seq(clk.posedge, reset=rst)
     def steps():

@@ -128,9 +128,8 @@ def ring_step_engine(clk, rst, start, running, link_gbps, step_tick, step_cycles
                 c_run_cycles.next = c_run_cycles + 1
             w[:] = c_step_wait + waiting
             if w > WAIT_MAX:
-                c_step_wait.next = WAIT_MAX
-            else:
-                c_step_wait.next = w
+                w[:] = WAIT_MAX
+            c_step_wait.next = w
             if step_tick:
                 progress.next = 0
                 cycles.next = 0

@@ -137,9 +137,8 @@ def slowest_member_tracker(clk, rst, sample, member_gbps, min_gbps, mean_gbps, m
                 num[:] = mean * 10
                 ratio[:] = num // lo
             if ratio > RATIO_MAX:
-                mean_over_min_x10.next = RATIO_MAX
-            else:
-                mean_over_min_x10.next = ratio
+                ratio[:] = RATIO_MAX
+            mean_over_min_x10.next = ratio
         mean_would_overstate.next = mean > lo
 
     @always_seq(clk.posedge, reset=rst)

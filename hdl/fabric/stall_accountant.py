@@ -97,30 +97,26 @@ def stall_accountant(clk, rst, ideal_time_ms, actual_time_ms, steps_per_run, exp
         t1[:] = lost * ACCELERATORS
         t1[:] = t1 // SEC_DIV
         if t1 > ACCEL_MAX:
-            accel_seconds_lost.next = ACCEL_MAX
-        else:
-            accel_seconds_lost.next = t1
+            t1[:] = ACCEL_MAX
+        accel_seconds_lost.next = t1
         t2[:] = lost * steps_per_run
         t3[:] = t2 * ACCELERATORS
         t2[:] = t2 // MS_PER_HOUR
         if t2 > WALL_MAX:
-            wall_hours_per_run.next = WALL_MAX
-        else:
-            wall_hours_per_run.next = t2
+            t2[:] = WALL_MAX
+        wall_hours_per_run.next = t2
         t3[:] = t3 // MS_PER_HOUR
         if t3 > HOURS_MAX:
-            accel_hours_per_run.next = HOURS_MAX
-        else:
-            accel_hours_per_run.next = t3
+            t3[:] = HOURS_MAX
+        accel_hours_per_run.next = t3
         if ideal_time_ms == 0:
             slowdown_x100.next = 100
         else:
             sl[:] = actual_time_ms * 100
             sl[:] = sl // ideal_time_ms
             if sl > SLOW_MAX:
-                slowdown_x100.next = SLOW_MAX
-            else:
-                slowdown_x100.next = sl
+                sl[:] = SLOW_MAX
+            slowdown_x100.next = sl
 
     @always_seq(clk.posedge, reset=rst)
     def accumulate():
@@ -130,8 +126,7 @@ def stall_accountant(clk, rst, ideal_time_ms, actual_time_ms, steps_per_run, exp
                 c_collectives.next = c_collectives + 1
             s[:] = c_accel_seconds_total + accel_seconds_lost
             if s > TOTAL_MAX:
-                c_accel_seconds_total.next = TOTAL_MAX
-            else:
-                c_accel_seconds_total.next = s
+                s[:] = TOTAL_MAX
+            c_accel_seconds_total.next = s
 
     return price, accumulate

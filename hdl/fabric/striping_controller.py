@@ -119,9 +119,8 @@ def striping_controller(clk, rst, chunk_start, chunk_bytes, stripe_gbps, stripe_
             stripe_bytes.next = sb
         d[:] = sb * GAPS
         if d > DEPTH_MAX:
-            reorder_depth_bytes.next = DEPTH_MAX
-        else:
-            reorder_depth_bytes.next = d
+            d[:] = DEPTH_MAX
+        reorder_depth_bytes.next = d
         reassembly_required.next = REASSEMBLY
         connections_total.next = CONNS
 

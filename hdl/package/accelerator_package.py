@@ -77,7 +77,9 @@ Parameters:
 """
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
+from hdl.common.wiring import ports_of
 from hdl.package.compute_die_model import compute_die_model
+from hdl.package.estimator_feed import estimator_feed
 from hdl.package.package_assertion_monitor import package_assertion_monitor
 from hdl.package.phase_barrier import phase_barrier
 from hdl.package.service_rate_estimator import service_rate_estimator
@@ -170,14 +172,9 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
 
     gate = phase_barrier(clk, rst, phase_jobs, barrier_cycles, s_axis_job_tvalid, dispatch_fire, retire_fire,
                          accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles)
-    dist = work_distributor(
-        clk, rst, s_axis_job_tdata, s_axis_job_tid, dist_tvalid, s_axis_job_tready,
-        retry_valid, retry_slot, retry_ready,
-        m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch, m_job_retry,
-        tgt_ready, cmpl_valid, cmpl_slot, cmpl_gen, route_epoch, tgt_enable, svc_rate,
-        dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
-        outstanding, outstanding_work, chk_slot, chk_live, chk_gen, chk_epoch, job_live, job_gen, job_epoch,
-        POLICY=POLICY, FAULT=dist_fault)
+    dist = work_distributor(**ports_of(work_distributor, locals(), s_axis_job_tvalid=dist_tvalid,
+                                       s_cmpl_valid=cmpl_valid, s_cmpl_slot=cmpl_slot, s_cmpl_gen=cmpl_gen),
+                            POLICY=POLICY, FAULT=dist_fault)
     est = service_rate_estimator(
         clk, rst, dispatch_fire, m_job_target, m_job_work, est_retire, est_target, est_work,
         outstanding, stall_vec, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
@@ -189,6 +186,8 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
             for t in range(n_tgt)]
     arb = shared_resource_arbiter(clk, rst, want_vec, link_rate, hbm_rate, d2d_rate, grant, hbm_sat, d2d_sat,
                                   hbm_sat_cyc, d2d_sat_cyc, CROSS_SHIFT=CROSS_SHIFT)
+    feed = estimator_feed(retry_fire, m_job_target, m_job_work, retire_fire, retire_target, retire_work,
+                          est_retire, est_target, est_work, RETRY_AS_WORK=retry_as_work)
     mon = package_assertion_monitor(
         clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, cmpl_slot,
         cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
@@ -199,18 +198,6 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
     @always_comb
     def gate_jobs():
         dist_tvalid.next = s_axis_job_tvalid and accept_open
-
-    @always_comb
-    def estimator_events():
-        if retry_as_work and retry_fire:
-            # BUG (FAULT_RETRY_AS_WORK): a transport attempt counted as completed work.
-            est_retire.next = True
-            est_target.next = m_job_target
-            est_work.next = m_job_work
-        else:
-            est_retire.next = retire_fire
-            est_target.next = retire_target
-            est_work.next = retire_work
 
     @always_comb
     def arbitrate():
@@ -263,4 +250,4 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
         die_busy.next = busy_vec
         die_stall.next = stall_vec
 
-    return gate, dist, est, dies, arb, mon, gate_jobs, estimator_events, arbitrate, rotate, die_status
+    return gate, dist, est, dies, arb, mon, gate_jobs, feed, arbitrate, rotate, die_status

@@ -17,6 +17,7 @@ Parameters: POLICY, FAULT (work_distributor); IMBALANCE_BUDGET, DEGRADE_SHIFT
 """
 from myhdl import Signal, always_comb, block, intbv
 
+from hdl.common.wiring import ports_of
 from hdl.package.package_assertion_monitor import package_assertion_monitor
 from hdl.package.work_distributor import FAULT_NONE, POLICY_SERVICE_RATE, work_distributor
 
@@ -42,14 +43,7 @@ def checked_work_distributor(clk, rst,
     rate_valid = Signal(intbv(0)[n_tgt:])
     no_counts = Signal(intbv(0)[len(outstanding_work):])   # CHECK_WORK=False: never read
 
-    dist = work_distributor(
-        clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
-        retry_valid, retry_slot, retry_ready,
-        m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch, m_job_retry,
-        tgt_ready, s_cmpl_valid, s_cmpl_slot, s_cmpl_gen, route_epoch, tgt_enable, svc_rate,
-        dispatch_fire, retry_fire, retire_fire, retire_target, retire_work, retire_tid,
-        outstanding, outstanding_work, chk_slot, chk_live, chk_gen, chk_epoch, job_live, job_gen, job_epoch,
-        POLICY=POLICY, FAULT=FAULT)
+    dist = work_distributor(**ports_of(work_distributor, locals()), POLICY=POLICY, FAULT=FAULT)
     mon = package_assertion_monitor(
         clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, s_cmpl_slot,
         s_cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, no_counts, no_counts,

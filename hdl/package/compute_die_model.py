@@ -82,6 +82,7 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
     done_gen = Signal(intbv(0)[gen_w:])
     space = Signal(bool(0))
     held = Signal(bool(0))                   # work queued, completion port blocked
+    blocked = Signal(bool(0))                # a finished job's completion is not taken this cycle
     want_i = Signal(intbv(0)[rate_w:])
 
     @always_comb
@@ -100,6 +101,10 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         s_job_ready.next = space
 
     @always_comb
+    def hand_over():
+        blocked.next = done_valid and not m_cmpl_ready
+
+    @always_comb
     def ask():
         # Service wanted: the compute rate, capped by the head job's remaining need when
         # nothing behind it could use the surplus (it is the only job queued), or when a
@@ -109,8 +114,6 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         head = intbv(0)[idx_w:]
         nx = modbv(0)[ptr_w:]
         w = intbv(0)[rate_w:]
-        blocked = False
-        blocked = bool(done_valid and not m_cmpl_ready)
         head[:] = rd_ptr[idx_w:]
         nx[:] = rd_ptr + 1
         full[:] = q_work[head] << RATE_FRAC
@@ -141,8 +144,6 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         tail = intbv(0)[idx_w:]
         rp = modbv(0)[ptr_w:]
         nx = modbv(0)[ptr_w:]
-        blocked = False
-        blocked = bool(done_valid and not m_cmpl_ready)
         rp[:] = rd_ptr
         nx[:] = rd_ptr + 1
         head[:] = rd_ptr[idx_w:]
@@ -175,4 +176,4 @@ def compute_die_model(clk, rst, s_job_valid, s_job_target, s_job_slot, s_job_gen
         else:
             credit.next = 0
 
-    return status, ready_out, ask, stall_out, serve
+    return status, ready_out, hand_over, ask, stall_out, serve

@@ -146,13 +146,6 @@ def package_assertion_monitor(clk, rst, dispatch_fire, retry_fire, m_job_slot, m
         f_disabled = False
         f_imb = False
         f_work = False
-        armed = False
-        f_retire = False
-        f_retry = False
-        f_epoch = False
-        f_disabled = False
-        f_imb = False
-        f_work = False
         armed = True
 
         # a_retire_once

@@ -59,6 +59,7 @@ def phase_barrier(clk, rst, phase_jobs, barrier_cycles, s_job_offer, dispatch_fi
         nc = intbv(0)[cw + 1:]
         ns = intbv(0)[2:]
         pc = modbv(0)[pw:]
+        finish = False          # the phase ends at this edge
         pc[:] = phases_done + 1
         nd[:] = dispatched
         nr[:] = retired
@@ -80,25 +81,21 @@ def phase_barrier(clk, rst, phase_jobs, barrier_cycles, s_job_offer, dispatch_fi
             if nr >= phase_jobs:
                 stream_cycles.next = nc[cw:]
                 if barrier_cycles == 0:
-                    ns[:] = IDLE
-                    phase_cycles.next = nc[cw:]
-                    phase_done.next = 1
-                    phases_done.next = pc
-                    nd[:] = 0
-                    nr[:] = 0
+                    finish = True
                 else:
                     ns[:] = BARRIER
                     left.next = barrier_cycles
         else:
             cyc.next = nc[cw:]
             left.next = left - 1
-            if left == 1:
-                ns[:] = IDLE
-                phase_cycles.next = nc[cw:]
-                phase_done.next = 1
-                phases_done.next = pc
-                nd[:] = 0
-                nr[:] = 0
+            finish = left == 1
+        if finish:
+            ns[:] = IDLE
+            phase_cycles.next = nc[cw:]
+            phase_done.next = 1
+            phases_done.next = pc
+            nd[:] = 0
+            nr[:] = 0
         state.next = ns
         dispatched.next = nd[jw:]
         retired.next = nr[jw:]
