@@ -480,18 +480,27 @@ INLINE int chunk_levels(const int fmt, size_t nr, size_t nc, const uint32_t *ema
 INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
                       int levels, const double *sig, double *sum)
 {
-    double *a1 = sum, *a2 = sum + LANES, *a3 = sum + 2 * LANES;
+    /* local accumulators: they cannot alias the input, so they stay in registers */
+    double a1[LANES], a2[LANES], a3[LANES];
     const double *s1 = sig, *s2 = sig + LANES;
+    /* prefetch: the next block's part of each row while this one is summed (the
+     * rows are far apart, more streams than the hardware prefetcher follows) */
+    const size_t esize = fmt == F_FP32 ? 4 : 2, pf_lines = nc == LANES && stride > LANES ? LANES * esize / 64 : 0;
+#define PREFETCH_NEXT(r) \
+    for (size_t l = 0; l < pf_lines; l++) __builtin_prefetch((const char *)data + ((r) * stride + c0 + LANES) * esize + 64 * l)
     if (levels == 1) {
         for (size_t c = 0; c < nc; c++) a1[c] = 0.0;
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
+            PREFETCH_NEXT(r);
             for (size_t c = 0; c < nc; c++) a1[c] += to_double(fmt, load_fmt(fmt, data, base + c));
         }
+        for (size_t c = 0; c < nc; c++) sum[c] = a1[c];
     } else if (levels == 2) {
         for (size_t c = 0; c < nc; c++) { a1[c] = s1[c]; a2[c] = 0.0; }
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
+            PREFETCH_NEXT(r);
             for (size_t c = 0; c < nc; c++) {
                 double x = to_double(fmt, load_fmt(fmt, data, base + c));
                 double t = a1[c] + x, q = t - a1[c];
@@ -499,11 +508,12 @@ INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0,
                 a2[c] += x - q;
             }
         }
-        for (size_t c = 0; c < nc; c++) a1[c] -= s1[c];
+        for (size_t c = 0; c < nc; c++) { sum[c] = a1[c] - s1[c]; sum[LANES + c] = a2[c]; }
     } else {
         for (size_t c = 0; c < nc; c++) { a1[c] = s1[c]; a2[c] = s2[c]; a3[c] = 0.0; }
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
+            PREFETCH_NEXT(r);
             for (size_t c = 0; c < nc; c++) {
                 double x = to_double(fmt, load_fmt(fmt, data, base + c));
                 double t = a1[c] + x, q = t - a1[c];
@@ -514,8 +524,9 @@ INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0,
                 a3[c] += y - q2;
             }
         }
-        for (size_t c = 0; c < nc; c++) { a1[c] -= s1[c]; a2[c] -= s2[c]; }
+        for (size_t c = 0; c < nc; c++) { sum[c] = a1[c] - s1[c]; sum[LANES + c] = a2[c] - s2[c]; sum[2 * LANES + c] = a3[c]; }
     }
+#undef PREFETCH_NEXT
 }
 
 /* Summary + levels + sums of one chunk; returns the levels (0: take the integer path). */
