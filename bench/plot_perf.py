@@ -111,7 +111,12 @@ HOW = """## How the kernels get there
   first pass finds each column's largest and smallest nonzero magnitude, then 1-3 levels of
   error-free extraction against 1.5 * 2^k run element-wise across the columns (AVX-512 in C through
   `target_clones`, in numba through full-width LLVM vectors); the level sums, exact doubles, become
-  the 320-bit state (or are rounded straight from a TwoSum pair).  One long sequence is read as
+  the 320-bit state (or are rounded straight from a TwoSum pair).  A full block of 64 columns is
+  compiled with its width a constant, so its level accumulators stay in registers (C) and its
+  loops unroll whole; the bounds are a min/max of magnitude patterns (C; numba combines four
+  rows in registers before each store, and two rows per level step); while a block is summed
+  the next block's part of each row is prefetched (64 rows 64 KB apart are more streams than
+  the hardware prefetcher follows).  One long sequence is read as
   blocks of 255 x 64 lanes the same way.  Chunks with an inf/NaN or a wider spread take the
   integer-digit path.  The data of the benchmarks (normal values times 2^-30..2^30, a spread of
   about 100 binades) needs two levels in most all-reduce chunks and three in the rest.  FP32
@@ -127,9 +132,10 @@ HOW = """## How the kernels get there
 
 ## Where the time goes (perf, this machine kind)
 
-- **All-reduce shape, C:** the first pass over each 64 x 64 chunk is the one that brings the data
-  in from memory (about 30 % of the kernel, mostly waiting for loads), the level loop about 50 %,
-  the per-column state export about 20 %.  With 64 rows per column every column pays its bounds,
+- **All-reduce shape, C:** before the prefetch the first pass over each 64 x 64 chunk was the one
+  that brought the data in from memory (about 30 % of the kernel, mostly waiting for loads); now
+  the next block arrives while the level loop (about 60 %) runs, and the per-column state export
+  is about 15 %.  With 64 rows per column every column pays its bounds,
   levels and export once per 64 terms; numpy's sum only adds rows into a float32 vector, one add
   per term, and is bound by the memory stream.  An exact result needs at least the bounds pass and
   two adds per term for this data's spread, which is where the factor to numpy stays.

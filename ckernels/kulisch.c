@@ -407,24 +407,38 @@ INLINE double to_double(const int fmt, uint32_t b)
 }
 
 /* Per column of rows [r0, r1) x columns [c0, c0 + nc): the largest exponent
- * field, and the smallest exponent field of a nonzero value (emask if none). */
+ * field, and the smallest exponent field of a nonzero value (emask if none).
+ * On magnitude patterns, whose order is the order of the values: the largest
+ * magnitude, and the smallest of (magnitude - 1) in the pattern's own unsigned
+ * type, where a zero wraps to the type's maximum and so never wins; two
+ * min/max per element, in lanes as narrow as the format's patterns. */
+#define CHUNK_BOUNDS(TY)                                                                        \
+    {                                                                                           \
+        TY amax[LANES], amin[LANES];                                                            \
+        const TY absmask = (TY)((em << fb) | ((1u << fb) - 1));                                 \
+        for (size_t c = 0; c < nc; c++) { amax[c] = 0; amin[c] = (TY)~(TY)0; }                  \
+        for (size_t r = r0; r < r1; r++) {                                                      \
+            const TY *row = (const TY *)data + r * stride + c0;                                 \
+            for (size_t c = 0; c < nc; c++) {                                                   \
+                TY a = row[c] & absmask, a1 = (TY)(a - 1);                                      \
+                amax[c] = a > amax[c] ? a : amax[c];                                            \
+                amin[c] = a1 < amin[c] ? a1 : amin[c];                                          \
+            }                                                                                   \
+        }                                                                                       \
+        for (size_t c = 0; c < nc; c++) {                                                       \
+            TY lo = (TY)(amin[c] + 1);                                                          \
+            emax[c] = (uint32_t)amax[c] >> fb;                                                  \
+            emin[c] = lo ? (uint32_t)lo >> fb : em;                                             \
+        }                                                                                       \
+    }
 INLINE void chunk_exponents(const int fmt, const void *data, size_t stride, size_t r0, size_t r1,
                             size_t c0, size_t nc, uint32_t *emax, uint32_t *emin)
 {
     const int fb = frac_bits_of(fmt);
-    const uint32_t em = emask_of(fmt), absmask = (em << fb) | ((1u << fb) - 1);
-    for (size_t c = 0; c < nc; c++) { emax[c] = 0; emin[c] = em; }
-    for (size_t r = r0; r < r1; r++) {
-        size_t base = r * stride + c0;
-        for (size_t c = 0; c < nc; c++) {
-            uint32_t b = load_fmt(fmt, data, base + c);
-            uint32_t e = (b >> fb) & em;
-            uint32_t e_nz = (b & absmask) ? e : em;
-            emax[c] = e > emax[c] ? e : emax[c];
-            emin[c] = e_nz < emin[c] ? e_nz : emin[c];
-        }
-    }
+    const uint32_t em = emask_of(fmt);
+    if (fmt == F_FP32) CHUNK_BOUNDS(uint32_t) else CHUNK_BOUNDS(uint16_t)
 }
+#undef CHUNK_BOUNDS
 
 static inline double one_and_half_pow2(int k)   /* 1.5 * 2^k for -1000 < k < 1000 */
 {
@@ -466,18 +480,27 @@ INLINE int chunk_levels(const int fmt, size_t nr, size_t nc, const uint32_t *ema
 INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
                       int levels, const double *sig, double *sum)
 {
-    double *a1 = sum, *a2 = sum + LANES, *a3 = sum + 2 * LANES;
+    /* local accumulators: they cannot alias the input, so they stay in registers */
+    double a1[LANES], a2[LANES], a3[LANES];
     const double *s1 = sig, *s2 = sig + LANES;
+    /* prefetch: the next block's part of each row while this one is summed (the
+     * rows are far apart, more streams than the hardware prefetcher follows) */
+    const size_t esize = fmt == F_FP32 ? 4 : 2, pf_lines = nc == LANES && stride > LANES ? LANES * esize / 64 : 0;
+#define PREFETCH_NEXT(r) \
+    for (size_t l = 0; l < pf_lines; l++) __builtin_prefetch((const char *)data + ((r) * stride + c0 + LANES) * esize + 64 * l)
     if (levels == 1) {
         for (size_t c = 0; c < nc; c++) a1[c] = 0.0;
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
+            PREFETCH_NEXT(r);
             for (size_t c = 0; c < nc; c++) a1[c] += to_double(fmt, load_fmt(fmt, data, base + c));
         }
+        for (size_t c = 0; c < nc; c++) sum[c] = a1[c];
     } else if (levels == 2) {
         for (size_t c = 0; c < nc; c++) { a1[c] = s1[c]; a2[c] = 0.0; }
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
+            PREFETCH_NEXT(r);
             for (size_t c = 0; c < nc; c++) {
                 double x = to_double(fmt, load_fmt(fmt, data, base + c));
                 double t = a1[c] + x, q = t - a1[c];
@@ -485,11 +508,12 @@ INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0,
                 a2[c] += x - q;
             }
         }
-        for (size_t c = 0; c < nc; c++) a1[c] -= s1[c];
+        for (size_t c = 0; c < nc; c++) { sum[c] = a1[c] - s1[c]; sum[LANES + c] = a2[c]; }
     } else {
         for (size_t c = 0; c < nc; c++) { a1[c] = s1[c]; a2[c] = s2[c]; a3[c] = 0.0; }
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
+            PREFETCH_NEXT(r);
             for (size_t c = 0; c < nc; c++) {
                 double x = to_double(fmt, load_fmt(fmt, data, base + c));
                 double t = a1[c] + x, q = t - a1[c];
@@ -500,8 +524,9 @@ INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0,
                 a3[c] += y - q2;
             }
         }
-        for (size_t c = 0; c < nc; c++) { a1[c] -= s1[c]; a2[c] -= s2[c]; }
+        for (size_t c = 0; c < nc; c++) { sum[c] = a1[c] - s1[c]; sum[LANES + c] = a2[c] - s2[c]; sum[2 * LANES + c] = a3[c]; }
     }
+#undef PREFETCH_NEXT
 }
 
 /* Summary + levels + sums of one chunk; returns the levels (0: take the integer path). */
@@ -519,6 +544,12 @@ INLINE int chunk_fast(const int fmt, const void *data, size_t stride, size_t r0,
 HOT static int chunk_fast_any(int fmt, const void *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
                               double *sum)
 {
+    if (nc == LANES)     /* a full block: constant trip counts keep the column accumulators in registers */
+        switch (fmt) {
+        case F_FP16: return chunk_fast(F_FP16, data, stride, r0, r1, c0, LANES, sum);
+        case F_BF16: return chunk_fast(F_BF16, data, stride, r0, r1, c0, LANES, sum);
+        default: return chunk_fast(F_FP32, data, stride, r0, r1, c0, LANES, sum);
+        }
     switch (fmt) {
     case F_FP16: return chunk_fast(F_FP16, data, stride, r0, r1, c0, nc, sum);
     case F_BF16: return chunk_fast(F_BF16, data, stride, r0, r1, c0, nc, sum);
@@ -531,8 +562,8 @@ HOT static int chunk_fast_any(int fmt, const void *data, size_t stride, size_t r
  * limb k gets the low 64 bits of m * 2^(sh - 64k), or m >> (64k - sh) with
  * sign fill), added limb by limb with carries.  Element-wise over the
  * columns, so it vectorises like the sums. */
-HOT static void levels_export(const double *sum, int levels, size_t nc, int width,
-                              uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+INLINE void levels_export_n(const double *sum, int levels, size_t nc, int width,
+                            uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
 {
     int64_t m[MAX_LEVELS][LANES], sh[MAX_LEVELS][LANES];
     uint64_t limb[KULISCH_LIMBS][LANES], carry[LANES], acc[LANES], cy[LANES];
@@ -575,6 +606,13 @@ HOT static void levels_export(const double *sum, int levels, size_t nc, int widt
         out_wraps[c] = w;
         out_flags[c] = w ? FLAG_OVF : 0;
     }
+}
+
+HOT static void levels_export(const double *sum, int levels, size_t nc, int width,
+                              uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
+{
+    if (nc == LANES) levels_export_n(sum, levels, LANES, width, out_limbs, out_wraps, out_flags);
+    else levels_export_n(sum, levels, nc, width, out_limbs, out_wraps, out_flags);
 }
 
 /* INT8: exact int32 column sums of rows [r0, r1) (r1 - r0 <= 2^24: |sum| <= 2^31). */
@@ -837,6 +875,10 @@ levels_round_fmt(const int fmt, const double *sum, int levels, size_t nc, int wi
 HOT static void levels_round(int fmt, const double *sum, int levels, size_t nc, int width,
                              uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
 {
+    if (nc == LANES && fmt == F_FP32) {       /* a full block (the common case: constant trip counts) */
+        levels_round_fmt(F_FP32, sum, levels, LANES, width, out_bits, out_wraps, out_flags);
+        return;
+    }
     switch (fmt) {                            /* one loop per format: its grid is a constant */
     case F_INT8: levels_round_fmt(F_INT8, sum, levels, nc, width, out_bits, out_wraps, out_flags); break;
     case F_FP16: levels_round_fmt(F_FP16, sum, levels, nc, width, out_bits, out_wraps, out_flags); break;

@@ -27,6 +27,10 @@ import math
 
 import numpy as np
 
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
+
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from golden.jit import jit
 
@@ -55,6 +59,23 @@ _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 # (exponent shift, exponent mask, fraction mask, sign shift, fraction bits)
 _LAYOUT = np.array([[0, 0, 0, 7, 0], [10, 0x1F, 0x3FF, 15, 10], [7, 0xFF, 0x7F, 15, 7], [23, 0xFF, 0x7FFFFF, 31, 23]],
                    np.int64)
+
+
+@intrinsic
+def _prefetch(typingctx, arr, r, c):
+    """Hint: fetch the cache line of arr[r, c] (a 2-d array) for reading.  A hint
+    never faults, so (r, c) may lie past the end of the array."""
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], args[2]], wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.void(arr, r, c), codegen
 
 
 @jit
@@ -338,18 +359,45 @@ def _limbs_export(t, width, limbs_out):
 
 # ---- the exact float64 fast path ---------------------------------------------------------
 
-@jit
+@jit(inline="always")
 def _chunk_bounds(xf, r0, r1, c0, nc, mx, mn):
     """Per column of the float32 chunk: the largest magnitude (inf if an inf is
     there; a NaN is caught later, by the sums) and the smallest nonzero
     magnitude (inf if none).  Float32 throughout, row by row over 1-d views,
-    so it vectorises 16 lanes wide."""
+    so it vectorises 16 lanes wide; four rows are combined in registers before
+    they meet the bounds in memory (each meeting is a store the next must wait for)."""
     inf = np.float32(np.inf)
     zero = np.float32(0.0)
     for c in range(nc):
         mx[c] = zero
         mn[c] = inf
-    for r in range(r0, r1):
+    r = r0
+    while r + 4 <= r1:
+        x0 = xf[r, c0:c0 + nc]
+        x1 = xf[r + 1, c0:c0 + nc]
+        x2 = xf[r + 2, c0:c0 + nc]
+        x3 = xf[r + 3, c0:c0 + nc]
+        for c in range(nc):
+            a0 = abs(x0[c])
+            a1 = abs(x1[c])
+            a2 = abs(x2[c])
+            a3 = abs(x3[c])
+            h01 = a0 if a0 > a1 else a1
+            h23 = a2 if a2 > a3 else a3
+            h = h01 if h01 > h23 else h23
+            a0 = a0 if a0 != zero else inf
+            a1 = a1 if a1 != zero else inf
+            a2 = a2 if a2 != zero else inf
+            a3 = a3 if a3 != zero else inf
+            l01 = a0 if a0 < a1 else a1
+            l23 = a2 if a2 < a3 else a3
+            lo = l01 if l01 < l23 else l23
+            m = mx[c]
+            mx[c] = h if h > m else m
+            m = mn[c]
+            mn[c] = lo if lo < m else m
+        r += 4
+    for r in range(r, r1):
         row = xf[r, c0:c0 + nc]
         for c in range(nc):
             a = abs(row[c])
@@ -391,10 +439,14 @@ def _chunk_levels(nr, nc, fb, special_field, mx, mn, sig_bits):
     return 0 if special or levels > MAX_LEVELS else levels
 
 
-@jit
-def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
+@jit(inline="always")
+def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc, pf, pf_r0, pf_c, pf_step, pf_lines):
     """Exact level sums of rows [r0, r1) x columns [c0, c0 + nc) of the float32
-    array xf into acc[j, c] (row by row over 1-d views: they vectorise)."""
+    array xf into acc[j, c] (row by row over 1-d views: they vectorise).  With
+    each row, pf_lines cache lines of row pf_r0 + (r - r0) of the 2-d array pf
+    from column pf_c on (pf_step elements apart) are prefetched: the next
+    block's part of the row (the rows are far apart, more streams than the
+    hardware prefetcher follows)."""
     a1 = acc[0]
     a2 = acc[1]
     a3 = acc[2]
@@ -403,7 +455,19 @@ def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
     if levels == 1:
         for c in range(nc):
             a1[c] = 0.0
-        for r in range(r0, r1):
+        r = r0
+        while r + 2 <= r1:             # two rows per trip (exact: every partial sum is, in any order)
+            for ln in range(pf_lines):
+                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
+                _prefetch(pf, pf_r0 + r + 1 - r0, pf_c + ln * pf_step)
+            row0 = xf[r, c0:c0 + nc]
+            row1 = xf[r + 1, c0:c0 + nc]
+            for c in range(nc):
+                a1[c] += np.float64(row0[c]) + np.float64(row1[c])
+            r += 2
+        for r in range(r, r1):
+            for ln in range(pf_lines):
+                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
             row = xf[r, c0:c0 + nc]
             for c in range(nc):
                 a1[c] += np.float64(row[c])
@@ -411,7 +475,27 @@ def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
         for c in range(nc):
             a1[c] = s1[c]
             a2[c] = 0.0
-        for r in range(r0, r1):
+        r = r0
+        while r + 2 <= r1:             # two rows per trip: half the store -> load waits on a1, a2
+            for ln in range(pf_lines):
+                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
+                _prefetch(pf, pf_r0 + r + 1 - r0, pf_c + ln * pf_step)
+            row0 = xf[r, c0:c0 + nc]
+            row1 = xf[r + 1, c0:c0 + nc]
+            for c in range(nc):
+                x = np.float64(row0[c])
+                y = np.float64(row1[c])
+                a = a1[c]
+                t = a + x
+                q = t - a
+                u = t + y
+                v = u - t
+                a1[c] = u
+                a2[c] += (x - q) + (y - v)   # exact: any partial sum of the remainders is (see kulisch.c)
+            r += 2
+        for r in range(r, r1):
+            for ln in range(pf_lines):
+                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
             row = xf[r, c0:c0 + nc]
             for c in range(nc):
                 x = np.float64(row[c])
@@ -428,6 +512,8 @@ def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
             a2[c] = s2[c]
             a3[c] = 0.0
         for r in range(r0, r1):
+            for ln in range(pf_lines):
+                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
             row = xf[r, c0:c0 + nc]
             for c in range(nc):
                 x = np.float64(row[c])
@@ -446,7 +532,7 @@ def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc):
             a2[c] -= s2[c]
 
 
-@jit
+@jit(inline="always")
 def _as_fp32(fmt, bits, r0, r1, c0, nc, buf):
     """FP16/BF16 patterns of the chunk as FP32 patterns in buf: BF16 exactly; FP16
     at 2^-112 times its value (its fields moved into FP32 position), where its
@@ -466,7 +552,15 @@ def _as_fp32(fmt, bits, r0, r1, c0, nc, buf):
 @jit
 def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
     """Bounds, levels and level sums of one chunk; returns the levels (0: integer
-    path).  xf: the same array as float32 (FP32 input only)."""
+    path).  xf: the same array as float32 (FP32 input only).  A full block is
+    compiled with its width a constant (the loops unroll and vectorise whole)."""
+    if nc == LANES:
+        return _chunk_fast_n(fmt, bits, xf, r0, r1, c0, LANES, mx, mn, sig, buf, acc)
+    return _chunk_fast_n(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc)
+
+
+@jit(inline="always")
+def _chunk_fast_n(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
     if fmt == F_FP32:
         src, s0, s1, sc = xf, r0, r1, c0
     else:
@@ -477,7 +571,9 @@ def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
                            mn.view(np.uint32), sig.view(np.int64))
     if levels == 0:
         return 0
-    _chunk_sum(src, s0, s1, sc, nc, levels, sig, acc)
+    full = nc == LANES and bits.shape[1] > LANES      # a block of a wide array: prefetch the next one
+    step = 64 // bits.itemsize
+    _chunk_sum(src, s0, s1, sc, nc, levels, sig, acc, bits, r0, c0 + LANES, step, LANES // step if full else 0)
     nan = False
     for c in range(nc):
         nan |= acc[0, c] != acc[0, c]       # a NaN input makes its column's first level NaN
@@ -1051,9 +1147,10 @@ def kulisch_reduce(in_fmt, data, width=320):
     """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
     a, xf = _reduce_args(in_fmt, data, width)
     rows, cols = a.shape
-    limbs = np.zeros((cols, LIMBS), np.uint64)
-    wraps = np.zeros(cols, np.int64)
-    flags = np.zeros(cols, np.uint8)
+    alloc = np.zeros if cols == 1 else np.empty     # several columns: the kernel writes every entry
+    limbs = alloc((cols, LIMBS), np.uint64)
+    wraps = alloc(cols, np.int64)
+    flags = alloc(cols, np.uint8)
     if cols == 1:       # one sequence: the very code kulisch_accumulate runs (one compiled kernel, not two)
         seq = a.reshape(rows).view(_UINT[WIDTH_BITS[in_fmt]])
         seq_f = xf.reshape(rows) if in_fmt == "fp32" else _NO_FLOATS_1D
@@ -1072,9 +1169,9 @@ def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
         raise ValueError(f"unknown number format {out_fmt!r}")
     a, xf = _reduce_args(in_fmt, data, width)
     cols = a.shape[1]
-    bits = np.zeros(cols, np.uint32)
-    wraps = np.zeros(cols, np.int64)
-    flags = np.zeros(cols, np.uint8)
+    bits = np.empty(cols, np.uint32)                 # the kernel writes every entry
+    wraps = np.empty(cols, np.int64)
+    flags = np.empty(cols, np.uint8)
     _reduce_kernel(FORMAT_CODE[in_fmt], FORMAT_CODE[out_fmt], a, xf, width, _NO_LIMBS, bits, wraps, flags)
     return bits, wraps, flags
 

@@ -373,3 +373,100 @@ def test_int8_sums_beyond_fp32_precision_round_to_even(negative):
         for impl in ENGINES:
             got = reduce("kulisch", "int8", out, a.view(np.uint8), impl=impl)
             assert got.bits.tolist() == want, (impl, out)
+
+
+# ---- full 64-column blocks ------------------------------------------------------------
+# A block of exactly 64 columns is compiled with its width a constant (C and numba),
+# numba combines rows in fours (bounds) and pairs (sums), and the next block is
+# prefetched; the cases below put every kind of column inside full blocks, with row
+# counts that leave each remainder of those groupings.
+
+def full_block_array(fmt, rows, seed):
+    """rows x (3 * 64 + 7) patterns.  Block 0: the rule's boundary columns (spread at
+    and one past each edge), cancelling columns, zeros, -0.0, subnormals, random
+    wide spreads.  Block 1: narrow spreads (one level).  Block 2: random spreads up
+    to the integer path.  Then a ragged block of 7 columns."""
+    rng = np.random.default_rng(seed)
+    fb, top = FRAC_BITS[fmt], 30 if fmt == "fp16" else 254
+    sign = 1 << (31 if fmt == "fp32" else 15)
+    g = max(1, math.ceil(math.log2(rows)))
+    base = 53 - fb - 1 - g
+    cols = []
+    for edge in (base, base + (51 - g), base + 2 * (51 - g)):
+        for spread in (edge - 1, edge, edge + 1):
+            lo = max(1, min(top - spread, 1 + spread % 7))
+            hi = min(top, lo + spread)
+            cols.append(spread_column(fmt, rows, hi, lo)[:rows])
+            cols.append(spread_column(fmt, rows, hi, lo, negative=True)[:rows])
+    half = [pattern(fmt, int(rng.integers(1, top + 1)), int(rng.integers(0, 1 << fb))) for _ in range(rows // 2)]
+    cancel = half + [p | sign for p in half] + ([pattern(fmt, 1, 1)] if rows % 2 else [])
+    cols.append(list(rng.permutation(cancel)))
+    cols.append([0] * rows)
+    cols.append([sign] * rows)                                    # -0.0 only
+    cols.append([int(x) for x in rng.integers(0, 1 << fb, rows)])  # subnormals and zeros
+    cols.append([int(x) | sign for x in rng.integers(0, 1 << fb, rows)])
+
+    def random_col(max_spread):
+        lo = int(rng.integers(1, top + 1))
+        hi = min(top, lo + int(rng.integers(0, max_spread + 1)))
+        f = rng.integers(lo, hi + 1, rows)
+        f[0] = lo
+        return [int((s * sign) | (e << fb) | m) for s, e, m in
+                zip(rng.integers(0, 2, rows), f, rng.integers(0, 1 << fb, rows))]
+    while len(cols) < 64:
+        cols.append(random_col(70))
+    cols += [random_col(8) for _ in range(64)]
+    cols += [random_col(110) for _ in range(64 + 7)]
+    return np.array(cols, dtype(fmt)).T.copy()
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 5, 6, 64, 255])
+@pytest.mark.parametrize("fmt", ["fp32", "bf16", "fp16"])
+def test_full_blocks_are_exact(fmt, rows):
+    a = full_block_array(fmt, rows, seed=rows)
+    for j in range(0, 128, 64):
+        levels = {mod.chunk_levels(fmt, a[:, j:j + 64]) for mod in ENGINES.values()}
+        assert len(levels) == 1, (j, levels)
+    check_all(fmt, a, out_fmts=("exact", "fp32", "bf16"))
+    check_all(fmt, a, width=280, out_fmts=("exact",))
+
+
+@pytest.mark.parametrize("row", [0, 1, 2, 3, 4, 5, 62, 63, 64])
+@pytest.mark.parametrize("special", [0x7F800000, 0xFF800000, 0x7FFFFFFF, 0xFFC00001])
+def test_a_special_in_any_row_of_a_full_block(row, special):
+    """One special in a full block sends it to the integer path, whichever of the
+    grouped rows (or the remainder rows) holds it; a NaN beside an inf in the same
+    group of rows too (numba's bounds may drop the NaN, its sums must not)."""
+    rows = 66
+    rng = np.random.default_rng(row)
+    x = (rng.standard_normal((rows, 64 * 2 + 3)) * np.exp2(rng.integers(-20, 20, (rows, 64 * 2 + 3))))
+    a = x.astype(np.float32).view(np.uint32).copy()
+    a[row, 5] = special
+    a[row, 64 + 63] = special
+    a[row, 130] = special
+    a[row, 70] = 0x7F800000
+    a[row ^ 1, 70] = 0x7FC00000
+    for mod in ENGINES.values():
+        if row < 64:
+            assert mod.chunk_levels("fp32", a[:64, :64]) == 0
+            assert mod.chunk_levels("fp32", a[:64, 64:128]) == 0
+            assert mod.chunk_levels("fp32", a[:64, 70:71]) == 0
+    check_all("fp32", a, out_fmts=("exact", "fp32"))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 254), st.integers(0, 110), st.integers(1, 70), st.integers(0, 2 ** 32 - 1))
+def test_random_full_blocks_near_the_bounds(lo_field, spread, rows, seed):
+    hi_field = min(254, lo_field + spread)
+    rng = np.random.default_rng(seed)
+    fields = rng.integers(lo_field, hi_field + 1, (rows, 64 + 5))
+    fields[0, :] = lo_field
+    fields[-1, :] = hi_field
+    fracs = rng.integers(0, 1 << 23, fields.shape)
+    signs = rng.integers(0, 2, fields.shape)
+    a = ((signs << 31) | (fields << 23) | fracs).astype(np.uint32)
+    a[:, 7] = 0                                      # a zero column leaves the bounds alone
+    want = expected_levels("fp32", rows, hi_field, lo_field if rows > 1 else hi_field)
+    for mod in ENGINES.values():
+        assert mod.chunk_levels("fp32", a[:, :64]) == want
+    check_all("fp32", a, out_fmts=("exact", "fp32", "int8"))
