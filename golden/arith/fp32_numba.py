@@ -10,11 +10,12 @@ import numpy as np
 
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from golden.jit import jit
+from spec.formats import NAN_FP32
 from golden.arith.kulisch_numba import (F_BF16, F_FP16, F_FP32, F_INT8, WIDE_DIGITS, _bin_shift, _canonical_nan, _infinity,
                             _add_shifted, _normalize, _round_wide, _signed_mant)
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
-CANONICAL_NAN32 = 0x7FC00000
+CANONICAL_NAN32 = NAN_FP32
 
 
 @jit

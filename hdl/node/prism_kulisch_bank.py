@@ -54,8 +54,9 @@ Ports (widths from the signals):
 """
 from myhdl import Signal, always, block, intbv, modbv
 
+from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, KULISCH_LSB_EXP
 
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in a term: an INT8 value's term is value << 149
 
 
 @block
@@ -245,7 +246,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                             sig[:] = (d[8:0] ^ 0xFF) + 1
                         else:
                             sig[:] = d[8:0]
-                        sh[:] = 149
+                        sh[:] = LSB_SHIFT
                     nan = special and frac_nz
                     pinf = special and not frac_nz and not sign
                     ninf = special and not frac_nz and sign

@@ -37,8 +37,10 @@ from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
 from hdl.arith.auto_classifier import auto_classifier
 from hdl.node.prism_round16 import prism_round16
 
+from spec.formats import FMT_AUTO, FMT_FP32
+from spec.frames import POLICY_KULISCH
+
 LANES = 16
-FMT_FP32, FMT_EXACT, FMT_AUTO = 3, 4, 5
 
 
 @block
@@ -99,7 +101,7 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
             fmt_a.next = FMT_FP32
         else:
             fmt_a.next = out_fmt
-        direct.next = policy == 0 and out_fmt != FMT_AUTO
+        direct.next = policy == POLICY_KULISCH and out_fmt != FMT_AUTO
 
     @always_comb
     def select_b():

@@ -51,9 +51,13 @@ Ports (widths from the signals; W = KULISCH_W):
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from spec.formats import FMT_BF16, FMT_EXACT, FMT_FP16, FMT_FP32, FMT_INT8
+from spec.frames import (BLOCK_ELEMS, CLASS_RESULT, F_GENERATION_END, F_GENERATION_LSB, F_GROUPS_END,
+                         F_GROUPS_LSB, F_KULISCH_W_END, F_KULISCH_W_LSB, F_N_END, F_N_LSB, F_OFFSET_END,
+                         F_OFFSET_LSB, F_OP_ID_END, F_OP_ID_LSB, GROUP_DESC_BITS, GROUP_DESC_LSB)
+
 ROWS = 256
 IDLE, HEADER, PAYLOAD = 0, 1, 2
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32, FMT_EXACT = 0, 1, 2, 3, 4
 
 
 @block
@@ -366,20 +370,20 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                     g_tiles.next = gt
                     n_groups.next = ng
                     # header beat
-                    hdr[:] = 3
-                    hdr[16:8] = op_id
-                    hdr[32:16] = generation
-                    hdr[61:48] = concat(bsel, intbv(0)[8:])
+                    hdr[:] = CLASS_RESULT
+                    hdr[F_OP_ID_END:F_OP_ID_LSB] = op_id
+                    hdr[F_GENERATION_END:F_GENERATION_LSB] = generation
+                    hdr[F_OFFSET_END:F_OFFSET_LSB] = concat(bsel, intbv(0)[8:])
                     elems[:] = count - concat(bsel, intbv(0)[8:])
-                    if elems > 256:
-                        elems[:] = 256
-                    hdr[77:64] = elems
-                    hdr[85:80] = ng
-                    hdr[105:96] = W
+                    if elems > BLOCK_ELEMS:
+                        elems[:] = BLOCK_ELEMS
+                    hdr[F_N_END:F_N_LSB] = elems
+                    hdr[F_GROUPS_END:F_GROUPS_LSB] = ng
+                    hdr[F_KULISCH_W_END:F_KULISCH_W_LSB] = W
                     for i in range(16):
                         if i < ng:
                             desc[:] = concat(ge[13:0], gf[3:0])
-                            hdr[:] = hdr | (desc << (256 + 16 * i))
+                            hdr[:] = hdr | (desc << (GROUP_DESC_LSB + GROUP_DESC_BITS * i))
                         ge[:] = ge >> 13
                         gf[:] = gf >> 3
                     header.next = hdr
