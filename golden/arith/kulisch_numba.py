@@ -30,8 +30,8 @@ import numpy as np
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from golden.jit import jit
 from spec.formats import (FMT_BF16 as F_BF16, FMT_FP16 as F_FP16, FMT_FP32 as F_FP32, FMT_INT8 as F_INT8,
-                          INF_BF16, INF_FP16, INF_FP32, INF_INT8, KULISCH_LSB_EXP, NAN_BF16, NAN_FP16, NAN_FP32,
-                          NAN_INT8, NEG_INF_BF16, NEG_INF_FP16, NEG_INF_FP32, NEG_INF_INT8)
+                          INF_BF16, INF_FP16, INF_FP32, INF_INT8, KULISCH_LSB_EXP, KULISCH_WIDTHS, NAN_BF16,
+                          NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16, NEG_INF_FP16, NEG_INF_FP32, NEG_INF_INT8)
 from spec.frames import (FLAG_NAN, FLAG_NEG_INF as FLAG_NINF, FLAG_OVERFLOW as FLAG_OVF,
                          FLAG_POS_INF as FLAG_PINF)
 
@@ -1036,7 +1036,7 @@ _NO_BITS = np.zeros(1, np.uint32)
 
 
 def _check_width(width):
-    if width not in (280, 320):
+    if width not in KULISCH_WIDTHS:
         raise ValueError("Kulisch width must be 280 or 320")
 
 

@@ -54,7 +54,7 @@ Ports (widths from the signals):
 """
 from myhdl import Signal, always, block, intbv, modbv
 
-from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, KULISCH_LSB_EXP
+from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, KULISCH_LSB_EXP, KULISCH_WIDTHS
 
 LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in a term: an INT8 value's term is value << 149
 
@@ -64,7 +64,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                        m_valid, m_row, m_use_a, m_use_b, o_state, o_nan, o_pos_inf, o_neg_inf, o_overflow,
                        o_wrap_sign, ROWS=256, WRAP_BITS=6):
     W = len(o_state)
-    if W not in (280, 320):
+    if W not in KULISCH_WIDTHS:
         raise ValueError(f"prism_kulisch_bank: o_state is {W} bits; KULISCH_W is 320 or 280")
     if not 1 <= ROWS <= 256:
         raise ValueError(f"prism_kulisch_bank: ROWS={ROWS} must be 1 .. 256")
