@@ -90,9 +90,6 @@ from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMA
 EV_CONTROL, EV_ADMITTED = CTR_CONTROL, CTR_ADMITTED
 DROP_TOO_LONG, DROP_NO_OPERATION, DROP_WRONG_OP, DROP_STALE, DROP_CONTRIBUTOR, DROP_FORMAT, \
     DROP_RANGE, DROP_LENGTH, DROP_DUPLICATE = range(CTR_DROP, CTR_DROP + len(DROP_REASONS))
-# The result format is read with the reserved bit above it: a set reserved bit reads > FMT_AUTO
-# and is BAD_FORMAT.
-F_RESULT_FORMAT_CHECK_END = F_RESULT_FORMAT_END + 1
 RESPONSE_DEPTH = 16
 RESPONSE_MARGIN = 6
 ORDER_DEPTH = 8
@@ -166,7 +163,7 @@ def prism_control(clk, rst,
         room_ok.next = resp_count <= RESPONSE_DEPTH - RESPONSE_MARGIN
         act_policy.next = act_word[F_POLICY_END:F_POLICY_LSB]
         act_in_fmt.next = act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]
-        act_out_fmt.next = act_word[F_RESULT_FORMAT_CHECK_END:F_RESULT_FORMAT_LSB]
+        act_out_fmt.next = act_word[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB]
         act_count.next = act_word[F_COUNT_END:F_COUNT_LSB]
         act_contributors.next = act_word[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB]
         act_recipients.next = act_word[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
@@ -358,8 +355,8 @@ def prism_control(clk, rst,
                             recip[:] = hdr[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
                             if hdr[F_POLICY_END:F_POLICY_LSB] > POLICY_FP32_ARRIVAL:
                                 reason[:] = BAD_POLICY
-                            elif hdr[F_RESULT_FORMAT_CHECK_END:F_RESULT_FORMAT_LSB] > FMT_AUTO or (
-                                    hdr[F_RESULT_FORMAT_CHECK_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
+                            elif hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] > FMT_AUTO or (
+                                    hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
                                     and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
                                 reason[:] = BAD_FORMAT
                             elif count == 0 or count > CAPACITY:
