@@ -1,8 +1,9 @@
 """PRISM collective-node verification kit.
 
-Packages: hdl (MyHDL blocks), golden (bit-exact reference models), ckernels
-(C kernels built through cffi), cosim (conversion, Icarus runner, drivers,
-scoreboards, the `prism` command).
+Packages: spec (protocol constants shared by all the others), hdl (MyHDL
+blocks), golden (bit-exact reference models), ckernels (C kernels built through
+cffi), cosim (conversion, Icarus runner, drivers, scoreboards, the `prism`
+command).
 """
 import glob
 import os
@@ -21,7 +22,7 @@ setup(
     version="0.1.0",
     description="MyHDL blocks, Icarus co-simulation and bit-exact golden models for in-network collective reduction",
     python_requires=">=3.11",
-    packages=find_packages(include=["hdl", "hdl.*", "golden", "golden.*", "ckernels", "cosim", "cosim.*"]),
+    packages=find_packages(include=["spec", "spec.*", "hdl", "hdl.*", "golden", "golden.*", "ckernels", "cosim", "cosim.*"]),
     package_data={"ckernels": ["*.h", "*.c"]},
     setup_requires=["cffi>=1.17"],
     install_requires=[

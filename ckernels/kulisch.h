@@ -1,12 +1,12 @@
 /* Kulisch exact accumulation, FP32_ARRIVAL fold and result rounding for the
  * PRISM reduction golden model (C, called through cffi).
  *
- * Number formats (format codes): 0 INT8 (two's complement), 1 FP16
- * (IEEE binary16), 2 BF16 (bfloat16), 3 FP32 (IEEE binary32).  Inputs are raw
+ * Number formats (format codes PRISM_FMT_* of prism_spec.h): 0 INT8 (two's
+ * complement), 1 FP16 (IEEE binary16), 2 BF16 (bfloat16), 3 FP32 (IEEE binary32).  Inputs are raw
  * bit patterns held in uint8_t / uint16_t / uint32_t arrays by format.
  *
  * Kulisch state: a W-bit two's-complement fixed-point number, W = 320 or 280,
- * LSB weight 2^-149.  Exported as KULISCH_LIMBS uint64_t limbs per element,
+ * LSB weight 2^-149 (PRISM_KULISCH_LSB_EXP).  Exported as KULISCH_LIMBS uint64_t limbs per element,
  * limb 0 least significant, sign-extended from bit W-1 to 320 bits.  Beside
  * it: a signed net wrap count (the true sum = state + wraps * 2^W; overflow
  * <=> wraps != 0) and flags (bit0 NaN seen, bit1 +inf seen, bit2 -inf seen,
@@ -21,7 +21,7 @@
  * Rounding (kulisch_round, *_to_format): round to nearest, ties to even,
  * floats overflow to +/-inf and keep subnormals, INT8 saturates to
  * [-128, 127].  Specials first: NaN seen, or +inf and -inf both seen ->
- * canonical NaN (FP32 0x7FC00000, FP16 0x7E00, BF16 0x7FC0, INT8 0x80);
+ * canonical NaN (PRISM_NAN_*: FP32 0x7FC00000, FP16 0x7E00, BF16 0x7FC0, INT8 0x80);
  * otherwise an infinity -> +/-inf (INT8 127 / -128).  An exact zero -> +0; a
  * non-zero value too small for the format -> zero with the value's sign.
  *
@@ -39,6 +39,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "prism_spec.h"     /* format codes, LSB exponent, canonical specials (generated from spec/) */
 
 #define KULISCH_LIMBS 5
 #define KULISCH_MAX_ROWS 1073741824

@@ -30,11 +30,12 @@ from typing import Optional
 import numpy as np
 
 from golden.arith.formats import FORMAT_CODE, FORMATS, WIDTH_BITS
+from spec.formats import KULISCH_WIDTHS
 
 POLICIES = ("kulisch", "fp32-arrival")
 OUT_FORMATS = ("exact", "fp32", "bf16", "fp16", "int8", "auto")
 IMPLS = ("python", "numba", "c")
-WIDTHS = (320, 280)
+WIDTHS = KULISCH_WIDTHS
 LIMBS = 5
 FLAG_NAMES = ("nan", "+inf", "-inf", "overflow")
 

@@ -35,13 +35,14 @@ from cosim.sim import toolchain
 from cosim.sim.axis import pause_generator
 from cosim.sim.pipeline import offer, run_pipeline
 from cosim.sim.tbutil import clock_gen, reset_pulse
+from spec.formats import ELEMENT_BITS as _ELEMENT_BITS, INPUT_FORMAT_CODES
+from spec.frames import MAX_CAPACITY, POLICY_NAMES
 
-FORMAT_CODE = {"int8": 0, "fp16": 1, "bf16": 2, "fp32": 3}
-ELEMENT_BITS = {"int8": 8, "fp16": 16, "bf16": 16, "fp32": 32}
-POLICIES = {"kulisch": 0, "fp32-arrival": 1}
+FORMAT_CODE = dict(INPUT_FORMAT_CODES)
+ELEMENT_BITS = {fmt: _ELEMENT_BITS[code] for fmt, code in FORMAT_CODE.items()}
+POLICIES = {name: code for code, name in POLICY_NAMES.items()}
 OUT_FORMATS = ("exact", "fp32", "bf16", "fp16", "int8", "auto")
 ORDERS = ("sequential", "interleaved")
-MAX_CAPACITY = 4096
 LANES = 16
 INDEX_BITS = 12
 WRAP_BITS = 16

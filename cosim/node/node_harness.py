@@ -19,6 +19,7 @@ from typing import Dict, List
 from myhdl import ResetSignal, Signal, StopSimulation, block, delay, instance, intbv
 
 from golden.node import protocol as P
+from spec import frames as C
 
 from cosim.sim import toolchain
 from cosim.sim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
@@ -38,19 +39,18 @@ COUNTER_HOLD = 3           # cycles each counter_select is held while sweeping t
 
 def counter_names():
     """counter_select index -> the golden model's counter name (per port P = 0, 1)."""
-    from hdl.node import prism_counters as C
     names = {}
     for p in range(2):
-        base = 16 * p
-        names[base + 0] = (p, "control_accepted")
-        names[base + 1] = (p, "data_accepted")
-        for k, reason in enumerate(P.DROP_REASONS):
-            names[base + 2 + k] = (p, f"dropped_{reason}")
-        names[base + C.UNSUPPORTED] = (p, "unsupported")
-        names[base + C.TRUNCATED] = (p, "truncated")
-    names[C.RANGES] = (None, "ranges_completed")
-    names[C.RESULTS] = (None, "results")
-    names[C.RESPONSES] = (None, "responses")
+        base = C.CTR_PORT_STRIDE * p
+        names[base + C.CTR_CONTROL] = (p, "control_accepted")
+        names[base + C.CTR_ADMITTED] = (p, "data_accepted")
+        for k, reason in enumerate(C.DROP_REASONS):
+            names[base + C.CTR_DROP + k] = (p, f"dropped_{reason}")
+        names[base + C.CTR_UNSUPPORTED] = (p, "unsupported")
+        names[base + C.CTR_TRUNCATED] = (p, "truncated")
+    names[C.CTR_RANGES] = (None, "ranges_completed")
+    names[C.CTR_RESULTS] = (None, "results")
+    names[C.CTR_RESPONSES] = (None, "responses")
     return names
 
 

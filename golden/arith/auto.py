@@ -8,8 +8,9 @@ INT8 < FP16 < BF16 < FP32.  -0.0 does not fit INT8; the canonical NaN and
 +/-inf fit FP16 and BF16.
 """
 from golden.arith.formats import FORMAT_CODE, format_to_fp32, fp32_to_format
+from spec.frames import RANGE_ELEMS
 
-TILE = 16
+TILE = RANGE_ELEMS      # AUTO picks one format per tile of 16 elements (one range)
 AUTO_ORDER = ("int8", "fp16", "bf16", "fp32")
 
 

@@ -17,20 +17,21 @@ Rules (see docs/arithmetic.md):
 """
 from fractions import Fraction
 
-FORMATS = ("int8", "fp16", "bf16", "fp32")
-WIDTH_BITS = {"int8": 8, "fp16": 16, "bf16": 16, "fp32": 32}
-FORMAT_CODE = {"int8": 0, "fp16": 1, "bf16": 2, "fp32": 3}
+from spec import formats as _spec
+from spec.formats import KULISCH_LSB_EXP  # noqa: F401  (Kulisch LSB weight 2^-149; re-exported)
+
+# By format name; codes, widths and layouts from spec/formats.py.
+FORMAT_CODE = dict(_spec.INPUT_FORMAT_CODES)
+FORMATS = tuple(FORMAT_CODE)
+WIDTH_BITS = {fmt: _spec.ELEMENT_BITS[code] for fmt, code in FORMAT_CODE.items()}
 CODE_FORMAT = {code: fmt for fmt, code in FORMAT_CODE.items()}
 
 # (exponent bits, fraction bits) of the floating-point formats.
-FLOAT_LAYOUT = {"fp16": (5, 10), "bf16": (8, 7), "fp32": (8, 23)}
+FLOAT_LAYOUT = {_spec.FORMAT_NAMES[code]: layout for code, layout in _spec.FLOAT_LAYOUT.items()}
 
 NAN = "nan"
 POS_INF = "+inf"
 NEG_INF = "-inf"
-
-# Kulisch fixed-point LSB: 2^-149, the smallest FP32 subnormal.
-KULISCH_LSB_EXP = -149
 
 
 UINT_DTYPE = {8: "uint8", 16: "uint16", 32: "uint32"}   # numpy dtype of a format's bit patterns
@@ -70,7 +71,7 @@ def float_params(fmt):
 def canonical_nan(fmt):
     """The format's canonical quiet NaN (INT8: 0x80, the integer indefinite)."""
     _check_fmt(fmt)
-    return {"fp32": 0x7FC00000, "fp16": 0x7E00, "bf16": 0x7FC0, "int8": 0x80}[fmt]
+    return _spec.CANONICAL_NAN[FORMAT_CODE[fmt]]
 
 
 def infinity(fmt, negative=False):

@@ -6,8 +6,7 @@ rules: every NaN result (NaN operand, inf - inf) is the canonical quiet NaN
 0x7FC00000.  Signed zeros follow IEEE: x + (-x) = +0, (-0) + (-0) = -0.
 """
 from golden.arith.formats import NAN, POS_INF, NEG_INF, canonical_nan, decode, fp32_to_format, format_to_fp32, round_exact, sign_bit
-
-FP32_CANONICAL_NAN = 0x7FC00000
+from spec.formats import NAN_FP32 as FP32_CANONICAL_NAN
 
 
 def fp32_add(a_bits, b_bits):

@@ -10,11 +10,12 @@ import numpy as np
 
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from golden.jit import jit
+from spec.formats import INF_FP32, NAN_FP32
 from golden.arith.kulisch_numba import (F_BF16, F_FP16, F_FP32, F_INT8, WIDE_DIGITS, _bin_shift, _canonical_nan, _infinity,
                             _add_shifted, _normalize, _round_wide, _signed_mant)
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
-CANONICAL_NAN32 = 0x7FC00000
+CANONICAL_NAN32 = NAN_FP32
 
 
 @jit
@@ -35,7 +36,7 @@ def _to_fp32_bits(fmt, b):
         e = (b >> 10) & 0x1F
         m = b & 0x3FF
         if e == 0x1F:
-            return CANONICAL_NAN32 if m != 0 else s | 0x7F800000
+            return CANONICAL_NAN32 if m != 0 else s | INF_FP32
         if e == 0:
             if m == 0:
                 return s

@@ -21,14 +21,8 @@ wrapped W-bit state, with the overflow flag set.
 from fractions import Fraction
 
 from golden.arith.formats import KULISCH_LSB_EXP, canonical_nan, infinity, round_exact, to_kulisch_term
-
-KULISCH_W = 320
-KULISCH_WIDTHS = (320, 280)
-
-FLAG_NAN = 1
-FLAG_POS_INF = 2
-FLAG_NEG_INF = 4
-FLAG_OVERFLOW = 8
+from spec.formats import KULISCH_WIDTH_DEFAULT as KULISCH_W, KULISCH_WIDTHS  # noqa: F401
+from spec.frames import FLAG_NAN, FLAG_NEG_INF, FLAG_OVERFLOW, FLAG_POS_INF  # noqa: F401
 
 
 def exact_limb_count(width):

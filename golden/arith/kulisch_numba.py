@@ -33,6 +33,11 @@ from numba.core.extending import intrinsic
 
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from golden.jit import jit
+from spec.formats import (FMT_BF16 as F_BF16, FMT_FP16 as F_FP16, FMT_FP32 as F_FP32, FMT_INT8 as F_INT8,
+                          INF_BF16, INF_FP16, INF_FP32, INF_INT8, KULISCH_LSB_EXP, KULISCH_WIDTHS, NAN_BF16,
+                          NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16, NEG_INF_FP16, NEG_INF_FP32, NEG_INF_INT8)
+from spec.frames import (FLAG_NAN, FLAG_NEG_INF as FLAG_NINF, FLAG_OVERFLOW as FLAG_OVF,
+                         FLAG_POS_INF as FLAG_PINF)
 
 WIDE_DIGITS = 14
 ACC_DIGITS = 10
@@ -50,8 +55,7 @@ INT8_CHUNK = 1 << 24
 NSE = 512                 # sign+exponent table entries
 SPECIAL_MARK = 1 << 40    # marks an inf/NaN exponent in the hidden-bit table
 
-F_INT8, F_FP16, F_BF16, F_FP32 = 0, 1, 2, 3
-FLAG_NAN, FLAG_PINF, FLAG_NINF, FLAG_OVF = 1, 2, 4, 8
+LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0: a value's integer term is value * 2^LSB_SHIFT
 DIGIT_MASK = 0xFFFFFFFF
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
@@ -82,7 +86,7 @@ def _prefetch(typingctx, arr, r, c):
 def _bin_shift(fmt, e):
     ee = e if e > 0 else 1
     if fmt == F_INT8:
-        return 149
+        return LSB_SHIFT
     if fmt == F_FP16:
         return ee + 124
     if fmt == F_BF16:
@@ -209,23 +213,23 @@ def _export(d, width, limbs_out):
 @jit
 def _canonical_nan(fmt):
     if fmt == F_INT8:
-        return 0x80
+        return NAN_INT8
     if fmt == F_FP16:
-        return 0x7E00
+        return NAN_FP16
     if fmt == F_BF16:
-        return 0x7FC0
-    return 0x7FC00000
+        return NAN_BF16
+    return NAN_FP32
 
 
 @jit
 def _infinity(fmt, neg):
     if fmt == F_INT8:
-        return 0x80 if neg else 0x7F
+        return NEG_INF_INT8 if neg else INF_INT8
     if fmt == F_FP16:
-        return 0xFC00 if neg else 0x7C00
+        return NEG_INF_FP16 if neg else INF_FP16
     if fmt == F_BF16:
-        return 0xFF80 if neg else 0x7F80
-    return 0xFF800000 if neg else 0x7F800000
+        return NEG_INF_BF16 if neg else INF_BF16
+    return NEG_INF_FP32 if neg else INF_FP32
 
 
 @jit
@@ -250,10 +254,10 @@ def _round_wide(fmt, d):
     if p < 0:
         return 0
     if fmt == F_INT8:
-        if p >= 149 + 8:
+        if p >= LSB_SHIFT + 8:
             return 0x80 if neg else 0x7F
-        n = _bits_at(d, 149, 9)
-        if _digit_bit(d, 148) and (_any_below(d, 148) or (n & 1)):
+        n = _bits_at(d, LSB_SHIFT, 9)
+        if _digit_bit(d, LSB_SHIFT - 1) and (_any_below(d, LSB_SHIFT - 1) or (n & 1)):
             n += 1
         v = -n if neg else n
         v = min(127, max(-128, v))
@@ -262,12 +266,12 @@ def _round_wide(fmt, d):
     emin = -14 if fmt == F_FP16 else -126
     emax = 15 if fmt == F_FP16 else 127
     sign = (1 << _LAYOUT[fmt, 3]) if neg else 0
-    e = p - 149
+    e = p - LSB_SHIFT
     if e > emax:
         return sign | _infinity(fmt, False)
     if e < emin:
         e = emin
-    sh = e - mbits + 149
+    sh = e - mbits + LSB_SHIFT
     n = _bits_at(d, sh, mbits + 1)
     if sh > 0 and _digit_bit(d, sh - 1) and ((sh > 1 and _any_below(d, sh - 1)) or (n & 1)):
         n += 1
@@ -599,7 +603,7 @@ def _double_terms(acc_bits, levels, nc, m, sh):
             x = (b & 0xFFFFFFFFFFFFF) | (1 << 52)
             if b < 0:
                 x = -x
-            s = e - 1075 + 149
+            s = e - 1075 + LSB_SHIFT
             r = -s if s < 0 else 0
             mj[c] = (x >> r) if e != 0 else 0
             shj[c] = s if s > 0 else 0
@@ -661,7 +665,7 @@ def _double_term(v):
     """A nonzero double that is a multiple of 2^-149 as (m, sh): v = m * 2^(sh - 149), sh >= 0."""
     mant, ex = math.frexp(v)                    # v = mant * 2^ex exactly, 0.5 <= |mant| < 1
     mi = np.int64(mant * 9007199254740992.0)    # * 2^53: an exact integer
-    sh = ex - 53 + 149
+    sh = ex - 53 + LSB_SHIFT
     if sh < 0:
         mi >>= -sh                              # exact: the dropped bits are zeros
         sh = 0
@@ -964,7 +968,7 @@ def _seq_accumulate(fmt, seq, seq_f, d, fl):
             s = np.int64(0)
             for i in range(i0, min(n, i0 + INT8_CHUNK)):
                 s += np.int64(np.int8(seq[i]))
-            _add_shifted(d, s, 149)
+            _add_shifted(d, s, LSB_SHIFT)
         _normalize(d)
         return fl
     block = CHUNK_ROWS * LANES
@@ -1072,7 +1076,7 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
             for r0 in range(0, rows, INT8_CHUNK):
                 _int8_column_sums(data, r0, min(rows, r0 + INT8_CHUNK), c0, nc, iacc32, isum)
                 for c in range(nc):
-                    _limbs_add_shifted(tsum[c], isum[c], 149)
+                    _limbs_add_shifted(tsum[c], isum[c], LSB_SHIFT)
         else:
             for r0 in range(0, rows, CHUNK_ROWS):
                 r1 = min(rows, r0 + CHUNK_ROWS)
@@ -1128,7 +1132,7 @@ _NO_BITS = np.zeros(1, np.uint32)
 
 
 def _check_width(width):
-    if width not in (280, 320):
+    if width not in KULISCH_WIDTHS:
         raise ValueError("Kulisch width must be 280 or 320")
 
 

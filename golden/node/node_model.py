@@ -21,6 +21,7 @@ from golden.arith.auto import auto_format
 from golden.arith.formats import fp32_to_format, format_to_fp32
 from golden.arith.fp32_arith import fp32_add
 from golden.arith.kulisch import KulischAccumulator
+from spec.formats import KULISCH_WIDTHS
 
 
 @dataclass
@@ -56,7 +57,7 @@ class _Operation:
 
 class NodeModel:
     def __init__(self, capacity=4096, kulisch_w=320, ports=2):
-        if kulisch_w not in (280, 320):
+        if kulisch_w not in KULISCH_WIDTHS:
             raise ValueError(f"KULISCH_W must be 280 or 320, not {kulisch_w}")
         self.capacity, self.kulisch_w, self.ports = capacity, kulisch_w, ports
         self.staged = None

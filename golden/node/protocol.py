@@ -1,73 +1,29 @@
 """Frame encoders and decoders for the PRISM SINGLE node (docs/protocol.md).
 
 A frame on the wire is a list of 512-bit beats (Python ints), header first,
-`tlast` on the last one.  Every field position lives in the FIELDS table at
-the top, which is the one place the bit layout is written down in code.
+`tlast` on the last one.  Every field position comes from the FIELDS table of
+spec/frames.py, the one place the bit layout is written down in code.
 """
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
-BEAT_BITS = 512
-RANGE_ELEMS = 16          # elements per range / tile (one 16-lane slice row)
-BLOCK_ELEMS = 256         # elements per RESULT frame (16 ranges)
-MAX_PAYLOAD_BEATS = 256   # frame bank: 1 header + 256 payload beats
-MAX_CONTRIBUTORS = 8
-MAX_GROUPS = 16
+# The protocol's constants and its field table live in spec/ (shared with the design and the
+# verification code); this module encodes and decodes frames with them and re-exports them,
+# so callers keep writing P.FMT_FP32, P.DROP_REASONS and so on.
+from spec.formats import (ELEMENT_BITS, FMT_AUTO, FMT_BF16, FMT_EXACT, FMT_FP16, FMT_FP32, FMT_INT8,
+                          FORMAT_CODES, FORMAT_NAMES)  # noqa: F401
+from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMAT, BAD_LENGTH,
+                         BAD_OPCODE, BAD_POLICY, BAD_RECIPIENTS, BEAT_BITS, BLOCK_ELEMS, BUSY,
+                         CLASS_CONTROL, CLASS_DATA, CLASS_RESULT, DROP_REASONS, EXACT_FLAG_LSB,
+                         EXACT_SUM_BITS, FIELDS, GROUP_DESC_BITS, GROUP_DESC_LSB, GROUP_FORMAT_BITS,
+                         MAX_CONTRIBUTORS, MAX_GROUPS, MAX_PAYLOAD_BEATS, MODE_ALLREDUCE, MODE_REDUCE,
+                         NO_STAGED, NOT_OPEN, OK, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, OP_STAGE,
+                         POLICY_FP32_ARRIVAL, POLICY_KULISCH, POLICY_NAMES, RANGE_ELEMS, REASON_NAMES,
+                         STAGED_MISMATCH)  # noqa: F401
 
-# --- field layout: name -> (lsb, width) ---------------------------------------
-FIELDS = {
-    "class": (0, 4),
-    "opcode": (4, 4),
-    "op_id": (8, 8),
-    "generation": (16, 16),
-    # STAGE
-    "policy": (32, 2),
-    "in_format": (36, 2),
-    "result_format": (40, 3),
-    "mode": (44, 1),
-    "count": (48, 13),        # STAGE: element count E
-    "contributors": (64, 8),
-    "recipients": (80, 2),
-    # DATA
-    "contributor": (32, 3),
-    "data_format": (36, 2),
-    "offset": (48, 13),       # DATA / RESULT element offset
-    "n": (64, 13),            # DATA / RESULT element count
-    # RESULT
-    "groups": (80, 5),
-    "kulisch_w": (96, 9),     # the node's Kulisch accumulator width W (EXACT values)
-    # response
-    "reason": (32, 8),
-    "request_opcode": (40, 4),
-}
-GROUP_DESC_LSB = 256   # group g descriptor at [256+16g +: 16]: format [2:0], count [15:3]
-
-CLASS_CONTROL, CLASS_DATA, CLASS_RESULT = 1, 2, 3
-OP_STAGE, OP_COMMIT, OP_ABORT, OP_ACK, OP_NACK = 1, 2, 3, 8, 9
-POLICY_KULISCH, POLICY_FP32_ARRIVAL = 0, 1
-POLICY_NAMES = {POLICY_KULISCH: "kulisch", POLICY_FP32_ARRIVAL: "fp32-arrival"}
-MODE_REDUCE, MODE_ALLREDUCE = 0, 1
-
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32, FMT_EXACT, FMT_AUTO = range(6)
-FORMAT_NAMES = {FMT_INT8: "int8", FMT_FP16: "fp16", FMT_BF16: "bf16", FMT_FP32: "fp32",
-                FMT_EXACT: "exact", FMT_AUTO: "auto"}
-FORMAT_CODES = {v: k for k, v in FORMAT_NAMES.items()}
-ELEMENT_BITS = {FMT_INT8: 8, FMT_FP16: 16, FMT_BF16: 16, FMT_FP32: 32}
 ELEMS_PER_BEAT = {f: BEAT_BITS // w for f, w in ELEMENT_BITS.items()}
-
-# reason codes (CONTROL responses)
-OK, BAD_OPCODE, BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS, BAD_RECIPIENTS, \
-    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH, NOT_OPEN, ACTIVE_MISMATCH = range(13)
-REASON_NAMES = ["OK", "BAD_OPCODE", "BAD_POLICY", "BAD_FORMAT", "BAD_COUNT", "BAD_CONTRIBUTORS",
-                "BAD_RECIPIENTS", "NO_STAGED", "STAGED_MISMATCH", "BUSY", "BAD_LENGTH", "NOT_OPEN",
-                "ACTIVE_MISMATCH"]
-
-# DATA drop reasons, in validation order (docs/protocol.md)
-DROP_REASONS = ("too_long", "no_operation", "wrong_op", "stale_generation", "bad_contributor",
-                "bad_format", "bad_range", "bad_length", "duplicate")
-
-EXACT_FLAG_LSB = 508   # {overflow, neg_inf, pos_inf, nan} at [511:508]
-EXACT_SUM_BITS = 508   # the exact sum (units of 2^-149) as a two's complement integer at [507:0]
+_GROUP_DESC_MASK = (1 << GROUP_DESC_BITS) - 1
+_GROUP_FORMAT_MASK = (1 << GROUP_FORMAT_BITS) - 1
 
 
 def get_field(beat, name):
@@ -238,7 +194,7 @@ class Result:
                           "kulisch_w": self.kulisch_w})
         beats = []
         for g, (fmt, values) in enumerate(self.groups):
-            head |= (fmt | (len(values) << 3)) << (GROUP_DESC_LSB + 16 * g)
+            head |= (fmt | (len(values) << GROUP_FORMAT_BITS)) << (GROUP_DESC_LSB + GROUP_DESC_BITS * g)
             if fmt == FMT_EXACT:
                 beats += [encode_exact(total, flags) for total, flags in values]
             else:
@@ -285,8 +241,8 @@ def decode(beats):
         ngroups = get_field(head, "groups")
         groups, pos = [], 1
         for g in range(ngroups):
-            desc = (head >> (GROUP_DESC_LSB + 16 * g)) & 0xFFFF
-            fmt, cnt = desc & 7, desc >> 3
+            desc = (head >> (GROUP_DESC_LSB + GROUP_DESC_BITS * g)) & _GROUP_DESC_MASK
+            fmt, cnt = desc & _GROUP_FORMAT_MASK, desc >> GROUP_FORMAT_BITS
             if fmt == FMT_EXACT:
                 vals = tuple(decode_exact(b) for b in beats[pos:pos + cnt])
                 pos += cnt

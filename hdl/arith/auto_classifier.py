@@ -32,6 +32,8 @@ Ports (widths come from the signals):
 """
 from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
 
+from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, NAN_FP32
+
 LANES = 16
 
 
@@ -45,7 +47,6 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
         raise ValueError(f"auto_classifier: s/m_axis_tkeep must be {LANES} bits (one per lane)")
     if len(m_axis_tuser) != 2:
         raise ValueError("auto_classifier: m_axis_tuser carries a 2-bit format code")
-    CANONICAL_NAN = 0x7FC00000
     out_valid = Signal(bool(0))
 
     @always_seq(clk.posedge, reset=rst)
@@ -68,7 +69,7 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
                 fits_int8 = False
                 fits_fp16 = False
                 fits_bf16 = False
-                if x[31:0] == 0 or (x == CANONICAL_NAN):
+                if x[31:0] == 0 or (x == NAN_FP32):
                     # the two zeros, and the canonical NaN (not +0 / INT8 handled below)
                     fits_fp16 = True
                     fits_bf16 = True
@@ -98,13 +99,13 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
             m_axis_tdata.next = s_axis_tdata
             m_axis_tkeep.next = s_axis_tkeep
             if all_int8:
-                m_axis_tuser.next = 0
+                m_axis_tuser.next = FMT_INT8
             elif all_fp16:
-                m_axis_tuser.next = 1
+                m_axis_tuser.next = FMT_FP16
             elif all_bf16:
-                m_axis_tuser.next = 2
+                m_axis_tuser.next = FMT_BF16
             else:
-                m_axis_tuser.next = 3
+                m_axis_tuser.next = FMT_FP32
             out_valid.next = 1
         elif m_axis_tready:
             out_valid.next = 0

@@ -48,6 +48,8 @@ holds its additions back (gaps in in_valid are allowed anywhere).
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from spec.formats import INF_FP32 as INFINITY, NAN_FP32 as CANONICAL_NAN
+
 # Register placement per LATENCY: True = the step ends in a pipeline register.
 STAGE_REGISTERS = {
     4: (True, True, True, True),
@@ -55,10 +57,6 @@ STAGE_REGISTERS = {
     2: (False, True, False, True),
     1: (False, False, False, True),
 }
-
-CANONICAL_NAN = 0x7FC00000
-INFINITY = 0x7F800000
-
 
 @block
 def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag, LATENCY=4):

@@ -65,18 +65,20 @@ Ports (widths from the signals passed in):
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from spec.formats import (FMT_BF16 as FORMAT_BF16, FMT_EXACT as FORMAT_EXACT, FMT_FP16 as FORMAT_FP16,
+                          FMT_FP32 as FORMAT_FP32, FMT_INT8 as FORMAT_INT8, INF_BF16, INF_FP16, INF_FP32,
+                          INF_INT8, KULISCH_LSB_EXP, NAN_BF16, NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16,
+                          NEG_INF_FP16, NEG_INF_FP32)
+
 STAGE_REGISTERS = {
     3: (True, True, True),
     2: (False, True, True),
     1: (False, False, True),
 }
 
-FORMAT_INT8, FORMAT_FP16, FORMAT_BF16, FORMAT_FP32, FORMAT_EXACT = 0, 1, 2, 3, 4
-
 # special-case kinds decided in step 1
 KIND_FINITE, KIND_NAN, KIND_POS_INF, KIND_NEG_INF = 0, 1, 2, 3
 
-KULISCH_LSB_EXP = -149
 MIN_WIDTH = 278   # one FP32 term needs 278 signed bits; overflow then is beyond every format
 MAX_WIDTH = 512   # the 9-bit normalising shift count
 
@@ -116,10 +118,6 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
     LIMIT_FP32 = W - 1 - (lsb_shift - 126)
     LIMIT_FP16 = W - 1 - (lsb_shift - 14)
     # (biased exponent - 1) = limit - lead for the format's own limit
-    INF_FP32, NAN_FP32 = 0x7F800000, 0x7FC00000
-    INF_BF16, NAN_BF16 = 0x7F80, 0x7FC0
-    INF_FP16, NAN_FP16 = 0x7C00, 0x7E00
-    NEG_INF_FP32, NEG_INF_BF16, NEG_INF_FP16 = 0xFF800000, 0xFF80, 0xFC00
     TOP_BITS = 25                          # FP32: 24 significand bits + guard
     INT_LOW = lsb_shift                    # bits [INT_LOW+8 : INT_LOW] are the low 8 integer bits
     INT_HIGH = lsb_shift + 8
@@ -308,9 +306,9 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
                 bits[:] = concat(s2_negative, packed[15:0])
         elif s2_format == FORMAT_INT8:
             if s2_kind == KIND_NAN or s2_kind == KIND_NEG_INF:
-                bits[:] = 0x80
+                bits[:] = NAN_INT8
             elif s2_kind == KIND_POS_INF:
-                bits[:] = 0x7F
+                bits[:] = INF_INT8
             else:
                 bits[:] = s2_int8
         else:

@@ -36,7 +36,9 @@ Parameters:
 """
 from myhdl import always_comb, block, intbv, modbv
 
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, INF_FP32, KULISCH_LSB_EXP, NAN_FP32
+
+LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in a term: an INT8 value's term is value << 149
 MIN_TERM_WIDTH = 278   # (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit
 
 
@@ -52,7 +54,6 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
         raise ValueError(f"number_decoder: fmt is {len(fmt)} bits; format codes are 2 bits")
     if len(fp32) != 32:
         raise ValueError(f"number_decoder: fp32 is {len(fp32)} bits; it must be 32")
-    CANONICAL_NAN = 0x7FC00000
 
     @always_comb
     def decode():
@@ -103,7 +104,7 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
             if ex == 31:
                 special = True
                 is_nan = d[10:0] != 0
-                image32[:] = (sign << 31) | 0x7F800000
+                image32[:] = (sign << 31) | INF_FP32
             sig[:] = d[10:0]
             if ex != 0:
                 sig[10] = 1
@@ -120,7 +121,7 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
             else:
                 sig[:] = d[8:0]
             short_mag[:] = sig[11:0]
-            sh[:] = 149
+            sh[:] = LSB_SHIFT
 
         # FP16 subnormal or INT8: normalise `short_mag` (< 2^11) into an FP32 normal.
         if (fmt == FMT_FP16 and d[15:10] == 0) or fmt == FMT_INT8:
@@ -153,7 +154,7 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
         pos_inf.next = special and not is_nan and not sign
         neg_inf.next = special and not is_nan and sign
         if is_nan:
-            fp32.next = CANONICAL_NAN
+            fp32.next = NAN_FP32
         else:
             fp32.next = image32
 

@@ -85,10 +85,10 @@ from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
 from hdl.arith.kulisch_lane import kulisch_lane
 from hdl.arith.number_decoder import MIN_TERM_WIDTH, number_decoder
 
+from spec.frames import BEAT_BITS, MAX_CAPACITY
+
 LANES = 16
-BEAT_BITS = 512
 OUT_DEPTH = 4          # output queue entries (output register + 3); covers the 4-edge read pipeline
-MAX_CAPACITY = 4096
 
 
 @block

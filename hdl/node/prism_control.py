@@ -73,18 +73,25 @@ Parameters:
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
-CLASS_CONTROL, CLASS_DATA = 1, 2
-OP_STAGE, OP_COMMIT, OP_ABORT, OP_ACK, OP_NACK = 1, 2, 3, 8, 9
-OK, BAD_OPCODE, BAD_POLICY, BAD_FORMAT, BAD_COUNT, BAD_CONTRIBUTORS, BAD_RECIPIENTS, \
-    NO_STAGED, STAGED_MISMATCH, BUSY, BAD_LENGTH, NOT_OPEN, ACTIVE_MISMATCH = range(13)
-EV_CONTROL, EV_ADMITTED = 0, 1
+from spec.formats import FMT_AUTO, FMT_EXACT, FMT_FP32, FMT_INT8
+from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMAT, BAD_LENGTH, BAD_OPCODE,
+                         BAD_POLICY, BAD_RECIPIENTS, BUSY, CLASS_CONTROL, CTR_ADMITTED,
+                         CTR_CONTROL, CTR_DROP, DROP_REASONS, F_CLASS_END, F_CLASS_LSB, F_CONTRIBUTOR_END,
+                         F_CONTRIBUTOR_LSB, F_CONTRIBUTORS_END, F_CONTRIBUTORS_LSB, F_COUNT_END, F_COUNT_LSB,
+                         F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_GENERATION_END, F_GENERATION_LSB,
+                         F_IN_FORMAT_END, F_IN_FORMAT_LSB, F_MODE_LSB, F_N_END, F_N_LSB, F_OFFSET_END,
+                         F_OFFSET_LSB, F_OP_ID_END, F_OP_ID_LSB, F_OPCODE_END, F_OPCODE_LSB, F_POLICY_END,
+                         F_POLICY_LSB, F_RECIPIENTS_END, F_RECIPIENTS_LSB, F_RESULT_FORMAT_END,
+                         F_RESULT_FORMAT_LSB, MAX_CAPACITY, MAX_CONTRIBUTORS, MAX_RANGES, NO_STAGED, NOT_OPEN,
+                         OK, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, OP_STAGE, POLICY_FP32_ARRIVAL,
+                         RESPONSE_BITS, STAGED_MISMATCH)
+
+# A validation event's code is the per-port counter it counts (spec.frames, "counters").
+EV_CONTROL, EV_ADMITTED = CTR_CONTROL, CTR_ADMITTED
 DROP_TOO_LONG, DROP_NO_OPERATION, DROP_WRONG_OP, DROP_STALE, DROP_CONTRIBUTOR, DROP_FORMAT, \
-    DROP_RANGE, DROP_LENGTH, DROP_DUPLICATE = range(2, 11)
-POLICY_FP32_ARRIVAL = 1
-FMT_EXACT = 4
+    DROP_RANGE, DROP_LENGTH, DROP_DUPLICATE = range(CTR_DROP, CTR_DROP + len(DROP_REASONS))
 RESPONSE_DEPTH = 16
 RESPONSE_MARGIN = 6
-MAX_RANGES = 256
 ORDER_DEPTH = 8
 HOLD_DEPTH = 8          # frames waiting behind a held COMMIT: at most 3 banks x 2 ports
 FAULT_NONE, FAULT_ABORT_KEEPS_OPEN = 0, 1
@@ -106,12 +113,12 @@ def prism_control(clk, rst,
                   ord_valid, ord_port, ord_pop, CAPACITY=4096, FAULT=FAULT_NONE):
     if FAULT not in FAULTS.values():
         raise ValueError(f"prism_control: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
-    if not 1 <= CAPACITY <= 4096:
-        raise ValueError(f"prism_control: CAPACITY={CAPACITY}; the node holds 1 .. 4096 elements")
+    if not 1 <= CAPACITY <= MAX_CAPACITY:
+        raise ValueError(f"prism_control: CAPACITY={CAPACITY}; the node holds 1 .. {MAX_CAPACITY} elements")
     hdr_width = len(f0_header)
     if hdr_width < 96 or len(f1_header) != hdr_width:
         raise ValueError("prism_control: f0_header/f1_header must be equally wide, >= 96 bits")
-    if len(resp_data) != 44:
+    if len(resp_data) != RESPONSE_BITS:
         raise ValueError("prism_control: resp_data is the 44-bit response header")
     beat_width = len(f0_beats)
     if len(f1_beats) != beat_width:
@@ -119,7 +126,7 @@ def prism_control(clk, rst,
     if len(act_count) != 13 or len(act_contributors) != 8 or len(act_expected) != 4:
         raise ValueError("prism_control: act_count 13, act_contributors 8, act_expected 4 bits")
 
-    MAP_BITS = 8 * MAX_RANGES
+    MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
     # a waiting frame: {port, bank, too_long, beats, header[95:0]}
     H_BEATS, H_LONG, H_BANK, H_PORT = 96, 96 + beat_width, 97 + beat_width, 99 + beat_width
     HOLD_W = 100 + beat_width
@@ -154,14 +161,14 @@ def prism_control(clk, rst,
     def outputs():
         resp_valid.next = resp_count != 0
         room_ok.next = resp_count <= RESPONSE_DEPTH - RESPONSE_MARGIN
-        act_policy.next = act_word[34:32]
-        act_in_fmt.next = act_word[38:36]
-        act_out_fmt.next = act_word[43:40]
-        act_count.next = act_word[61:48]
-        act_contributors.next = act_word[72:64]
-        act_recipients.next = act_word[82:80]
-        act_op_id.next = act_word[16:8]
-        act_generation.next = act_word[32:16]
+        act_policy.next = act_word[F_POLICY_END:F_POLICY_LSB]
+        act_in_fmt.next = act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]
+        act_out_fmt.next = act_word[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB]
+        act_count.next = act_word[F_COUNT_END:F_COUNT_LSB]
+        act_contributors.next = act_word[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB]
+        act_recipients.next = act_word[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
+        act_op_id.next = act_word[F_OP_ID_END:F_OP_ID_LSB]
+        act_generation.next = act_word[F_GENERATION_END:F_GENERATION_LSB]
         act_busy.next = op_open or dp_busy
         ord_valid.next = ord_count != 0
         ord_port.next = ord_bits[ord_rp]
@@ -170,8 +177,8 @@ def prism_control(clk, rst,
     def popcount():
         n = intbv(0)[4:]
         n[:] = 0
-        for c in range(8):
-            if act_word[64 + c]:
+        for c in range(MAX_CONTRIBUTORS):
+            if act_word[F_CONTRIBUTORS_LSB + c]:
                 n[:] = n + 1
         act_expected.next = n
 
@@ -338,23 +345,25 @@ def prism_control(clk, rst,
                     admit = False
                     code[:] = EV_CONTROL
                     reason[:] = OK
-                    cls[:] = hdr[4:0]
-                    opc[:] = hdr[8:4]
+                    cls[:] = hdr[F_CLASS_END:F_CLASS_LSB]
+                    opc[:] = hdr[F_OPCODE_END:F_OPCODE_LSB]
                     if cls == CLASS_CONTROL:
                         if beats != 1:
                             reason[:] = BAD_LENGTH
                         elif opc == OP_STAGE:
-                            count[:] = hdr[61:48]
-                            recip[:] = hdr[82:80]
-                            if hdr[34:32] > 1:
+                            count[:] = hdr[F_COUNT_END:F_COUNT_LSB]
+                            recip[:] = hdr[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
+                            if hdr[F_POLICY_END:F_POLICY_LSB] > POLICY_FP32_ARRIVAL:
                                 reason[:] = BAD_POLICY
-                            elif hdr[43:40] > 5 or (hdr[43:40] == FMT_EXACT and hdr[34:32] == POLICY_FP32_ARRIVAL):
+                            elif hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] > FMT_AUTO or (
+                                    hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
+                                    and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
                                 reason[:] = BAD_FORMAT
                             elif count == 0 or count > CAPACITY:
                                 reason[:] = BAD_COUNT
-                            elif hdr[72:64] == 0:
+                            elif hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] == 0:
                                 reason[:] = BAD_CONTRIBUTORS
-                            elif recip == 0 or (not hdr[44] and recip == 3):
+                            elif recip == 0 or (not hdr[F_MODE_LSB] and recip == 3):
                                 reason[:] = BAD_RECIPIENTS
                             else:
                                 staged[:] = hdr
@@ -362,7 +371,7 @@ def prism_control(clk, rst,
                         elif opc == OP_COMMIT:
                             if not st_ok:
                                 reason[:] = NO_STAGED
-                            elif staged[32:8] != hdr[32:8]:
+                            elif staged[F_GENERATION_END:F_OP_ID_LSB] != hdr[F_GENERATION_END:F_OP_ID_LSB]:
                                 reason[:] = STAGED_MISMATCH
                             elif is_open:
                                 reason[:] = BUSY
@@ -377,17 +386,17 @@ def prism_control(clk, rst,
                                 oc[:] = 0
                                 done_pairs[:] = 0
                                 members[:] = 0
-                                for c in range(8):
-                                    if staged[64 + c]:
+                                for c in range(MAX_CONTRIBUTORS):
+                                    if staged[F_CONTRIBUTORS_LSB + c]:
                                         members[:] = members + 1
-                                count[:] = staged[61:48]
+                                count[:] = staged[F_COUNT_END:F_COUNT_LSB]
                                 r_end[:] = (count + 15) >> 4
                                 all_pairs[:] = members * r_end
                                 clear.next = 1
                         elif opc == OP_ABORT:
                             if not is_open:
                                 reason[:] = NOT_OPEN
-                            elif active[32:8] != hdr[32:8]:
+                            elif active[F_GENERATION_END:F_OP_ID_LSB] != hdr[F_GENERATION_END:F_OP_ID_LSB]:
                                 reason[:] = ACTIVE_MISMATCH
                             else:
                                 if FAULT != FAULT_ABORT_KEEPS_OPEN:
@@ -397,23 +406,24 @@ def prism_control(clk, rst,
                         else:
                             reason[:] = BAD_OPCODE
                         if not stopped:
-                            resp[:] = concat(opc, reason, hdr[32:8], intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
+                            resp[:] = concat(opc, reason, hdr[F_GENERATION_END:F_OP_ID_LSB], intbv(OP_ACK)[4:],
+                                             intbv(CLASS_CONTROL)[4:])
                             if reason != OK:
-                                resp[8:4] = OP_NACK
+                                resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
                             resp_mem[wp].next = resp
                             wp[:] = wp + 1
                             rc[:] = rc + 1
                     else:
                         # DATA: the nine rules in protocol order.
-                        count[:] = active[61:48]
-                        contributor[:] = hdr[35:32]
-                        fmt[:] = hdr[38:36]
-                        offset[:] = hdr[61:48]
-                        n[:] = hdr[77:64]
+                        count[:] = active[F_COUNT_END:F_COUNT_LSB]
+                        contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                        fmt[:] = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
+                        offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+                        n[:] = hdr[F_N_END:F_N_LSB]
                         frame_end[:] = offset + n
-                        if fmt == 0:
+                        if fmt == FMT_INT8:
                             need[:] = (n + 63) >> 6
-                        elif fmt == 3:
+                        elif fmt == FMT_FP32:
                             need[:] = (n + 15) >> 4
                         else:
                             need[:] = (n + 31) >> 5
@@ -429,13 +439,13 @@ def prism_control(clk, rst,
                             code[:] = DROP_TOO_LONG
                         elif not is_open:
                             code[:] = DROP_NO_OPERATION
-                        elif hdr[16:8] != active[16:8]:
+                        elif hdr[F_OP_ID_END:F_OP_ID_LSB] != active[F_OP_ID_END:F_OP_ID_LSB]:
                             code[:] = DROP_WRONG_OP
-                        elif hdr[32:16] != active[32:16]:
+                        elif hdr[F_GENERATION_END:F_GENERATION_LSB] != active[F_GENERATION_END:F_GENERATION_LSB]:
                             code[:] = DROP_STALE
-                        elif not active[64 + contributor]:
+                        elif not active[F_CONTRIBUTORS_LSB + contributor]:
                             code[:] = DROP_CONTRIBUTOR
-                        elif fmt != active[38:36]:
+                        elif fmt != active[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
                             code[:] = DROP_FORMAT
                         elif n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count):
                             code[:] = DROP_RANGE
@@ -450,7 +460,7 @@ def prism_control(clk, rst,
                             done_pairs[:] = done_pairs + (r_end - r_first)
                             if done_pairs == all_pairs:
                                 is_open = False     # the last range has all its contributors
-                            if active[34:32] == POLICY_FP32_ARRIVAL:
+                            if active[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL:
                                 slot[:] = orp + oc
                                 if port:
                                     ob[slot] = 1

@@ -34,20 +34,19 @@ Ports:
 """
 from myhdl import Signal, always, block, modbv
 
-COUNTERS = 48
-UNSUPPORTED, TRUNCATED = 11, 12
-RANGES, RESULTS, RESPONSES = 32, 33, 34
+from spec.frames import (COUNTER_BITS, COUNTERS, CTR_PORT_STRIDE, CTR_RANGES as RANGES, CTR_RESPONSES as RESPONSES,
+                         CTR_RESULTS as RESULTS, CTR_TRUNCATED as TRUNCATED, CTR_UNSUPPORTED as UNSUPPORTED)
 
 
 @block
 def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupported0, unsupported1,
                    in_frame0, in_frame1, ranges_done, results_sent, response_sent,
                    counter_select, counter_value):
-    if len(counter_value) != 32:
+    if len(counter_value) != COUNTER_BITS:
         raise ValueError("prism_counters: counter_value is 32 bits")
     if len(counter_select) != 6:
         raise ValueError("prism_counters: counter_select is 6 bits")
-    mem = [Signal(modbv(0)[32:]) for _ in range(COUNTERS)]
+    mem = [Signal(modbv(0)[COUNTER_BITS:]) for _ in range(COUNTERS)]
 
     @always(clk.posedge)
     def count():
@@ -61,16 +60,16 @@ def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupport
             if in_frame0:
                 mem[TRUNCATED].next = mem[TRUNCATED] + 1
             if in_frame1:
-                mem[16 + TRUNCATED].next = mem[16 + TRUNCATED] + 1
+                mem[CTR_PORT_STRIDE + TRUNCATED].next = mem[CTR_PORT_STRIDE + TRUNCATED] + 1
         else:
             if unsupported0:
                 mem[UNSUPPORTED].next = mem[UNSUPPORTED] + 1
             if unsupported1:
-                mem[16 + UNSUPPORTED].next = mem[16 + UNSUPPORTED] + 1
+                mem[CTR_PORT_STRIDE + UNSUPPORTED].next = mem[CTR_PORT_STRIDE + UNSUPPORTED] + 1
         if ev0_valid:
             mem[ev0_code].next = mem[ev0_code] + 1
         if ev1_valid:
-            mem[16 + ev1_code].next = mem[16 + ev1_code] + 1
+            mem[CTR_PORT_STRIDE + ev1_code].next = mem[CTR_PORT_STRIDE + ev1_code] + 1
         if ranges_done != 0:
             mem[RANGES].next = mem[RANGES] + ranges_done
         if results_sent != 0:

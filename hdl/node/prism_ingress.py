@@ -62,9 +62,10 @@ Parameters:
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from spec.frames import CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB
+
 FREE, FILLING, PENDING, ADMITTED = 0, 1, 2, 3
 BANKS = 3
-CLASS_CONTROL, CLASS_DATA = 1, 2
 FAULT_NONE, FAULT_BANK_REUSE = 0, 1
 FAULTS = {"none": FAULT_NONE, "bank_reuse": FAULT_BANK_REUSE}
 
@@ -116,7 +117,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
         cls = intbv(0)[4:]
         beat_index = modbv(0)[8:]
         st = modbv(0)[2:]
-        cls[:] = s_axis_tdata[4:0]
+        cls[:] = s_axis_tdata[F_CLASS_END:F_CLASS_LSB]
         beat_index[:] = beat_count - 1
         st[:] = bank_states >> (2 * wr_bank)
         if not running:
@@ -215,7 +216,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
             if s_axis_tvalid and ready:
                 count[:] = beat_count
                 if not frame_open:
-                    cls[:] = s_axis_tdata[4:0]
+                    cls[:] = s_axis_tdata[F_CLASS_END:F_CLASS_LSB]
                     if cls == CLASS_CONTROL or cls == CLASS_DATA:
                         draining.next = 0
                         if wr_bank == 0:

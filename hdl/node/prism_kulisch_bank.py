@@ -54,8 +54,9 @@ Ports (widths from the signals):
 """
 from myhdl import Signal, always, block, intbv, modbv
 
+from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, KULISCH_LSB_EXP, KULISCH_WIDTHS
 
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in a term: an INT8 value's term is value << 149
 
 
 @block
@@ -63,7 +64,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                        m_valid, m_row, m_use_a, m_use_b, o_state, o_nan, o_pos_inf, o_neg_inf, o_overflow,
                        o_wrap_sign, ROWS=256, WRAP_BITS=6):
     W = len(o_state)
-    if W not in (280, 320):
+    if W not in KULISCH_WIDTHS:
         raise ValueError(f"prism_kulisch_bank: o_state is {W} bits; KULISCH_W is 320 or 280")
     if not 1 <= ROWS <= 256:
         raise ValueError(f"prism_kulisch_bank: ROWS={ROWS} must be 1 .. 256")
@@ -245,7 +246,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                             sig[:] = (d[8:0] ^ 0xFF) + 1
                         else:
                             sig[:] = d[8:0]
-                        sh[:] = 149
+                        sh[:] = LSB_SHIFT
                     nan = special and frac_nz
                     pinf = special and not frac_nz and not sign
                     ninf = special and not frac_nz and sign

@@ -45,6 +45,7 @@ from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
 from hdl.node.prism_kulisch_bank import prism_kulisch_bank
 from hdl.node.prism_kulisch_route import prism_kulisch_route
+from spec.formats import KULISCH_WIDTHS
 
 LANES = 16
 SUBS = 4                # sub-stores per port: ranges of one beat (64 INT8 elements)
@@ -58,7 +59,7 @@ def prism_kulisch_store(clk, rst, commit, fmt, a_valid, a_row, a_lanes, a_data, 
     if len(o_states) % LANES:
         raise ValueError("prism_kulisch_store: o_states holds 16 lane states")
     W = len(o_states) // LANES
-    if W not in (280, 320):
+    if W not in KULISCH_WIDTHS:
         raise ValueError(f"prism_kulisch_store: lane states are {W} bits; KULISCH_W is 320 or 280")
     if len(o_flags) != 5 * LANES:
         raise ValueError("prism_kulisch_store: o_flags is 16 x 5 bits")

@@ -46,6 +46,7 @@ from hdl.node.prism_kulisch_store import prism_kulisch_store
 from hdl.node.prism_reader import prism_reader
 from hdl.node.prism_readout import prism_readout
 from hdl.node.prism_result_sender import prism_result_sender
+from spec.formats import KULISCH_WIDTHS
 
 HDR_BITS = 96
 
@@ -58,7 +59,7 @@ def prism_node(clk, rst,
                m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
                counter_select, counter_value, busy,
                KULISCH_W=320, CAPACITY=4096):
-    if KULISCH_W not in (280, 320):
+    if KULISCH_W not in KULISCH_WIDTHS:
         raise ValueError(f"prism_node: KULISCH_W={KULISCH_W}; the node is built with 320 (default) or 280")
     if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
         raise ValueError(f"prism_node: CAPACITY={CAPACITY}; the stores hold 32 .. 4096 elements, "

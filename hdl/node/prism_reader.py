@@ -60,8 +60,11 @@ Ports (widths from the signals):
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv
 
+from spec.formats import FMT_FP32, FMT_INT8
+from spec.frames import (F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_N_END, F_N_LSB, F_OFFSET_END,
+                         F_OFFSET_LSB)
+
 IDLE, RUN, LAST = 0, 1, 2
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
 LANES = 64                                # lane fields of an issue group: a whole INT8 beat
 ALL_LANES = (1 << LANES) - 1
 
@@ -229,18 +232,18 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
                     # the previous frame's last range leaves the RAM stage now: free its bank
                     rd_release.next = 1
                     release_wait.next = 1
-                n[:] = hdr[77:64]
-                off[:] = hdr[61:48]
+                n[:] = hdr[F_N_END:F_N_LSB]
+                off[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
                 rows[:] = (n + 15) >> 4
-                fmt.next = hdr[38:36]
+                fmt.next = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
                 first_row.next = off[12:4]
                 ranges.next = rows
                 n_elem.next = n
                 # ranges per group: all the ranges of a beat
                 gs[:] = 1
-                if hdr[38:36] == FMT_INT8:
+                if hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_INT8:
                     gs[:] = 4
-                elif hdr[38:36] != FMT_FP32:
+                elif hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_FP32:
                     gs[:] = 2
                 gstep.next = gs
                 s1_valid.next = 1

@@ -37,15 +37,17 @@ from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
 from hdl.arith.auto_classifier import auto_classifier
 from hdl.node.prism_round16 import prism_round16
 
+from spec.formats import FMT_AUTO, FMT_FP32, KULISCH_WIDTHS
+from spec.frames import POLICY_KULISCH
+
 LANES = 16
-FMT_FP32, FMT_EXACT, FMT_AUTO = 3, 4, 5
 
 
 @block
 def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_flags, f_valid, f_row, f_tile,
                   w_valid, w_row, w_packed, w_fmt, w_exact):
     W = len(k_states) // LANES
-    if W not in (280, 320) or len(k_states) != W * LANES:
+    if W not in KULISCH_WIDTHS or len(k_states) != W * LANES:
         raise ValueError("prism_readout: k_states is 16 x KULISCH_W (320 or 280) bits")
     if len(w_exact) != LANES * (W + 5):
         raise ValueError("prism_readout: w_exact is 16 x (KULISCH_W + 5) bits")
@@ -99,7 +101,7 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
             fmt_a.next = FMT_FP32
         else:
             fmt_a.next = out_fmt
-        direct.next = policy == 0 and out_fmt != FMT_AUTO
+        direct.next = policy == POLICY_KULISCH and out_fmt != FMT_AUTO
 
     @always_comb
     def select_b():

@@ -51,9 +51,14 @@ Ports (widths from the signals; W = KULISCH_W):
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from spec.formats import FMT_BF16, FMT_EXACT, FMT_FP16, FMT_FP32, FMT_INT8, KULISCH_WIDTHS
+from spec.frames import (BEAT_BITS, BLOCK_ELEMS, CLASS_RESULT, EXACT_FLAG_LSB, EXACT_SUM_BITS, F_GENERATION_END,
+                         F_GENERATION_LSB, F_GROUPS_END, F_GROUPS_LSB, F_KULISCH_W_END, F_KULISCH_W_LSB, F_N_END,
+                         F_N_LSB, F_OFFSET_END, F_OFFSET_LSB, F_OP_ID_END, F_OP_ID_LSB, GROUP_DESC_BITS,
+                         GROUP_DESC_LSB)
+
 ROWS = 256
 IDLE, HEADER, PAYLOAD = 0, 1, 2
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32, FMT_EXACT = 0, 1, 2, 3, 4
 
 
 @block
@@ -61,12 +66,12 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                         w_exact, res_valid, res_data, res_last, res_mask, res_ready, op_finished, idle):
     XW = len(w_exact) // 16
     W = XW - 5
-    if W not in (280, 320) or len(w_exact) != 16 * XW:
+    if W not in KULISCH_WIDTHS or len(w_exact) != 16 * XW:
         raise ValueError("prism_result_sender: w_exact is 16 x (KULISCH_W + 5) bits")
-    SUM_BITS = 508                              # EXACT beat: the exact sum at [507:0]
+    SUM_BITS = EXACT_SUM_BITS                   # EXACT beat: the exact sum at [507:0]
     HIGH_ONES = ((1 << SUM_BITS) - 1) ^ ((1 << W) - 1)     # bits [507:W]: sign extension of the state
     WRAP = 1 << W                               # one wrap of the W-bit accumulator
-    if len(w_packed) != 512 or len(res_data) != 512:
+    if len(w_packed) != BEAT_BITS or len(res_data) != BEAT_BITS:
         raise ValueError("prism_result_sender: w_packed and res_data are 512 bits")
     if len(count) != 13 or len(w_fmt) != 3 or len(w_row) != 8:
         raise ValueError("prism_result_sender: count 13, w_fmt 3, w_row 8 bits")
@@ -266,7 +271,7 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                             else:
                                 total[:] = total + WRAP
                         beat[SUM_BITS:] = total
-                        beat[512:508] = xv[W + 4:W]
+                        beat[BEAT_BITS:EXACT_FLAG_LSB] = xv[W + 4:W]
                     elif b_per == 1:
                         if b_rows != 0:
                             beat[:] = concat(q3, q2, q1, q0)
@@ -366,20 +371,20 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                     g_tiles.next = gt
                     n_groups.next = ng
                     # header beat
-                    hdr[:] = 3
-                    hdr[16:8] = op_id
-                    hdr[32:16] = generation
-                    hdr[61:48] = concat(bsel, intbv(0)[8:])
+                    hdr[:] = CLASS_RESULT
+                    hdr[F_OP_ID_END:F_OP_ID_LSB] = op_id
+                    hdr[F_GENERATION_END:F_GENERATION_LSB] = generation
+                    hdr[F_OFFSET_END:F_OFFSET_LSB] = concat(bsel, intbv(0)[8:])
                     elems[:] = count - concat(bsel, intbv(0)[8:])
-                    if elems > 256:
-                        elems[:] = 256
-                    hdr[77:64] = elems
-                    hdr[85:80] = ng
-                    hdr[105:96] = W
+                    if elems > BLOCK_ELEMS:
+                        elems[:] = BLOCK_ELEMS
+                    hdr[F_N_END:F_N_LSB] = elems
+                    hdr[F_GROUPS_END:F_GROUPS_LSB] = ng
+                    hdr[F_KULISCH_W_END:F_KULISCH_W_LSB] = W
                     for i in range(16):
                         if i < ng:
                             desc[:] = concat(ge[13:0], gf[3:0])
-                            hdr[:] = hdr | (desc << (256 + 16 * i))
+                            hdr[:] = hdr | (desc << (GROUP_DESC_LSB + GROUP_DESC_BITS * i))
                         ge[:] = ge >> 13
                         gf[:] = gf >> 3
                     header.next = hdr

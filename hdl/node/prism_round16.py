@@ -38,9 +38,12 @@ Ports (widths from the signals; W = len(in_values) / 16):
 """
 from myhdl import always, block, intbv, modbv
 
+from spec.formats import (FMT_BF16, FMT_FP32, FMT_INT8, INF_BF16, INF_FP16, INF_FP32, INF_INT8,
+                          KULISCH_LSB_EXP, NAN_BF16, NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_INT8,
+                          SIGN_BF16, SIGN_FP16, SIGN_FP32)
+
 LANES = 16
-LSB_EXP = 149
-FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
+LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in the Kulisch state (149)
 
 
 @block
@@ -99,21 +102,21 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                 if in_format == FMT_FP32:
                     m[:] = 23
                     lsb[:] = 0
-                    inf_pat[:] = 0x7F800000
-                    nan_pat[:] = 0x7FC00000
-                    sign_bit[:] = 0x80000000
+                    inf_pat[:] = INF_FP32
+                    nan_pat[:] = NAN_FP32
+                    sign_bit[:] = SIGN_FP32
                 elif in_format == FMT_BF16:
                     m[:] = 7
                     lsb[:] = 16
-                    inf_pat[:] = 0x7F80
-                    nan_pat[:] = 0x7FC0
-                    sign_bit[:] = 0x8000
+                    inf_pat[:] = INF_BF16
+                    nan_pat[:] = NAN_BF16
+                    sign_bit[:] = SIGN_BF16
                 else:
                     m[:] = 10
                     lsb[:] = 125
-                    inf_pat[:] = 0x7C00
-                    nan_pat[:] = 0x7E00
-                    sign_bit[:] = 0x8000
+                    inf_pat[:] = INF_FP16
+                    nan_pat[:] = NAN_FP16
+                    sign_bit[:] = SIGN_FP16
                 res[:] = 0
                 for lane in range(LANES):
                     negz = False
@@ -180,7 +183,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         z[:] = z + 1
                     # the rounding position
                     if in_format == FMT_INT8:
-                        shift[:] = LSB_EXP
+                        shift[:] = LSB_SHIFT
                         base[:] = 0
                     else:
                         p[:] = 0
@@ -203,11 +206,11 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         q[:] = q + 1
                     if in_format == FMT_INT8:
                         if nan or (pinf and ninf):
-                            bits[:] = 0x80
+                            bits[:] = NAN_INT8
                         elif pinf:
-                            bits[:] = 0x7F
+                            bits[:] = INF_INT8
                         elif ninf:
-                            bits[:] = 0x80
+                            bits[:] = NEG_INF_INT8
                         elif ovf:
                             if wsign:
                                 bits[:] = 0x80

@@ -31,12 +31,12 @@ from cosim.sim import toolchain
 from cosim.sim.pipeline import run_pipeline
 from golden.arith import formats, kulisch
 from golden.arith.testfloat import read_vectors
-from hdl.arith.kulisch_round import FORMAT_EXACT, STAGE_REGISTERS, kulisch_round
+from hdl.arith.kulisch_round import STAGE_REGISTERS, kulisch_round
+from spec.formats import FMT_EXACT, INPUT_FORMAT_CODES, KULISCH_LSB_EXP
 
-FORMAT_CODES = {"int8": 0, "fp16": 1, "bf16": 2, "fp32": 3, "exact": FORMAT_EXACT}
+FORMAT_CODES = {**INPUT_FORMAT_CODES, "exact": FMT_EXACT}
 RESERVED_CODES = {"reserved5": 5, "reserved6": 6, "reserved7": 7}     # documented to act as exact
-assert all(formats.FORMAT_CODE[f] == c for f, c in FORMAT_CODES.items() if f != "exact")
-SCALE = 1 << 149          # Kulisch units per 1.0
+SCALE = 1 << -KULISCH_LSB_EXP          # Kulisch units per 1.0
 TAG_WIDTH = 12
 
 

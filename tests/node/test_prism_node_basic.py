@@ -110,8 +110,7 @@ def test_data_drop_reasons(backend):
 
 # ---- arithmetic: small AllReduce operations checked against golden.reduce ----------------
 
-FMT_NAME = {P.FMT_INT8: "int8", P.FMT_FP16: "fp16", P.FMT_BF16: "bf16", P.FMT_FP32: "fp32",
-            P.FMT_EXACT: "exact", P.FMT_AUTO: "auto"}
+FMT_NAME = P.FORMAT_NAMES
 DTYPE = {P.FMT_INT8: np.uint8, P.FMT_FP16: np.uint16, P.FMT_BF16: np.uint16, P.FMT_FP32: np.uint32}
 
 
