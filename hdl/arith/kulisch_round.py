@@ -123,9 +123,11 @@ def round_kind(nan, pos_inf, neg_inf, overflow, wrap_sign):
     return kind
 
 
-def rounder_functions(W):
-    """The MyHDL functions of the rounder for a W-bit Kulisch value (LSB weight 2^-149):
-    magnitude, normalise, round_int8 and pack, plus round_kind."""
+def rounder_functions(W, FMT_BITS=3):
+    """The MyHDL functions of the rounder for a W-bit Kulisch value (LSB weight 2^-149) and a
+    FMT_BITS-bit format code: magnitude, normalise, round_int8 and pack, plus round_kind.
+    (The functions copy an argument they compare with 0 or 1 into a variable: MyHDL takes such a
+    comparison of an argument for a clock edge.)"""
     lsb_shift = -KULISCH_LSB_EXP          # bit index of 2^0 in the register (149)
     # normalising-shift limits: the leading one may not move above the bit of
     # the format's smallest normal, 2^emin (FP32/BF16 emin -126, FP16 -14);
@@ -151,8 +153,10 @@ def rounder_functions(W):
         lead = intbv(0)[9:]
         limit = intbv(0)[9:]
         r = intbv(0)[NORM_WIDTH:]
+        fm = intbv(0)[FMT_BITS:]
+        fm[:] = fmt
         norm[:] = mag
-        if fmt == FORMAT_FP16:
+        if fm == FORMAT_FP16:
             limit[:] = LIMIT_FP16
         else:
             limit[:] = LIMIT_FP32
@@ -220,10 +224,14 @@ def rounder_functions(W):
         exp_m1 = modbv(0)[9:]
         packed = modbv(0)[34:]
         bits = intbv(0)[32:]
+        k = intbv(0)[2:]
+        fm = intbv(0)[FMT_BITS:]
+        k[:] = kind
+        fm[:] = fmt
         sticky = bool(norm[NORM_STICKY])
         top[:] = norm[TOP_BITS:0]
         round_up = False
-        if fmt == FORMAT_FP32:
+        if fm == FORMAT_FP32:
             exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[0] and (sticky or top[1])
             packed[:] = (exp_m1 << 23) + top[25:1]
@@ -231,15 +239,15 @@ def rounder_functions(W):
                 packed[:] = packed + 1
             if packed >= INF_FP32:
                 packed[:] = INF_FP32
-            if kind == KIND_NAN:
+            if k == KIND_NAN:
                 bits[:] = NAN_FP32
-            elif kind == KIND_POS_INF:
+            elif k == KIND_POS_INF:
                 bits[:] = INF_FP32
-            elif kind == KIND_NEG_INF:
+            elif k == KIND_NEG_INF:
                 bits[:] = NEG_INF_FP32
             else:
                 bits[:] = concat(negative, packed[31:0])
-        elif fmt == FORMAT_BF16:
+        elif fm == FORMAT_BF16:
             exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[16] and (sticky or top[16:0] != 0 or top[17])
             packed[:] = (exp_m1 << 7) + top[25:17]
@@ -247,15 +255,15 @@ def rounder_functions(W):
                 packed[:] = packed + 1
             if packed >= INF_BF16:
                 packed[:] = INF_BF16
-            if kind == KIND_NAN:
+            if k == KIND_NAN:
                 bits[:] = NAN_BF16
-            elif kind == KIND_POS_INF:
+            elif k == KIND_POS_INF:
                 bits[:] = INF_BF16
-            elif kind == KIND_NEG_INF:
+            elif k == KIND_NEG_INF:
                 bits[:] = NEG_INF_BF16
             else:
                 bits[:] = concat(negative, packed[15:0])
-        elif fmt == FORMAT_FP16:
+        elif fm == FORMAT_FP16:
             exp_m1[:] = LIMIT_FP16 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[13] and (sticky or top[13:0] != 0 or top[14])
             packed[:] = (exp_m1 << 10) + top[25:14]
@@ -263,18 +271,18 @@ def rounder_functions(W):
                 packed[:] = packed + 1
             if packed >= INF_FP16:
                 packed[:] = INF_FP16
-            if kind == KIND_NAN:
+            if k == KIND_NAN:
                 bits[:] = NAN_FP16
-            elif kind == KIND_POS_INF:
+            elif k == KIND_POS_INF:
                 bits[:] = INF_FP16
-            elif kind == KIND_NEG_INF:
+            elif k == KIND_NEG_INF:
                 bits[:] = NEG_INF_FP16
             else:
                 bits[:] = concat(negative, packed[15:0])
-        elif fmt == FORMAT_INT8:
-            if kind == KIND_NAN or kind == KIND_NEG_INF:
+        elif fm == FORMAT_INT8:
+            if k == KIND_NAN or k == KIND_NEG_INF:
                 bits[:] = 0x80
-            elif kind == KIND_POS_INF:
+            elif k == KIND_POS_INF:
                 bits[:] = 0x7F
             else:
                 bits[:] = int8
@@ -314,7 +322,7 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
     tag_width = len(in_tag)
     fmt_width = len(in_format)
     W = width
-    fn = rounder_functions(W)
+    fn = rounder_functions(W, fmt_width)
     value_magnitude, normalise_top, round_int8, pack_result = fn.magnitude, fn.normalise, fn.round_int8, fn.pack
 
     regs = STAGE_REGISTERS[LATENCY]

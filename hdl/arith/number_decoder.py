@@ -59,10 +59,12 @@ def element_fields(d, fmt):
     sig = intbv(0)[24:]        # significand magnitude (hidden bit included)
     ex = intbv(0)[9:]          # exponent field, max(field, 1) applied below
     sh = intbv(0)[9:]          # left shift of sig that gives the term (units of 2^-149)
+    fm = intbv(0)[2:]          # (an argument compared with 0 or 1 would be taken for a clock edge)
     sign = bool(0)
     special = bool(0)
     frac_nz = bool(0)
-    if fmt == FMT_FP32:
+    fm[:] = fmt
+    if fm == FMT_FP32:
         sign = bool(d[31])
         ex[:] = d[31:23]
         special = ex == 255
@@ -73,7 +75,7 @@ def element_fields(d, fmt):
         else:
             ex[:] = 1
         sh[:] = ex - 1
-    elif fmt == FMT_BF16:
+    elif fm == FMT_BF16:
         sign = bool(d[15])
         ex[:] = d[15:7]
         special = ex == 255
@@ -84,7 +86,7 @@ def element_fields(d, fmt):
         else:
             ex[:] = 1
         sh[:] = ex + 15
-    elif fmt == FMT_FP16:
+    elif fm == FMT_FP16:
         sign = bool(d[15])
         ex[:] = d[15:10]
         special = ex == 31
