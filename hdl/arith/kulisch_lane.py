@@ -60,7 +60,8 @@ from myhdl import Signal, always, block, intbv, modbv
 def word_add_function(W, WB):
     """The MyHDL function (old, operand) -> old + operand on Kulisch words of W + 3 + WB bits
     (state | nan | +inf | -inf | wraps): the W-bit states added modulo 2^W, the wrap counts summed
-    plus the add's own wrap, the flags ORed.  The node's Kulisch banks call it for both their
+    plus the add's own wrap, the flags ORed.  (Its variables avoid SystemVerilog keywords
+    such as `new`: a Verilog function keeps their names.)  The node's Kulisch banks call it for both their
     accumulation and their merge; this lane is its unit test bench."""
     NAN, PINF, NINF, WRAP_LO, TOP = W, W + 1, W + 2, W + 3, W + 3 + WB
     SIGN = W - 1
@@ -71,7 +72,7 @@ def word_add_function(W, WB):
         b = modbv(0)[W:]
         total = modbv(0)[W:]
         wraps = modbv(0)[WB:]
-        new = modbv(0)[TOP:]
+        word = modbv(0)[TOP:]
         a[:] = old[W:0]
         b[:] = opnd[W:0]
         total[:] = a + b
@@ -81,12 +82,12 @@ def word_add_function(W, WB):
                 wraps[:] = wraps + MINUS_ONE
             else:
                 wraps[:] = wraps + 1
-        new[:] = total
-        new[TOP:WRAP_LO] = wraps
-        new[NAN] = old[NAN] or opnd[NAN]
-        new[PINF] = old[PINF] or opnd[PINF]
-        new[NINF] = old[NINF] or opnd[NINF]
-        return new
+        word[:] = total
+        word[TOP:WRAP_LO] = wraps
+        word[NAN] = old[NAN] or opnd[NAN]
+        word[PINF] = old[PINF] or opnd[PINF]
+        word[NINF] = old[NINF] or opnd[NINF]
+        return word
     return kulisch_add
 
 

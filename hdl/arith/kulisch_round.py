@@ -222,7 +222,7 @@ def rounder_functions(W, FMT_BITS=3):
         at or above the infinity pattern gives inf.  EXACT (4 and up) gives 0."""
         top = intbv(0)[TOP_BITS:]
         exp_m1 = modbv(0)[9:]
-        packed = modbv(0)[34:]
+        pattern = modbv(0)[34:]
         bits = intbv(0)[32:]
         k = intbv(0)[2:]
         fm = intbv(0)[FMT_BITS:]
@@ -234,11 +234,11 @@ def rounder_functions(W, FMT_BITS=3):
         if fm == FORMAT_FP32:
             exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[0] and (sticky or top[1])
-            packed[:] = (exp_m1 << 23) + top[25:1]
+            pattern[:] = (exp_m1 << 23) + top[25:1]
             if round_up:
-                packed[:] = packed + 1
-            if packed >= INF_FP32:
-                packed[:] = INF_FP32
+                pattern[:] = pattern + 1
+            if pattern >= INF_FP32:
+                pattern[:] = INF_FP32
             if k == KIND_NAN:
                 bits[:] = NAN_FP32
             elif k == KIND_POS_INF:
@@ -246,15 +246,15 @@ def rounder_functions(W, FMT_BITS=3):
             elif k == KIND_NEG_INF:
                 bits[:] = NEG_INF_FP32
             else:
-                bits[:] = concat(negative, packed[31:0])
+                bits[:] = concat(negative, pattern[31:0])
         elif fm == FORMAT_BF16:
             exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[16] and (sticky or top[16:0] != 0 or top[17])
-            packed[:] = (exp_m1 << 7) + top[25:17]
+            pattern[:] = (exp_m1 << 7) + top[25:17]
             if round_up:
-                packed[:] = packed + 1
-            if packed >= INF_BF16:
-                packed[:] = INF_BF16
+                pattern[:] = pattern + 1
+            if pattern >= INF_BF16:
+                pattern[:] = INF_BF16
             if k == KIND_NAN:
                 bits[:] = NAN_BF16
             elif k == KIND_POS_INF:
@@ -262,15 +262,15 @@ def rounder_functions(W, FMT_BITS=3):
             elif k == KIND_NEG_INF:
                 bits[:] = NEG_INF_BF16
             else:
-                bits[:] = concat(negative, packed[15:0])
+                bits[:] = concat(negative, pattern[15:0])
         elif fm == FORMAT_FP16:
             exp_m1[:] = LIMIT_FP16 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[13] and (sticky or top[13:0] != 0 or top[14])
-            packed[:] = (exp_m1 << 10) + top[25:14]
+            pattern[:] = (exp_m1 << 10) + top[25:14]
             if round_up:
-                packed[:] = packed + 1
-            if packed >= INF_FP16:
-                packed[:] = INF_FP16
+                pattern[:] = pattern + 1
+            if pattern >= INF_FP16:
+                pattern[:] = INF_FP16
             if k == KIND_NAN:
                 bits[:] = NAN_FP16
             elif k == KIND_POS_INF:
@@ -278,7 +278,7 @@ def rounder_functions(W, FMT_BITS=3):
             elif k == KIND_NEG_INF:
                 bits[:] = NEG_INF_FP16
             else:
-                bits[:] = concat(negative, packed[15:0])
+                bits[:] = concat(negative, pattern[15:0])
         elif fm == FORMAT_INT8:
             if k == KIND_NAN or k == KIND_NEG_INF:
                 bits[:] = 0x80
