@@ -115,21 +115,15 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
     def accumulate_and_merge():
         if a_valid or b_valid or m_valid or s_a_valid or s_b_valid or mg_valid:
             # nothing to do in an idle cycle (the simulators run this process on every edge)
-            d = intbv(0)[32:]
             f = intbv(0)[FIELDS_WIDTH:]
             w = modbv(0)[WORD:]
             old = modbv(0)[WORD:]
             new = modbv(0)[WORD:]
-            row = intbv(0)[8:]
-            x = modbv(0)[WORD:]
-            y = modbv(0)[WORD:]
-            mw = modbv(0)[WB:]
             go = bool(0)
             for port in range(2):
                 # stage 1: add the term into the row read at the last edge (or written then: bypass)
                 if port == 0:
-                    go = bool(s_a_valid)
-                    row[:] = s_a_row
+                    go = bool(s_a_valid and not rst)
                     w[:] = s_a_word
                     if s_a_first:
                         old[:] = 0
@@ -138,8 +132,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                     else:
                         old[:] = q_a
                 else:
-                    go = bool(s_b_valid)
-                    row[:] = s_b_row
+                    go = bool(s_b_valid and not rst)
                     w[:] = s_b_word
                     if s_b_first:
                         old[:] = 0
@@ -147,63 +140,61 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                         old[:] = l_b_word
                     else:
                         old[:] = q_b
-                if go and not rst:
+                if go:
                     new[:] = kulisch_add(old, w)
                     if port == 0:
-                        ram_a[row].next = new
-                        ram_am[row].next = new
+                        ram_a[s_a_row].next = new
+                        ram_am[s_a_row].next = new
                         l_a_word.next = new
-                        l_a_row.next = row
+                        l_a_row.next = s_a_row
                     else:
-                        ram_b[row].next = new
-                        ram_bm[row].next = new
+                        ram_b[s_b_row].next = new
+                        ram_bm[s_b_row].next = new
                         l_b_word.next = new
-                        l_b_row.next = row
+                        l_b_row.next = s_b_row
                 if port == 0:
-                    l_a_valid.next = go and not rst
+                    l_a_valid.next = go
                 else:
-                    l_b_valid.next = go and not rst
+                    l_b_valid.next = go
                 # stage 0: decode the element into its exact term while its row is read
                 if port == 0:
-                    go = bool(a_valid)
-                    d[:] = a_data
+                    go = bool(a_valid and not rst)
+                    if go:
+                        f[:] = element_fields(a_data, fmt)
+                        s_a_row.next = a_row
+                        s_a_first.next = a_first
+                    s_a_valid.next = go
                 else:
-                    go = bool(b_valid)
-                    d[:] = b_data
-                if go and not rst:
-                    f[:] = element_fields(d, fmt)
+                    go = bool(b_valid and not rst)
+                    if go:
+                        f[:] = element_fields(b_data, fmt)
+                        s_b_row.next = b_row
+                        s_b_first.next = b_first
+                    s_b_valid.next = go
+                if go:
                     w[:] = kulisch_term(f)
                     w[WRAP_LO:NAN_BIT] = f[FIELD_SIGN:FIELD_NAN]      # nan, +inf, -inf; wraps 0
                     if port == 0:
                         s_a_word.next = w
-                        s_a_row.next = a_row
-                        s_a_first.next = a_first
                     else:
                         s_b_word.next = w
-                        s_b_row.next = b_row
-                        s_b_first.next = b_first
-                if port == 0:
-                    s_a_valid.next = go and not rst
-                else:
-                    s_b_valid.next = go and not rst
             # merge of a completed row: read at the last edge from both merge copies, added now
             if mg_valid:
                 if mg_use_a:
-                    x[:] = q_am
+                    old[:] = q_am
                 else:
-                    x[:] = 0
+                    old[:] = 0
                 if mg_use_b:
-                    y[:] = q_bm
+                    w[:] = q_bm
                 else:
-                    y[:] = 0
-                new[:] = kulisch_add(x, y)
-                mw[:] = new[WORD:WRAP_LO]
+                    w[:] = 0
+                new[:] = kulisch_add(old, w)
                 o_state.next = new[W:0]
                 o_nan.next = new[NAN_BIT]
                 o_pos_inf.next = new[PINF_BIT]
                 o_neg_inf.next = new[NINF_BIT]
-                o_overflow.next = mw != 0
-                o_wrap_sign.next = mw[WB - 1]
+                o_overflow.next = new[WORD:WRAP_LO] != 0
+                o_wrap_sign.next = new[WORD - 1]
             mg_valid.next = m_valid and not rst
             mg_use_a.next = m_use_a
             mg_use_b.next = m_use_b
