@@ -48,6 +48,8 @@ holds its additions back (gaps in in_valid are allowed anywhere).
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from hdl.arith.ports import check_widths
+
 # Register placement per LATENCY: True = the step ends in a pipeline register.
 STAGE_REGISTERS = {
     4: (True, True, True, True),
@@ -65,9 +67,7 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
     if LATENCY not in STAGE_REGISTERS:
         raise ValueError(f"fp32_add: LATENCY={LATENCY!r} is not supported; choose one of "
                          f"{sorted(STAGE_REGISTERS)}")
-    for name, sig in (("in_a", in_a), ("in_b", in_b), ("out_result", out_result)):
-        if len(sig) != 32:
-            raise ValueError(f"fp32_add: {name} is {len(sig)} bits; binary32 operands need 32")
+    check_widths("fp32_add", ("in_a", in_a, 32), ("in_b", in_b, 32), ("out_result", out_result, 32))
     if len(in_tag) != len(out_tag):
         raise ValueError(f"fp32_add: in_tag is {len(in_tag)} bits, out_tag {len(out_tag)}; they must match")
     tag_width = len(in_tag)

@@ -78,6 +78,8 @@ from types import SimpleNamespace
 
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from hdl.arith.ports import check_widths
+
 STAGE_REGISTERS = {
     3: (True, True, True),
     2: (False, True, True),
@@ -308,10 +310,7 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
         raise ValueError(f"kulisch_round: out_value is {len(out_value)} bits, in_value {width}; they must match")
     if len(in_format) < 3:
         raise ValueError(f"kulisch_round: in_format is {len(in_format)} bits; codes 0..4 need at least 3")
-    if len(out_bits) != 32:
-        raise ValueError(f"kulisch_round: out_bits is {len(out_bits)} bits; it must be 32")
-    if len(out_flags) != 4:
-        raise ValueError(f"kulisch_round: out_flags is {len(out_flags)} bits; it must be 4")
+    check_widths("kulisch_round", ("out_bits", out_bits, 32), ("out_flags", out_flags, 4))
     if len(in_tag) != len(out_tag) or len(in_tag) < 1:
         raise ValueError(f"kulisch_round: in_tag ({len(in_tag)} bits) and out_tag ({len(out_tag)} bits) "
                          f"must have the same width, at least 1")

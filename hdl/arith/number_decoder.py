@@ -42,6 +42,8 @@ Parameters:
 """
 from myhdl import always_comb, block, intbv, modbv
 
+from hdl.arith.ports import check_widths
+
 FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32 = 0, 1, 2, 3
 MIN_TERM_WIDTH = 278   # (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit
 CANONICAL_NAN = 0x7FC00000
@@ -142,10 +144,7 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
                          f"{MIN_TERM_WIDTH} (use 280 or 320)")
     if len(data) < 32:
         raise ValueError(f"number_decoder: data is {len(data)} bits; it must hold an FP32 pattern (>= 32)")
-    if len(fmt) != 2:
-        raise ValueError(f"number_decoder: fmt is {len(fmt)} bits; format codes are 2 bits")
-    if len(fp32) != 32:
-        raise ValueError(f"number_decoder: fp32 is {len(fp32)} bits; it must be 32")
+    check_widths("number_decoder", ("fmt (a format code)", fmt, 2), ("fp32", fp32, 32))
     kulisch_term = term_function(width)
 
     @always_comb

@@ -67,6 +67,7 @@ Ports (widths from the signals):
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
 from hdl.arith.number_decoder import number_decoder
+from hdl.arith.ports import check_widths
 from hdl.node.prism_fp32_bank import prism_fp32_bank
 
 BANKS = 16
@@ -84,12 +85,10 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
                         o_valid, o_row, o_tile, CAPACITY=4096, FP32_LATENCY=4):
     if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
         raise ValueError(f"prism_arrival_banks: CAPACITY={CAPACITY}; a multiple of 32 in 32 .. 4096")
-    for name, s, w in (("p0_data", p0_data, 2048), ("p1_data", p1_data, 2048), ("p0_lanes", p0_lanes, 64),
-                       ("p1_lanes", p1_lanes, 64), ("o_tile", o_tile, 512), ("p0_row", p0_row, 8),
-                       ("p1_row", p1_row, 8), ("cmd_row", cmd_row, 8), ("o_row", o_row, 8),
-                       ("ev0_n", ev0_n, 3), ("ev1_n", ev1_n, 3)):
-        if len(s) != w:
-            raise ValueError(f"prism_arrival_banks: {name} is {len(s)} bits; it must be {w}")
+    check_widths("prism_arrival_banks", ("p0_data", p0_data, 2048), ("p1_data", p1_data, 2048),
+                 ("p0_lanes", p0_lanes, 64), ("p1_lanes", p1_lanes, 64), ("o_tile", o_tile, 512),
+                 ("p0_row", p0_row, 8), ("p1_row", p1_row, 8), ("cmd_row", cmd_row, 8), ("o_row", o_row, 8),
+                 ("ev0_n", ev0_n, 3), ("ev1_n", ev1_n, 3))
 
     RANGES = CAPACITY // 16
     NB = min(BANKS, RANGES)             # banks that can hold a range (ranges < CAPACITY / 16)
