@@ -211,6 +211,16 @@ def reduce_slice(clk, rst, policy,
     f_rd_value_all = packed(f_rd_value)
     f_rd_valid0 = f_rd_valid[0]
 
+    def lane_halves(mask, start):
+        """{lanes >= start, lanes < start} of a sub-beat's lane mask: a sub-beat starting at lane
+        `start` puts lanes >= start in its first row and lanes < start in the next one."""
+        low = modbv(0)[LANES:]
+        halves = intbv(0)[2 * LANES:]
+        low[:] = (1 << start) - 1
+        halves[LANES:0] = mask & low
+        halves[2 * LANES:LANES] = mask & (low ^ ALL_LANES)
+        return halves
+
     # ---- front end: input buffer, sub-beat issue, reservations, read-out sequencing -------------
     @always_seq(clk.posedge, reset=rst)
     def front_end():
@@ -228,15 +238,10 @@ def reduce_slice(clk, rst, policy,
         c_row = modbv(0)[RW:]
         c_row1 = modbv(0)[RW:]
         c_start = intbv(0)[4:]
-        c_low = modbv(0)[LANES:]
-        c_lo = intbv(0)[LANES:]
-        c_hi = intbv(0)[LANES:]
-        h_mask = intbv(0)[LANES:]
+        c_halves = intbv(0)[2 * LANES:]
         h_row = modbv(0)[RW:]
         h_row1 = modbv(0)[RW:]
-        h_low = modbv(0)[LANES:]
-        h_lo = intbv(0)[LANES:]
-        h_hi = intbv(0)[LANES:]
+        h_halves = intbv(0)[2 * LANES:]
         window = modbv(0)[BEAT_BITS:]
         slot = modbv(0)[32:]
         k = modbv(0)[4:]
@@ -315,23 +320,18 @@ def reduce_slice(clk, rst, policy,
         # per-lane reservations (FP32_ARRIVAL): lanes >= start use row c_row, lanes < start c_row + 1
         conflict = False
         if check:
-            c_low[:] = (1 << c_start) - 1
-            c_lo[:] = c_mask & c_low
-            c_hi[:] = c_mask & (c_low ^ ALL_LANES)
+            c_halves[:] = lane_halves(c_mask, c_start)
             c_row1[:] = c_row + 1
             for i in range(L):
                 hent[:] = hist >> (E * i)
-                h_mask[:] = hent[LANES:0]
+                h_halves[:] = lane_halves(hent[LANES:0], hent[LANES + 4:LANES])
                 h_row[:] = hent[E:LANES + 4]
                 h_row1[:] = h_row + 1
-                h_low[:] = (1 << hent[LANES + 4:LANES]) - 1
-                h_lo[:] = h_mask & h_low
-                h_hi[:] = h_mask & (h_low ^ ALL_LANES)
-                if c_row == h_row and ((c_hi & h_hi) != 0 or (c_lo & h_lo) != 0):
+                if c_row == h_row and (c_halves & h_halves) != 0:
                     conflict = True
-                if c_row == h_row1 and (c_hi & h_lo) != 0:
+                if c_row == h_row1 and (c_halves[2 * LANES:LANES] & h_halves[LANES:0]) != 0:
                     conflict = True
-                if c_row1 == h_row and (c_lo & h_hi) != 0:
+                if c_row1 == h_row and (c_halves[LANES:0] & h_halves[2 * LANES:LANES]) != 0:
                     conflict = True
 
         # issue
