@@ -151,10 +151,12 @@ def reduce_slice(clk, rst, policy,
 
     running = Signal(bool(0))
     h_valid, n_valid = Signal(bool(0)), Signal(bool(0))          # issuing beat, next beat
-    h_data, n_data = Signal(intbv(0)[BEAT_BITS:]), Signal(intbv(0)[BEAT_BITS:])
-    h_index, n_index = Signal(intbv(0)[IB:]), Signal(intbv(0)[IB:])
-    h_count, n_count = Signal(intbv(0)[7:]), Signal(intbv(0)[7:])
-    h_fmt, n_fmt = Signal(intbv(0)[2:]), Signal(intbv(0)[2:])
+    # a buffered beat: {format, count, index, data}, as the input presents it
+    IN_W = BEAT_BITS + IB + 9
+    s_axis_beat = ConcatSignal(s_axis_format, s_axis_count, s_axis_index, s_axis_tdata)
+    h_beat, n_beat = Signal(intbv(0)[IN_W:]), Signal(intbv(0)[IN_W:])
+    h_data, h_index = h_beat(BEAT_BITS, 0), h_beat(BEAT_BITS + IB, BEAT_BITS)
+    h_count, h_fmt = h_beat(IN_W - 2, BEAT_BITS + IB), h_beat(IN_W, IN_W - 2)
     h_sub = Signal(intbv(0)[2:])
     hist = Signal(modbv(0)[HB:])                      # last L issued sub-beats (newest lowest)
     ro_pending, ro_active = Signal(bool(0)), Signal(bool(0))
@@ -286,7 +288,7 @@ def reduce_slice(clk, rst, policy,
         elif h_valid:
             sub[:] = h_sub
             c_row[:] = (h_index >> 4) + sub
-            c_start[:] = h_index[4:0]
+            c_start[:] = h_beat[BEAT_BITS + 4:BEAT_BITS]      # the low bits of h_index
             if h_fmt == 0:
                 ebits[:] = 3
                 emask[:] = 0xFF
@@ -376,10 +378,7 @@ def reduce_slice(clk, rst, policy,
             hv = False
             if n_valid:
                 hv = True
-                h_data.next = n_data
-                h_index.next = n_index
-                h_count.next = n_count
-                h_fmt.next = n_fmt
+                h_beat.next = n_beat
                 h_sub.next = 0
         nv = bool(n_valid) and not h_free
         if s_axis_format == 0:
@@ -393,17 +392,11 @@ def reduce_slice(clk, rst, policy,
         elif s_axis_tvalid and s_axis_tready:
             if not hv:
                 hv = True
-                h_data.next = s_axis_tdata
-                h_index.next = s_axis_index
-                h_count.next = s_axis_count
-                h_fmt.next = s_axis_format
+                h_beat.next = s_axis_beat
                 h_sub.next = 0
             else:
                 nv = True
-                n_data.next = s_axis_tdata
-                n_index.next = s_axis_index
-                n_count.next = s_axis_count
-                n_fmt.next = s_axis_format
+                n_beat.next = s_axis_beat
         h_valid.next = hv
         n_valid.next = nv
 
