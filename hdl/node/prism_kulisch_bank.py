@@ -142,20 +142,20 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                         old[:] = q_b
                 if go:
                     new[:] = kulisch_add(old, w)
-                    if port == 0:
+                if port == 0:
+                    l_a_valid.next = go
+                    if go:
                         ram_a[s_a_row].next = new
                         ram_am[s_a_row].next = new
                         l_a_word.next = new
                         l_a_row.next = s_a_row
-                    else:
+                else:
+                    l_b_valid.next = go
+                    if go:
                         ram_b[s_b_row].next = new
                         ram_bm[s_b_row].next = new
                         l_b_word.next = new
                         l_b_row.next = s_b_row
-                if port == 0:
-                    l_a_valid.next = go
-                else:
-                    l_b_valid.next = go
                 # stage 0: decode the element into its exact term while its row is read
                 if port == 0:
                     go = bool(a_valid and not rst)
