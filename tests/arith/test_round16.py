@@ -11,7 +11,7 @@ result), the FP32 path golden.arith.formats.fp32_to_format.
 import random
 
 import pytest
-from myhdl import ResetSignal, Signal, block, instance, intbv
+from myhdl import ResetSignal, Signal, always, block, instance, intbv
 
 import test_kulisch_round as tkr
 from cosim.sim import toolchain
@@ -44,10 +44,9 @@ def run_round16(backend, tiles, width):
 
         @instance
         def drive():
-            yield clk.negedge
-            while rst == 1:
-                yield clk.negedge
+            yield rst.negedge                   # out of reset: one tile per cycle from the next falling edge
             for i, (fp32, fmt, lanes) in enumerate(tiles):
+                yield clk.negedge
                 values = flags = words = 0
                 for lane, x in enumerate(lanes):
                     if fp32:
@@ -58,17 +57,15 @@ def run_round16(backend, tiles, width):
                         flags |= sum(int(bool(b)) << k for k, b in enumerate(f)) << (5 * lane)
                 in_valid.next, from_fp32.next, in_format.next, in_tag.next = 1, fp32, CODES[fmt], i
                 in_values.next, in_flags.next, in_fp32.next = values, flags, words
-                yield clk.negedge
+            yield clk.negedge
             in_valid.next = 0
 
-        @instance
-        def monitor():
-            while True:
-                yield clk.posedge
-                if out_valid:
-                    got.append((int(out_tag), int(out_bits)))
+        @always(clk.posedge)
+        def collect():
+            if out_valid:
+                got.append((int(out_tag), int(out_bits)))
 
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, monitor
+        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, collect
 
     toolchain.run(bench(), duration=10 * (len(tiles) + 8), backend=backend)
     assert [t for t, _ in got] == list(range(len(tiles))), "one result per tile, in order, every cycle"
