@@ -301,7 +301,7 @@ def _ports(verilog_text, top):
         raise RuntimeError(f"module {top} not found in the converted file")
     order = [p.strip() for p in m.group(1).split(",") if p.strip()]
     decl = {n: (d, int(msb) + 1 if msb else 1) for d, msb, n in
-            re.findall(r"^\s*(input|output)\s+(?:signed\s+)?(?:\[(\d+):0\]\s+)?(\w+)\s*;", verilog_text, re.M)}
+            re.findall(r"^(input|output)\s+(?:signed\s+)?(?:\[(\d+):0\]\s+)?(\w+)\s*;", verilog_text, re.M)}
     return [(n, *decl[n]) for n in order]
 
 

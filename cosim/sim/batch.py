@@ -179,7 +179,8 @@ def waves_format(path):
     return "fst" if str(path).lower().endswith(".fst") else "vcd"
 
 
-_PORT_RE = re.compile(r"^\s*(input|output)\s+(?:signed\s+)?(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
+# module ports only: MyHDL writes them at column 0, a Verilog function's inputs indented
+_PORT_RE = re.compile(r"^(input|output)\s+(?:signed\s+)?(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
 
 
 @dataclass

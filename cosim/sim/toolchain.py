@@ -33,8 +33,8 @@ import warnings
 import myhdl
 from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 
-from cosim.sim.verilog_post import (coalesce_part_assigns, hoist_block_locals, initialise_output_regs, procedural_concats,
-                           wake_at_time0)
+from cosim.sim.verilog_post import (coalesce_part_assigns, function_returns, hoist_block_locals, initialise_output_regs,
+                           procedural_concats, wake_at_time0)
 from cosim.sim.vpi import ToolchainError, require_tool, require_vpi
 from cosim.sim.myhdl_sources import fresh_block_names
 
@@ -303,6 +303,8 @@ def build(block_func, *args, **kwargs):
             # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators)
             text = apply("hoist_block_locals", hoist_block_locals, text)
             text = apply("coalesce_part_assigns", coalesce_part_assigns, text)
+            # a Verilog function's final `disable` (MyHDL's return) is a no-op Yosys cannot parse
+            text = apply("function_returns", function_returns, text)
             # combinational processes run once at power-on in every simulator and language mode
             text = apply("wake_at_time0", wake_at_time0, text)
             # registered outputs power up at their initial value, like every internal register

@@ -286,3 +286,29 @@ def drop_zero_memory_init(text):
     one assignment per word and row, which made the node's one time-0 function 365,000 lines
     of C++ (more than two minutes of compiling on its own).  Loops that set other values stay."""
     return _ZERO_MEMORY_INIT.subn(lambda m: "\n" * m.group(0).count("\n"), text)
+
+
+# --- a function's return ------------------------------------------------------------------------
+# MyHDL writes a function's `return x` as `NAME = x; disable LABEL;` inside `begin: LABEL`.  As the
+# last statement of the function the disable does nothing, and Yosys (0.23) cannot parse `disable`:
+# a design that calls a MyHDL function (the arithmetic of hdl/arith) would not synthesise.
+
+_FUNC_DISABLE = re.compile(r"^\s*disable\s+(\w+)\s*;\s*$")
+_FUNC_LABEL = re.compile(r"^begin:\s*(\w+)\s*$")
+
+
+def function_returns(text):
+    """Drop each `disable LABEL;` that is the last statement of a function (followed by `end` and
+    `endfunction`), and the label when nothing else names it.  Returns (text, disables dropped)."""
+    lines = text.split("\n")
+    dropped = set()
+    out = []
+    for i, line in enumerate(lines):
+        m = _FUNC_DISABLE.match(line)
+        if m and lines[i + 1:i + 3] == ["end", "endfunction"]:
+            dropped.add(m.group(1))
+            continue
+        out.append(line)
+    still = set(re.findall(r"\bdisable\s+(\w+)", "\n".join(out)))
+    out = ["begin" if (m := _FUNC_LABEL.match(line)) and m.group(1) in dropped - still else line for line in out]
+    return "\n".join(out), len(dropped)

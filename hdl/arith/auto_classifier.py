@@ -50,7 +50,7 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
     out_valid = Signal(bool(0))
 
     @always_seq(clk.posedge, reset=rst)
-    def step():
+    def classify():
         x = modbv(0)[32:]   # truncating: takes the low 32 bits of the shifted tile
         e = intbv(0)[8:]
         f = intbv(0)[23:]
@@ -115,4 +115,4 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
         s_axis_tready.next = m_axis_tready or not out_valid
         m_axis_tvalid.next = out_valid
 
-    return step, handshake
+    return classify, handshake

@@ -48,6 +48,7 @@ holds its additions back (gaps in in_valid are allowed anywhere).
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from hdl.arith.ports import check_widths
 from spec.formats import INF_FP32 as INFINITY, NAN_FP32 as CANONICAL_NAN
 
 # Register placement per LATENCY: True = the step ends in a pipeline register.
@@ -58,14 +59,13 @@ STAGE_REGISTERS = {
     1: (False, False, False, True),
 }
 
+
 @block
 def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag, LATENCY=4):
     if LATENCY not in STAGE_REGISTERS:
         raise ValueError(f"fp32_add: LATENCY={LATENCY!r} is not supported; choose one of "
                          f"{sorted(STAGE_REGISTERS)}")
-    for name, sig in (("in_a", in_a), ("in_b", in_b), ("out_result", out_result)):
-        if len(sig) != 32:
-            raise ValueError(f"fp32_add: {name} is {len(sig)} bits; binary32 operands need 32")
+    check_widths("fp32_add", ("in_a", in_a, 32), ("in_b", in_b, 32), ("out_result", out_result, 32))
     if len(in_tag) != len(out_tag):
         raise ValueError(f"fp32_add: in_tag is {len(in_tag)} bits, out_tag {len(out_tag)}; they must match")
     tag_width = len(in_tag)
@@ -76,25 +76,23 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
     # only the valid flags are reset; data registers just follow (cheaper flops)
     RESET_ACTIVE = int(getattr(rst, "active", 1))
 
-    def tag_signal():
-        return Signal(intbv(0)[tag_width:])
+    # side-band fields that travel with an addition unchanged: {zero_sign, sign, special_nan, special, tag}
+    SPECIAL, SPECIAL_NAN, SIGN, ZERO_SIGN = tag_width, tag_width + 1, tag_width + 2, tag_width + 3
+    SIDE_W = tag_width + 4
+
+    def side_signal():
+        return Signal(intbv(0)[SIDE_W:])
 
     # step 1 -> 2
-    s1_valid, s1_tag = Signal(bool(0)), tag_signal()
-    s1_special, s1_special_nan = Signal(bool(0)), Signal(bool(0))
-    s1_sign, s1_zero_sign, s1_subtract = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    s1_valid, s1_side, s1_subtract = Signal(bool(0)), side_signal(), Signal(bool(0))
     s1_exp = Signal(intbv(0)[8:])
     s1_big, s1_small = Signal(intbv(0)[27:]), Signal(intbv(0)[27:])
     # step 2 -> 3
-    s2_valid, s2_tag = Signal(bool(0)), tag_signal()
-    s2_special, s2_special_nan = Signal(bool(0)), Signal(bool(0))
-    s2_sign, s2_zero_sign = Signal(bool(0)), Signal(bool(0))
+    s2_valid, s2_side = Signal(bool(0)), side_signal()
     s2_exp = Signal(intbv(0)[8:])
     s2_sum = Signal(intbv(0)[28:])
     # step 3 -> 4
-    s3_valid, s3_tag = Signal(bool(0)), tag_signal()
-    s3_special, s3_special_nan = Signal(bool(0)), Signal(bool(0))
-    s3_sign, s3_zero, s3_zero_sign = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    s3_valid, s3_side, s3_zero = Signal(bool(0)), side_signal(), Signal(bool(0))
     s3_exp = Signal(intbv(0)[9:])
     s3_norm = Signal(intbv(0)[27:])
 
@@ -107,10 +105,7 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
     # Each step creates its variables inside its gate: the converted process then initialises
     # them only when the step computes (an idle step costs the simulators a test, not ~10 stores).
     def unpack_align():
-        if rst == RESET_ACTIVE:
-            s1_valid.next = False
-        else:
-            s1_valid.next = in_valid
+        s1_valid.next = bool(in_valid) and rst != RESET_ACTIVE
         if in_valid or not G1:
             a = intbv(0)[32:]
             b = intbv(0)[32:]
@@ -163,40 +158,27 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
                 sticky = back != sig_small
             if sticky:
                 aligned[0] = True
-            s1_tag.next = in_tag
-            s1_special.next = special
-            s1_special_nan.next = special_nan
-            s1_sign.next = larger[31]
-            s1_zero_sign.next = a[31] and b[31]
+            zero_sign = a[31] and b[31]
+            s1_side.next = concat(zero_sign, larger[31], special_nan, special, in_tag)
             s1_subtract.next = a[31] != b[31]
             s1_exp.next = exp_big
             s1_big.next = sig_big
             s1_small.next = aligned
 
     def add():
-        if rst == RESET_ACTIVE:
-            s2_valid.next = False
-        else:
-            s2_valid.next = s1_valid
+        s2_valid.next = bool(s1_valid) and rst != RESET_ACTIVE
         if s1_valid or not G2:
             total = modbv(0)[28:]
             if s1_subtract:
                 total[:] = s1_big - s1_small
             else:
                 total[:] = s1_big + s1_small
-            s2_tag.next = s1_tag
-            s2_special.next = s1_special
-            s2_special_nan.next = s1_special_nan
-            s2_sign.next = s1_sign
-            s2_zero_sign.next = s1_zero_sign
+            s2_side.next = s1_side
             s2_exp.next = s1_exp
             s2_sum.next = total
 
     def normalise():
-        if rst == RESET_ACTIVE:
-            s3_valid.next = False
-        else:
-            s3_valid.next = s2_valid
+        s3_valid.next = bool(s2_valid) and rst != RESET_ACTIVE
         if s2_valid or not G3:
             total = intbv(0)[28:]
             norm = intbv(0)[27:]
@@ -232,20 +214,13 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
                     norm[:] = norm << 1
                     lead[:] = lead + 1
                 exp[:] = s2_exp - lead
-            s3_tag.next = s2_tag
-            s3_special.next = s2_special
-            s3_special_nan.next = s2_special_nan
-            s3_sign.next = s2_sign
+            s3_side.next = s2_side
             s3_zero.next = total == 0
-            s3_zero_sign.next = s2_zero_sign
             s3_exp.next = exp
             s3_norm.next = norm
 
     def round_pack():
-        if rst == RESET_ACTIVE:
-            out_valid.next = False
-        else:
-            out_valid.next = s3_valid
+        out_valid.next = bool(s3_valid) and rst != RESET_ACTIVE
         if s3_valid or not G4:
             norm = intbv(0)[27:]
             keep = intbv(0)[24:]
@@ -262,16 +237,16 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
                 packed[:] = packed + 1
             if packed >= INFINITY:
                 packed[:] = INFINITY
-            if s3_special and s3_special_nan:
+            if s3_side[SPECIAL] and s3_side[SPECIAL_NAN]:
                 result[:] = CANONICAL_NAN
-            elif s3_special:
+            elif s3_side[SPECIAL]:
                 result[:] = INFINITY
-                result[31] = s3_sign
+                result[31] = s3_side[SIGN]
             elif s3_zero:
-                result[:] = concat(s3_zero_sign, intbv(0)[31:])
+                result[:] = concat(s3_side[ZERO_SIGN], intbv(0)[31:])
             else:
-                result[:] = concat(s3_sign, packed[31:0])
-            out_tag.next = s3_tag
+                result[:] = concat(s3_side[SIGN], packed[31:0])
+            out_tag.next = s3_side[tag_width:0]
             out_result.next = result
 
     # (the decorators are applied here, in the block's own frame, as MyHDL requires)

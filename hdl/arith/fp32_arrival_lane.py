@@ -94,7 +94,7 @@ def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_v
             a_sum.next = a_other
 
     @always(clk.posedge)
-    def step():
+    def issue_and_track():
         # an idle lane (nothing entering, in flight or leaving, no reset or clear) skips everything:
         # most lanes are idle most cycles, and the simulator pays for every statement of every lane
         if rst or clear or op_valid or a_valid or add_valid or rd_valid:
@@ -136,4 +136,4 @@ def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_v
             else:
                 filled.next = rows
 
-    return adder, ram_port, operand, step
+    return adder, ram_port, operand, issue_and_track

@@ -57,6 +57,40 @@ operations on a row between clears stays below 2^(len(op_wraps)-1).
 from myhdl import Signal, always, block, intbv, modbv
 
 
+def word_add_function(W, WB):
+    """The MyHDL function (old, operand) -> old + operand on Kulisch words of W + 3 + WB bits
+    (state | nan | +inf | -inf | wraps): the W-bit states added modulo 2^W, the wrap counts summed
+    plus the add's own wrap, the flags ORed.  (Its variables avoid SystemVerilog keywords
+    such as `new`: a Verilog function keeps their names.)  The node's Kulisch banks call it for both their
+    accumulation and their merge; this lane is its unit test bench."""
+    NAN, PINF, NINF, WRAP_LO, TOP = W, W + 1, W + 2, W + 3, W + 3 + WB
+    SIGN = W - 1
+    MINUS_ONE = (1 << WB) - 1
+
+    def kulisch_add(old, opnd):
+        a = modbv(0)[W:]
+        b = modbv(0)[W:]
+        total = modbv(0)[W:]
+        wraps = modbv(0)[WB:]
+        word = modbv(0)[TOP:]
+        a[:] = old[W:0]
+        b[:] = opnd[W:0]
+        total[:] = a + b
+        wraps[:] = old[TOP:WRAP_LO] + opnd[TOP:WRAP_LO]
+        if a[SIGN] == b[SIGN] and total[SIGN] != a[SIGN]:
+            if b[SIGN]:
+                wraps[:] = wraps + MINUS_ONE
+            else:
+                wraps[:] = wraps + 1
+        word[:] = total
+        word[TOP:WRAP_LO] = wraps
+        word[NAN] = old[NAN] or opnd[NAN]
+        word[PINF] = old[PINF] or opnd[PINF]
+        word[NINF] = old[NINF] or opnd[NINF]
+        return word
+    return kulisch_add
+
+
 @block
 def kulisch_lane(clk, rst, op_valid, op_row, op_accumulate, op_read, op_state, op_nan, op_pos_inf,
                  op_neg_inf, op_wraps, rd_valid, rd_row, rd_state, rd_nan, rd_pos_inf, rd_neg_inf, rd_wraps,
@@ -79,8 +113,7 @@ def kulisch_lane(clk, rst, op_valid, op_row, op_accumulate, op_read, op_state, o
     # RAM word: wraps | neg_inf | pos_inf | nan | state
     word_width = width + 3 + wrap_width
     NAN_BIT, PINF_BIT, NINF_BIT, WRAP_LO = width, width + 1, width + 2, width + 3
-    WRAP_MINUS_ONE = (1 << wrap_width) - 1
-    SIGN = width - 1
+    kulisch_add = word_add_function(width, wrap_width)
 
     ram = [Signal(modbv(0)[word_width:]) for _ in range(ROWS)]
     s1_valid = Signal(bool(0))
@@ -91,38 +124,21 @@ def kulisch_lane(clk, rst, op_valid, op_row, op_accumulate, op_read, op_state, o
     s1_old = Signal(modbv(0)[word_width:])
 
     @always(clk.posedge)
-    def step():
-        old_state = modbv(0)[width:]
-        opnd_state = modbv(0)[width:]
-        total = modbv(0)[width:]
-        wraps = modbv(0)[wrap_width:]
+    def read_modify_write():
         new_word = modbv(0)[word_width:]
         operand = modbv(0)[word_width:]
 
         # Stage 2: form the new row contents and write them back (idle lanes skip the adder).
         if s1_valid:
-            old_state[:] = s1_old[width:0]
-            opnd_state[:] = s1_operand[width:0]
             if s1_accumulate:
-                total[:] = old_state + opnd_state
-                wraps[:] = s1_old[word_width:WRAP_LO] + s1_operand[word_width:WRAP_LO]
-                if old_state[SIGN] == opnd_state[SIGN] and total[SIGN] != old_state[SIGN]:
-                    if opnd_state[SIGN]:
-                        wraps[:] = wraps + WRAP_MINUS_ONE
-                    else:
-                        wraps[:] = wraps + 1
-                new_word[:] = total
-                new_word[WRAP_LO + wrap_width:WRAP_LO] = wraps
-                new_word[NAN_BIT] = s1_old[NAN_BIT] or s1_operand[NAN_BIT]
-                new_word[PINF_BIT] = s1_old[PINF_BIT] or s1_operand[PINF_BIT]
-                new_word[NINF_BIT] = s1_old[NINF_BIT] or s1_operand[NINF_BIT]
+                new_word[:] = kulisch_add(s1_old, s1_operand)
             else:
                 new_word[:] = s1_operand
             if not rst:
                 ram[s1_row].next = new_word
             if s1_read:
                 rd_row.next = s1_row
-                rd_state.next = old_state
+                rd_state.next = s1_old[width:0]
                 rd_nan.next = s1_old[NAN_BIT]
                 rd_pos_inf.next = s1_old[PINF_BIT]
                 rd_neg_inf.next = s1_old[NINF_BIT]
@@ -146,4 +162,4 @@ def kulisch_lane(clk, rst, op_valid, op_row, op_accumulate, op_read, op_state, o
             else:
                 s1_old.next = ram[op_row]
 
-    return step
+    return read_modify_write

@@ -15,9 +15,17 @@ Rounding (bit-exact with the golden model, golden.arith.kulisch / golden.arith.f
   * specials, in priority order: in_nan, or in_pos_inf together with
     in_neg_inf -> the canonical NaN (FP32 0x7FC00000, BF16 0x7FC0, FP16
     0x7E00, INT8 0x80); in_pos_inf -> +inf (INT8 0x7F); in_neg_inf -> -inf
-    (INT8 0x80); in_overflow -> the true sum lies beyond every format's range
-    (2^(W-1-149) >= 2^128): -inf when in_wrap_sign is set, else +inf (INT8
-    saturates the same way).  in_value is not looked at in these cases.
+    (INT8 0x80); in_overflow -> the true sum lies beyond every format's range:
+    -inf when in_wrap_sign is set, else +inf (INT8 saturates the same way).
+    in_value is not looked at in these cases.
+
+Overflow bound (stated here once; hdl/node/prism_round16.py refers to it): the
+W-bit state holds values in [-2^(W-1), 2^(W-1)) units of 2^-149, so a wrapped
+(overflowed) sum has magnitude >= 2^(W-1-149) = 2^(W-150): 2^128 at the
+smallest width this rounder accepts (W = 278), 2^130 at the node's KULISCH_W =
+280, 2^170 at 320.  Every format's largest finite value is below 2^128 (FP32:
+(2 - 2^-23) * 2^127), and round-to-nearest already gives inf from 2^128 - 2^103
+up, so an overflowed sum is an infinity (INT8: a saturation) at every W.
 
 Result format (in_format, at least 3 bits; the codes of golden.arith.formats
 FORMAT_CODE plus one): 0 INT8, 1 FP16, 2 BF16, 3 FP32, 4 exact pass-through.
@@ -27,7 +35,10 @@ in_value and the input flags unchanged, so the exact export (the wrapped
 W-bit state plus the overflow flag) is taken from there.
 
 Datapath, three logical steps (one process each; LATENCY sets which end in a
-register, the others are combinational):
+register, the others are combinational).  The arithmetic is the MyHDL
+functions of rounder_functions(W), which convert to Verilog functions; this
+block is their unit test bench, and the node's sixteen-lane rounder
+(hdl/node/prism_round16.py) calls the same functions:
   1. magnitude: |in_value| (one W-bit negate) and the special-case decision;
   2. normalise: loop-free leading-zero shift (256/128/.../1; each step taken
      only if the top k bits are zero and the shift so far plus k stays within
@@ -63,8 +74,11 @@ Ports (widths from the signals passed in):
     out_flags       out: 4 bits, bit0 nan, bit1 +inf, bit2 -inf, bit3 overflow (as golden.arith.kulisch flags)
     out_tag         out: in_tag of that value
 """
+from types import SimpleNamespace
+
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from hdl.arith.ports import check_widths
 from spec.formats import (FMT_BF16 as FORMAT_BF16, FMT_EXACT as FORMAT_EXACT, FMT_FP16 as FORMAT_FP16,
                           FMT_FP32 as FORMAT_FP32, FMT_INT8 as FORMAT_INT8, INF_BF16, INF_FP16, INF_FP32,
                           INF_INT8, KULISCH_LSB_EXP, NAN_BF16, NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16,
@@ -82,110 +96,66 @@ KIND_FINITE, KIND_NAN, KIND_POS_INF, KIND_NEG_INF = 0, 1, 2, 3
 MIN_WIDTH = 278   # one FP32 term needs 278 signed bits; overflow then is beyond every format
 MAX_WIDTH = 512   # the 9-bit normalising shift count
 
+TOP_BITS = 25                          # FP32: 24 significand bits + guard
+# normalise() result: {lead (9 bits), sticky, top (TOP_BITS)}
+NORM_STICKY, NORM_LEAD = TOP_BITS, TOP_BITS + 1
+NORM_WIDTH = TOP_BITS + 10
 
-@block
-def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, in_overflow, in_wrap_sign,
-                  in_format, in_tag, out_valid, out_bits, out_value, out_flags, out_tag, LATENCY=3):
-    if LATENCY not in STAGE_REGISTERS:
-        raise ValueError(f"kulisch_round: LATENCY={LATENCY!r} is not supported; choose one of "
-                         f"{sorted(STAGE_REGISTERS)}")
-    width = len(in_value)
-    if not MIN_WIDTH <= width <= MAX_WIDTH:
-        raise ValueError(f"kulisch_round: in_value is {width} bits; the Kulisch width must be "
-                         f"{MIN_WIDTH}..{MAX_WIDTH} (320 or 280 in the node)")
-    if len(out_value) != width:
-        raise ValueError(f"kulisch_round: out_value is {len(out_value)} bits, in_value {width}; they must match")
-    if len(in_format) < 3:
-        raise ValueError(f"kulisch_round: in_format is {len(in_format)} bits; codes 0..4 need at least 3")
-    if len(out_bits) != 32:
-        raise ValueError(f"kulisch_round: out_bits is {len(out_bits)} bits; it must be 32")
-    if len(out_flags) != 4:
-        raise ValueError(f"kulisch_round: out_flags is {len(out_flags)} bits; it must be 4")
-    if len(in_tag) != len(out_tag) or len(in_tag) < 1:
-        raise ValueError(f"kulisch_round: in_tag ({len(in_tag)} bits) and out_tag ({len(out_tag)} bits) "
-                         f"must have the same width, at least 1")
-    if getattr(rst, "isasync", False):
-        raise ValueError("kulisch_round: rst must be a synchronous reset (ResetSignal(..., isasync=False))")
-    # only the valid flags are reset; data registers just follow (cheaper flops)
-    RESET_ACTIVE = int(getattr(rst, "active", 1))
-    tag_width = len(in_tag)
-    fmt_width = len(in_format)
-    W = width
+
+def round_kind(nan, pos_inf, neg_inf, overflow, wrap_sign):
+    """The special case of a Kulisch value: NaN (also +inf with -inf), +inf, -inf (an overflow
+    counts as the infinity of its sign) or finite."""
+    kind = intbv(0)[2:]
+    if nan or (pos_inf and neg_inf):
+        kind[:] = KIND_NAN
+    elif pos_inf:
+        kind[:] = KIND_POS_INF
+    elif neg_inf:
+        kind[:] = KIND_NEG_INF
+    elif overflow:
+        if wrap_sign:
+            kind[:] = KIND_NEG_INF
+        else:
+            kind[:] = KIND_POS_INF
+    else:
+        kind[:] = KIND_FINITE
+    return kind
+
+
+def rounder_functions(W, FMT_BITS=3):
+    """The MyHDL functions of the rounder for a W-bit Kulisch value (LSB weight 2^-149) and a
+    FMT_BITS-bit format code: magnitude, normalise, round_int8 and pack, plus round_kind.
+    (The functions copy an argument they compare with 0 or 1 into a variable: MyHDL takes such a
+    comparison of an argument for a clock edge.)"""
     lsb_shift = -KULISCH_LSB_EXP          # bit index of 2^0 in the register (149)
-
     # normalising-shift limits: the leading one may not move above the bit of
-    # the format's smallest normal, 2^emin (FP32/BF16 emin -126, FP16 -14)
+    # the format's smallest normal, 2^emin (FP32/BF16 emin -126, FP16 -14);
+    # (biased exponent - 1) = limit - lead for the format's own limit
     LIMIT_FP32 = W - 1 - (lsb_shift - 126)
     LIMIT_FP16 = W - 1 - (lsb_shift - 14)
-    # (biased exponent - 1) = limit - lead for the format's own limit
-    TOP_BITS = 25                          # FP32: 24 significand bits + guard
-    INT_LOW = lsb_shift                    # bits [INT_LOW+8 : INT_LOW] are the low 8 integer bits
+    INT_LOW = lsb_shift                    # bits [INT_HIGH : INT_LOW] are the low 8 integer bits
     INT_HIGH = lsb_shift + 8
 
-    regs = STAGE_REGISTERS[LATENCY]
-
-    # step 1 -> 2
-    s1_valid, s1_tag = Signal(bool(0)), Signal(intbv(0)[tag_width:])
-    s1_value, s1_mag = Signal(intbv(0)[W:]), Signal(intbv(0)[W:])
-    s1_negative = Signal(bool(0))
-    s1_kind = Signal(intbv(0)[2:])
-    s1_format = Signal(intbv(0)[fmt_width:])
-    s1_flags = Signal(intbv(0)[4:])
-    # step 2 -> 3
-    s2_valid, s2_tag = Signal(bool(0)), Signal(intbv(0)[tag_width:])
-    s2_value = Signal(intbv(0)[W:])
-    s2_top = Signal(intbv(0)[TOP_BITS:])     # significand + guard bits of the widest format
-    s2_sticky = Signal(bool(0))              # any bit below those
-    s2_lead = Signal(intbv(0)[9:])
-    s2_negative = Signal(bool(0))
-    s2_kind = Signal(intbv(0)[2:])
-    s2_format = Signal(intbv(0)[fmt_width:])
-    s2_flags = Signal(intbv(0)[4:])
-    s2_int8 = Signal(intbv(0)[8:])
-
-    def magnitude():
-        value = intbv(0)[W:]
+    def magnitude(value):
+        """|value| of the W-bit two's-complement value."""
         mag = modbv(0)[W:]
-        kind = intbv(0)[2:]
-        value[:] = in_value
         if value[W - 1]:
             mag[:] = ~value + 1
         else:
             mag[:] = value
-        if in_nan or (in_pos_inf and in_neg_inf):
-            kind[:] = KIND_NAN
-        elif in_pos_inf:
-            kind[:] = KIND_POS_INF
-        elif in_neg_inf:
-            kind[:] = KIND_NEG_INF
-        elif in_overflow:
-            if in_wrap_sign:
-                kind[:] = KIND_NEG_INF
-            else:
-                kind[:] = KIND_POS_INF
-        else:
-            kind[:] = KIND_FINITE
-        if rst == RESET_ACTIVE:
-            s1_valid.next = False
-        else:
-            s1_valid.next = in_valid
-        s1_tag.next = in_tag
-        s1_value.next = value
-        s1_mag.next = mag
-        s1_negative.next = value[W - 1]
-        s1_kind.next = kind
-        s1_format.next = in_format
-        s1_flags.next = concat(in_overflow, in_neg_inf, in_pos_inf, in_nan)
+        return mag
 
-    def normalise():
+    def normalise(mag, fmt):
+        """Loop-free leading-zero shift (256/128/.../1; each step taken only if the top k bits are
+        zero and the shift so far plus k stays within the format's limit): {lead, sticky, top}."""
         norm = intbv(0)[W:]
         lead = intbv(0)[9:]
         limit = intbv(0)[9:]
-        low = intbv(0)[8:]
-        rounded = intbv(0)[9:]
-        int8 = modbv(0)[8:]
-        norm[:] = s1_mag
-        if s1_format == FORMAT_FP16:
+        r = intbv(0)[NORM_WIDTH:]
+        fm = intbv(0)[FMT_BITS:]
+        fm[:] = fmt
+        norm[:] = mag
+        if fm == FORMAT_FP16:
             limit[:] = LIMIT_FP16
         else:
             limit[:] = LIMIT_FP32
@@ -217,12 +187,21 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
         if norm[W:W - 1] == 0 and lead + 1 <= limit:
             norm[:] = norm << 1
             lead[:] = lead + 1
-        # INT8: round at 2^0 (bit INT_LOW), saturate; |value| >= 256 always saturates
-        low[:] = s1_mag[INT_HIGH:INT_LOW]
-        beyond = s1_mag[W:INT_HIGH] != 0
-        round_up = s1_mag[INT_LOW - 1] and (s1_mag[INT_LOW - 1:0] != 0 or low[0])
+        r[TOP_BITS:0] = norm[W:W - TOP_BITS]
+        r[NORM_STICKY] = norm[W - TOP_BITS:0] != 0
+        r[NORM_WIDTH:NORM_LEAD] = lead
+        return r
+
+    def round_int8(mag, negative):
+        """INT8: round at 2^0 (bit INT_LOW) to nearest even, saturate; |value| >= 256 always saturates."""
+        low = intbv(0)[8:]
+        rounded = intbv(0)[9:]
+        int8 = modbv(0)[8:]
+        low[:] = mag[INT_HIGH:INT_LOW]
+        beyond = mag[W:INT_HIGH] != 0
+        round_up = mag[INT_LOW - 1] and (mag[INT_LOW - 1:0] != 0 or low[0])
         rounded[:] = low + round_up
-        if s1_negative:
+        if negative:
             if beyond or rounded > 128:
                 int8[:] = 0x80
             else:
@@ -234,85 +213,163 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
                 int8[:] = 0x7F
             else:
                 int8[:] = rounded[8:0]
+        return int8
+
+    def pack(norm, negative, kind, fmt, int8):
+        """Round to nearest even on guard and sticky and pack in the format: the significand (with
+        its hidden bit) is added to (exponent-1) << m, so a rounding carry moves into the exponent;
+        at or above the infinity pattern gives inf.  EXACT (4 and up) gives 0."""
+        top = intbv(0)[TOP_BITS:]
+        exp_m1 = modbv(0)[9:]
+        pattern = modbv(0)[34:]
+        bits = intbv(0)[32:]
+        k = intbv(0)[2:]
+        fm = intbv(0)[FMT_BITS:]
+        k[:] = kind
+        fm[:] = fmt
+        sticky = bool(norm[NORM_STICKY])
+        top[:] = norm[TOP_BITS:0]
+        round_up = False
+        if fm == FORMAT_FP32:
+            exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
+            round_up = top[0] and (sticky or top[1])
+            pattern[:] = (exp_m1 << 23) + top[25:1]
+            if round_up:
+                pattern[:] = pattern + 1
+            if pattern >= INF_FP32:
+                pattern[:] = INF_FP32
+            if k == KIND_NAN:
+                bits[:] = NAN_FP32
+            elif k == KIND_POS_INF:
+                bits[:] = INF_FP32
+            elif k == KIND_NEG_INF:
+                bits[:] = NEG_INF_FP32
+            else:
+                bits[:] = concat(negative, pattern[31:0])
+        elif fm == FORMAT_BF16:
+            exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
+            round_up = top[16] and (sticky or top[16:0] != 0 or top[17])
+            pattern[:] = (exp_m1 << 7) + top[25:17]
+            if round_up:
+                pattern[:] = pattern + 1
+            if pattern >= INF_BF16:
+                pattern[:] = INF_BF16
+            if k == KIND_NAN:
+                bits[:] = NAN_BF16
+            elif k == KIND_POS_INF:
+                bits[:] = INF_BF16
+            elif k == KIND_NEG_INF:
+                bits[:] = NEG_INF_BF16
+            else:
+                bits[:] = concat(negative, pattern[15:0])
+        elif fm == FORMAT_FP16:
+            exp_m1[:] = LIMIT_FP16 - norm[NORM_WIDTH:NORM_LEAD]
+            round_up = top[13] and (sticky or top[13:0] != 0 or top[14])
+            pattern[:] = (exp_m1 << 10) + top[25:14]
+            if round_up:
+                pattern[:] = pattern + 1
+            if pattern >= INF_FP16:
+                pattern[:] = INF_FP16
+            if k == KIND_NAN:
+                bits[:] = NAN_FP16
+            elif k == KIND_POS_INF:
+                bits[:] = INF_FP16
+            elif k == KIND_NEG_INF:
+                bits[:] = NEG_INF_FP16
+            else:
+                bits[:] = concat(negative, pattern[15:0])
+        elif fm == FORMAT_INT8:
+            if k == KIND_NAN or k == KIND_NEG_INF:
+                bits[:] = NAN_INT8
+            elif k == KIND_POS_INF:
+                bits[:] = INF_INT8
+            else:
+                bits[:] = int8
+        else:
+            bits[:] = 0
+        return bits
+
+    return SimpleNamespace(magnitude=magnitude, normalise=normalise, round_int8=round_int8, pack=pack,
+                           kind=round_kind)
+
+
+@block
+def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, in_overflow, in_wrap_sign,
+                  in_format, in_tag, out_valid, out_bits, out_value, out_flags, out_tag, LATENCY=3):
+    if LATENCY not in STAGE_REGISTERS:
+        raise ValueError(f"kulisch_round: LATENCY={LATENCY!r} is not supported; choose one of "
+                         f"{sorted(STAGE_REGISTERS)}")
+    width = len(in_value)
+    if not MIN_WIDTH <= width <= MAX_WIDTH:
+        raise ValueError(f"kulisch_round: in_value is {width} bits; the Kulisch width must be "
+                         f"{MIN_WIDTH}..{MAX_WIDTH} (320 or 280 in the node)")
+    if len(out_value) != width:
+        raise ValueError(f"kulisch_round: out_value is {len(out_value)} bits, in_value {width}; they must match")
+    if len(in_format) < 3:
+        raise ValueError(f"kulisch_round: in_format is {len(in_format)} bits; codes 0..4 need at least 3")
+    check_widths("kulisch_round", ("out_bits", out_bits, 32), ("out_flags", out_flags, 4))
+    if len(in_tag) != len(out_tag) or len(in_tag) < 1:
+        raise ValueError(f"kulisch_round: in_tag ({len(in_tag)} bits) and out_tag ({len(out_tag)} bits) "
+                         f"must have the same width, at least 1")
+    if getattr(rst, "isasync", False):
+        raise ValueError("kulisch_round: rst must be a synchronous reset (ResetSignal(..., isasync=False))")
+    # only the valid flags are reset; data registers just follow (cheaper flops)
+    RESET_ACTIVE = int(getattr(rst, "active", 1))
+    tag_width = len(in_tag)
+    fmt_width = len(in_format)
+    W = width
+    fn = rounder_functions(W, fmt_width)
+    value_magnitude, normalise_top, round_int8, pack_result = fn.magnitude, fn.normalise, fn.round_int8, fn.pack
+
+    regs = STAGE_REGISTERS[LATENCY]
+
+    # step 1 -> 2
+    s1_valid, s1_tag = Signal(bool(0)), Signal(intbv(0)[tag_width:])
+    s1_value, s1_mag = Signal(intbv(0)[W:]), Signal(intbv(0)[W:])
+    s1_negative = Signal(bool(0))
+    s1_kind = Signal(intbv(0)[2:])
+    s1_format = Signal(intbv(0)[fmt_width:])
+    s1_flags = Signal(intbv(0)[4:])
+    # step 2 -> 3
+    s2_valid, s2_tag = Signal(bool(0)), Signal(intbv(0)[tag_width:])
+    s2_value = Signal(intbv(0)[W:])
+    s2_norm = Signal(intbv(0)[NORM_WIDTH:])  # {lead, sticky, significand + guard bits of the widest format}
+    s2_negative = Signal(bool(0))
+    s2_kind = Signal(intbv(0)[2:])
+    s2_format = Signal(intbv(0)[fmt_width:])
+    s2_flags = Signal(intbv(0)[4:])
+    s2_int8 = Signal(intbv(0)[8:])
+
+    def magnitude():
+        value = intbv(0)[W:]
+        value[:] = in_value
+        if rst == RESET_ACTIVE:
+            s1_valid.next = False
+        else:
+            s1_valid.next = in_valid
+        s1_tag.next = in_tag
+        s1_value.next = value
+        s1_mag.next = value_magnitude(value)
+        s1_negative.next = value[W - 1]
+        s1_kind.next = round_kind(in_nan, in_pos_inf, in_neg_inf, in_overflow, in_wrap_sign)
+        s1_format.next = in_format
+        s1_flags.next = concat(in_overflow, in_neg_inf, in_pos_inf, in_nan)
+
+    def normalise():
         if rst == RESET_ACTIVE:
             s2_valid.next = False
         else:
             s2_valid.next = s1_valid
         s2_tag.next = s1_tag
         s2_value.next = s1_value
-        s2_top.next = norm[W:W - TOP_BITS]
-        s2_sticky.next = norm[W - TOP_BITS:0] != 0
-        s2_lead.next = lead
+        s2_norm.next = normalise_top(s1_mag, s1_format)
         s2_negative.next = s1_negative
         s2_kind.next = s1_kind
         s2_format.next = s1_format
         s2_flags.next = s1_flags
-        s2_int8.next = int8
+        s2_int8.next = round_int8(s1_mag, s1_negative)
 
     def round_pack():
-        top = intbv(0)[TOP_BITS:]
-        exp_m1 = modbv(0)[9:]
-        packed = modbv(0)[34:]
-        bits = intbv(0)[32:]
-        top[:] = s2_top
-        round_up = False
-        if s2_format == FORMAT_FP32:
-            exp_m1[:] = LIMIT_FP32 - s2_lead
-            round_up = top[0] and (s2_sticky or top[1])
-            packed[:] = (exp_m1 << 23) + top[25:1]
-            if round_up:
-                packed[:] = packed + 1
-            if packed >= INF_FP32:
-                packed[:] = INF_FP32
-            if s2_kind == KIND_NAN:
-                bits[:] = NAN_FP32
-            elif s2_kind == KIND_POS_INF:
-                bits[:] = INF_FP32
-            elif s2_kind == KIND_NEG_INF:
-                bits[:] = NEG_INF_FP32
-            else:
-                bits[:] = concat(s2_negative, packed[31:0])
-        elif s2_format == FORMAT_BF16:
-            exp_m1[:] = LIMIT_FP32 - s2_lead
-            round_up = top[16] and (s2_sticky or top[16:0] != 0 or top[17])
-            packed[:] = (exp_m1 << 7) + top[25:17]
-            if round_up:
-                packed[:] = packed + 1
-            if packed >= INF_BF16:
-                packed[:] = INF_BF16
-            if s2_kind == KIND_NAN:
-                bits[:] = NAN_BF16
-            elif s2_kind == KIND_POS_INF:
-                bits[:] = INF_BF16
-            elif s2_kind == KIND_NEG_INF:
-                bits[:] = NEG_INF_BF16
-            else:
-                bits[:] = concat(s2_negative, packed[15:0])
-        elif s2_format == FORMAT_FP16:
-            exp_m1[:] = LIMIT_FP16 - s2_lead
-            round_up = top[13] and (s2_sticky or top[13:0] != 0 or top[14])
-            packed[:] = (exp_m1 << 10) + top[25:14]
-            if round_up:
-                packed[:] = packed + 1
-            if packed >= INF_FP16:
-                packed[:] = INF_FP16
-            if s2_kind == KIND_NAN:
-                bits[:] = NAN_FP16
-            elif s2_kind == KIND_POS_INF:
-                bits[:] = INF_FP16
-            elif s2_kind == KIND_NEG_INF:
-                bits[:] = NEG_INF_FP16
-            else:
-                bits[:] = concat(s2_negative, packed[15:0])
-        elif s2_format == FORMAT_INT8:
-            if s2_kind == KIND_NAN or s2_kind == KIND_NEG_INF:
-                bits[:] = NAN_INT8
-            elif s2_kind == KIND_POS_INF:
-                bits[:] = INF_INT8
-            else:
-                bits[:] = s2_int8
-        else:
-            bits[:] = 0
         if rst == RESET_ACTIVE:
             out_valid.next = False
         else:
@@ -320,7 +377,7 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
         out_tag.next = s2_tag
         out_value.next = s2_value
         out_flags.next = s2_flags
-        out_bits.next = bits
+        out_bits.next = pack_result(s2_norm, s2_negative, s2_kind, s2_format, s2_int8)
 
     clocked = always(clk.posedge)
     step1 = clocked(magnitude) if regs[0] else always_comb(magnitude)

@@ -13,6 +13,12 @@ of the four formats is an integer multiple of 2^-149 and below 2^128, so the
 term fits in 278 signed bits; W must be at least that.  A special (NaN, +inf,
 -inf) gives term 0 and raises exactly one flag.  Both zeros give term 0.
 
+The arithmetic is two MyHDL functions, `element_fields` and the one that
+`term_function(W)` makes; they convert to Verilog functions.  This block is
+their unit test bench: the node's Kulisch banks (hdl/node/prism_kulisch_bank.py)
+and its FP32 -> format rounder (hdl/node/prism_round16.py) call the same
+functions inside their own processes.
+
 FP32 widening: the element converted exactly to binary32 (every INT8, FP16 and
 BF16 value is exact in FP32; the sign of a zero is kept; any NaN becomes the
 canonical 0x7FC00000, INT8 -0 does not exist).  The FP32_ARRIVAL path adds this.
@@ -36,10 +42,98 @@ Parameters:
 """
 from myhdl import always_comb, block, intbv, modbv
 
+from hdl.arith.ports import check_widths
 from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, INF_FP32, KULISCH_LSB_EXP, NAN_FP32
 
 LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in a term: an INT8 value's term is value << 149
 MIN_TERM_WIDTH = 278   # (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit
+
+# element_fields() result: the significand and its shift, the three specials flags (in the order of the
+# Kulisch word's flags: nan, +inf, -inf) and the sign
+FIELD_SH, FIELD_NAN, FIELD_POS_INF, FIELD_NEG_INF, FIELD_SIGN = 24, 33, 34, 35, 36
+FIELDS_WIDTH = 37
+
+
+def element_fields(d, fmt):
+    """{sign, -inf, +inf, nan, sh (9 bits), sig (24 bits)} of the 32-bit element pattern d in format fmt:
+    a finite element is (-1)^sign * sig * 2^(sh - 149); sig and sh are 0-based as they come from the fields."""
+    f = intbv(0)[37:]
+    sig = intbv(0)[24:]        # significand magnitude (hidden bit included)
+    ex = intbv(0)[9:]          # exponent field, max(field, 1) applied below
+    sh = intbv(0)[9:]          # left shift of sig that gives the term (units of 2^-149)
+    fm = intbv(0)[2:]          # (an argument compared with 0 or 1 would be taken for a clock edge)
+    sign = bool(0)
+    special = bool(0)
+    frac_nz = bool(0)
+    fm[:] = fmt
+    if fm == FMT_FP32:
+        sign = bool(d[31])
+        ex[:] = d[31:23]
+        special = ex == 255
+        frac_nz = d[23:0] != 0
+        sig[:] = d[23:0]
+        if ex != 0:
+            sig[23] = 1
+        else:
+            ex[:] = 1
+        sh[:] = ex - 1
+    elif fm == FMT_BF16:
+        sign = bool(d[15])
+        ex[:] = d[15:7]
+        special = ex == 255
+        frac_nz = d[7:0] != 0
+        sig[:] = d[7:0]
+        if ex != 0:
+            sig[7] = 1
+        else:
+            ex[:] = 1
+        sh[:] = ex + 15
+    elif fm == FMT_FP16:
+        sign = bool(d[15])
+        ex[:] = d[15:10]
+        special = ex == 31
+        frac_nz = d[10:0] != 0
+        sig[:] = d[10:0]
+        if ex != 0:
+            sig[10] = 1
+        else:
+            ex[:] = 1
+        sh[:] = ex + 124
+    else:  # INT8: the magnitude of a two's-complement byte, times 2^149
+        sign = bool(d[7])
+        if sign:
+            sig[:] = (d[8:0] ^ 0xFF) + 1
+        else:
+            sig[:] = d[8:0]
+        sh[:] = LSB_SHIFT
+    f[24:0] = sig
+    f[33:24] = sh
+    f[33] = special and frac_nz
+    f[34] = special and not frac_nz and not sign
+    f[35] = special and not frac_nz and sign
+    f[36] = sign
+    return f
+
+
+def term_function(W):
+    """The MyHDL function fields -> W-bit Kulisch term (two's complement; 0 for a special)."""
+    def kulisch_term(f):
+        sig = intbv(0)[24:]
+        sh = intbv(0)[9:]
+        mag = modbv(0)[W:]
+        t = modbv(0)[W:]
+        sig[:] = f[24:0]
+        sh[:] = f[33:24]
+        if f[33] or f[34] or f[35]:
+            mag[:] = 0
+        else:
+            mag[:] = sig << sh          # assigned straight to the wide variable: converts at full width
+        if f[36]:
+            t[:] = ~mag + 1
+        else:
+            t[:] = mag
+        return t
+    return kulisch_term
 
 
 @block
@@ -50,78 +144,35 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
                          f"{MIN_TERM_WIDTH} (use 280 or 320)")
     if len(data) < 32:
         raise ValueError(f"number_decoder: data is {len(data)} bits; it must hold an FP32 pattern (>= 32)")
-    if len(fmt) != 2:
-        raise ValueError(f"number_decoder: fmt is {len(fmt)} bits; format codes are 2 bits")
-    if len(fp32) != 32:
-        raise ValueError(f"number_decoder: fp32 is {len(fp32)} bits; it must be 32")
+    check_widths("number_decoder", ("fmt (a format code)", fmt, 2), ("fp32", fp32, 32))
+    kulisch_term = term_function(width)
 
     @always_comb
     def decode():
         d = modbv(0)[32:]
-        d[:] = data           # truncating: the low 32 bits
+        f = intbv(0)[FIELDS_WIDTH:]
         sign = bool(0)
-        special = bool(0)
-        is_nan = bool(0)
-        sig = intbv(0)[24:]        # significand magnitude (hidden bit included)
-        sh = intbv(0)[9:]          # left shift of sig that gives the term (units of 2^-149)
-        ex = intbv(0)[9:]          # exponent field, max(field, 1) applied below
         image32 = intbv(0)[32:]       # exact FP32 image
-        short_mag = intbv(0)[11:]      # value that needs normalising for the FP32 image
+        short_mag = intbv(0)[11:]     # value that needs normalising for the FP32 image
         lead = intbv(0)[5:]
         norm = intbv(0)[24:]
-        mag = intbv(0)[width:]
-        t = modbv(0)[width:]
+        d[:] = data           # truncating: the low 32 bits
+        f[:] = element_fields(d, fmt)
+        sign = bool(f[FIELD_SIGN])
 
         if fmt == FMT_FP32:
-            sign = bool(d[31])
-            ex[:] = d[31:23]
-            if ex == 255:
-                special = True
-                is_nan = d[23:0] != 0
-            sig[:] = d[23:0]
-            if ex != 0:
-                sig[23] = 1
-            else:
-                ex[:] = 1
-            sh[:] = ex - 1
             image32[:] = d
         elif fmt == FMT_BF16:
-            sign = bool(d[15])
-            ex[:] = d[15:7]
-            if ex == 255:
-                special = True
-                is_nan = d[7:0] != 0
-            sig[:] = d[7:0]
-            if ex != 0:
-                sig[7] = 1
-            else:
-                ex[:] = 1
-            sh[:] = ex + 15
             image32[:] = d[16:0] << 16
         elif fmt == FMT_FP16:
-            sign = bool(d[15])
-            ex[:] = d[15:10]
-            if ex == 31:
-                special = True
-                is_nan = d[10:0] != 0
+            if d[15:10] == 31:
                 image32[:] = (sign << 31) | INF_FP32
-            sig[:] = d[10:0]
-            if ex != 0:
-                sig[10] = 1
-                if not special:
-                    image32[:] = (sign << 31) | ((ex + 112) << 23) | (d[10:0] << 13)
+            elif d[15:10] != 0:
+                image32[:] = (sign << 31) | ((d[15:10] + 112) << 23) | (d[10:0] << 13)
             else:
-                ex[:] = 1
                 short_mag[:] = d[10:0]
-            sh[:] = ex + 124
-        else:  # INT8: the magnitude of a two's-complement byte, times 2^149
-            sign = bool(d[7])
-            if sign:
-                sig[:] = (d[8:0] ^ 0xFF) + 1
-            else:
-                sig[:] = d[8:0]
-            short_mag[:] = sig[11:0]
-            sh[:] = LSB_SHIFT
+        else:
+            short_mag[:] = f[11:0]
 
         # FP16 subnormal or INT8: normalise `short_mag` (< 2^11) into an FP32 normal.
         if (fmt == FMT_FP16 and d[15:10] == 0) or fmt == FMT_INT8:
@@ -141,19 +192,13 @@ def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
                 image32[:] = 0
 
         if TERM:
-            if special:
-                mag[:] = 0
-            else:
-                mag[:] = sig << sh
-            if sign:
-                t[:] = ~mag + 1
-            else:
-                t[:] = mag
-        term.next = t
-        nan.next = is_nan
-        pos_inf.next = special and not is_nan and not sign
-        neg_inf.next = special and not is_nan and sign
-        if is_nan:
+            term.next = kulisch_term(f)
+        else:
+            term.next = 0
+        nan.next = f[FIELD_NAN]
+        pos_inf.next = f[FIELD_POS_INF]
+        neg_inf.next = f[FIELD_NEG_INF]
+        if f[FIELD_NAN]:
             fp32.next = NAN_FP32
         else:
             fp32.next = image32

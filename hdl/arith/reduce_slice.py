@@ -151,10 +151,12 @@ def reduce_slice(clk, rst, policy,
 
     running = Signal(bool(0))
     h_valid, n_valid = Signal(bool(0)), Signal(bool(0))          # issuing beat, next beat
-    h_data, n_data = Signal(intbv(0)[BEAT_BITS:]), Signal(intbv(0)[BEAT_BITS:])
-    h_index, n_index = Signal(intbv(0)[IB:]), Signal(intbv(0)[IB:])
-    h_count, n_count = Signal(intbv(0)[7:]), Signal(intbv(0)[7:])
-    h_fmt, n_fmt = Signal(intbv(0)[2:]), Signal(intbv(0)[2:])
+    # a buffered beat: {format, count, index, data}, as the input presents it
+    IN_W = BEAT_BITS + IB + 9
+    s_axis_beat = ConcatSignal(s_axis_format, s_axis_count, s_axis_index, s_axis_tdata)
+    h_beat, n_beat = Signal(intbv(0)[IN_W:]), Signal(intbv(0)[IN_W:])
+    h_data, h_index = h_beat(BEAT_BITS, 0), h_beat(BEAT_BITS + IB, BEAT_BITS)
+    h_count, h_fmt = h_beat(IN_W - 2, BEAT_BITS + IB), h_beat(IN_W, IN_W - 2)
     h_sub = Signal(intbv(0)[2:])
     hist = Signal(modbv(0)[HB:])                      # last L issued sub-beats (newest lowest)
     ro_pending, ro_active = Signal(bool(0)), Signal(bool(0))
@@ -211,6 +213,16 @@ def reduce_slice(clk, rst, policy,
     f_rd_value_all = packed(f_rd_value)
     f_rd_valid0 = f_rd_valid[0]
 
+    def lane_halves(mask, start):
+        """{lanes >= start, lanes < start} of a sub-beat's lane mask: a sub-beat starting at lane
+        `start` puts lanes >= start in its first row and lanes < start in the next one."""
+        low = modbv(0)[LANES:]
+        halves = intbv(0)[2 * LANES:]
+        low[:] = (1 << start) - 1
+        halves[LANES:0] = mask & low
+        halves[2 * LANES:LANES] = mask & (low ^ ALL_LANES)
+        return halves
+
     # ---- front end: input buffer, sub-beat issue, reservations, read-out sequencing -------------
     @always_seq(clk.posedge, reset=rst)
     def front_end():
@@ -228,15 +240,10 @@ def reduce_slice(clk, rst, policy,
         c_row = modbv(0)[RW:]
         c_row1 = modbv(0)[RW:]
         c_start = intbv(0)[4:]
-        c_low = modbv(0)[LANES:]
-        c_lo = intbv(0)[LANES:]
-        c_hi = intbv(0)[LANES:]
-        h_mask = intbv(0)[LANES:]
+        c_halves = intbv(0)[2 * LANES:]
         h_row = modbv(0)[RW:]
         h_row1 = modbv(0)[RW:]
-        h_low = modbv(0)[LANES:]
-        h_lo = intbv(0)[LANES:]
-        h_hi = intbv(0)[LANES:]
+        h_halves = intbv(0)[2 * LANES:]
         window = modbv(0)[BEAT_BITS:]
         slot = modbv(0)[32:]
         k = modbv(0)[4:]
@@ -281,7 +288,7 @@ def reduce_slice(clk, rst, policy,
         elif h_valid:
             sub[:] = h_sub
             c_row[:] = (h_index >> 4) + sub
-            c_start[:] = h_index[4:0]
+            c_start[:] = h_beat[BEAT_BITS + 4:BEAT_BITS]      # the low bits of h_index
             if h_fmt == 0:
                 ebits[:] = 3
                 emask[:] = 0xFF
@@ -315,23 +322,18 @@ def reduce_slice(clk, rst, policy,
         # per-lane reservations (FP32_ARRIVAL): lanes >= start use row c_row, lanes < start c_row + 1
         conflict = False
         if check:
-            c_low[:] = (1 << c_start) - 1
-            c_lo[:] = c_mask & c_low
-            c_hi[:] = c_mask & (c_low ^ ALL_LANES)
+            c_halves[:] = lane_halves(c_mask, c_start)
             c_row1[:] = c_row + 1
             for i in range(L):
                 hent[:] = hist >> (E * i)
-                h_mask[:] = hent[LANES:0]
+                h_halves[:] = lane_halves(hent[LANES:0], hent[LANES + 4:LANES])
                 h_row[:] = hent[E:LANES + 4]
                 h_row1[:] = h_row + 1
-                h_low[:] = (1 << hent[LANES + 4:LANES]) - 1
-                h_lo[:] = h_mask & h_low
-                h_hi[:] = h_mask & (h_low ^ ALL_LANES)
-                if c_row == h_row and ((c_hi & h_hi) != 0 or (c_lo & h_lo) != 0):
+                if c_row == h_row and (c_halves & h_halves) != 0:
                     conflict = True
-                if c_row == h_row1 and (c_hi & h_lo) != 0:
+                if c_row == h_row1 and (c_halves[2 * LANES:LANES] & h_halves[LANES:0]) != 0:
                     conflict = True
-                if c_row1 == h_row and (c_lo & h_hi) != 0:
+                if c_row1 == h_row and (c_halves[LANES:0] & h_halves[2 * LANES:LANES]) != 0:
                     conflict = True
 
         # issue
@@ -376,10 +378,7 @@ def reduce_slice(clk, rst, policy,
             hv = False
             if n_valid:
                 hv = True
-                h_data.next = n_data
-                h_index.next = n_index
-                h_count.next = n_count
-                h_fmt.next = n_fmt
+                h_beat.next = n_beat
                 h_sub.next = 0
         nv = bool(n_valid) and not h_free
         if s_axis_format == 0:
@@ -393,17 +392,11 @@ def reduce_slice(clk, rst, policy,
         elif s_axis_tvalid and s_axis_tready:
             if not hv:
                 hv = True
-                h_data.next = s_axis_tdata
-                h_index.next = s_axis_index
-                h_count.next = s_axis_count
-                h_fmt.next = s_axis_format
+                h_beat.next = s_axis_beat
                 h_sub.next = 0
             else:
                 nv = True
-                n_data.next = s_axis_tdata
-                n_index.next = s_axis_index
-                n_count.next = s_axis_count
-                n_fmt.next = s_axis_format
+                n_beat.next = s_axis_beat
         h_valid.next = hv
         n_valid.next = nv
 

@@ -67,6 +67,7 @@ Ports (widths from the signals):
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
 from hdl.arith.number_decoder import number_decoder
+from hdl.arith.ports import check_widths
 from hdl.node.prism_fp32_bank import prism_fp32_bank
 
 BANKS = 16
@@ -84,12 +85,10 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
                         o_valid, o_row, o_tile, CAPACITY=4096, FP32_LATENCY=4):
     if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
         raise ValueError(f"prism_arrival_banks: CAPACITY={CAPACITY}; a multiple of 32 in 32 .. 4096")
-    for name, s, w in (("p0_data", p0_data, 2048), ("p1_data", p1_data, 2048), ("p0_lanes", p0_lanes, 64),
-                       ("p1_lanes", p1_lanes, 64), ("o_tile", o_tile, 512), ("p0_row", p0_row, 8),
-                       ("p1_row", p1_row, 8), ("cmd_row", cmd_row, 8), ("o_row", o_row, 8),
-                       ("ev0_n", ev0_n, 3), ("ev1_n", ev1_n, 3)):
-        if len(s) != w:
-            raise ValueError(f"prism_arrival_banks: {name} is {len(s)} bits; it must be {w}")
+    check_widths("prism_arrival_banks", ("p0_data", p0_data, 2048), ("p1_data", p1_data, 2048),
+                 ("p0_lanes", p0_lanes, 64), ("p1_lanes", p1_lanes, 64), ("o_tile", o_tile, 512),
+                 ("p0_row", p0_row, 8), ("p1_row", p1_row, 8), ("cmd_row", cmd_row, 8), ("o_row", o_row, 8),
+                 ("ev0_n", ev0_n, 3), ("ev1_n", ev1_n, 3))
 
     RANGES = CAPACITY // 16
     NB = min(BANKS, RANGES)             # banks that can hold a range (ranges < CAPACITY / 16)
@@ -134,35 +133,37 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
 
     n0, n1 = sig(3), sig(3)
     mask0, mask1 = sig(BANKS), sig(BANKS)
+    GROUP_W = BANKS + 3                 # group_of() result: {ranges present (3 bits), banks (BANKS bits)}
 
-    @always_comb
-    def group_banks():
+    def group_of(lanes, row):
+        """A port's issue group: how many ranges it holds (the ranges present: lane 0 of each range
+        set) and the banks they need (range row + i in bank (row + i) % BANKS)."""
         pres = intbv(0)[4:]
         m = intbv(0)[BANKS + 4:]
         n = intbv(0)[3:]
-        # port 0: the ranges present (lane 0 of each range set) and the banks they need
-        pres[0] = p0_lanes[0]
-        pres[1] = p0_lanes[16]
-        pres[2] = p0_lanes[32]
-        pres[3] = p0_lanes[48]
+        g = intbv(0)[GROUP_W:]
+        pres[0] = lanes[0]
+        pres[1] = lanes[16]
+        pres[2] = lanes[32]
+        pres[3] = lanes[48]
         n[:] = 0
         for i in range(4):
             if pres[i]:
                 n[:] = i + 1
-        n0.next = n
-        m[:] = pres << p0_row[4:0]
-        mask0.next = (m[BANKS:0] | m[BANKS + 4:BANKS]) & ALL_BANKS
-        pres[0] = p1_lanes[0]
-        pres[1] = p1_lanes[16]
-        pres[2] = p1_lanes[32]
-        pres[3] = p1_lanes[48]
-        n[:] = 0
-        for i in range(4):
-            if pres[i]:
-                n[:] = i + 1
-        n1.next = n
-        m[:] = pres << p1_row[4:0]
-        mask1.next = (m[BANKS:0] | m[BANKS + 4:BANKS]) & ALL_BANKS
+        m[:] = pres << row[4:0]
+        g[BANKS:0] = (m[BANKS:0] | m[BANKS + 4:BANKS]) & ALL_BANKS
+        g[GROUP_W:BANKS] = n
+        return g
+
+    @always_comb
+    def group_banks():
+        g = intbv(0)[GROUP_W:]
+        g[:] = group_of(p0_lanes, p0_row)
+        n0.next = g[GROUP_W:BANKS]
+        mask0.next = g[BANKS:0]
+        g[:] = group_of(p1_lanes, p1_row)
+        n1.next = g[GROUP_W:BANKS]
+        mask1.next = g[BANKS:0]
 
     @always_comb
     def arbitrate():

@@ -10,8 +10,9 @@ The whole process body is skipped in a cycle without a contribution or merge
 request, so an idle lane costs the simulators almost nothing.
 
 Per cycle, independently:
-  * port A: decode `a_data` (its exact term, as hdl/arith/number_decoder.py, decoded
-    inline so a lane stays one MyHDL process) and add it into
+  * port A: decode `a_data` (its exact term: the functions of
+    hdl/arith/number_decoder.py, called inside this block's process so a lane
+    stays one MyHDL process) and add it into
     row `a_row` of RAM A; `a_first` replaces the row instead (the first
     contribution since COMMIT, so no clearing pass is needed);
   * port B: the same on RAM B;
@@ -31,9 +32,10 @@ alike: one copy for accumulation, one for the merge's read, so the merge never
 takes a cycle from accumulation.  The merge reads at the edge of m_valid and
 adds in the next cycle: o_* two cycles after m_valid.
 
-Wrap counting as in golden.arith.kulisch: a W-bit add of two same-sign values whose
-sum's sign differs wrapped (+1 past the top, -1 past the bottom).  The true sum
-is state + wraps * 2^W; overflow <=> wraps != 0, its sign is the true sum's.
+Both adds (accumulation and merge) are the Kulisch word add of
+hdl/arith/kulisch_lane.py (its function word_add_function), with wrap counting
+as in golden.arith.kulisch: the true sum is state + wraps * 2^W; overflow <=>
+wraps != 0, its sign is the true sum's.
 
 Parameters:
     ROWS        rows per RAM (ranges held by the sub-store, 1 .. 256)
@@ -54,9 +56,9 @@ Ports (widths from the signals):
 """
 from myhdl import Signal, always, block, intbv, modbv
 
-from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, KULISCH_LSB_EXP, KULISCH_WIDTHS
-
-LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in a term: an INT8 value's term is value << 149
+from hdl.arith.kulisch_lane import word_add_function
+from hdl.arith.number_decoder import FIELD_NAN, FIELD_SIGN, FIELDS_WIDTH, element_fields, term_function
+from spec.formats import KULISCH_WIDTHS
 
 
 @block
@@ -75,8 +77,8 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
     WB = WRAP_BITS
     WORD = W + 3 + WB
     NAN_BIT, PINF_BIT, NINF_BIT, WRAP_LO = W, W + 1, W + 2, W + 3
-    SIGN = W - 1
-    WRAP_MINUS_ONE = (1 << WB) - 1
+    kulisch_term = term_function(W)
+    kulisch_add = word_add_function(W, WB)
 
     # Each port's RAM is kept twice, both copies written alike: the accumulation reads one, the merge
     # the other, so every RAM has one write port and one registered read port (a block RAM's simple
@@ -87,12 +89,11 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
     ram_bm = [Signal(modbv(0)[WORD:]) for _ in range(ROWS)]
     q_a, q_b = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])           # accumulation read data
     q_am, q_bm = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])         # merge read data
-    # stage 1 of each port: the decoded term, waiting for its row from the RAM
+    # stage 1 of each port: the decoded term as a Kulisch word (flags set, wraps 0), waiting for its row
     s_a_valid, s_b_valid = Signal(bool(0)), Signal(bool(0))
     s_a_row, s_b_row = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
     s_a_first, s_b_first = Signal(bool(0)), Signal(bool(0))
-    s_a_term, s_b_term = Signal(modbv(0)[W:]), Signal(modbv(0)[W:])
-    s_a_flags, s_b_flags = Signal(intbv(0)[3:]), Signal(intbv(0)[3:])     # {-inf, +inf, nan} of the term
+    s_a_word, s_b_word = Signal(modbv(0)[WORD:]), Signal(modbv(0)[WORD:])
     # the row each port wrote at the last edge: the RAM read beside that write misses it (bypass)
     l_a_valid, l_b_valid = Signal(bool(0)), Signal(bool(0))
     l_a_row, l_b_row = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
@@ -112,196 +113,91 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
             q_bm.next = ram_bm[m_row]
 
     @always(clk.posedge)
-    def step():
+    def accumulate_and_merge():
         if a_valid or b_valid or m_valid or s_a_valid or s_b_valid or mg_valid:
             # nothing to do in an idle cycle (the simulators run this process on every edge)
-            d = intbv(0)[32:]
-            sig = intbv(0)[24:]
-            ex = intbv(0)[9:]
-            sh = intbv(0)[9:]
-            mag = modbv(0)[W:]
-            term = modbv(0)[W:]
+            f = intbv(0)[FIELDS_WIDTH:]
+            w = modbv(0)[WORD:]
             old = modbv(0)[WORD:]
             new = modbv(0)[WORD:]
-            s_old = modbv(0)[W:]
-            s_new = modbv(0)[W:]
-            wraps = modbv(0)[WB:]
-            row = intbv(0)[8:]
-            x = modbv(0)[WORD:]
-            y = modbv(0)[WORD:]
-            sx = modbv(0)[W:]
-            sy = modbv(0)[W:]
-            total = modbv(0)[W:]
-            mw = modbv(0)[WB:]
-            fl = intbv(0)[3:]
             go = bool(0)
-            first = bool(0)
-            sign = bool(0)
-            special = bool(0)
-            frac_nz = bool(0)
-            nan = bool(0)
-            pinf = bool(0)
-            ninf = bool(0)
             for port in range(2):
                 # stage 1: add the term into the row read at the last edge (or written then: bypass)
                 if port == 0:
-                    go = bool(s_a_valid)
-                    first = bool(s_a_first)
-                    row[:] = s_a_row
-                    term[:] = s_a_term
-                    fl[:] = s_a_flags
-                    if first:
+                    go = bool(s_a_valid and not rst)
+                    w[:] = s_a_word
+                    if s_a_first:
                         old[:] = 0
                     elif l_a_valid and l_a_row == s_a_row:
                         old[:] = l_a_word
                     else:
                         old[:] = q_a
                 else:
-                    go = bool(s_b_valid)
-                    first = bool(s_b_first)
-                    row[:] = s_b_row
-                    term[:] = s_b_term
-                    fl[:] = s_b_flags
-                    if first:
+                    go = bool(s_b_valid and not rst)
+                    w[:] = s_b_word
+                    if s_b_first:
                         old[:] = 0
                     elif l_b_valid and l_b_row == s_b_row:
                         old[:] = l_b_word
                     else:
                         old[:] = q_b
-                if go and not rst:
-                    s_old[:] = old[W:0]
-                    s_new[:] = s_old + term
-                    wraps[:] = old[WORD:WRAP_LO]
-                    if s_old[SIGN] == term[SIGN] and s_new[SIGN] != s_old[SIGN]:
-                        if term[SIGN]:
-                            wraps[:] = wraps + WRAP_MINUS_ONE
-                        else:
-                            wraps[:] = wraps + 1
-                    new[:] = s_new
-                    new[WORD:WRAP_LO] = wraps
-                    new[NAN_BIT] = old[NAN_BIT] or fl[0]
-                    new[PINF_BIT] = old[PINF_BIT] or fl[1]
-                    new[NINF_BIT] = old[NINF_BIT] or fl[2]
-                    if port == 0:
-                        ram_a[row].next = new
-                        ram_am[row].next = new
-                        l_a_word.next = new
-                        l_a_row.next = row
-                    else:
-                        ram_b[row].next = new
-                        ram_bm[row].next = new
-                        l_b_word.next = new
-                        l_b_row.next = row
+                if go:
+                    new[:] = kulisch_add(old, w)
                 if port == 0:
-                    l_a_valid.next = go and not rst
+                    l_a_valid.next = go
+                    if go:
+                        ram_a[s_a_row].next = new
+                        ram_am[s_a_row].next = new
+                        l_a_word.next = new
+                        l_a_row.next = s_a_row
                 else:
-                    l_b_valid.next = go and not rst
+                    l_b_valid.next = go
+                    if go:
+                        ram_b[s_b_row].next = new
+                        ram_bm[s_b_row].next = new
+                        l_b_word.next = new
+                        l_b_row.next = s_b_row
                 # stage 0: decode the element into its exact term while its row is read
                 if port == 0:
-                    go = bool(a_valid)
-                    d[:] = a_data
-                else:
-                    go = bool(b_valid)
-                    d[:] = b_data
-                if go and not rst:
-                    # the element's exact term: value * 2^149 (as hdl/arith/number_decoder.py)
-                    special = False
-                    if fmt == FMT_FP32:
-                        sign = bool(d[31])
-                        ex[:] = d[31:23]
-                        special = ex == 255
-                        frac_nz = d[23:0] != 0
-                        sig[:] = d[23:0]
-                        if ex != 0:
-                            sig[23] = 1
-                        else:
-                            ex[:] = 1
-                        sh[:] = ex - 1
-                    elif fmt == FMT_BF16:
-                        sign = bool(d[15])
-                        ex[:] = d[15:7]
-                        special = ex == 255
-                        frac_nz = d[7:0] != 0
-                        sig[:] = d[7:0]
-                        if ex != 0:
-                            sig[7] = 1
-                        else:
-                            ex[:] = 1
-                        sh[:] = ex + 15
-                    elif fmt == FMT_FP16:
-                        sign = bool(d[15])
-                        ex[:] = d[15:10]
-                        special = ex == 31
-                        frac_nz = d[10:0] != 0
-                        sig[:] = d[10:0]
-                        if ex != 0:
-                            sig[10] = 1
-                        else:
-                            ex[:] = 1
-                        sh[:] = ex + 124
-                    else:
-                        sign = bool(d[7])
-                        frac_nz = False
-                        if sign:
-                            sig[:] = (d[8:0] ^ 0xFF) + 1
-                        else:
-                            sig[:] = d[8:0]
-                        sh[:] = LSB_SHIFT
-                    nan = special and frac_nz
-                    pinf = special and not frac_nz and not sign
-                    ninf = special and not frac_nz and sign
-                    if special:
-                        mag[:] = 0
-                    else:
-                        mag[:] = sig << sh
-                    if sign:
-                        term[:] = ~mag + 1
-                    else:
-                        term[:] = mag
-                    fl[0] = nan
-                    fl[1] = pinf
-                    fl[2] = ninf
-                    if port == 0:
-                        s_a_term.next = term
-                        s_a_flags.next = fl
+                    go = bool(a_valid and not rst)
+                    if go:
+                        f[:] = element_fields(a_data, fmt)
                         s_a_row.next = a_row
                         s_a_first.next = a_first
-                    else:
-                        s_b_term.next = term
-                        s_b_flags.next = fl
+                    s_a_valid.next = go
+                else:
+                    go = bool(b_valid and not rst)
+                    if go:
+                        f[:] = element_fields(b_data, fmt)
                         s_b_row.next = b_row
                         s_b_first.next = b_first
-                if port == 0:
-                    s_a_valid.next = go and not rst
-                else:
-                    s_b_valid.next = go and not rst
+                    s_b_valid.next = go
+                if go:
+                    w[:] = kulisch_term(f)
+                    w[WRAP_LO:NAN_BIT] = f[FIELD_SIGN:FIELD_NAN]      # nan, +inf, -inf; wraps 0
+                    if port == 0:
+                        s_a_word.next = w
+                    else:
+                        s_b_word.next = w
             # merge of a completed row: read at the last edge from both merge copies, added now
             if mg_valid:
                 if mg_use_a:
-                    x[:] = q_am
+                    old[:] = q_am
                 else:
-                    x[:] = 0
+                    old[:] = 0
                 if mg_use_b:
-                    y[:] = q_bm
+                    w[:] = q_bm
                 else:
-                    y[:] = 0
-                sx[:] = x[W:0]
-                sy[:] = y[W:0]
-                total[:] = sx + sy
-                mw[:] = x[WORD:WRAP_LO] + y[WORD:WRAP_LO]
-                if sx[SIGN] == sy[SIGN] and total[SIGN] != sx[SIGN]:
-                    if sy[SIGN]:
-                        mw[:] = mw + WRAP_MINUS_ONE
-                    else:
-                        mw[:] = mw + 1
-                o_state.next = total
-                o_nan.next = x[NAN_BIT] or y[NAN_BIT]
-                o_pos_inf.next = x[PINF_BIT] or y[PINF_BIT]
-                o_neg_inf.next = x[NINF_BIT] or y[NINF_BIT]
-                o_overflow.next = mw != 0
-                o_wrap_sign.next = mw[WB - 1]
+                    w[:] = 0
+                new[:] = kulisch_add(old, w)
+                o_state.next = new[W:0]
+                o_nan.next = new[NAN_BIT]
+                o_pos_inf.next = new[PINF_BIT]
+                o_neg_inf.next = new[NINF_BIT]
+                o_overflow.next = new[WORD:WRAP_LO] != 0
+                o_wrap_sign.next = new[WORD - 1]
             mg_valid.next = m_valid and not rst
             mg_use_a.next = m_use_a
             mg_use_b.next = m_use_b
 
-    return ram_reads, step
+    return ram_reads, accumulate_and_merge

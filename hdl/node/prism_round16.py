@@ -1,8 +1,13 @@
 """Sixteen-lane rounding stage of the node's read-out: one tile per cycle, one process.
 
 Rounds the 16 elements of a tile to one result format (INT8 / FP16 / BF16 / FP32).
-The arithmetic is the one of hdl/arith/kulisch_round.py and hdl/arith/fp32_round.py (and
-golden.arith.formats.round_exact / fp32_to_format); this block applies it to 16
+The arithmetic is not written here: each lane calls the MyHDL functions of the
+unit-tested blocks, which convert to Verilog functions --
+hdl/arith/number_decoder.py (element_fields, term_function: an FP32 input's
+exact term) and hdl/arith/kulisch_round.py (rounder_functions: magnitude,
+normalise, INT8 rounding, round and pack; round_kind), so this block computes
+exactly what hdl/arith/kulisch_round.py and hdl/arith/fp32_round.py compute
+(and golden.arith.formats.round_exact / fp32_to_format).  It applies them to 16
 lanes in a single clocked process with a constant-bound loop, because the
 node's read-out needs a whole tile per cycle and 16 x 2 separately
 instantiated rounders make the node's elaboration and MyHDL simulation several
@@ -13,13 +18,14 @@ Input per lane, one of (`from_fp32`):
      flags {wrap_sign, overflow, -inf, +inf, nan} (prism_kulisch_store o_flags);
   1  an FP32 pattern (lane l of `in_fp32`), decoded exactly (its term, its
      specials; the sign of a zero is kept).
-Rules: round to nearest, ties to even; floats overflow to +-inf; subnormals
+Rules (those of hdl/arith/kulisch_round.py, where the overflow bound is
+stated): round to nearest, ties to even; floats overflow to +-inf; subnormals
 kept; a negative value too small for the format rounds to -0, an exact zero
 of the Kulisch path to +0; INT8 rounds to the nearest-even integer and
 saturates to [-128, 127].  Specials in priority order: NaN, or +inf with -inf
 -> canonical NaN (FP32 0x7FC00000, BF16 0x7FC0, FP16 0x7E00, INT8 0x80); +inf,
--inf -> the infinity (INT8 0x7F / 0x80); overflow (the true sum is beyond
-2^(W-1-149) >= 2^130) -> -inf if wrap_sign else +inf (INT8 saturates).
+-inf -> the infinity (INT8 0x7F / 0x80); overflow -> -inf if wrap_sign else
++inf (INT8 saturates).
 
 Latency 1 (registered outputs).  Formats 4 (EXACT) and up give 0.
 
@@ -38,107 +44,70 @@ Ports (widths from the signals; W = len(in_values) / 16):
 """
 from myhdl import always, block, intbv, modbv
 
-from spec.formats import (FMT_BF16, FMT_FP32, FMT_INT8, INF_BF16, INF_FP16, INF_FP32, INF_INT8,
-                          KULISCH_LSB_EXP, NAN_BF16, NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_INT8,
-                          SIGN_BF16, SIGN_FP16, SIGN_FP32)
+from hdl.arith.kulisch_round import MAX_WIDTH, MIN_WIDTH, NORM_WIDTH, round_kind, rounder_functions
+from hdl.arith.number_decoder import (FIELD_NAN, FIELD_NEG_INF, FIELD_POS_INF, FIELDS_WIDTH, FMT_FP32,
+                                      element_fields, term_function)
 
 LANES = 16
-LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in the Kulisch state (149)
 
 
 @block
 def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, in_format, in_tag,
                   out_valid, out_bits, out_tag):
     W = len(in_values) // LANES
-    if W * LANES != len(in_values) or not 278 <= W <= 512:
-        raise ValueError(f"prism_round16: in_values is {len(in_values)} bits; it must be 16 x W, 278 <= W <= 512")
+    if W * LANES != len(in_values) or not MIN_WIDTH <= W <= MAX_WIDTH:
+        raise ValueError(f"prism_round16: in_values is {len(in_values)} bits; it must be 16 x W, "
+                         f"{MIN_WIDTH} <= W <= {MAX_WIDTH}")
     if len(in_flags) != 5 * LANES or len(in_fp32) != 512 or len(out_bits) != 512:
         raise ValueError("prism_round16: in_flags 80 bits, in_fp32 and out_bits 512 bits")
     if len(in_format) != 3 or len(out_tag) != len(in_tag):
         raise ValueError("prism_round16: in_format is 3 bits; out_tag as wide as in_tag")
     SIGN = W - 1
+    kulisch_term = term_function(W)
+    fn = rounder_functions(W)
+    value_magnitude, normalise_top, round_int8, pack_result = fn.magnitude, fn.normalise, fn.round_int8, fn.pack
 
     @always(clk.posedge)
-    def step():
+    def round_tile():
         v = modbv(0)[W:]
-        mag = modbv(0)[W:]
-        n = modbv(0)[W:]
-        q = modbv(0)[W:]
-        rem = modbv(0)[W:]
-        half = modbv(0)[W:]
-        one = modbv(0)[W:]
+        mag = intbv(0)[W:]
         fl = modbv(0)[5:]
         x = modbv(0)[32:]
-        sig24 = intbv(0)[24:]
-        ex = intbv(0)[9:]
-        z = intbv(0)[10:]
-        p = intbv(0)[10:]
-        shift = intbv(0)[10:]
-        base = intbv(0)[10:]
-        bits = modbv(0)[32:]
+        fmt32 = intbv(FMT_FP32)[2:]
+        f = intbv(0)[FIELDS_WIDTH:]
+        norm = intbv(0)[NORM_WIDTH:]
+        kind = intbv(0)[2:]
+        int8 = modbv(0)[8:]
+        bits = intbv(0)[32:]
         res = intbv(0)[512:]
         lane_bits = intbv(0)[512:]
-        m = intbv(0)[5:]
-        lsb = intbv(0)[8:]
-        inf_pat = intbv(0)[32:]
-        nan_pat = intbv(0)[32:]
-        sign_bit = intbv(0)[32:]
         sign = bool(0)
         nan = bool(0)
         pinf = bool(0)
         ninf = bool(0)
         ovf = bool(0)
         wsign = bool(0)
-        negz = bool(0)
-        up = bool(0)
         if rst:
             out_valid.next = 0
         else:
             out_valid.next = in_valid
             out_tag.next = in_tag
             if in_valid:
-                # format parameters: significand bits, exponent of the smallest subnormal's LSB
-                # relative to 2^-149, the infinity / canonical NaN / sign patterns
-                if in_format == FMT_FP32:
-                    m[:] = 23
-                    lsb[:] = 0
-                    inf_pat[:] = INF_FP32
-                    nan_pat[:] = NAN_FP32
-                    sign_bit[:] = SIGN_FP32
-                elif in_format == FMT_BF16:
-                    m[:] = 7
-                    lsb[:] = 16
-                    inf_pat[:] = INF_BF16
-                    nan_pat[:] = NAN_BF16
-                    sign_bit[:] = SIGN_BF16
-                else:
-                    m[:] = 10
-                    lsb[:] = 125
-                    inf_pat[:] = INF_FP16
-                    nan_pat[:] = NAN_FP16
-                    sign_bit[:] = SIGN_FP16
                 res[:] = 0
                 for lane in range(LANES):
-                    negz = False
                     if from_fp32:
+                        # as hdl/arith/fp32_round.py: the FP32 value's exact term; the sign of a zero
+                        # comes from the pattern (the term of -0.0 is 0)
                         x[:] = in_fp32 >> (32 * lane)
-                        sign = bool(x[31])
-                        ex[:] = x[31:23]
-                        nan = ex == 255 and x[23:0] != 0
-                        pinf = ex == 255 and x[23:0] == 0 and not sign
-                        ninf = ex == 255 and x[23:0] == 0 and sign
+                        fmt32[:] = FMT_FP32
+                        f[:] = element_fields(x, fmt32)
+                        v[:] = kulisch_term(f)
+                        nan = bool(f[FIELD_NAN])
+                        pinf = bool(f[FIELD_POS_INF])
+                        ninf = bool(f[FIELD_NEG_INF])
                         ovf = False
                         wsign = False
-                        negz = x == 0x80000000
-                        sig24[:] = x[23:0]
-                        if ex == 0:
-                            ex[:] = 1
-                        else:
-                            sig24[23] = 1
-                        if ex == 255:
-                            mag[:] = 0
-                        else:
-                            mag[:] = sig24 << (ex - 1)
+                        sign = bool(x[31])
                     else:
                         v[:] = in_values >> (W * lane)
                         fl[:] = in_flags >> (5 * lane)
@@ -148,109 +117,13 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         ovf = bool(fl[3])
                         wsign = bool(fl[4])
                         sign = bool(v[SIGN])
-                        if sign:
-                            mag[:] = ~v + 1
-                        else:
-                            mag[:] = v
-                    # leading one, loop-free: n = mag << z with n's top bit set (mag != 0)
-                    n[:] = mag
-                    z[:] = 0
-                    if n[W:W - 256] == 0:
-                        n[:] = n << 256
-                        z[:] = z + 256
-                    if n[W:W - 128] == 0:
-                        n[:] = n << 128
-                        z[:] = z + 128
-                    if n[W:W - 64] == 0:
-                        n[:] = n << 64
-                        z[:] = z + 64
-                    if n[W:W - 32] == 0:
-                        n[:] = n << 32
-                        z[:] = z + 32
-                    if n[W:W - 16] == 0:
-                        n[:] = n << 16
-                        z[:] = z + 16
-                    if n[W:W - 8] == 0:
-                        n[:] = n << 8
-                        z[:] = z + 8
-                    if n[W:W - 4] == 0:
-                        n[:] = n << 4
-                        z[:] = z + 4
-                    if n[W:W - 2] == 0:
-                        n[:] = n << 2
-                        z[:] = z + 2
-                    if n[W:W - 1] == 0:
-                        z[:] = z + 1
-                    # the rounding position
-                    if in_format == FMT_INT8:
-                        shift[:] = LSB_SHIFT
-                        base[:] = 0
-                    else:
-                        p[:] = 0
-                        if z < W:
-                            p[:] = SIGN - z
-                        if p >= m + lsb:
-                            shift[:] = p - m
-                            base[:] = p - m - lsb
-                        else:
-                            shift[:] = lsb
-                            base[:] = 0
-                    q[:] = mag >> shift
-                    up = False
-                    if shift != 0:
-                        one[:] = 1
-                        rem[:] = mag & ((one << shift) - 1)
-                        half[:] = one << (shift - 1)
-                        up = rem > half or (rem == half and q[0])
-                    if up:
-                        q[:] = q + 1
-                    if in_format == FMT_INT8:
-                        if nan or (pinf and ninf):
-                            bits[:] = NAN_INT8
-                        elif pinf:
-                            bits[:] = INF_INT8
-                        elif ninf:
-                            bits[:] = NEG_INF_INT8
-                        elif ovf:
-                            if wsign:
-                                bits[:] = 0x80
-                            else:
-                                bits[:] = 0x7F
-                        elif sign:
-                            if q >= 128:
-                                bits[:] = 0x80
-                            else:
-                                bits[:] = (0x100 - q[8:0]) & 0xFF
-                        else:
-                            if q >= 127:
-                                bits[:] = 0x7F
-                            else:
-                                bits[:] = q[8:0]
-                    elif in_format > FMT_FP32:
-                        bits[:] = 0
-                    else:
-                        if nan or (pinf and ninf):
-                            bits[:] = nan_pat
-                        elif pinf:
-                            bits[:] = inf_pat
-                        elif ninf:
-                            bits[:] = inf_pat | sign_bit
-                        elif ovf:
-                            if wsign:
-                                bits[:] = inf_pat | sign_bit
-                            else:
-                                bits[:] = inf_pat
-                        else:
-                            if q[W:32] != 0:
-                                bits[:] = inf_pat
-                            else:
-                                bits[:] = (base << m) + q[32:0]
-                                if bits >= inf_pat:
-                                    bits[:] = inf_pat
-                            if sign or negz:
-                                bits[:] = bits | sign_bit
+                    kind[:] = round_kind(nan, pinf, ninf, ovf, wsign)
+                    mag[:] = value_magnitude(v)
+                    norm[:] = normalise_top(mag, in_format)
+                    int8[:] = round_int8(mag, sign)
+                    bits[:] = pack_result(norm, sign, kind, in_format, int8)
                     lane_bits[:] = bits
                     res[:] = res | (lane_bits << (32 * lane))
                 out_bits.next = res
 
-    return step
+    return round_tile

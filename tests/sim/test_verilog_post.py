@@ -181,7 +181,7 @@ def test_every_rewrite_pass_fires_on_the_node():
     from cosim.sim import toolchain
     folder, name, _ = _node_build()
     passes = toolchain.rewrite_passes(folder, name)
-    assert set(passes) == {"hoist_block_locals", "coalesce_part_assigns", "wake_at_time0",
+    assert set(passes) == {"hoist_block_locals", "coalesce_part_assigns", "function_returns", "wake_at_time0",
                            "initialise_output_regs", "procedural_concats"}
     assert all(n > 0 for n in passes.values()), passes
     raw = open(os.path.join(folder, f"{name}.raw.v")).read()
@@ -272,3 +272,15 @@ def test_every_memory_of_the_node_is_zeroed_by_a_loop_verilator_may_drop():
     assert n > 500 and "INITIALIZE_" not in out
     with open(f"{folder}/{verilator_source(folder, name)}") as fh:
         assert fh.read() == out
+
+
+def test_function_returns_drops_only_a_final_disable():
+    from cosim.sim.verilog_post import function_returns
+    src = "\n".join(["function [7:0] f;", "    input [7:0] a;", "begin: F_RETURN", "    if (a) begin",
+                     "        f = 1;", "        disable F_RETURN;", "    end", "    f = a;", "    disable F_RETURN;",
+                     "end", "endfunction", "function [7:0] g;", "    input [7:0] a;", "begin: G_RETURN",
+                     "    g = a;", "    disable G_RETURN;", "end", "endfunction"])
+    out, n = function_returns(src)
+    assert n == 2
+    assert "disable G_RETURN" not in out and "begin: G_RETURN" not in out
+    assert out.count("disable F_RETURN;") == 1 and "begin: F_RETURN" in out     # an early return stays

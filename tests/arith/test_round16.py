@@ -1,0 +1,125 @@
+"""The node's sixteen-lane rounder (hdl/node/prism_round16.py) against the golden model, on both back ends.
+
+prism_round16 has no arithmetic of its own: each lane calls the functions of the
+unit-tested decoder and Kulisch rounder (hdl/arith/number_decoder.py,
+hdl/arith/kulisch_round.py).  This bench checks the way it puts them together:
+the lane packing, the specials and overflow flags of the Kulisch path, the FP32
+path's decoding and sign of zero, one format per tile, and a result every cycle.
+Expected values: the Kulisch path as test_kulisch_round (the golden accumulator's
+result), the FP32 path golden.arith.formats.fp32_to_format.
+"""
+import random
+
+import pytest
+from myhdl import ResetSignal, Signal, always, block, instance, intbv
+
+import test_kulisch_round as tkr
+from cosim.sim import toolchain
+from cosim.sim.tbutil import clock_gen, reset_pulse
+from golden.arith import formats
+from hdl.node.prism_round16 import LANES, prism_round16
+
+FORMATS = ["int8", "fp16", "bf16", "fp32"]
+CODES = {**{f: formats.FORMAT_CODE[f] for f in FORMATS}, "exact": 4, "reserved7": 7}
+
+
+def run_round16(backend, tiles, width):
+    """tiles: [(from_fp32, fmt, lanes)] with lanes 16 Items (Kulisch) or 16 FP32 patterns.
+    Returns the 16 rounded patterns of each tile, in order, each one cycle after its input."""
+    clk = Signal(bool(0))
+    rst = ResetSignal(0, active=1, isasync=False)
+    in_valid, from_fp32, out_valid = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    in_values, in_flags = Signal(intbv(0)[LANES * width:]), Signal(intbv(0)[LANES * 5:])
+    in_fp32, out_bits = Signal(intbv(0)[512:]), Signal(intbv(0)[512:])
+    in_format = Signal(intbv(0)[3:])
+    in_tag, out_tag = Signal(intbv(0)[12:]), Signal(intbv(0)[12:])
+    mask = (1 << width) - 1
+    got = []
+    dut_factory = toolchain.select(prism_round16, backend)
+
+    @block
+    def bench():
+        dut = dut_factory(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, in_format, in_tag,
+                          out_valid, out_bits, out_tag)
+
+        @instance
+        def drive():
+            yield rst.negedge                   # out of reset: one tile per cycle from the next falling edge
+            for i, (fp32, fmt, lanes) in enumerate(tiles):
+                yield clk.negedge
+                values = flags = words = 0
+                for lane, x in enumerate(lanes):
+                    if fp32:
+                        words |= x << (32 * lane)
+                    else:
+                        values |= (x.value & mask) << (width * lane)
+                        f = (x.nan, x.pos_inf, x.neg_inf, x.overflow, x.wrap_negative)
+                        flags |= sum(int(bool(b)) << k for k, b in enumerate(f)) << (5 * lane)
+                in_valid.next, from_fp32.next, in_format.next, in_tag.next = 1, fp32, CODES[fmt], i
+                in_values.next, in_flags.next, in_fp32.next = values, flags, words
+            yield clk.negedge
+            in_valid.next = 0
+
+        @always(clk.posedge)
+        def collect():
+            if out_valid:
+                got.append((int(out_tag), int(out_bits)))
+
+        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, collect
+
+    toolchain.run(bench(), duration=10 * (len(tiles) + 8), backend=backend)
+    assert [t for t, _ in got] == list(range(len(tiles))), "one result per tile, in order, every cycle"
+    return [[(b >> (32 * lane)) & 0xFFFFFFFF for lane in range(LANES)] for _, b in got]
+
+
+def expected(fp32, fmt, x, width):
+    if fmt not in formats.FORMATS:
+        return 0                                     # EXACT and reserved codes: no rounded pattern
+    if fp32:
+        return formats.fp32_to_format(fmt, x)
+    return tkr.golden_expect(tkr.Item(x.value, fmt, x.nan, x.pos_inf, x.neg_inf, x.overflow,
+                                      x.wrap_negative), width)[0]
+
+
+def check(backend, tiles, width):
+    bad = []
+    for (fp32, fmt, lanes), out in zip(tiles, run_round16(backend, tiles, width)):
+        for lane, (x, bits) in enumerate(zip(lanes, out)):
+            exp = expected(fp32, fmt, x, width)
+            if bits != exp:
+                bad.append(f"{fmt} lane {lane} {'fp32 %08X' % x if fp32 else x}: got {bits:08X}, expected {exp:08X}")
+    assert not bad, f"{len(bad)} wrong; first: {bad[:4]}"
+
+
+def fp32_patterns(rng):
+    """Zeros, subnormals, normals near every format's rounding thresholds, specials, random."""
+    fixed = [0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF,
+             0x7F800000, 0xFF800000, 0x7FC00000, 0xFF800001, 0x477FE000, 0x477FF000, 0x477FEFFF,
+             0x33800000, 0x33000000, 0x33000001, 0xB3000001, 0x3F000000, 0x3FC00000, 0x40200000,
+             0x42FE0000, 0x42FF0000, 0xC3000000, 0xC3008000, 0x7F7F8000, 0x7F7F7FFF, 0x38800000]
+    return fixed + [rng.getrandbits(32) for _ in range(100)]
+
+
+def tiles_of(items, fp32, fmts, rng):
+    rng.shuffle(items)
+    tiles = []
+    for k in range(0, len(items) - LANES + 1, LANES):
+        tiles.append((fp32, fmts[(k // LANES) % len(fmts)], items[k:k + LANES]))
+    return tiles
+
+
+@pytest.mark.parametrize("width", [320, 280])
+def test_kulisch_lanes_adversarial_and_flags(backend, width):
+    rng = random.Random(width)
+    items = tkr.adversarial_items(width, rng)
+    items = rng.sample(items, 640 if backend == "icarus" else 3200) + tkr.flag_items(width, rng)
+    check(backend, tiles_of(items, False, list(CODES), rng), width)
+
+
+def test_fp32_lanes_every_format(backend):
+    rng = random.Random(5)
+    pats = fp32_patterns(rng)
+    tiles = []
+    for fmt in list(CODES):
+        tiles += tiles_of(list(pats), True, [fmt], rng)
+    check(backend, tiles, 320)
