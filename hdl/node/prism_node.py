@@ -184,17 +184,18 @@ def prism_node(clk, rst,
 
     @always_comb
     def route_completion():
-        # the active policy's store feeds completion tracking and takes its read-out commands
-        fixed = op.policy == 0
-        p0_events.valid.next = p0_kevents.valid if fixed else p0_fevents.valid
-        p0_events.row.next = p0_kevents.row if fixed else p0_fevents.row
-        p0_events.n.next = p0_kevents.n if fixed else p0_fevents.n
-        p1_events.valid.next = p1_kevents.valid if fixed else p1_fevents.valid
-        p1_events.row.next = p1_kevents.row if fixed else p1_fevents.row
-        p1_events.n.next = p1_kevents.n if fixed else p1_fevents.n
-        merge_valid.next = cmd.valid and fixed
-        f_cmd_valid.next = cmd.valid and not fixed
-        cmd.ready.next = fixed or f_cmd_ready
+        # the active policy's store feeds completion tracking and takes its read-out commands (the
+        # condition is written in each statement: a shared local would keep Verilator from splitting
+        # the process, and the read-out handshake with prism_arrival_banks would become a loop)
+        p0_events.valid.next = p0_kevents.valid if op.policy == 0 else p0_fevents.valid
+        p0_events.row.next = p0_kevents.row if op.policy == 0 else p0_fevents.row
+        p0_events.n.next = p0_kevents.n if op.policy == 0 else p0_fevents.n
+        p1_events.valid.next = p1_kevents.valid if op.policy == 0 else p1_fevents.valid
+        p1_events.row.next = p1_kevents.row if op.policy == 0 else p1_fevents.row
+        p1_events.n.next = p1_kevents.n if op.policy == 0 else p1_fevents.n
+        merge_valid.next = cmd.valid if op.policy == 0 else 0
+        f_cmd_valid.next = 0 if op.policy == 0 else cmd.valid
+        cmd.ready.next = 1 if op.policy == 0 else f_cmd_ready
     insts.append(route_completion)
     insts.append(prism_completion(clk=clk, rst=rst, op=op, p0_events=p0_events, p1_events=p1_events, cmd=cmd,
                                   ranges_done=ranges_done))
