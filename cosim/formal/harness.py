@@ -26,6 +26,8 @@ from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 from hdl.common.axis_register import axis_register
 from hdl.common.wiring import ports_of
+from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEvent, Frame, PortStatus, Responses,
+                                  ResultBeat, SentEvents, Verdict)
 from hdl.node.prism_egress import prism_egress
 
 # ---------------------------------------------------------------------------------------------
@@ -227,7 +229,15 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
     """FAULT: prism_egress's test-only broken variants (hdl/node/prism_egress.py FAULT_*)."""
     width = len(res_data)
     top = width - 1
-    dut = prism_egress(**ports_of(prism_egress, locals()), FAULT=FAULT)
+    dut = prism_egress(clk=clk, rst=rst, responses=Responses.wrap(valid=resp_valid, data=resp_data, pop=resp_pop),
+                       beats=ResultBeat.wrap(valid=res_valid, data=res_data, last=res_last, mask=res_mask,
+                                             ready=res_ready),
+                       m_axis_0_tdata=m_axis_0_tdata, m_axis_0_tvalid=m_axis_0_tvalid,
+                       m_axis_0_tready=m_axis_0_tready, m_axis_0_tlast=m_axis_0_tlast,
+                       m_axis_1_tdata=m_axis_1_tdata, m_axis_1_tvalid=m_axis_1_tvalid,
+                       m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast,
+                       sent=SentEvents.wrap(response=sent_response, result0=sent_result0, result1=sent_result1),
+                       FAULT=FAULT)
     b0, b1, b2, b3, b4, b5, b6, b7 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
     r1 = stream_output_rules(clk, rst, m_axis_1_tdata, m_axis_1_tlast, m_axis_1_tvalid, m_axis_1_tready, b2, b3)
@@ -349,7 +359,16 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     from hdl.node.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
-    dut = prism_ingress(**ports_of(prism_ingress, locals()), FAULT=FAULT)
+    dut = prism_ingress(
+        clk=clk, rst=rst, s_axis_tdata=s_axis_tdata, s_axis_tvalid=s_axis_tvalid, s_axis_tready=s_axis_tready,
+        s_axis_tlast=s_axis_tlast, room_ok=room_ok,
+        frame=Frame.wrap(valid=frm_valid, header=frm_header, beats=frm_beats, too_long=frm_too_long, bank=frm_bank),
+        verdict=Verdict.wrap(valid=res_valid, admit=res_admit, bank=res_bank),
+        status=PortStatus.wrap(unsupported=unsupported, in_frame=in_frame),
+        bank_read=BankRead.wrap(avail=rd_avail, bank=rd_bank, header=rd_header, next_avail=rd_next_avail,
+                                next_bank=rd_next_bank, next_header=rd_next_header, release=rd_release,
+                                raddr=mem_raddr, rdata=mem_rdata),
+        FAULT=FAULT)
     src_ok = Signal(bool(0))
     in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
     frame_open = Signal(bool(0))
@@ -623,7 +642,20 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     ABORTs were processed, in processing order, without modelling their outcome.
     FAULT: hdl/node/prism_control.py FAULT_*."""
     from hdl.node.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
-    dut = prism_control(**ports_of(prism_control, locals()), CAPACITY=CAPACITY, FAULT=FAULT)
+    dut = prism_control(
+        clk=clk, rst=rst,
+        p0_frame=Frame.wrap(valid=f0_valid, header=f0_header, beats=f0_beats, too_long=f0_too_long, bank=f0_bank),
+        p1_frame=Frame.wrap(valid=f1_valid, header=f1_header, beats=f1_beats, too_long=f1_too_long, bank=f1_bank),
+        p0_verdict=Verdict.wrap(valid=r0_valid, admit=r0_admit, bank=r0_bank),
+        p1_verdict=Verdict.wrap(valid=r1_valid, admit=r1_admit, bank=r1_bank),
+        p0_event=CounterEvent.wrap(valid=ev0_valid, code=ev0_code),
+        p1_event=CounterEvent.wrap(valid=ev1_valid, code=ev1_code),
+        responses=Responses.wrap(valid=resp_valid, data=resp_data, pop=resp_pop), room_ok=room_ok,
+        op_finished=op_finished, dp_idle=dp_idle,
+        op=ActiveOp.wrap(clear=clear, policy=act_policy, in_fmt=act_in_fmt, out_fmt=act_out_fmt, count=act_count,
+                         contributors=act_contributors, expected=act_expected, recipients=act_recipients,
+                         op_id=act_op_id, generation=act_generation, busy=act_busy),
+        order=AdmissionOrder.wrap(valid=ord_valid, port=ord_port, pop=ord_pop), CAPACITY=CAPACITY, FAULT=FAULT)
     QW = CE * CONTROL_DEPTH
     ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
     waiting = Signal(intbv(0)[QW:])            # frames without a verdict, oldest lowest

@@ -128,11 +128,29 @@ def capture_phase_blocks(width=320, capacity=NODE_CAPACITY):
                 continue            # a process, not a block
             name = func.__name__
             if name in _PARENT_MODULE:
-                entry = captured.setdefault(name, [_decorated(func), sub.args, sub.kwargs, 0, sub])
+                args, kwargs = _ports_first(func, sub.args, sub.kwargs)
+                entry = captured.setdefault(name, [_decorated(func), args, kwargs, 0, sub])
                 entry[3] += 1
             walk(sub)
     walk(top)
     return {k: tuple(v) for k, v in captured.items()}
+
+
+def _ports_first(func, args, kwargs):
+    """(ports, parameters): a block's arguments as the node gives them (by keyword or by position),
+    its ports (signals and buses: the arguments without a default) positionally in signature order,
+    its parameters by keyword."""
+    import inspect
+    sig = inspect.signature(getattr(func, "func", func))
+    bound = sig.bind(*args, **kwargs)
+    ports, params = [], {}
+    for name, p in sig.parameters.items():
+        if name in bound.arguments:
+            if p.default is inspect.Parameter.empty:
+                ports.append(bound.arguments[name])
+            else:
+                params[name] = bound.arguments[name]
+    return tuple(ports), params
 
 
 def _decorated(func):
@@ -183,18 +201,25 @@ def _make_stub(name, sub_inst):
     bound = inspect.signature(plain).bind(*sub_inst.args, **sub_inst.kwargs)
     bound.apply_defaults()
     driven = _driven_signals(sub_inst)
-    ports, decl = [], []
+    ports, decl, unpack = [], [], []
     for pname, v in bound.arguments.items():
-        if isinstance(v, _Signal):
-            w = len(v) if len(v) else 1
-            out = id(v) in driven
-            ports.append((pname, out))
-            decl.append(f"    {'output' if out else 'input'} [{w - 1}:0] {pname}")
+        # a bus (an interface: an object holding signals) is one port per field, `<bus>_<field>`,
+        # as MyHDL names them
+        fields = [(pname, v)] if isinstance(v, _Signal) else \
+            [(f"{pname}_{f}", s) for f, s in vars(v).items() if isinstance(s, _Signal)] if hasattr(v, "__dict__") else []
+        for port, sig in fields:
+            if port != pname:
+                unpack.append(f"    {port} = {pname}.{port[len(pname) + 1:]}\n")
+            w = len(sig) if len(sig) else 1
+            out = id(sig) in driven
+            ports.append((port, out))
+            decl.append(f"    {'output' if out else 'input'} [{w - 1}:0] {port}")
     sig_text = ", ".join(str(p) for p in params.values())
     outs = [p for p, o in ports if o]
     ins = [p for p, o in ports if not o]
     src = (f"def {name}({sig_text}):\n"
            f"    inst_id = _next_id()\n"
+           + "".join(unpack)
            + "".join(f"    {p}.driven = 'wire'\n" for p in outs)
            + "".join(f"    {p}.read = True\n" for p in ins)
            + f"    @_always({ins[0]}.posedge)\n"

@@ -644,23 +644,6 @@ def roft_radix(n: int, rails: int = 8, gbps: int = ROFT_PORT_GBPS) -> Topology:
     return t
 
 
-def roft_hop_histogram_formula(t: Topology) -> dict:
-    """{switches: ordered GPU pairs} of a ROFT by structure: from any GPU,
-    same leaf = 1 switch, same pod (or, two tiers, any other leaf) = 3,
-    other pod = 5."""
-    p = t.params
-    N = t.n_gpus
-    h = p["servers_per_group"]
-    hist = {1: N * (h - 1)}
-    if p["tiers"] == 2:
-        hist[3] = N * (N - h)
-    else:
-        pod = p["rails"] * p["groups_per_pod"] * h
-        hist[3] = N * (pod - h)
-        hist[5] = N * (N - pod)
-    return {d: c for d, c in hist.items() if c}
-
-
 def hop_histogram_structural(t: Topology) -> dict:
     """Hop histogram without enumerating pairs: ROFT by formula, ZCube by
     symmetry classes (``zcube_hop_histogram``)."""

@@ -1,33 +1,32 @@
 """PRISM completion tracking: contributions per 16-element range, completed ranges in order.
 
 Phase 5 (front) of the SINGLE node.  The arithmetic reports every applied issue
-group of each receive port (`e0_*`, `e1_*`): its first range and its number of
+group of each receive port (`p0_events`, `p1_events`): its first range and its number of
 consecutive ranges (1 .. 4: a whole INT8 beat), so up to eight range
 contributions per cycle; both ports may hit the same range in the same cycle.
-A range is complete when it has received `expected` contributions (the number
+A range is complete when it has received `op.expected` contributions (the number
 of contributors in the operation's set: duplicates and foreign contributors
 were already dropped at validation, so a count is enough).  Completed ranges
 (up to eight per cycle) enter a FIFO (256 entries: every range completes once
 per operation, so it cannot overflow) whose head is the read-out command
-`cmd_*`.
+`cmd`.
 
 A range both ports hit in the same cycle is counted +2 in one update; ranges
 completing in the same cycle enter the FIFO port 0's first, in increasing
 order, then port 1's (with one range per port, as under FP32_ARRIVAL, exactly
 the order of a two-event tracker).  Counts live in
-a 256 x 4-bit RAM; a per-row valid bit (cleared by `commit`) makes a row's
+a 256 x 4-bit RAM; a per-row valid bit (cleared by `op.clear`) makes a row's
 count read 0 until the row's first contribution of the new operation, so no
 clearing pass is needed.
 
-Ports (widths from the signals):
+Ports (buses in hdl/node/prism_buses.py):
     clk, rst                clock; synchronous reset
-    commit                  pulse: a new operation starts
-    expected                contributors per range (4 bits, 1..8)
-    e0_valid, e0_row, e0_n  port 0 contributions applied: ranges e0_row .. e0_row + e0_n - 1
-                            (8-bit row, 3-bit count 1..4)
-    e1_valid, e1_row, e1_n  port 1, the same (may overlap port 0's ranges)
-    cmd_valid, cmd_row      out: the oldest completed range not yet read out
-    cmd_ready               the read-out takes it
+    op                      ActiveOp: clear (pulse, a new operation starts) and expected (contributors
+                            per range, 4 bits, 1..8) are read
+    p0_events, p1_events    RangeEvents of port 0, 1: contributions applied to ranges row .. row + n - 1
+                            (8-bit row, 3-bit n 1..4; the two ports' ranges may overlap)
+    cmd                     out: ReadoutCmd, the oldest completed range not yet read out (ready: the
+                            read-out takes it)
     ranges_done             out: ranges completed this cycle (4 bits, 0..8)
 """
 from myhdl import Signal, always, always_comb, block, intbv, modbv
@@ -36,14 +35,13 @@ ROWS = 256
 
 
 @block
-def prism_completion(clk, rst, commit, expected, e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n, cmd_valid, cmd_row,
-                     cmd_ready, ranges_done):
-    if len(e0_row) != 8 or len(e1_row) != 8 or len(cmd_row) != 8:
+def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
+    if len(p0_events.row) != 8 or len(p1_events.row) != 8 or len(cmd.row) != 8:
         raise ValueError("prism_completion: rows are 8 bits")
-    if len(e0_n) != 3 or len(e1_n) != 3:
-        raise ValueError("prism_completion: e0_n/e1_n are 3 bits (1..4 ranges)")
-    if len(expected) != 4 or len(ranges_done) != 4:
-        raise ValueError("prism_completion: expected is 4 bits, ranges_done 4")
+    if len(p0_events.n) != 3 or len(p1_events.n) != 3:
+        raise ValueError("prism_completion: p0_events.n/p1_events.n are 3 bits (1..4 ranges)")
+    if len(op.expected) != 4 or len(ranges_done) != 4:
+        raise ValueError("prism_completion: op.expected is 4 bits, ranges_done 4")
     counts = [Signal(intbv(0)[4:]) for _ in range(ROWS)]
     fifo = [Signal(intbv(0)[8:]) for _ in range(ROWS)]
     seen = Signal(intbv(0)[ROWS:])
@@ -52,22 +50,21 @@ def prism_completion(clk, rst, commit, expected, e0_valid, e0_row, e0_n, e1_vali
     level = Signal(intbv(0, min=0, max=ROWS + 1))
 
     @always_comb
-    def head():
-        cmd_valid.next = level != 0
-        cmd_row.next = fifo[rp]
+    def fifo_head():
+        cmd.valid.next = level != 0
+        cmd.row.next = fifo[rp]
 
     @always(clk.posedge)
-    def step():
+    def count_contributions():
         sv = intbv(0)[ROWS:]
-        c0 = intbv(0)[5:]
-        c1 = intbv(0)[5:]
-        d0 = modbv(0)[8:]
-        d1 = modbv(0)[8:]
-        r0 = modbv(0)[8:]
-        r1 = modbv(0)[8:]
+        c = intbv(0)[5:]
+        d = modbv(0)[8:]
+        r = modbv(0)[8:]
         w = modbv(0)[8:]
         lv = intbv(0, min=0, max=ROWS + 1)
         done = intbv(0)[4:]
+        hit = bool(0)
+        both = bool(0)
         if rst:
             seen.next = 0
             rp.next = 0
@@ -79,47 +76,42 @@ def prism_completion(clk, rst, commit, expected, e0_valid, e0_row, e0_n, e1_vali
             w[:] = wp
             lv[:] = level
             done[:] = 0
-            if commit:
+            if op.clear:
                 sv[:] = 0
                 w[:] = 0
                 lv[:] = 0
                 rp.next = 0
             else:
-                if cmd_ready and lv != 0:
+                if cmd.ready and lv != 0:
                     rp.next = rp + 1
                     lv[:] = lv - 1
                 # port 0's ranges in increasing order (a range port 1 also hits now counts twice),
                 # then port 1's other ranges: completed ranges enter the FIFO in that order
-                for j in range(4):
-                    r0[:] = e0_row + j
-                    d1[:] = r0 - e1_row
-                    if e0_valid and j < e0_n:
-                        c0[:] = 0
-                        if sv[r0]:
-                            c0[:] = counts[r0]
-                        if e1_valid and d1 < e1_n:
-                            c0[:] = c0 + 2
+                for j in range(8):
+                    if j < 4:
+                        # port 0's range j; port 1 may hit it in the same cycle
+                        r[:] = p0_events.row + j
+                        d[:] = r - p1_events.row
+                        hit = p0_events.valid and j < p0_events.n
+                        both = p1_events.valid and d < p1_events.n
+                    else:
+                        # port 1's range j - 4, unless port 0 has counted it above
+                        r[:] = p1_events.row + (j - 4)
+                        d[:] = r - p0_events.row
+                        hit = p1_events.valid and j - 4 < p1_events.n and not (p0_events.valid and d < p0_events.n)
+                        both = False
+                    if hit:
+                        c[:] = 0
+                        if sv[r]:
+                            c[:] = counts[r]
+                        if both:
+                            c[:] = c + 2
                         else:
-                            c0[:] = c0 + 1
-                        counts[r0].next = c0[4:0]
-                        sv[r0] = 1
-                        if c0 == expected:
-                            fifo[w].next = r0
-                            w[:] = w + 1
-                            lv[:] = lv + 1
-                            done[:] = done + 1
-                for j in range(4):
-                    r1[:] = e1_row + j
-                    d0[:] = r1 - e0_row
-                    if e1_valid and j < e1_n and not (e0_valid and d0 < e0_n):
-                        c1[:] = 0
-                        if sv[r1]:
-                            c1[:] = counts[r1]
-                        c1[:] = c1 + 1
-                        counts[r1].next = c1[4:0]
-                        sv[r1] = 1
-                        if c1 == expected:
-                            fifo[w].next = r1
+                            c[:] = c + 1
+                        counts[r].next = c[4:0]
+                        sv[r] = 1
+                        if c == op.expected:
+                            fifo[w].next = r
                             w[:] = w + 1
                             lv[:] = lv + 1
                             done[:] = done + 1
@@ -128,4 +120,4 @@ def prism_completion(clk, rst, commit, expected, e0_valid, e0_row, e0_n, e1_vali
             level.next = lv
             ranges_done.next = done
 
-    return head, step
+    return fifo_head, count_contributions

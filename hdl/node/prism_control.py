@@ -37,32 +37,30 @@ waiting) and are processed in order once the datapath is free.  So every
 answer depends only on the processing order, never on timing, which is what
 lets the transaction-level model predict it.
 
-`clear` pulses when a COMMIT activates an operation and when an ABORT's drain
+`op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
 result bookkeeping).
 
-Ports (widths from the signals):
+Ports (buses in hdl/node/prism_buses.py; widths from the signals):
     clk, rst                    clock; synchronous active-high reset
-    fP_valid, fP_header,        (P = 0, 1) a stored frame from ingress P: pulse, header
-    fP_beats, fP_too_long,      (>= 96 bits), beat count, did not fit the bank,
-    fP_bank                     and its bank
-    rP_valid, rP_admit, rP_bank out: verdict for a frame of port P (frees or queues its bank)
-    evP_valid, evP_code         out: counter event for port P: 0 CONTROL answered, 1 DATA
-                                admitted, 2 + k drop reason k (too_long ... duplicate)
-    resp_valid, resp_data       out: head of the response queue (44-bit response header)
-    resp_pop                    the egress has taken the head
+    p0_frame, p1_frame          Frame: a stored frame from ingress 0, 1 (headers equally wide, >= 96 bits;
+                                beat counts equally wide)
+    p0_verdict, p1_verdict      out: Verdict for a frame of port 0, 1 (frees or queues its bank)
+    p0_event, p1_event          out: CounterEvent of that verdict: 0 CONTROL answered, 1 DATA admitted,
+                                2 + k drop reason k (too_long ... duplicate)
+    responses                   Responses: out: the head of the response queue (44-bit response header);
+                                in: pop, the egress has taken the head
     room_ok                     out: the response queue can take two more responses
     op_finished                 pulse: the active operation's last RESULT frame is queued
     dp_idle                     the datapath holds no work (admitted frames, groups, ranges,
                                 tiles or RESULT frames in progress); watched after an ABORT
-    clear                       out: pulse, the datapath forgets the previous operation
-    act_policy, act_in_fmt,     out: the active operation (valid while act_busy)
-    act_out_fmt, act_count,
-    act_contributors, act_expected (popcount of the set, 4 bits), act_recipients,
-    act_op_id, act_generation
-    act_busy                    out: an operation is open or its datapath is busy (the node's `busy`)
-    ord_valid, ord_port         out: oldest admitted FP32_ARRIVAL frame not yet fed: its port
-    ord_pop                     that frame has started (readers start frames in admission order)
+    op                          out: ActiveOp, the active operation (valid while op.busy; op.expected is
+                                the popcount of the set, 4 bits; op.count 13 bits, op.contributors 8);
+                                op.clear pulses when the datapath forgets the previous operation;
+                                op.busy: an operation is open or its datapath is busy (the node's `busy`)
+    order                       AdmissionOrder: out: the oldest admitted FP32_ARRIVAL frame not yet fed
+                                (valid, its port); in: pop, that frame has started (readers start frames
+                                in admission order)
 
 Parameters:
     CAPACITY    element capacity of the node (1 .. 4096); STAGE with E > CAPACITY is BAD_COUNT
@@ -102,29 +100,22 @@ ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the 
 
 
 @block
-def prism_control(clk, rst,
-                  f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
-                  f1_valid, f1_header, f1_beats, f1_too_long, f1_bank,
-                  r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank,
-                  ev0_valid, ev0_code, ev1_valid, ev1_code,
-                  resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
-                  act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
-                  act_recipients, act_op_id, act_generation, act_busy,
-                  ord_valid, ord_port, ord_pop, CAPACITY=4096, FAULT=FAULT_NONE):
+def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event, p1_event, responses, room_ok,
+                  op_finished, dp_idle, op, order, CAPACITY=4096, FAULT=FAULT_NONE):
     if FAULT not in FAULTS.values():
         raise ValueError(f"prism_control: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
     if not 1 <= CAPACITY <= MAX_CAPACITY:
         raise ValueError(f"prism_control: CAPACITY={CAPACITY}; the node holds 1 .. {MAX_CAPACITY} elements")
-    hdr_width = len(f0_header)
-    if hdr_width < 96 or len(f1_header) != hdr_width:
-        raise ValueError("prism_control: f0_header/f1_header must be equally wide, >= 96 bits")
-    if len(resp_data) != RESPONSE_BITS:
-        raise ValueError("prism_control: resp_data is the 44-bit response header")
-    beat_width = len(f0_beats)
-    if len(f1_beats) != beat_width:
-        raise ValueError("prism_control: f0_beats/f1_beats must be equally wide")
-    if len(act_count) != 13 or len(act_contributors) != 8 or len(act_expected) != 4:
-        raise ValueError("prism_control: act_count 13, act_contributors 8, act_expected 4 bits")
+    hdr_width = len(p0_frame.header)
+    if hdr_width < 96 or len(p1_frame.header) != hdr_width:
+        raise ValueError("prism_control: p0_frame.header/p1_frame.header must be equally wide, >= 96 bits")
+    if len(responses.data) != RESPONSE_BITS:
+        raise ValueError("prism_control: responses.data is the 44-bit response header")
+    beat_width = len(p0_frame.beats)
+    if len(p1_frame.beats) != beat_width:
+        raise ValueError("prism_control: p0_frame.beats/p1_frame.beats must be equally wide")
+    if len(op.count) != 13 or len(op.contributors) != 8 or len(op.expected) != 4:
+        raise ValueError("prism_control: op.count 13, op.contributors 8, op.expected 4 bits")
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
     # a waiting frame: {port, bank, too_long, beats, header[95:0]}
@@ -158,71 +149,55 @@ def prism_control(clk, rst,
     hold_head1 = Signal(intbv(0)[HOLD_W:])
 
     @always_comb
-    def outputs():
-        resp_valid.next = resp_count != 0
+    def operation_outputs():
+        responses.valid.next = resp_count != 0
         room_ok.next = resp_count <= RESPONSE_DEPTH - RESPONSE_MARGIN
-        act_policy.next = act_word[F_POLICY_END:F_POLICY_LSB]
-        act_in_fmt.next = act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]
-        act_out_fmt.next = act_word[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB]
-        act_count.next = act_word[F_COUNT_END:F_COUNT_LSB]
-        act_contributors.next = act_word[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB]
-        act_recipients.next = act_word[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
-        act_op_id.next = act_word[F_OP_ID_END:F_OP_ID_LSB]
-        act_generation.next = act_word[F_GENERATION_END:F_GENERATION_LSB]
-        act_busy.next = op_open or dp_busy
-        ord_valid.next = ord_count != 0
-        ord_port.next = ord_bits[ord_rp]
+        op.policy.next = act_word[F_POLICY_END:F_POLICY_LSB]
+        op.in_fmt.next = act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]
+        op.out_fmt.next = act_word[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB]
+        op.count.next = act_word[F_COUNT_END:F_COUNT_LSB]
+        op.contributors.next = act_word[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB]
+        op.recipients.next = act_word[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
+        op.op_id.next = act_word[F_OP_ID_END:F_OP_ID_LSB]
+        op.generation.next = act_word[F_GENERATION_END:F_GENERATION_LSB]
+        op.busy.next = op_open or dp_busy
+        order.valid.next = ord_count != 0
+        order.port.next = ord_bits[ord_rp]
 
     @always_comb
-    def popcount():
+    def count_contributors():
         n = intbv(0)[4:]
         n[:] = 0
         for c in range(MAX_CONTRIBUTORS):
             if act_word[F_CONTRIBUTORS_LSB + c]:
                 n[:] = n + 1
-        act_expected.next = n
+        op.expected.next = n
 
     @always_comb
-    def queue_heads():
+    def read_queue_heads():
         a = modbv(0)[3:]
-        resp_data.next = resp_mem[resp_rp]
+        responses.data.next = resp_mem[resp_rp]
         a[:] = hold_rp
         hold_head0.next = hold_mem[a]
         a[:] = hold_rp + 1
         hold_head1.next = hold_mem[a]
 
     @always(clk.posedge)
-    def step():
-        hdr = intbv(0)[96:]
+    def admit_control():
+        # the operation context: read from the registers, updated frame by frame, written back
         staged = intbv(0)[96:]
+        st_ok = bool(0)
         active = intbv(0)[96:]
+        is_open = bool(0)
+        is_busy = bool(0)
+        is_aborting = bool(0)
+        qt = intbv(0, min=0, max=ABORT_QUIET + 1)
         dmap = intbv(0)[MAP_BITS:]
-        cmap = intbv(0)[MAP_BITS:]
-        mask = intbv(0)[MAP_BITS:]
-        one = intbv(0)[MAP_BITS:]
-        lo_mask = intbv(0)[MAP_BITS:]
-        hi_mask = intbv(0)[MAP_BITS:]
-        entry = intbv(0)[HOLD_W:]
-        resp = intbv(0)[44:]
-        cls = intbv(0)[4:]
-        opc = intbv(0)[4:]
-        reason = intbv(0)[8:]
-        code = intbv(0)[4:]
-        beats = intbv(0)[beat_width:]
-        count = intbv(0)[14:]
-        offset = intbv(0)[14:]
-        n = intbv(0)[14:]
-        frame_end = intbv(0)[14:]
-        need = intbv(0)[14:]
-        r_first = intbv(0)[9:]
-        r_end = intbv(0)[9:]
         done_pairs = intbv(0)[12:]
         all_pairs = intbv(0)[12:]
         members = intbv(0)[4:]
-        contributor = intbv(0)[3:]
-        fmt = intbv(0)[2:]
-        recip = intbv(0)[2:]
-        bank = intbv(0)[2:]
+        # the queues: responses, admission order, frames held behind a COMMIT
+        resp = intbv(0)[44:]
         wp = modbv(0)[4:]
         rc = intbv(0, min=0, max=RESPONSE_DEPTH + 3)
         ob = intbv(0)[ORDER_DEPTH:]
@@ -233,18 +208,38 @@ def prism_control(clk, rst,
         hwp = modbv(0)[3:]
         hc = intbv(0, min=0, max=HOLD_DEPTH + 3)
         popped = intbv(0, min=0, max=3)
-        qt = intbv(0, min=0, max=ABORT_QUIET + 1)
-        st_ok = bool(0)
-        is_open = bool(0)
-        is_busy = bool(0)
-        is_aborting = bool(0)
+        # the frame being processed: its fields and its verdict
         frame_valid = bool(0)
-        too_long = bool(0)
-        admit = bool(0)
-        port = bool(0)
         stopped = bool(0)
         used0 = bool(0)
         used1 = bool(0)
+        entry = intbv(0)[HOLD_W:]
+        port = bool(0)
+        hdr = intbv(0)[96:]
+        too_long = bool(0)
+        beats = intbv(0)[beat_width:]
+        bank = intbv(0)[2:]
+        admit = bool(0)
+        cls = intbv(0)[4:]
+        opc = intbv(0)[4:]
+        reason = intbv(0)[8:]
+        code = intbv(0)[4:]
+        recip = intbv(0)[2:]
+        # DATA: the frame's elements, ranges and their bits in the duplicate map
+        count = intbv(0)[14:]
+        contributor = intbv(0)[3:]
+        fmt = intbv(0)[2:]
+        offset = intbv(0)[14:]
+        n = intbv(0)[14:]
+        frame_end = intbv(0)[14:]
+        need = intbv(0)[14:]
+        r_first = intbv(0)[9:]
+        r_end = intbv(0)[9:]
+        one = intbv(0)[MAP_BITS:]
+        lo_mask = intbv(0)[MAP_BITS:]
+        hi_mask = intbv(0)[MAP_BITS:]
+        mask = intbv(0)[MAP_BITS:]
+        cmap = intbv(0)[MAP_BITS:]
         if rst:
             st_valid.next = 0
             op_open.next = 0
@@ -254,11 +249,11 @@ def prism_control(clk, rst,
             resp_rp.next = 0
             resp_wp.next = 0
             resp_count.next = 0
-            r0_valid.next = 0
-            r1_valid.next = 0
-            ev0_valid.next = 0
-            ev1_valid.next = 0
-            clear.next = 0
+            p0_verdict.valid.next = 0
+            p1_verdict.valid.next = 0
+            p0_event.valid.next = 0
+            p1_event.valid.next = 0
+            op.clear.next = 0
             ord_rp.next = 0
             ord_count.next = 0
             hold_rp.next = 0
@@ -281,11 +276,11 @@ def prism_control(clk, rst,
             oc[:] = ord_count
             hrp[:] = hold_rp
             hc[:] = hold_count
-            clear.next = 0
-            r0_valid.next = 0
-            r1_valid.next = 0
-            ev0_valid.next = 0
-            ev1_valid.next = 0
+            op.clear.next = 0
+            p0_verdict.valid.next = 0
+            p1_verdict.valid.next = 0
+            p0_event.valid.next = 0
+            p1_event.valid.next = 0
 
             # end of the datapath's work for the active operation
             if op_finished:
@@ -296,15 +291,15 @@ def prism_control(clk, rst,
                         is_busy = False
                         is_aborting = False
                         qt[:] = 0
-                        clear.next = 1
+                        op.clear.next = 1
                     else:
                         qt[:] = qt + 1
                 else:
                     qt[:] = 0
-            if resp_pop and rc != 0:
+            if responses.pop and rc != 0:
                 resp_rp.next = resp_rp + 1
                 rc[:] = rc - 1
-            if ord_pop and oc != 0:
+            if order.pop and oc != 0:
                 orp[:] = orp + 1
                 oc[:] = oc - 1
 
@@ -326,13 +321,13 @@ def prism_control(clk, rst,
                 elif k == 2:
                     if hc > 2:
                         stopped = True      # a third waiting frame comes before this cycle's frames
-                    if f0_valid:
+                    if p0_frame.valid:
                         frame_valid = True
-                        entry[:] = concat(False, f0_bank, f0_too_long, f0_beats, f0_header[96:0])
+                        entry[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[96:0])
                 else:
-                    if f1_valid:
+                    if p1_frame.valid:
                         frame_valid = True
-                        entry[:] = concat(True, f1_bank, f1_too_long, f1_beats, f1_header[96:0])
+                        entry[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[96:0])
                 if frame_valid and not stopped:
                     port = bool(entry[H_PORT])
                     if (port and used1) or (not port and used0):
@@ -392,7 +387,7 @@ def prism_control(clk, rst,
                                 count[:] = staged[F_COUNT_END:F_COUNT_LSB]
                                 r_end[:] = (count + 15) >> 4
                                 all_pairs[:] = members * r_end
-                                clear.next = 1
+                                op.clear.next = 1
                         elif opc == OP_ABORT:
                             if not is_open:
                                 reason[:] = NOT_OPEN
@@ -473,18 +468,18 @@ def prism_control(clk, rst,
                             popped[:] = popped + 1
                         if port:
                             used1 = True
-                            ev1_valid.next = 1
-                            ev1_code.next = code
-                            r1_valid.next = 1
-                            r1_admit.next = admit
-                            r1_bank.next = bank
+                            p1_event.valid.next = 1
+                            p1_event.code.next = code
+                            p1_verdict.valid.next = 1
+                            p1_verdict.admit.next = admit
+                            p1_verdict.bank.next = bank
                         else:
                             used0 = True
-                            ev0_valid.next = 1
-                            ev0_code.next = code
-                            r0_valid.next = 1
-                            r0_admit.next = admit
-                            r0_bank.next = bank
+                            p0_event.valid.next = 1
+                            p0_event.code.next = code
+                            p0_verdict.valid.next = 1
+                            p0_verdict.admit.next = admit
+                            p0_verdict.bank.next = bank
                 # a frame of this cycle that was not processed waits, in order
                 if k >= 2 and frame_valid and stopped:
                     hwp[:] = hrp + hc
@@ -511,4 +506,4 @@ def prism_control(clk, rst,
             hold_rp.next = hrp
             hold_count.next = hc
 
-    return outputs, popcount, queue_heads, step
+    return operation_outputs, count_contributors, read_queue_heads, admit_control

@@ -21,11 +21,11 @@ Other selections read 0.  "Frames accepted" of the protocol is counter 0 + 1.
 The counters are not cleared by rst (a reset is itself an event they count:
 `truncated`); they start at 0 and wrap modulo 2^32.
 
-Ports:
+Ports (buses in hdl/node/prism_buses.py):
     clk, rst                clock; reset (only observed, to count truncated frames)
-    evP_valid, evP_code     (P = 0, 1) validation event of port P: code 0 .. 10 as above
-    unsupportedP            pulse: port P drained an unsupported frame
-    in_frameP               port P is inside a frame (a reset now truncates it)
+    p0_event, p1_event      CounterEvent of port 0, 1: a verdict's event code 0 .. 10 as above
+    p0_status, p1_status    PortStatus of port 0, 1: unsupported frame drained (pulse), inside a frame
+                            (a reset now truncates it)
     ranges_done             number of ranges completed this cycle (0 .. 8; any width up to 32 bits)
     results_sent            number of RESULT frames sent this cycle (2 bits)
     response_sent           pulse: a CONTROL response was sent
@@ -39,8 +39,7 @@ from spec.frames import (COUNTER_BITS, COUNTERS, CTR_PORT_STRIDE, CTR_RANGES as 
 
 
 @block
-def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupported0, unsupported1,
-                   in_frame0, in_frame1, ranges_done, results_sent, response_sent,
+def prism_counters(clk, rst, p0_event, p1_event, p0_status, p1_status, ranges_done, results_sent, response_sent,
                    counter_select, counter_value):
     if len(counter_value) != COUNTER_BITS:
         raise ValueError("prism_counters: counter_value is 32 bits")
@@ -49,7 +48,7 @@ def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupport
     mem = [Signal(modbv(0)[COUNTER_BITS:]) for _ in range(COUNTERS)]
 
     @always(clk.posedge)
-    def count():
+    def count_events():
         # Each event kind below updates a different counter, so several may land in one cycle.
         # Events are pulses registered by their blocks at the edge they happened, so one that
         # happened at the last edge before a reset is counted during it.  The drain pulse of an
@@ -57,19 +56,19 @@ def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupport
         # validation: a frame completing in the cycle rst rises is neither validated nor
         # counted, whatever its class.
         if rst:
-            if in_frame0:
+            if p0_status.in_frame:
                 mem[TRUNCATED].next = mem[TRUNCATED] + 1
-            if in_frame1:
+            if p1_status.in_frame:
                 mem[CTR_PORT_STRIDE + TRUNCATED].next = mem[CTR_PORT_STRIDE + TRUNCATED] + 1
         else:
-            if unsupported0:
+            if p0_status.unsupported:
                 mem[UNSUPPORTED].next = mem[UNSUPPORTED] + 1
-            if unsupported1:
+            if p1_status.unsupported:
                 mem[CTR_PORT_STRIDE + UNSUPPORTED].next = mem[CTR_PORT_STRIDE + UNSUPPORTED] + 1
-        if ev0_valid:
-            mem[ev0_code].next = mem[ev0_code] + 1
-        if ev1_valid:
-            mem[CTR_PORT_STRIDE + ev1_code].next = mem[CTR_PORT_STRIDE + ev1_code] + 1
+        if p0_event.valid:
+            mem[p0_event.code].next = mem[p0_event.code] + 1
+        if p1_event.valid:
+            mem[CTR_PORT_STRIDE + p1_event.code].next = mem[CTR_PORT_STRIDE + p1_event.code] + 1
         if ranges_done != 0:
             mem[RANGES].next = mem[RANGES] + ranges_done
         if results_sent != 0:
@@ -81,4 +80,4 @@ def prism_counters(clk, rst, ev0_valid, ev0_code, ev1_valid, ev1_code, unsupport
         else:
             counter_value.next = 0
 
-    return count
+    return count_events

@@ -16,20 +16,15 @@ sent twice or lost.
 Outputs are registered (one beat register per port), with full throughput:
 a port register reloads in the cycle its beat is taken.
 
-Ports (widths from the signals):
+Ports (buses in hdl/node/prism_buses.py; widths from the signals):
     clk, rst            clock; synchronous active-high reset
-    resp_valid          a CONTROL response waits (TX port 0)
-    resp_data           its header: response fields [43:0], zero-extended to the beat
-    resp_pop            out: the response is taken this cycle
-    res_valid           the result sender presents a beat
-    res_data            the beat (width of m_axis_0_tdata)
-    res_last            it ends its frame
-    res_mask            2 bits: bit p set: the beat goes out of TX port p
-    res_ready           out: every masked port has taken the beat (the sender advances)
+    responses           Responses: a CONTROL response waits for TX port 0 (data: response fields [43:0],
+                        zero-extended to the beat); out: pop, the response is taken this cycle
+    beats               ResultBeat from the result sender (data as wide as m_axis_0_tdata; mask bit p set:
+                        the beat goes out of TX port p); out: ready, every masked port has taken the beat
     m_axis_P_tdata/tvalid/tready/tlast   (P = 0, 1) transmit streams
-    sent_response       out: pulse, a response beat was taken on TX port 0 (tvalid and tready)
-    sent_result0        out: pulse, a RESULT frame's last beat was taken on TX port 0
-    sent_result1        out: pulse, same for TX port 1
+    sent                out: SentEvents, pulses: a response beat / a RESULT frame's last beat was taken
+                        (tvalid and tready) on TX port 0, a RESULT frame's last beat on TX port 1
                         (counted on the wire, so a frame a reset cuts is never counted)
 
 Parameters:
@@ -46,19 +41,18 @@ FAULTS = {"none": FAULT_NONE, "no_frame_lock": FAULT_NO_FRAME_LOCK}
 
 
 @block
-def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask, res_ready,
+def prism_egress(clk, rst, responses, beats,
                  m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                 m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-                 sent_response, sent_result0, sent_result1, FAULT=FAULT_NONE):
+                 m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast, sent, FAULT=FAULT_NONE):
     if FAULT not in FAULTS.values():
         raise ValueError(f"prism_egress: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
     width = len(m_axis_0_tdata)
-    if len(m_axis_1_tdata) != width or len(res_data) != width:
-        raise ValueError("prism_egress: m_axis_0_tdata, m_axis_1_tdata and res_data must be equally wide")
-    if len(resp_data) > width:
-        raise ValueError("prism_egress: resp_data is wider than a beat")
-    if len(res_mask) != 2:
-        raise ValueError("prism_egress: res_mask has one bit per transmit port (2)")
+    if len(m_axis_1_tdata) != width or len(beats.data) != width:
+        raise ValueError("prism_egress: m_axis_0_tdata, m_axis_1_tdata and beats.data must be equally wide")
+    if len(responses.data) > width:
+        raise ValueError("prism_egress: responses.data is wider than a beat")
+    if len(beats.mask) != 2:
+        raise ValueError("prism_egress: beats.mask has one bit per transmit port (2)")
 
     out0_valid, out1_valid = Signal(bool(0)), Signal(bool(0))
     taken0, taken1 = Signal(bool(0)), Signal(bool(0))   # this beat already loaded for port p
@@ -72,32 +66,32 @@ def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data,
     def arbitrate():
         free0 = not out0_valid or m_axis_0_tready
         free1 = not out1_valid or m_axis_1_tready
-        want0 = res_valid and res_mask[0] and not taken0
-        want1 = res_valid and res_mask[1] and not taken1
+        want0 = beats.valid and beats.mask[0] and not taken0
+        want1 = beats.valid and beats.mask[1] and not taken1
         res_wins = False
         if locked0 and FAULT != FAULT_NO_FRAME_LOCK:
             res_wins = True
-        elif want0 and resp_valid:
+        elif want0 and responses.valid:
             res_wins = last_grant == GRANT_RESPONSE
         else:
             res_wins = want0
         l0_res = free0 and want0 and res_wins
-        l0_resp = free0 and resp_valid and not res_wins
+        l0_resp = free0 and responses.valid and not res_wins
         l1_res = free1 and want1
         load0_resp.next = l0_resp
         load0_res.next = l0_res
         load1_res.next = l1_res
-        ready.next = res_valid and (not res_mask[0] or taken0 or l0_res) and (not res_mask[1] or taken1 or l1_res)
+        ready.next = beats.valid and (not beats.mask[0] or taken0 or l0_res) and (not beats.mask[1] or taken1 or l1_res)
 
     @always_comb
-    def outputs():
-        resp_pop.next = load0_resp
-        res_ready.next = ready
+    def drive_handshakes():
+        responses.pop.next = load0_resp
+        beats.ready.next = ready
         m_axis_0_tvalid.next = out0_valid
         m_axis_1_tvalid.next = out1_valid
 
     @always(clk.posedge)
-    def step():
+    def load_ports():
         if rst:
             out0_valid.next = 0
             out1_valid.next = 0
@@ -105,32 +99,32 @@ def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data,
             taken1.next = 0
             locked0.next = 0
             last_grant.next = 0
-            sent_response.next = 0
-            sent_result0.next = 0
-            sent_result1.next = 0
+            sent.response.next = 0
+            sent.result0.next = 0
+            sent.result1.next = 0
         else:
             # what the link partners took at this edge
-            sent_response.next = out0_valid and m_axis_0_tready and not result0
-            sent_result0.next = out0_valid and m_axis_0_tready and result0 and m_axis_0_tlast
-            sent_result1.next = out1_valid and m_axis_1_tready and m_axis_1_tlast
+            sent.response.next = out0_valid and m_axis_0_tready and not result0
+            sent.result0.next = out0_valid and m_axis_0_tready and result0 and m_axis_0_tlast
+            sent.result1.next = out1_valid and m_axis_1_tready and m_axis_1_tlast
             if load0_resp:
-                m_axis_0_tdata.next = resp_data
+                m_axis_0_tdata.next = responses.data
                 m_axis_0_tlast.next = 1
                 out0_valid.next = 1
                 result0.next = 0
                 last_grant.next = GRANT_RESPONSE
             elif load0_res:
-                m_axis_0_tdata.next = res_data
-                m_axis_0_tlast.next = res_last
+                m_axis_0_tdata.next = beats.data
+                m_axis_0_tlast.next = beats.last
                 out0_valid.next = 1
                 result0.next = 1
-                locked0.next = not res_last
+                locked0.next = not beats.last
                 last_grant.next = GRANT_RESULT
             elif m_axis_0_tready:
                 out0_valid.next = 0
             if load1_res:
-                m_axis_1_tdata.next = res_data
-                m_axis_1_tlast.next = res_last
+                m_axis_1_tdata.next = beats.data
+                m_axis_1_tlast.next = beats.last
                 out1_valid.next = 1
             elif m_axis_1_tready:
                 out1_valid.next = 0
@@ -143,4 +137,4 @@ def prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data,
                 if load1_res:
                     taken1.next = 1
 
-    return arbitrate, outputs, step
+    return arbitrate, drive_handshakes, load_ports

@@ -135,7 +135,7 @@ def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_ta
         rd_free.next = fr
 
     @always(clk.posedge)
-    def front():
+    def issue_operation():
         if rst:
             op_lanes.next = 0
             hist.next = 0
@@ -186,12 +186,12 @@ def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_ta
                 hist.next = (hist << E) | ent
 
     @always_comb
-    def outputs():
+    def chain_output():
         o_valid.next = lane0_valid
         if lane0_valid:
             o_data.next = sums
         else:
             o_data.next = o_chain
 
-    insts += [reservations, front, outputs]
+    insts += [reservations, issue_operation, chain_output]
     return insts

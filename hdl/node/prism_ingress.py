@@ -13,11 +13,11 @@ s_axis is classified at its frame's header beat:
   * any other class (including RESULT, which a SINGLE node does not relay) is
     drained to TLAST without touching a bank and counted (`unsupported`).
 
-At TLAST of a stored frame the ingress emits one `frm_valid` pulse with the
+At TLAST of a stored frame the ingress emits one `frame.valid` pulse with the
 header, the beat count and the bank.  The node's validation stage answers
-exactly once (`res_valid`): admitted frames join a queue that the
-NumberGroup reader takes in order (`rd_*`), dropped frames free their bank.
-The reader frees a bank with `rd_release` when it has reread the payload.
+exactly once (`verdict.valid`): admitted frames join a queue that the
+NumberGroup reader takes in order (`bank_read`), dropped frames free their bank.
+The reader frees a bank with `bank_read.release` when it has reread the payload.
 
 A new frame's header beat is only taken when a bank is free and the CONTROL
 response queue has room (`room_ok`), so the validation stage never stalls and
@@ -26,32 +26,19 @@ never loses or repeats a beat: tready only depends on state and on the class
 field of the offered header beat.  A reset drops a partly received frame and
 every bank (nothing is half-admitted); `in_frame` lets the counters see it.
 
-Ports (widths from the signals):
+Ports (widths from the signals; buses in hdl/node/prism_buses.py):
     clk, rst            clock; synchronous active-high reset (ResetSignal)
     s_axis_tdata        receive beat (the node uses 512 bits)
     s_axis_tvalid       receive beat present
     s_axis_tready       out: the beat is taken this cycle
     s_axis_tlast        last beat of the frame
     room_ok             the CONTROL response queue can take two more responses
-    frm_valid           out: pulse, a stored frame is complete
-    frm_header          out: its header beat, low bits (>= 96 bits)
-    frm_beats           out: its beat count including the header, saturating (>= 9 bits)
-    frm_too_long        out: more than 1 + 256 beats (did not fit the bank)
-    frm_bank            out: which bank holds it (2 bits)
-    res_valid           validation verdict for the oldest pending frame
-    res_admit           1: admitted (goes to the reader queue), 0: dropped (bank freed)
-    res_bank            the bank the verdict is about
-    unsupported         out: pulse, an unsupported frame has been drained (TLAST taken)
-    in_frame            out: a frame has been started and not finished
-    rd_avail            out: an admitted frame waits for the reader
-    rd_bank             out: its bank
-    rd_header           out: its header (width of frm_header)
-    rd_release          the reader is done with bank rd_bank (pops the queue, frees the bank)
-    rd_next_avail       out: a second admitted frame waits behind the head
-    rd_next_bank        out: its bank
-    rd_next_header      out: its header
-    mem_raddr           reader's RAM address {bank, payload beat}: 10 bits
-    mem_rdata           out: payload beat at mem_raddr, one cycle later (width of tdata)
+    frame               out: Frame, a stored frame is complete (header >= 96 bits, beats >= 9 bits)
+    verdict             Verdict: the validation stage's answer for the oldest pending frame
+    status              out: PortStatus, unsupported frame drained / inside a frame
+    bank_read           BankRead: the admitted-frame queue for the reader (out: avail, bank, header,
+                        next_*; in: release) and the banks' read port (raddr in, rdata out one cycle
+                        later; 10-bit {bank, beat[7:0]}, rdata as wide as tdata)
 
 Parameters:
     BANK_PAYLOAD_BEATS  payload beats per bank; must be 256 (the protocol's frame bank)
@@ -72,28 +59,25 @@ FAULTS = {"none": FAULT_NONE, "bank_reuse": FAULT_BANK_REUSE}
 
 @block
 def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, room_ok,
-                  frm_valid, frm_header, frm_beats, frm_too_long, frm_bank,
-                  res_valid, res_admit, res_bank, unsupported, in_frame,
-                  rd_avail, rd_bank, rd_header, rd_release, mem_raddr, mem_rdata,
-                  rd_next_avail, rd_next_bank, rd_next_header, BANK_PAYLOAD_BEATS=256, FAULT=FAULT_NONE):
+                  frame, verdict, status, bank_read, BANK_PAYLOAD_BEATS=256, FAULT=FAULT_NONE):
     if FAULT not in FAULTS.values():
         raise ValueError(f"prism_ingress: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
     if BANK_PAYLOAD_BEATS != 256:
         raise ValueError(f"prism_ingress: BANK_PAYLOAD_BEATS={BANK_PAYLOAD_BEATS}; the protocol's frame "
                          "bank holds exactly 1 + 256 beats")
     data_width = len(s_axis_tdata)
-    hdr_width = len(frm_header)
+    hdr_width = len(frame.header)
     if hdr_width < 96 or hdr_width > data_width:
-        raise ValueError(f"prism_ingress: frm_header is {hdr_width} bits; it must hold 96..{data_width}")
-    if len(rd_header) != hdr_width:
-        raise ValueError("prism_ingress: rd_header must be as wide as frm_header")
-    if len(mem_rdata) != data_width:
-        raise ValueError("prism_ingress: mem_rdata must be as wide as s_axis_tdata")
-    if len(mem_raddr) != 10 or len(rd_bank) != 2 or len(frm_bank) != 2 or len(res_bank) != 2:
-        raise ValueError("prism_ingress: banks are numbered in 2 bits, mem_raddr is 10 ({bank, beat[7:0]})")
-    beat_width = len(frm_beats)
+        raise ValueError(f"prism_ingress: frame.header is {hdr_width} bits; it must hold 96..{data_width}")
+    if len(bank_read.header) != hdr_width:
+        raise ValueError("prism_ingress: bank_read.header must be as wide as frame.header")
+    if len(bank_read.rdata) != data_width:
+        raise ValueError("prism_ingress: bank_read.rdata must be as wide as s_axis_tdata")
+    if len(bank_read.raddr) != 10 or len(bank_read.bank) != 2 or len(frame.bank) != 2 or len(verdict.bank) != 2:
+        raise ValueError("prism_ingress: banks are numbered in 2 bits, bank_read.raddr is 10 ({bank, beat[7:0]})")
+    beat_width = len(frame.beats)
     if beat_width < 9:
-        raise ValueError("prism_ingress: frm_beats needs at least 9 bits")
+        raise ValueError("prism_ingress: frame.beats needs at least 9 bits")
     BEAT_MAX = (1 << beat_width) - 1
     BANK_BEATS = 1 + BANK_PAYLOAD_BEATS
 
@@ -113,7 +97,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
     hdr0, hdr1, hdr2 = hdr
 
     @always_comb
-    def handshake():
+    def accept_beats():
         cls = intbv(0)[4:]
         beat_index = modbv(0)[8:]
         st = modbv(0)[2:]
@@ -135,39 +119,29 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
         wr_addr.next = concat(wr_bank, beat_index)
 
     @always_comb
-    def outputs():
+    def queue_outputs():
         head = modbv(0)[2:]
         nxt = modbv(0)[2:]
         head[:] = queue
         nxt[:] = queue >> 2
         s_axis_tready.next = ready
-        in_frame.next = frame_open
-        rd_avail.next = q_count != 0
-        rd_bank.next = head
-        rd_next_avail.next = q_count >= 2
-        rd_next_bank.next = nxt
-        if head == 0:
-            rd_header.next = hdr0
-        elif head == 1:
-            rd_header.next = hdr1
-        else:
-            rd_header.next = hdr2
-        if nxt == 0:
-            rd_next_header.next = hdr0
-        elif nxt == 1:
-            rd_next_header.next = hdr1
-        else:
-            rd_next_header.next = hdr2
+        status.in_frame.next = frame_open
+        bank_read.avail.next = q_count != 0
+        bank_read.bank.next = head
+        bank_read.next_avail.next = q_count >= 2
+        bank_read.next_bank.next = nxt
+        bank_read.header.next = hdr0 if head == 0 else hdr1 if head == 1 else hdr2
+        bank_read.next_header.next = hdr0 if nxt == 0 else hdr1 if nxt == 1 else hdr2
 
     @always(clk.posedge)
     def bank_ram():
         # Plain RAM: one write port (receive), one registered read port (reader); never reset.
         if wr_en and ready:
             mem[wr_addr].next = s_axis_tdata
-        mem_rdata.next = mem[mem_raddr]
+        bank_read.rdata.next = mem[bank_read.raddr]
 
     @always(clk.posedge)
-    def step():
+    def track_frames():
         bs = modbv(0)[2 * BANKS:]
         q = modbv(0)[2 * BANKS:]
         qc = intbv(0, min=0, max=BANKS + 1)
@@ -185,30 +159,30 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
             bank_states.next = 0
             queue.next = 0
             q_count.next = 0
-            frm_valid.next = 0
-            unsupported.next = 0
+            frame.valid.next = 0
+            status.unsupported.next = 0
         else:
             running.next = 1
             bs[:] = bank_states
             q[:] = queue
             qc[:] = q_count
             three[:] = 3
-            frm_valid.next = 0
-            unsupported.next = 0
+            frame.valid.next = 0
+            status.unsupported.next = 0
 
             # The reader is done with the queue head: free its bank.
-            if rd_release and qc != 0:
+            if bank_read.release and qc != 0:
                 head[:] = q
                 bs[:] = bs & ~(three << (2 * head))
                 q[:] = q >> 2
                 qc[:] = qc - 1
             # Verdict of the validation stage: admitted banks join the queue, dropped ones are freed.
-            if res_valid:
-                bs[:] = bs & ~(three << (2 * res_bank))
-                if res_admit:
+            if verdict.valid:
+                bs[:] = bs & ~(three << (2 * verdict.bank))
+                if verdict.admit:
                     v[:] = ADMITTED
-                    bs[:] = bs | (v << (2 * res_bank))
-                    v[:] = res_bank
+                    bs[:] = bs | (v << (2 * verdict.bank))
+                    v[:] = verdict.bank
                     q[:] = q | (v << (2 * qc))
                     qc[:] = qc + 1
 
@@ -237,20 +211,16 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
                     beat_count.next = 0
                     if frame_open and draining or (not frame_open and cls != CLASS_CONTROL
                                                    and cls != CLASS_DATA):
-                        unsupported.next = 1
+                        status.unsupported.next = 1
                     else:
-                        frm_valid.next = 1
-                        frm_beats.next = count
-                        frm_too_long.next = count > BANK_BEATS
-                        frm_bank.next = wr_bank
+                        frame.valid.next = 1
+                        frame.beats.next = count
+                        frame.too_long.next = count > BANK_BEATS
+                        frame.bank.next = wr_bank
                         if not frame_open:
-                            frm_header.next = s_axis_tdata[hdr_width:0]
-                        elif wr_bank == 0:
-                            frm_header.next = hdr0
-                        elif wr_bank == 1:
-                            frm_header.next = hdr1
+                            frame.header.next = s_axis_tdata[hdr_width:0]
                         else:
-                            frm_header.next = hdr2
+                            frame.header.next = hdr0 if wr_bank == 0 else hdr1 if wr_bank == 1 else hdr2
                         v[:] = PENDING
                         bs[:] = (bs & ~(three << (2 * wr_bank))) | (v << (2 * wr_bank))
                         # banks are used round robin: they are freed in the order they were filled
@@ -266,4 +236,4 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
             queue.next = q
             q_count.next = qc
 
-    return handshake, outputs, bank_ram, step
+    return accept_beats, queue_outputs, bank_ram, track_frames

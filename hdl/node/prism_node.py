@@ -30,6 +30,10 @@ Ports (widths come from the signals; tdata must be 512 bits):
     counter_value                               out: 32 bits, the selected counter (1 cycle later)
     busy                                        out: an operation is in progress
 
+The blocks are wired by keyword with the typed buses of hdl/node/prism_buses.py
+(one class per bus, documented field by field); a bus of one receive port is
+`p0_<bus>` / `p1_<bus>`.
+
 Parameters:
     KULISCH_W   Kulisch accumulator width: 320 (default) or 280 (U280 build); others rejected
     CAPACITY    element capacity, a multiple of 32 in 32 .. 4096 (STAGE with a larger E: NACK BAD_COUNT)
@@ -37,6 +41,9 @@ Parameters:
 from myhdl import Signal, always, always_comb, block, intbv
 
 from hdl.node.prism_arrival_banks import prism_arrival_banks
+from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEvent, Fp32Range, Frame, FrameOrder,
+                                  IssueGroup, MergedRange, PortStatus, RangeEvents, ReadoutCmd, Responses,
+                                  ResultBeat, SentEvents, Tile, Verdict)
 from hdl.node.prism_completion import prism_completion
 from hdl.node.prism_control import prism_control
 from hdl.node.prism_counters import prism_counters
@@ -75,57 +82,42 @@ def prism_node(clk, rst,
     insts = []
     # ---- phase 1: ingress per port ----
     room_ok = sig()
-    frm = [dict(valid=sig(), header=sig(HDR_BITS), beats=sig(9), too_long=sig(), bank=sig(2)) for _ in range(2)]
-    verdict = [dict(valid=sig(), admit=sig(), bank=sig(2)) for _ in range(2)]
-    unsupported = [sig(), sig()]
-    in_frame = [sig(), sig()]
-    rd = [dict(avail=sig(), bank=sig(2), header=sig(HDR_BITS), release=sig(), raddr=sig(10), rdata=sig(512),
-               next_avail=sig(), next_bank=sig(2), next_header=sig(HDR_BITS)) for _ in range(2)]
-    s_axis = [(s_axis_0_tdata, s_axis_0_tvalid, s_axis_0_tready, s_axis_0_tlast),
-              (s_axis_1_tdata, s_axis_1_tvalid, s_axis_1_tready, s_axis_1_tlast)]
-    for p in range(2):
-        f, v, r = frm[p], verdict[p], rd[p]
-        insts.append(prism_ingress(clk, rst, *s_axis[p], room_ok, f["valid"], f["header"], f["beats"],
-                                   f["too_long"], f["bank"], v["valid"], v["admit"], v["bank"], unsupported[p],
-                                   in_frame[p], r["avail"], r["bank"], r["header"], r["release"], r["raddr"],
-                                   r["rdata"], r["next_avail"], r["next_bank"], r["next_header"]))
+    p0_frame, p1_frame = Frame(HDR_BITS), Frame(HDR_BITS)
+    p0_verdict, p1_verdict = Verdict(), Verdict()
+    p0_status, p1_status = PortStatus(), PortStatus()
+    p0_bank_read, p1_bank_read = BankRead(HDR_BITS), BankRead(HDR_BITS)
+    insts.append(prism_ingress(clk=clk, rst=rst, s_axis_tdata=s_axis_0_tdata, s_axis_tvalid=s_axis_0_tvalid,
+                               s_axis_tready=s_axis_0_tready, s_axis_tlast=s_axis_0_tlast, room_ok=room_ok,
+                               frame=p0_frame, verdict=p0_verdict, status=p0_status, bank_read=p0_bank_read))
+    insts.append(prism_ingress(clk=clk, rst=rst, s_axis_tdata=s_axis_1_tdata, s_axis_tvalid=s_axis_1_tvalid,
+                               s_axis_tready=s_axis_1_tready, s_axis_tlast=s_axis_1_tlast, room_ok=room_ok,
+                               frame=p1_frame, verdict=p1_verdict, status=p1_status, bank_read=p1_bank_read))
 
     # ---- phases 1-2: validation, admission, CONTROL ----
-    ev = [dict(valid=sig(), code=sig(4)) for _ in range(2)]
-    resp_valid, resp_data, resp_pop = sig(), sig(44), sig()
-    op_finished, clear, dp_idle = sig(), sig(), sig()
-    act_policy, act_in_fmt, act_out_fmt = sig(2), sig(2), sig(3)
-    act_count, act_contributors, act_expected = sig(13), sig(8), sig(4)
-    act_recipients, act_op_id, act_generation, act_busy = sig(2), sig(8), sig(16), sig()
-    ord_valid, ord_port, ord_pop = sig(), sig(), sig()
-    insts.append(prism_control(clk, rst,
-                               frm[0]["valid"], frm[0]["header"], frm[0]["beats"], frm[0]["too_long"], frm[0]["bank"],
-                               frm[1]["valid"], frm[1]["header"], frm[1]["beats"], frm[1]["too_long"], frm[1]["bank"],
-                               verdict[0]["valid"], verdict[0]["admit"], verdict[0]["bank"],
-                               verdict[1]["valid"], verdict[1]["admit"], verdict[1]["bank"],
-                               ev[0]["valid"], ev[0]["code"], ev[1]["valid"], ev[1]["code"],
-                               resp_valid, resp_data, resp_pop, room_ok, op_finished, dp_idle, clear,
-                               act_policy, act_in_fmt, act_out_fmt, act_count, act_contributors, act_expected,
-                               act_recipients, act_op_id, act_generation, act_busy,
-                               ord_valid, ord_port, ord_pop, CAPACITY=CAPACITY))
+    p0_event, p1_event = CounterEvent(), CounterEvent()
+    responses = Responses()
+    op = ActiveOp()
+    order = AdmissionOrder()
+    op_finished, dp_idle = sig(), sig()
+    insts.append(prism_control(clk=clk, rst=rst, p0_frame=p0_frame, p1_frame=p1_frame, p0_verdict=p0_verdict,
+                               p1_verdict=p1_verdict, p0_event=p0_event, p1_event=p1_event, responses=responses,
+                               room_ok=room_ok, op_finished=op_finished, dp_idle=dp_idle, op=op, order=order,
+                               CAPACITY=CAPACITY))
 
     # ---- phase 3: readers ----
-    iss = [dict(valid=sig(), ready=sig(), row=sig(8), lanes=sig(64), data=sig(2048), last=sig(), may=sig(),
-                start=sig(), active=sig(), seq=sig(4), lo=sig(9), hi=sig(9),
-                next=sig(9), pend=sig(), pseq=sig(4), plo=sig(9), phi=sig(9)) for _ in range(2)]
+    p0_group, p1_group = IssueGroup(), IssueGroup()
+    p0_order, p1_order = FrameOrder(), FrameOrder()
     start_seq = sig(4)      # frames are numbered as they start (FP32_ARRIVAL: in admission order)
-    for p in range(2):
-        r, i = rd[p], iss[p]
-        insts.append(prism_reader(clk, rst, r["avail"], r["bank"], r["header"], i["may"], r["release"],
-                                  r["raddr"],
-                                  r["rdata"], i["valid"], i["ready"], i["row"], i["lanes"], i["data"], i["last"],
-                                  i["start"], start_seq, i["active"], i["seq"], i["lo"],
-                                  i["hi"], i["next"], r["next_avail"], r["next_bank"], r["next_header"],
-                                  i["pend"], i["pseq"], i["plo"], i["phi"]))
-    may0, may1 = iss[0]["may"], iss[1]["may"]
-    i0_valid, i0_ready, i0_start = iss[0]["valid"], iss[0]["ready"], iss[0]["start"]
-    i1_valid, i1_ready, i1_start = iss[1]["valid"], iss[1]["ready"], iss[1]["start"]
+    insts.append(prism_reader(clk=clk, rst=rst, bank_read=p0_bank_read, group=p0_group, order=p0_order,
+                              seq_in=start_seq))
+    insts.append(prism_reader(clk=clk, rst=rst, bank_read=p1_bank_read, group=p1_group, order=p1_order,
+                              seq_in=start_seq))
+    # the Kulisch store's view of each port's group: valid only under KULISCH_FIXED
     k0_valid, k1_valid = sig(), sig()
+    p0_kgroup = IssueGroup.wrap(valid=k0_valid, ready=p0_group.ready, row=p0_group.row, lanes=p0_group.lanes,
+                                data=p0_group.data, last=p0_group.last)
+    p1_kgroup = IssueGroup.wrap(valid=k1_valid, ready=p1_group.ready, row=p1_group.row, lanes=p1_group.lanes,
+                                data=p1_group.data, last=p1_group.last)
     arrival = sig()
     f0_ready, f1_ready = sig(), sig()
 
@@ -133,124 +125,122 @@ def prism_node(clk, rst,
     def dispatch():
         # KULISCH_FIXED: each port feeds its own store, never stalled.
         # FP32_ARRIVAL: frames start in admission order and feed the FP32 banks (prism_arrival_banks).
-        if act_policy == 0:
+        if op.policy == 0:
             arrival.next = 0
-            may0.next = 1
-            may1.next = 1
-            i0_ready.next = 1
-            i1_ready.next = 1
-            k0_valid.next = i0_valid
-            k1_valid.next = i1_valid
-            ord_pop.next = 0
+            p0_order.may_start.next = 1
+            p1_order.may_start.next = 1
+            p0_group.ready.next = 1
+            p1_group.ready.next = 1
+            k0_valid.next = p0_group.valid
+            k1_valid.next = p1_group.valid
+            order.pop.next = 0
         else:
             arrival.next = 1
-            may0.next = ord_valid and not ord_port
-            may1.next = ord_valid and ord_port
-            i0_ready.next = f0_ready
-            i1_ready.next = f1_ready
+            p0_order.may_start.next = order.valid and not order.port
+            p1_order.may_start.next = order.valid and order.port
+            p0_group.ready.next = f0_ready
+            p1_group.ready.next = f1_ready
             k0_valid.next = 0
             k1_valid.next = 0
-            ord_pop.next = i0_start or i1_start
+            order.pop.next = p0_order.start or p1_order.start
     insts.append(dispatch)
 
     @always(clk.posedge)
     def number_starts():
         if rst:
             start_seq.next = 0
-        elif i0_start or i1_start:
+        elif p0_order.start or p1_order.start:
             start_seq.next = (start_seq + 1) % 16
     insts.append(number_starts)
 
     # ---- phase 4: accumulation ----
-    W = KULISCH_W
-    rows = CAPACITY // 16
-    cmd_valid, cmd_row, cmd_ready = sig(), sig(8), sig()
-    m_valid = sig()
-    ko_valid, ko_row, ko_states, ko_flags = sig(), sig(8), sig(16 * W), sig(80)
-    ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
-    insts.append(prism_kulisch_store(clk, rst, clear, act_in_fmt, k0_valid, iss[0]["row"], iss[0]["lanes"],
-                                     iss[0]["data"], k1_valid, iss[1]["row"], iss[1]["lanes"], iss[1]["data"],
-                                     m_valid, cmd_row, ko_valid, ko_row, ko_states, ko_flags,
-                                     ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n, ROWS=rows))
+    cmd = ReadoutCmd()                  # prism_completion's head, to the active policy's store
+    merge_valid = sig()
+    merged = MergedRange(KULISCH_W)
+    p0_kevents, p1_kevents = RangeEvents(), RangeEvents()
+    insts.append(prism_kulisch_store(clk=clk, rst=rst, op=op, p0_group=p0_kgroup, p1_group=p1_kgroup,
+                                     merge_valid=merge_valid, merge_row=cmd.row, merged=merged,
+                                     p0_events=p0_kevents, p1_events=p1_kevents, ROWS=CAPACITY // 16))
     f_cmd_valid, f_cmd_ready = sig(), sig()
-    fe0_valid, fe0_row, fe0_n, fe1_valid, fe1_row, fe1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
-    fo_valid, fo_row, fo_data = sig(), sig(8), sig(512)
-    ports = []
-    for p, ready in ((0, f0_ready), (1, f1_ready)):
-        i = iss[p]
-        ports += [i["valid"], ready, i["row"], i["lanes"], i["data"], i["active"], i["seq"], i["lo"], i["hi"],
-                  i["next"], i["pend"], i["pseq"], i["plo"], i["phi"]]
-    insts.append(prism_arrival_banks(clk, rst, clear, arrival, act_in_fmt, *ports, f_cmd_valid, cmd_row, f_cmd_ready,
-                                     fe0_valid, fe0_row, fe0_n, fe1_valid, fe1_row, fe1_n, fo_valid, fo_row,
-                                     fo_data, CAPACITY=CAPACITY))
+    p0_fevents, p1_fevents = RangeEvents(), RangeEvents()
+    fp32 = Fp32Range()
+    insts.append(prism_arrival_banks(
+        clk=clk, rst=rst, clear=op.clear, enable=arrival, fmt=op.in_fmt,
+        p0_valid=p0_group.valid, p0_ready=f0_ready, p0_row=p0_group.row, p0_lanes=p0_group.lanes,
+        p0_data=p0_group.data, p0_active=p0_order.active, p0_seq=p0_order.seq, p0_lo=p0_order.lo,
+        p0_hi=p0_order.hi, p0_next=p0_order.next_range, p0_pend=p0_order.pend, p0_pseq=p0_order.pseq,
+        p0_plo=p0_order.plo, p0_phi=p0_order.phi,
+        p1_valid=p1_group.valid, p1_ready=f1_ready, p1_row=p1_group.row, p1_lanes=p1_group.lanes,
+        p1_data=p1_group.data, p1_active=p1_order.active, p1_seq=p1_order.seq, p1_lo=p1_order.lo,
+        p1_hi=p1_order.hi, p1_next=p1_order.next_range, p1_pend=p1_order.pend, p1_pseq=p1_order.pseq,
+        p1_plo=p1_order.plo, p1_phi=p1_order.phi,
+        cmd_valid=f_cmd_valid, cmd_row=cmd.row, cmd_ready=f_cmd_ready,
+        ev0_valid=p0_fevents.valid, ev0_row=p0_fevents.row, ev0_n=p0_fevents.n,
+        ev1_valid=p1_fevents.valid, ev1_row=p1_fevents.row, ev1_n=p1_fevents.n,
+        o_valid=fp32.valid, o_row=fp32.row, o_tile=fp32.tile, CAPACITY=CAPACITY))
 
     # ---- phase 5: completion, read-out ----
-    e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n = sig(), sig(8), sig(3), sig(), sig(8), sig(3)
+    p0_events, p1_events = RangeEvents(), RangeEvents()
     ranges_done = sig(4)
 
     @always_comb
-    def completion_events():
-        if act_policy == 0:
-            e0_valid.next = ev0_valid
-            e0_row.next = ev0_row
-            e0_n.next = ev0_n
-            e1_valid.next = ev1_valid
-            e1_row.next = ev1_row
-            e1_n.next = ev1_n
-            m_valid.next = cmd_valid
-            f_cmd_valid.next = 0
-            cmd_ready.next = 1
-        else:
-            e0_valid.next = fe0_valid
-            e0_row.next = fe0_row
-            e0_n.next = fe0_n
-            e1_valid.next = fe1_valid
-            e1_row.next = fe1_row
-            e1_n.next = fe1_n
-            m_valid.next = 0
-            f_cmd_valid.next = cmd_valid
-            cmd_ready.next = f_cmd_ready
-    insts.append(completion_events)
-    insts.append(prism_completion(clk, rst, clear, act_expected, e0_valid, e0_row, e0_n, e1_valid, e1_row, e1_n,
-                                  cmd_valid, cmd_row, cmd_ready, ranges_done))
+    def route_completion():
+        # the active policy's store feeds completion tracking and takes its read-out commands (the
+        # condition is written in each statement: a shared local would keep Verilator from splitting
+        # the process, and the read-out handshake with prism_arrival_banks would become a loop)
+        p0_events.valid.next = p0_kevents.valid if op.policy == 0 else p0_fevents.valid
+        p0_events.row.next = p0_kevents.row if op.policy == 0 else p0_fevents.row
+        p0_events.n.next = p0_kevents.n if op.policy == 0 else p0_fevents.n
+        p1_events.valid.next = p1_kevents.valid if op.policy == 0 else p1_fevents.valid
+        p1_events.row.next = p1_kevents.row if op.policy == 0 else p1_fevents.row
+        p1_events.n.next = p1_kevents.n if op.policy == 0 else p1_fevents.n
+        merge_valid.next = cmd.valid if op.policy == 0 else 0
+        f_cmd_valid.next = 0 if op.policy == 0 else cmd.valid
+        cmd.ready.next = 1 if op.policy == 0 else f_cmd_ready
+    insts.append(route_completion)
+    insts.append(prism_completion(clk=clk, rst=rst, op=op, p0_events=p0_events, p1_events=p1_events, cmd=cmd,
+                                  ranges_done=ranges_done))
 
-    w_valid, w_row, w_packed, w_fmt, w_exact = sig(), sig(8), sig(512), sig(3), sig(16 * (W + 5))
-    insts.append(prism_readout(clk, rst, act_policy, act_out_fmt, act_count, ko_valid, ko_row, ko_states, ko_flags,
-                               fo_valid, fo_row, fo_data, w_valid, w_row, w_packed, w_fmt, w_exact))
+    tiles = Tile(KULISCH_W)
+    insts.append(prism_readout(clk=clk, rst=rst, policy=op.policy, out_fmt=op.out_fmt, count=op.count,
+                               k_valid=merged.valid, k_row=merged.row, k_states=merged.states,
+                               k_flags=merged.flags, f_valid=fp32.valid, f_row=fp32.row, f_tile=fp32.tile,
+                               w_valid=tiles.valid, w_row=tiles.row, w_packed=tiles.packed, w_fmt=tiles.fmt,
+                               w_exact=tiles.exact))
 
     # ---- phase 6: result sender ----
-    res_valid, res_data, res_last, res_mask, res_ready, sender_idle = sig(), sig(512), sig(), sig(2), sig(), sig()
-    insts.append(prism_result_sender(clk, rst, clear, act_count, act_op_id, act_generation, act_recipients,
-                                     w_valid, w_row, w_packed, w_fmt, w_exact, res_valid, res_data, res_last,
-                                     res_mask, res_ready, op_finished, sender_idle))
-    rd0_avail, rd1_avail = rd[0]["avail"], rd[1]["avail"]
-    iss0_active, iss1_active = iss[0]["active"], iss[1]["active"]
+    beats = ResultBeat()
+    sender_idle = sig()
+    insts.append(prism_result_sender(clk=clk, rst=rst, op=op, tiles=tiles, beats=beats, op_finished=op_finished,
+                                     idle=sender_idle))
 
     @always_comb
     def datapath_idle():
         # nothing admitted waits or is read, no completed range waits for its read-out, no tile is
         # written, no RESULT frame is formed (the gaps between these stages are shorter than the
         # quiet time prism_control waits for after an ABORT)
-        dp_idle.next = (not rd0_avail and not rd1_avail and not iss0_active and not iss1_active
-                        and not cmd_valid and not w_valid and sender_idle)
+        dp_idle.next = (not p0_bank_read.avail and not p1_bank_read.avail and not p0_order.active
+                        and not p1_order.active and not cmd.valid and not tiles.valid and sender_idle)
     insts.append(datapath_idle)
 
     # ---- phase 7: egress ----
-    sent_response, sent_result0, sent_result1 = sig(), sig(), sig()
-    insts.append(prism_egress(clk, rst, resp_valid, resp_data, resp_pop, res_valid, res_data, res_last, res_mask,
-                              res_ready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                              m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-                              sent_response, sent_result0, sent_result1))
+    sent = SentEvents()
+    insts.append(prism_egress(clk=clk, rst=rst, responses=responses, beats=beats,
+                              m_axis_0_tdata=m_axis_0_tdata, m_axis_0_tvalid=m_axis_0_tvalid,
+                              m_axis_0_tready=m_axis_0_tready, m_axis_0_tlast=m_axis_0_tlast,
+                              m_axis_1_tdata=m_axis_1_tdata, m_axis_1_tvalid=m_axis_1_tvalid,
+                              m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast, sent=sent))
 
     # ---- counters ----
     results_sent = sig(2)
 
     @always_comb
-    def result_events():
-        results_sent.next = sent_result0 + sent_result1
-        busy.next = act_busy
-    insts.append(result_events)
-    insts.append(prism_counters(clk, rst, ev[0]["valid"], ev[0]["code"], ev[1]["valid"], ev[1]["code"],
-                                unsupported[0], unsupported[1], in_frame[0], in_frame[1], ranges_done,
-                                results_sent, sent_response, counter_select, counter_value))
+    def count_results():
+        results_sent.next = sent.result0 + sent.result1
+        busy.next = op.busy
+    insts.append(count_results)
+    insts.append(prism_counters(clk=clk, rst=rst, p0_event=p0_event, p1_event=p1_event, p0_status=p0_status,
+                                p1_status=p1_status, ranges_done=ranges_done, results_sent=results_sent,
+                                response_sent=sent.response, counter_select=counter_select,
+                                counter_value=counter_value))
     return insts

@@ -9,54 +9,37 @@ ranges.  Frame offsets are multiples of 16, so a beat's ranges are consecutive.
 
 One group per beat: all the ranges of a beat in one cycle (4 ranges INT8, 2
 FP16/BF16, 1 FP32), so one beat per cycle in every format.  Group element e
-(0 .. 63) belongs to range iss_row + e // 16, lane e % 16; the frame's last
-group may hold fewer ranges and a partial last range (iss_lanes).  The frm_*
-and pend_* outputs describe the frames for the node's FP32_ARRIVAL
-admission-order logic.
+(0 .. 63) belongs to range group.row + e // 16, lane e % 16; the frame's last
+group may hold fewer ranges and a partial last range (group.lanes).  The
+`order` bus describes the frames for the node's FP32_ARRIVAL admission-order
+logic.
 
-Each element is right-aligned in a 32-bit field of `iss_data` (group element e
+Each element is right-aligned in a 32-bit field of `group.data` (group element e
 at [32e + 31 : 32e]).
 
 Pipeline: the bank RAM read (one cycle) feeds a registered issue stage; the
 RAM address is chosen combinationally from whether the issue stage advances,
-so one group per cycle is sustained under `iss_ready` backpressure and no group
+so one group per cycle is sustained under `group.ready` backpressure and no group
 is issued twice or skipped.  The bank is released when the frame's last group
 has left the RAM stage (so a new frame can never overwrite a beat still needed),
 and the next admitted frame starts in that same cycle when it is already
 queued, so back-to-back frames leave no gap in the issue stream.
 
-Ports (widths from the signals):
+Ports (buses in hdl/node/prism_buses.py):
     clk, rst        clock; synchronous active-high reset
-    rd_avail        an admitted frame waits in the ingress queue
-    rd_bank         its bank
-    rd_header       its header (>= 96 bits: offset [60:48], n [76:64], format [37:36])
-    may_start       the reader may start that frame (FP32_ARRIVAL: it is next in admission order)
-    rd_release      out: pulse, the frame has been read (frees the bank)
-    mem_raddr       out: bank RAM address {bank, beat} (8 bits + the width of rd_bank)
-    mem_rdata       bank RAM data, one cycle after mem_raddr (512 bits)
-    iss_valid       out: an issue group is presented
-    iss_ready       the arithmetic takes it this cycle
-    iss_row         out: its first range index (global element index // 16), 8 bits
-    iss_lanes       out: 64-bit mask of the group elements present (bit e: range iss_row + e // 16, lane e % 16)
-    iss_data        out: 64 x 32-bit element fields (element bits right-aligned), 2048 bits
-    iss_last        out: the group is the frame's last
-    rd_next_avail   a second admitted frame waits behind the first (started right after it)
-    rd_next_bank    its bank
-    rd_next_header  its header
-    frm_start       out: a frame starts at this clock edge (combinational)
-    seq_in          the start sequence number the node gives a frame starting now (4 bits)
-    frm_active      out: a frame has groups not yet taken; the fields below describe it: the
-                    frame of the group presented on iss_* (or, between frames, the one starting)
-    frm_seq         out: its start sequence number
-    frm_lo, frm_hi  out: its ranges [frm_lo, frm_hi) (9 bits each)
-    frm_next        out: its lowest range not yet taken (9 bits)
-                    (the node orders FP32_ARRIVAL contributions of two ports with these)
-    pend_active     out: a second frame has started behind it and none of its groups is taken yet
-                    (its first group waits in the RAM stage while the issue stage still holds
-                    the previous frame's last group); the fields below describe it
-    pend_seq        out: its start sequence number
-    pend_lo, pend_hi  out: its ranges [pend_lo, pend_hi) (9 bits each)
-                    (without these a younger frame on the other port could overtake it)
+    bank_read       BankRead from the ingress: the admitted-frame queue (avail, bank, header >= 96 bits:
+                    offset [60:48], n [76:64], format [37:36]; next_avail, next_bank, next_header: a second
+                    frame behind it, started right after the first) and the bank RAM (out: raddr =
+                    {bank, beat} = 8 bits + the width of bank; rdata 512 bits, one cycle after raddr;
+                    out: release, pulse, the frame has been read and its bank is free)
+    group           out: IssueGroup (ready is an input: the arithmetic takes the group this cycle)
+    order           FrameOrder: may_start is an input (FP32_ARRIVAL: this port's frame is next in
+                    admission order); out: start (a frame starts at this clock edge, combinational), and
+                    the running frame (active, seq, lo, hi, next_range: the frame of the group presented,
+                    or between frames the one starting) and the pending one (pend, pseq, plo, phi: started
+                    behind it, nothing taken yet; without these a younger frame on the other port could
+                    overtake it).  The node orders FP32_ARRIVAL contributions of two ports with these.
+    seq_in          the start number the node gives a frame starting now (4 bits)
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv
 
@@ -70,28 +53,25 @@ ALL_LANES = (1 << LANES) - 1
 
 
 @block
-def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, mem_raddr, mem_rdata,
-                 iss_valid, iss_ready, iss_row, iss_lanes, iss_data, iss_last,
-                 frm_start, seq_in, frm_active, frm_seq, frm_lo, frm_hi, frm_next,
-                 rd_next_avail, rd_next_bank, rd_next_header, pend_active, pend_seq, pend_lo, pend_hi):
-    if len(mem_rdata) != 512:
-        raise ValueError("prism_reader: mem_rdata is a 512-bit beat")
-    if len(iss_data) != 32 * LANES:
-        raise ValueError(f"prism_reader: iss_data is {LANES} x 32-bit lane fields ({32 * LANES} bits)")
-    if len(iss_lanes) != LANES or len(iss_row) != 8 or len(mem_raddr) != 8 + len(rd_bank):
-        raise ValueError(f"prism_reader: iss_lanes {LANES} bits, iss_row 8 bits, mem_raddr = {{rd_bank, beat[7:0]}}")
-    if len(rd_header) < 96:
-        raise ValueError("prism_reader: rd_header needs the low 96 header bits")
+def prism_reader(clk, rst, bank_read, group, order, seq_in):
+    if len(bank_read.rdata) != 512:
+        raise ValueError("prism_reader: bank_read.rdata is a 512-bit beat")
+    if len(group.data) != 32 * LANES:
+        raise ValueError(f"prism_reader: group.data is {LANES} x 32-bit lane fields ({32 * LANES} bits)")
+    if len(group.lanes) != LANES or len(group.row) != 8 or len(bank_read.raddr) != 8 + len(bank_read.bank):
+        raise ValueError(f"prism_reader: group.lanes {LANES} bits, group.row 8 bits, bank_read.raddr = {{bank_read.bank, beat[7:0]}}")
+    if len(bank_read.header) < 96:
+        raise ValueError("prism_reader: bank_read.header needs the low 96 header bits")
 
     state = Signal(intbv(0)[2:])
-    bank = Signal(intbv(0)[len(rd_bank):])
+    bank = Signal(intbv(0)[len(bank_read.bank):])
     fmt = Signal(intbv(0)[2:])
     next_k = Signal(intbv(0)[9:])         # next range (within the frame) to read
     ranges = Signal(intbv(0)[9:])         # ranges in the frame
     first_row = Signal(intbv(0)[8:])
     n_elem = Signal(intbv(0)[14:])        # elements in the frame
     gstep = Signal(intbv(1)[3:])          # ranges per issue group: a whole beat (FP32 1, FP16/BF16 2, INT8 4)
-    s1_valid = Signal(bool(0))            # RAM stage: mem_rdata belongs to range s1_k
+    s1_valid = Signal(bool(0))            # RAM stage: bank_read.rdata belongs to range s1_k
     s1_k = Signal(intbv(0)[9:])
     advance = Signal(bool(0))
     out_valid = Signal(bool(0))
@@ -117,16 +97,16 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
     out_lo, out_hi = Signal(intbv(0)[9:]), Signal(intbv(0)[9:])        # a release was just issued: the ingress queue has not moved yet
 
     @always_comb
-    def address():
+    def read_address():
         beat = intbv(0)[9:]
         k = intbv(0)[9:]
-        adv = not out_valid or iss_ready
+        adv = not out_valid or group.ready
         advance.next = adv
-        s_idle = state == IDLE and rd_avail and may_start and adv and not release_wait
-        s_next = state == LAST and adv and rd_next_avail and may_start and not release_wait
+        s_idle = state == IDLE and bank_read.avail and order.may_start and adv and not release_wait
+        s_next = state == LAST and adv and bank_read.next_avail and order.may_start and not release_wait
         start_idle.next = s_idle
         start_next.next = s_next
-        frm_start.next = s_idle or s_next
+        order.start.next = s_idle or s_next
         if state == RUN and adv:
             k[:] = next_k
         else:
@@ -138,44 +118,44 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
         else:
             beat[:] = k >> 1
         if state == IDLE:
-            mem_raddr.next = concat(rd_bank, intbv(0)[8:])
+            bank_read.raddr.next = concat(bank_read.bank, intbv(0)[8:])
         elif s_next:
-            mem_raddr.next = concat(rd_next_bank, intbv(0)[8:])
+            bank_read.raddr.next = concat(bank_read.next_bank, intbv(0)[8:])
         else:
-            mem_raddr.next = concat(bank, beat[8:0])
+            bank_read.raddr.next = concat(bank, beat[8:0])
 
     @always_comb
-    def select():
+    def select_ranges():
         sub = intbv(0)[2:]
         sub[:] = s1_k[2:0]
         if fmt == FMT_FP32:
-            chunk.next = mem_rdata
+            chunk.next = bank_read.rdata
         elif fmt == FMT_INT8:
-            chunk.next = mem_rdata >> (sub * 128)
+            chunk.next = bank_read.rdata >> (sub * 128)
         else:
-            chunk.next = mem_rdata >> (sub[0] * 256)
+            chunk.next = bank_read.rdata >> (sub[0] * 256)
 
     @always_comb
-    def outputs():
-        iss_valid.next = out_valid
-        frm_active.next = out_valid or s1_valid
-        pend_active.next = out_valid and s1_valid and s1_seq != out_seq
-        pend_seq.next = s1_seq
-        pend_lo.next = first_row
-        pend_hi.next = first_row + ranges
+    def describe_frames():
+        group.valid.next = out_valid
+        order.active.next = out_valid or s1_valid
+        order.pend.next = out_valid and s1_valid and s1_seq != out_seq
+        order.pseq.next = s1_seq
+        order.plo.next = first_row
+        order.phi.next = first_row + ranges
         if out_valid:
-            frm_seq.next = out_seq
-            frm_lo.next = out_lo
-            frm_hi.next = out_hi
-            frm_next.next = iss_row
+            order.seq.next = out_seq
+            order.lo.next = out_lo
+            order.hi.next = out_hi
+            order.next_range.next = group.row
         else:
-            frm_seq.next = s1_seq
-            frm_lo.next = first_row
-            frm_hi.next = first_row + ranges
-            frm_next.next = first_row
+            order.seq.next = s1_seq
+            order.lo.next = first_row
+            order.hi.next = first_row + ranges
+            order.next_range.next = first_row
 
     @always(clk.posedge)
-    def step():
+    def issue_groups():
         n = intbv(0)[14:]
         off = intbv(0)[14:]
         hdr = intbv(0)[96:]
@@ -190,10 +170,10 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
             state.next = IDLE
             s1_valid.next = 0
             out_valid.next = 0
-            rd_release.next = 0
+            bank_read.release.next = 0
             release_wait.next = 0
         else:
-            rd_release.next = 0
+            bank_read.release.next = 0
             if advance:
                 # issue stage takes what the RAM stage holds
                 out_valid.next = s1_valid
@@ -201,8 +181,8 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
                     out_seq.next = s1_seq
                     out_lo.next = first_row
                     out_hi.next = first_row + ranges
-                    iss_row.next = first_row + s1_k[8:0]
-                    iss_last.next = s1_k + gstep >= ranges
+                    group.row.next = first_row + s1_k[8:0]
+                    group.last.next = s1_k + gstep >= ranges
                     # elements in the group: a whole group (16 per range) or the frame's tail
                     rem[:] = n_elem - (s1_k << 4)
                     gsz[:] = gstep << 4
@@ -213,24 +193,24 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
                     sh[:] = LANES - cnt
                     mask[:] = ALL_LANES
                     mask[:] = mask >> sh
-                    iss_lanes.next = mask
+                    group.lanes.next = mask
                     if fmt == FMT_FP32:
-                        iss_data.next = chunk
+                        group.data.next = chunk
                     elif fmt == FMT_INT8:
-                        iss_data.next = lanes8
+                        group.data.next = lanes8
                     else:
-                        iss_data.next = lanes16
+                        group.data.next = lanes16
             release_wait.next = 0
             if start_idle or start_next:
                 if start_idle:
-                    hdr[:] = rd_header[96:0]
-                    bank.next = rd_bank
+                    hdr[:] = bank_read.header[96:0]
+                    bank.next = bank_read.bank
                 else:
-                    hdr[:] = rd_next_header[96:0]
-                    bank.next = rd_next_bank
+                    hdr[:] = bank_read.next_header[96:0]
+                    bank.next = bank_read.next_bank
                 if start_next:
                     # the previous frame's last range leaves the RAM stage now: free its bank
-                    rd_release.next = 1
+                    bank_read.release.next = 1
                     release_wait.next = 1
                 n[:] = hdr[F_N_END:F_N_LSB]
                 off[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
@@ -265,8 +245,8 @@ def prism_reader(clk, rst, rd_avail, rd_bank, rd_header, may_start, rd_release, 
                 # the last range sits in the RAM stage: the bank is released once it has left
                 if advance:
                     s1_valid.next = 0
-                    rd_release.next = 1
+                    bank_read.release.next = 1
                     release_wait.next = 1
                     state.next = IDLE
 
-    return address, select, outputs, step
+    return read_address, select_ranges, describe_frames, issue_groups

@@ -20,7 +20,7 @@ bits of a group's last beat are 0.
 Each beat is presented once to the egress with the recipients mask (Reduce: one
 port, AllReduce: every port in the mask); the egress loads it into each port.
 One beat per cycle is formed.  `op_finished` pulses when the operation's last frame has been
-queued; `commit` clears the bookkeeping for the next operation.
+queued; `op.clear` clears the bookkeeping for the next operation.
 
 Stores as block RAM: every store is a RAM with one write port and one
 registered read port.  The result store is four banks of 128 bits x 256 rows
@@ -36,16 +36,15 @@ addresses), RAM read, assembly into the beat register.  A frame's header
 travels the same pipeline, so a frame starts two cycles later than with
 asynchronously read stores; the rate stays one beat per cycle.
 
-Ports (widths from the signals; W = KULISCH_W):
+Ports (buses in hdl/node/prism_buses.py; W = KULISCH_W, from the width of tiles.exact):
     clk, rst                        clock; synchronous reset
-    commit                          pulse: a new operation starts
-    count, op_id, generation        the active operation's E (13 bits), op_id (8), generation (16)
-    recipients                      transmit port mask (2 bits)
-    w_valid, w_row, w_packed, w_fmt, w_exact   a finished tile (prism_readout's outputs; w_exact lane l =
-                                    {wrap_sign, overflow, -inf, +inf, nan, W-bit state}, W + 5 bits)
-    res_valid, res_data, res_last   out: the beat presented to the egress
-    res_mask                        out: its ports
-    res_ready                       the egress has taken the beat
+    op                              ActiveOp: clear (pulse, a new operation starts), count (E, 13 bits),
+                                    op_id (8), generation (16), recipients (transmit port mask, 2 bits)
+    tiles                           Tile: a finished tile from prism_readout (row 8 bits, packed 512,
+                                    fmt 3; exact lane l = {wrap_sign, overflow, -inf, +inf, nan, W-bit
+                                    state}, 16 x (W + 5) bits)
+    beats                           out: ResultBeat, the beat presented to the egress with its ports
+                                    (ready is an input: the egress has taken the beat)
     op_finished                     out: pulse, the last RESULT frame of the operation is queued
     idle                            out: no frame is being formed or offered to the egress
 """
@@ -62,19 +61,18 @@ IDLE, HEADER, PAYLOAD = 0, 1, 2
 
 
 @block
-def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, w_valid, w_row, w_packed, w_fmt,
-                        w_exact, res_valid, res_data, res_last, res_mask, res_ready, op_finished, idle):
-    XW = len(w_exact) // 16
+def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle):
+    XW = len(tiles.exact) // 16
     W = XW - 5
-    if W not in KULISCH_WIDTHS or len(w_exact) != 16 * XW:
-        raise ValueError("prism_result_sender: w_exact is 16 x (KULISCH_W + 5) bits")
+    if W not in KULISCH_WIDTHS or len(tiles.exact) != 16 * XW:
+        raise ValueError("prism_result_sender: tiles.exact is 16 x (KULISCH_W + 5) bits")
     SUM_BITS = EXACT_SUM_BITS                   # EXACT beat: the exact sum at [507:0]
     HIGH_ONES = ((1 << SUM_BITS) - 1) ^ ((1 << W) - 1)     # bits [507:W]: sign extension of the state
     WRAP = 1 << W                               # one wrap of the W-bit accumulator
-    if len(w_packed) != BEAT_BITS or len(res_data) != BEAT_BITS:
-        raise ValueError("prism_result_sender: w_packed and res_data are 512 bits")
-    if len(count) != 13 or len(w_fmt) != 3 or len(w_row) != 8:
-        raise ValueError("prism_result_sender: count 13, w_fmt 3, w_row 8 bits")
+    if len(tiles.packed) != BEAT_BITS or len(beats.data) != BEAT_BITS:
+        raise ValueError("prism_result_sender: tiles.packed and beats.data are 512 bits")
+    if len(op.count) != 13 or len(tiles.fmt) != 3 or len(tiles.row) != 8:
+        raise ValueError("prism_result_sender: op.count 13, tiles.fmt 3, tiles.row 8 bits")
 
     QROWS = ROWS                                # rows of each result-store bank (one per tile)
     bank0 = [Signal(intbv(0)[128:]) for _ in range(QROWS)]
@@ -113,31 +111,31 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
     a_fin, b_fin = Signal(bool(0)), Signal(bool(0))           # ... and the operation's last frame
 
     @always_comb
-    def handshake():
-        load.next = not out_valid or res_ready
-        res_valid.next = out_valid
+    def offer_beats():
+        load.next = not out_valid or beats.ready
+        beats.valid.next = out_valid
         idle.next = state == IDLE and not out_valid and not a_valid and not b_valid
 
     @always_comb
-    def write_data():
+    def store_write_data():
         # the tile's useful quarters go to the banks its format reads them from
         r2 = intbv(0)[2:]
-        r2[:] = w_row[2:0]
-        if w_fmt == FMT_INT8:
-            wd0.next = w_packed[128:0]
-            wd1.next = w_packed[128:0]
-            wd2.next = w_packed[128:0]
-            wd3.next = w_packed[128:0]
-        elif w_fmt == FMT_FP16 or w_fmt == FMT_BF16:
-            wd0.next = w_packed[128:0]
-            wd1.next = w_packed[256:128]
-            wd2.next = w_packed[128:0]
-            wd3.next = w_packed[256:128]
+        r2[:] = tiles.row[2:0]
+        if tiles.fmt == FMT_INT8:
+            wd0.next = tiles.packed[128:0]
+            wd1.next = tiles.packed[128:0]
+            wd2.next = tiles.packed[128:0]
+            wd3.next = tiles.packed[128:0]
+        elif tiles.fmt == FMT_FP16 or tiles.fmt == FMT_BF16:
+            wd0.next = tiles.packed[128:0]
+            wd1.next = tiles.packed[256:128]
+            wd2.next = tiles.packed[128:0]
+            wd3.next = tiles.packed[256:128]
         else:
-            wd0.next = w_packed[128:0]
-            wd1.next = w_packed[256:128]
-            wd2.next = w_packed[384:256]
-            wd3.next = w_packed[512:384]
+            wd0.next = tiles.packed[128:0]
+            wd1.next = tiles.packed[256:128]
+            wd2.next = tiles.packed[384:256]
+            wd3.next = tiles.packed[512:384]
 
     @always_comb
     def read_addresses():
@@ -169,12 +167,12 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
     @always(clk.posedge)
     def store_ports():
         # four result-store banks and the exact store: one write port, one registered read port each
-        if w_valid:
-            bank0[w_row].next = wd0
-            bank1[w_row].next = wd1
-            bank2[w_row].next = wd2
-            bank3[w_row].next = wd3
-            exact[w_row].next = w_exact
+        if tiles.valid:
+            bank0[tiles.row].next = wd0
+            bank1[tiles.row].next = wd1
+            bank2[tiles.row].next = wd2
+            bank3[tiles.row].next = wd3
+            exact[tiles.row].next = tiles.exact
         if load:
             q0.next = bank0[ra0]
             q1.next = bank1[ra1]
@@ -183,75 +181,23 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
             xq.next = exact[a_tile[8:0]]
 
     @always(clk.posedge)
-    def step():
-        rr = intbv(0)[ROWS:]
-        tf = intbv(0)[3 * ROWS:]
-        fm = intbv(0)[3 * ROWS:]
-        blk = modbv(0)[16:]
-        need = intbv(0)[17:]
-        one17 = intbv(0)[17:]
-        nb_mask = intbv(0)[17:]
-        gstep = modbv(0)[5:]
-        one = intbv(0)[3 * ROWS:]
-        tiles_all = intbv(0)[9:]
-        n_blocks = intbv(0)[5:]
-        first = intbv(0)[9:]
-        nt = intbv(0)[9:]
-        tfs = modbv(0)[48:]
-        f = modbv(0)[3:]
-        cur = intbv(0)[3:]
-        ng = intbv(0)[5:]
-        gf = intbv(0)[48:]
-        gt = intbv(0)[80:]
-        ge = intbv(0)[208:]                     # group g elements at [13g+12:13g]
-        run = intbv(0)[5:]
-        run_e = intbv(0)[13:]
-        te = intbv(0)[5:]
-        elems = intbv(0)[13:]
-        hdr = intbv(0)[512:]
-        desc = intbv(0)[512:]
+    def assemble_beats():
+        # the pipeline moves on `load`: beat register <- stage b (assembled from the stores' read
+        # data), stage b <- stage a (its rows are read now); schedule_frames issues stage a
         beat = intbv(0)[512:]
         row_data = intbv(0)[512:]
         xrow = intbv(0)[16 * XW:]
         xv = modbv(0)[XW:]
         total = modbv(0)[SUM_BITS:]
-        per = intbv(0)[3:]
-        t = intbv(0)[9:]
-        gi = intbv(0)[5:]
-        ln = intbv(0)[5:]
-        tail = intbv(0)[5:]
-        sn = intbv(0)[16:]
-        found = bool(0)
-        bsel = intbv(0)[4:]
-        last_beat = bool(0)
-        rows = intbv(0)[3:]
-        fin = bool(0)
         qs = intbv(0)[128:]
         kk = modbv(0)[2:]
         if rst:
-            ready_rows.next = 0
-            sent.next = 0
-            state.next = IDLE
             out_valid.next = 0
             op_finished.next = 0
-            a_valid.next = 0
             b_valid.next = 0
         else:
             op_finished.next = 0
-            rr[:] = ready_rows
-            tf[:] = tile_fmt
-            sn[:] = sent
-            tiles_all[:] = (count + 15) >> 4
-            n_blocks[:] = (count + 255) >> 8
-            tail[:] = count[4:0]
-            if w_valid:
-                rr[w_row] = 1
-                one[:] = 7
-                fm[:] = w_fmt
-                tf[:] = (tf & ~(one << (w_row * 3))) | (fm << (w_row * 3))
             if load:
-                # the pipeline moves: beat register <- stage b (assembled from the stores' read data),
-                # stage b <- stage a (its rows are read now), stage a <- the next beat issued below
                 out_valid.next = b_valid
                 if b_valid:
                     beat[:] = 0
@@ -280,25 +226,18 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                             if j < b_rows and j < b_per:
                                 kk[:] = b_tile[2:0] + j
                                 if b_per == 4:
-                                    if kk == 0:
-                                        qs[:] = q0
-                                    elif kk == 1:
-                                        qs[:] = q1
-                                    elif kk == 2:
-                                        qs[:] = q2
-                                    else:
-                                        qs[:] = q3
+                                    qs[:] = q0 if kk == 0 else q1 if kk == 1 else q2 if kk == 2 else q3
                                     row_data[:] = qs
                                     beat[:] = beat | (row_data << (128 * j))
-                                elif kk[0] == 0:
-                                    row_data[:] = concat(q1, q0)
-                                    beat[:] = beat | (row_data << (256 * j))
                                 else:
-                                    row_data[:] = concat(q3, q2)
+                                    if kk[0] == 0:
+                                        row_data[:] = concat(q1, q0)
+                                    else:
+                                        row_data[:] = concat(q3, q2)
                                     beat[:] = beat | (row_data << (256 * j))
-                    res_data.next = beat
-                    res_last.next = b_last
-                    res_mask.next = recipients
+                    beats.data.next = beat
+                    beats.last.next = b_last
+                    beats.mask.next = op.recipients
                     op_finished.next = b_fin
                 b_valid.next = a_valid
                 b_hdr.next = a_hdr
@@ -309,13 +248,72 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                 b_lane.next = a_lane
                 b_last.next = a_last
                 b_fin.next = a_fin
-                a_valid.next = 0
-            if commit:
+            if op.clear:
+                b_valid.next = 0
+
+    @always(clk.posedge)
+    def schedule_frames():
+        rr = intbv(0)[ROWS:]
+        tf = intbv(0)[3 * ROWS:]
+        fm = intbv(0)[3 * ROWS:]
+        blk = modbv(0)[16:]
+        need = intbv(0)[17:]
+        one17 = intbv(0)[17:]
+        nb_mask = intbv(0)[17:]
+        gstep = modbv(0)[5:]
+        one = intbv(0)[3 * ROWS:]
+        tiles_all = intbv(0)[9:]
+        n_blocks = intbv(0)[5:]
+        first = intbv(0)[9:]
+        nt = intbv(0)[9:]
+        tfs = modbv(0)[48:]
+        f = modbv(0)[3:]
+        cur = intbv(0)[3:]
+        ng = intbv(0)[5:]
+        gf = intbv(0)[48:]
+        gt = intbv(0)[80:]
+        ge = intbv(0)[208:]                     # group g elements at [13g+12:13g]
+        run = intbv(0)[5:]
+        run_e = intbv(0)[13:]
+        te = intbv(0)[5:]
+        elems = intbv(0)[13:]
+        hdr = intbv(0)[512:]
+        desc = intbv(0)[512:]
+        per = intbv(0)[3:]
+        t = intbv(0)[9:]
+        gi = intbv(0)[5:]
+        ln = intbv(0)[5:]
+        tail = intbv(0)[5:]
+        sn = intbv(0)[16:]
+        found = bool(0)
+        bsel = intbv(0)[4:]
+        last_beat = bool(0)
+        rows = intbv(0)[3:]
+        fin = bool(0)
+        if rst:
+            ready_rows.next = 0
+            sent.next = 0
+            state.next = IDLE
+            a_valid.next = 0
+        else:
+            rr[:] = ready_rows
+            tf[:] = tile_fmt
+            sn[:] = sent
+            tiles_all[:] = (op.count + 15) >> 4
+            n_blocks[:] = (op.count + 255) >> 8
+            tail[:] = op.count[4:0]
+            if tiles.valid:
+                rr[tiles.row] = 1
+                one[:] = 7
+                fm[:] = tiles.fmt
+                tf[:] = (tf & ~(one << (tiles.row * 3))) | (fm << (tiles.row * 3))
+            if load:
+                a_valid.next = 0  # stage a moves on to stage b (assemble_beats)
+            if op.clear:
                 rr[:] = 0
                 sn[:] = 0
                 state.next = IDLE
                 a_valid.next = 0
-                b_valid.next = 0
             elif state == IDLE and load:
                 # lowest complete block not yet sent
                 found = False
@@ -372,10 +370,10 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
                     n_groups.next = ng
                     # header beat
                     hdr[:] = CLASS_RESULT
-                    hdr[F_OP_ID_END:F_OP_ID_LSB] = op_id
-                    hdr[F_GENERATION_END:F_GENERATION_LSB] = generation
+                    hdr[F_OP_ID_END:F_OP_ID_LSB] = op.op_id
+                    hdr[F_GENERATION_END:F_GENERATION_LSB] = op.generation
                     hdr[F_OFFSET_END:F_OFFSET_LSB] = concat(bsel, intbv(0)[8:])
-                    elems[:] = count - concat(bsel, intbv(0)[8:])
+                    elems[:] = op.count - concat(bsel, intbv(0)[8:])
                     if elems > BLOCK_ELEMS:
                         elems[:] = BLOCK_ELEMS
                     hdr[F_N_END:F_N_LSB] = elems
@@ -464,4 +462,4 @@ def prism_result_sender(clk, rst, commit, count, op_id, generation, recipients, 
             tile_fmt.next = tf
             sent.next = sn
 
-    return handshake, write_data, read_addresses, store_ports, step
+    return offer_beats, store_write_data, read_addresses, store_ports, assemble_beats, schedule_frames

@@ -129,6 +129,28 @@ def test_capture_finds_every_phase_block_with_its_instance_count():
     assert len(cap["prism_kulisch_bank"][1][15]) == 280          # o_state at W = 280
 
 
+def test_a_composite_with_bus_ports_is_converted_with_its_sub_blocks_as_black_boxes():
+    """prism_kulisch_store's sub-blocks take buses (hdl/node/prism_buses.py): each black box has a
+    port per bus field, named as MyHDL names them, and the cached-only path converts the composite
+    and reports missing figures without running yosys."""
+    from cosim.sim.toolchain import _bind, build_root, design_key
+    func, args, kwargs, count, inst = synth.capture_phase_blocks(280)["prism_kulisch_store"]
+    folder = os.path.join(build_root(), "synth-blackboxed", "cosim",
+                          f"prism_kulisch_store-{design_key(func, _bind(func, args, kwargs))}")
+    try:
+        synth.synth_block(func, args, kwargs, instance=inst, cached_only=True)
+    except synth.SynthError as e:
+        assert "no figures" in str(e)
+    with open(os.path.join(folder, "blackboxes.v")) as fh:
+        decls = fh.read()
+    for port in ("input [63:0] group_lanes", "input [255:0] written", "output [15:0] sub_go",
+                 "output [511:0] sub_sdata", "output [279:0] o_state"):
+        assert port in decls
+    with open(os.path.join(folder, "prism_kulisch_store.v")) as fh:
+        text = fh.read()
+    assert text.count("prism_kulisch_route_blackbox bb_") == 8 and text.count("prism_kulisch_bank_blackbox bb_") == 64
+
+
 def test_doc_section_is_what_the_command_writes():
     doc = os.path.join(ROOT, "docs", "hdl_sizes.md")
     figures = os.path.join(ROOT, "docs", "hdl_sizes_synth.json")
