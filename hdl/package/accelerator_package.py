@@ -209,7 +209,6 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
         sl = intbv(0)[len(cslot_vec):]
         gn = intbv(0)[len(cgen_vec):]
         found = False
-        found = False
         win[:] = 0
         g[:] = 0
         for k in range(n_tgt):

@@ -98,7 +98,6 @@ def shared_resource_arbiter(clk, rst, want, link_rate, hbm_rate, d2d_rate, grant
         first = intbv(0)[tot:]
         out = intbv(0)[tot:]
         short = False
-        short = False
         out[:] = 0
         first[:] = 0
         caps[:] = 0

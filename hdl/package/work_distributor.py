@@ -203,7 +203,6 @@ def work_distributor(clk, rst,
         idx = intbv(0)[slot_w:]
         found = False
         idx[:] = 0
-        found = False
         for j in range(n_job):  # lowest free slot wins
             if not found and not tbl_live[j]:
                 idx[:] = j
@@ -285,9 +284,6 @@ def work_distributor(clk, rst,
         rf = False
         nf = False
         tr = False
-        rf = False
-        nf = False
-        tr = False
         if retry_valid and retry_live:
             tr = tgt_ready[tbl_tgt[retry_slot]]
             rf = tr
@@ -304,7 +300,6 @@ def work_distributor(clk, rst,
 
     @always_comb
     def completion():
-        m = False
         m = False
         if s_cmpl_valid and tbl_live[s_cmpl_slot]:
             if FAULT == FAULT_NO_GEN_CHECK:

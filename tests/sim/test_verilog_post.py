@@ -230,24 +230,19 @@ def test_hoisting_leaves_sized_literals_alone():
     assert "q <= (P_b1 ? P_hff : 8'h0);" in out
 
 
-MEMORY_INIT = """reg [7:0] zeros [0:16-1];
+def myhdl_memory_init(name, value):
+    """What MyHDL writes (initial_values=True) for a 16 x 8-bit memory `name` filled with `value`."""
+    i = f"INITIALIZE_{name.upper()}_i"
+    return (f"reg [7:0] {name} [0:16-1];\n\n"
+            f"integer {i};\n"
+            f"initial begin\n"
+            f"    for({i}=0; {i}<16; {i}={i}+1) begin\n"
+            f"        {name}[{i}] = {value};\n"
+            f"    end\n"
+            f"end\n")
 
-integer INITIALIZE_ZEROS_i;
-initial begin
-    for(INITIALIZE_ZEROS_i=0; INITIALIZE_ZEROS_i<16; INITIALIZE_ZEROS_i=INITIALIZE_ZEROS_i+1) begin
-        zeros[INITIALIZE_ZEROS_i] = 0;
-    end
-end
 
-reg [7:0] fives [0:16-1];
-
-integer INITIALIZE_FIVES_i;
-initial begin
-    for(INITIALIZE_FIVES_i=0; INITIALIZE_FIVES_i<16; INITIALIZE_FIVES_i=INITIALIZE_FIVES_i+1) begin
-        fives[INITIALIZE_FIVES_i] = 5;
-    end
-end
-"""
+MEMORY_INIT = myhdl_memory_init("zeros", 0) + "\n" + myhdl_memory_init("fives", 5)
 
 
 def test_verilator_source_drops_only_zero_memory_loops_and_keeps_line_numbers():
