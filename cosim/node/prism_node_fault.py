@@ -12,6 +12,7 @@ Ports and parameters: those of `prism_node`, plus
 """
 from myhdl import Signal, always, always_comb, block, intbv
 
+from hdl.common.wiring import ports_of
 from hdl.node.prism_node import prism_node
 
 
@@ -30,12 +31,8 @@ def prism_node_fault(clk, rst,
     in_payload = Signal(bool(0))
     FLIP = 1 << (32 * FAULT_LANE)   # a plain int at block level converts to a sized literal
 
-    node = prism_node(clk, rst,
-                      s_axis_0_tdata, s_axis_0_tvalid, s_axis_0_tready, s_axis_0_tlast,
-                      s_axis_1_tdata, s_axis_1_tvalid, s_axis_1_tready, s_axis_1_tlast,
-                      inner_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                      m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-                      counter_select, counter_value, busy, KULISCH_W=KULISCH_W, CAPACITY=CAPACITY)
+    node = prism_node(**ports_of(prism_node, locals(), m_axis_0_tdata=inner_tdata),
+                      KULISCH_W=KULISCH_W, CAPACITY=CAPACITY)
 
     @always(clk.posedge)
     def track():
