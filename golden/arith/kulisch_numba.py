@@ -887,15 +887,23 @@ def _int8_column_sums(data, r0, r1, c0, nc, acc, out):
 
 # ---- one long sequence into wide digits ------------------------------------------------
 
+@jit(inline="always")
+def _bin_term(fmt, b, bins, bank, fl):
+    """The float pattern b's signed integer significand added into bins[bank, its exponent
+    field] (branch-free); an inf or NaN instead adds its flag to fl.  Returns fl."""
+    e = (b >> _LAYOUT[fmt, 0]) & _LAYOUT[fmt, 1]
+    if e == _LAYOUT[fmt, 1]:
+        return fl | _special_flag(fmt, b)
+    m = (b & _LAYOUT[fmt, 2]) | ((np.int64(1) << _LAYOUT[fmt, 4]) if e != 0 else 0)
+    sm = -(b >> _LAYOUT[fmt, 3])
+    bins[bank, e] += (m ^ sm) - sm
+    return fl
+
+
 @jit
 def _seq_bins(fmt, seq, i0, i1, d, fl):
     """Terms [i0, i1) by exponent bins (any input, specials); returns the flags."""
     bins = np.zeros((BANKS, NBINS), np.int64)
-    exp_shift = _LAYOUT[fmt, 0]
-    exp_mask = _LAYOUT[fmt, 1]
-    frac_mask = _LAYOUT[fmt, 2]
-    sign_shift = _LAYOUT[fmt, 3]
-    hid = np.int64(1) << _LAYOUT[fmt, 4]
     for j0 in range(i0, i1, FLUSH_TERMS):
         j1 = min(i1, j0 + FLUSH_TERMS)
         bins[:, :] = 0
@@ -908,24 +916,10 @@ def _seq_bins(fmt, seq, i0, i1, d, fl):
             i = j0
             while i + BANKS <= j1:
                 for k in range(BANKS):
-                    b = np.int64(seq[i + k])
-                    e = (b >> exp_shift) & exp_mask
-                    if e == exp_mask:
-                        fl |= _special_flag(fmt, b)
-                    else:
-                        m = (b & frac_mask) | (hid if e != 0 else 0)
-                        sm = -(b >> sign_shift)
-                        bins[k, e] += (m ^ sm) - sm
+                    fl = _bin_term(fmt, np.int64(seq[i + k]), bins, k, fl)
                 i += BANKS
             while i < j1:
-                b = np.int64(seq[i])
-                e = (b >> exp_shift) & exp_mask
-                if e == exp_mask:
-                    fl |= _special_flag(fmt, b)
-                else:
-                    m = (b & frac_mask) | (hid if e != 0 else 0)
-                    sm = -(b >> sign_shift)
-                    bins[0, e] += (m ^ sm) - sm
+                fl = _bin_term(fmt, np.int64(seq[i]), bins, 0, fl)
                 i += 1
         for e in range(NBINS):
             s = np.int64(0)

@@ -66,7 +66,8 @@ def test_header_only_names_from_ieee():
     # BF16 is FP32's top 16 bits
     assert v["PRISM_BIAS_BF16"] == v["PRISM_BIAS_FP32"] and v["PRISM_EXP_MASK_BF16"] == v["PRISM_EXP_MASK_FP32"]
     assert v["PRISM_FRAC_MASK_BF16"] == v["PRISM_FRAC_MASK_FP32"] >> 16 and v["PRISM_SIGN_BIT_BF16"] == 15
-    assert v["PRISM_KULISCH_LSB_SHIFT"] == math.frexp(float(np.finfo(np.float32).smallest_subnormal))[1] * -1 + 1
+    tiny = float(np.finfo(np.float32).smallest_subnormal)              # 0.5 * 2^(1 - shift)
+    assert v["PRISM_KULISCH_LSB_SHIFT"] == 1 - math.frexp(tiny)[1] and math.ldexp(tiny, 149) == 1.0
     assert all(v[f"PRISM_KULISCH_W{w}"] == w for w in SF.KULISCH_WIDTHS)
 
 
