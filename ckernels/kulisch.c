@@ -20,9 +20,23 @@
 #define FLUSH_TERMS (1u << 30)  /* terms per bin flush: |bin| < 2^24 * 2^30, far from int64 overflow */
 #define DIGIT_MASK 0xFFFFFFFFll
 
-enum { F_INT8 = 0, F_FP16 = 1, F_BF16 = 2, F_FP32 = 3 };
+/* Protocol constants come from prism_spec.h (generated from spec/); short names for this file. */
+enum { F_INT8 = PRISM_FMT_INT8, F_FP16 = PRISM_FMT_FP16, F_BF16 = PRISM_FMT_BF16, F_FP32 = PRISM_FMT_FP32 };
 enum { K_FINITE = 0, K_NAN = 1, K_PINF = 2, K_NINF = 3 };
-enum { FLAG_NAN = 1, FLAG_PINF = 2, FLAG_NINF = 4, FLAG_OVF = 8 };
+enum { FLAG_NAN = PRISM_FLAG_NAN, FLAG_PINF = PRISM_FLAG_POS_INF, FLAG_NINF = PRISM_FLAG_NEG_INF,
+       FLAG_OVF = PRISM_FLAG_OVERFLOW };
+#define LSB_SHIFT PRISM_KULISCH_LSB_SHIFT   /* bit of 2^0: a finite value's integer term is value * 2^LSB_SHIFT */
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Layout of a float format (fmt one of F_FP16, F_BF16, F_FP32). */
+#define OF_FLOAT(fmt, NAME) ((fmt) == F_FP16 ? PRISM_##NAME##_FP16 : (fmt) == F_BF16 ? PRISM_##NAME##_BF16 : PRISM_##NAME##_FP32)
+INLINE int frac_bits_of(const int fmt) { return OF_FLOAT(fmt, FRAC_BITS); }
+INLINE uint32_t frac_mask_of(const int fmt) { return OF_FLOAT(fmt, FRAC_MASK); }
+INLINE uint32_t emask_of(const int fmt) { return OF_FLOAT(fmt, EXP_MASK); }
+INLINE int bias_of(const int fmt) { return OF_FLOAT(fmt, BIAS); }
+INLINE int sign_bit_of(const int fmt) { return OF_FLOAT(fmt, SIGN_BIT); }
+#undef OF_FLOAT
 
 static inline uint32_t load_bits(int fmt, const void *data, size_t i)
 {
@@ -39,20 +53,20 @@ static inline int bin_of(int fmt, uint32_t b)
 {
     switch (fmt) {
     case F_INT8: return 0;
-    case F_FP16: return (b >> 10) & 0x1F;
-    case F_BF16: return (b >> 7) & 0xFF;
-    default: return (b >> 23) & 0xFF;
+    case F_FP16: return (b >> PRISM_FRAC_BITS_FP16) & PRISM_EXP_MASK_FP16;
+    case F_BF16: return (b >> PRISM_FRAC_BITS_BF16) & PRISM_EXP_MASK_BF16;
+    default: return (b >> PRISM_FRAC_BITS_FP32) & PRISM_EXP_MASK_FP32;
     }
 }
 
 static inline int bin_shift(int fmt, int e)
 {
     int ee = e ? e : 1;               /* subnormals share the smallest normal's scale */
-    switch (fmt) {
-    case F_INT8: return 149;
-    case F_FP16: return ee + 124;     /* m * 2^(e-25) * 2^149 */
-    case F_BF16: return ee + 15;      /* m * 2^(e-134) * 2^149 */
-    default: return ee - 1;           /* m * 2^(e-150) * 2^149 */
+    switch (fmt) {                    /* a float is m * 2^(e - bias - fraction bits), m its integer significand */
+    case F_INT8: return LSB_SHIFT;
+    case F_FP16: return ee - PRISM_BIAS_FP16 - PRISM_FRAC_BITS_FP16 + LSB_SHIFT;
+    case F_BF16: return ee - PRISM_BIAS_BF16 - PRISM_FRAC_BITS_BF16 + LSB_SHIFT;
+    default: return ee - PRISM_BIAS_FP32 - PRISM_FRAC_BITS_FP32 + LSB_SHIFT;
     }
 }
 
@@ -60,8 +74,9 @@ static inline int is_special_bin(int fmt, int e)
 {
     switch (fmt) {
     case F_INT8: return 0;
-    case F_FP16: return e == 0x1F;
-    default: return e == 0xFF;
+    case F_FP16: return e == PRISM_EXP_MASK_FP16;
+    case F_BF16: return e == PRISM_EXP_MASK_BF16;
+    default: return e == PRISM_EXP_MASK_FP32;
     }
 }
 
@@ -71,17 +86,18 @@ static inline int64_t signed_mant(int fmt, uint32_t b)
     int64_t m, s;
     switch (fmt) {
     case F_INT8: return (int8_t)b;
-    case F_FP16: m = (b & 0x3FF) | ((int64_t)(((b >> 10) & 0x1F) != 0) << 10); s = (b >> 15) & 1; break;
-    case F_BF16: m = (b & 0x7F) | ((int64_t)(((b >> 7) & 0xFF) != 0) << 7); s = (b >> 15) & 1; break;
-    default: m = (b & 0x7FFFFF) | ((int64_t)(((b >> 23) & 0xFF) != 0) << 23); s = b >> 31; break;
+    case F_FP16: m = (b & PRISM_FRAC_MASK_FP16) | ((int64_t)(bin_of(fmt, b) != 0) << PRISM_FRAC_BITS_FP16); break;
+    case F_BF16: m = (b & PRISM_FRAC_MASK_BF16) | ((int64_t)(bin_of(fmt, b) != 0) << PRISM_FRAC_BITS_BF16); break;
+    default: m = (b & PRISM_FRAC_MASK_FP32) | ((int64_t)(bin_of(fmt, b) != 0) << PRISM_FRAC_BITS_FP32); break;
     }
+    s = (b >> sign_bit_of(fmt)) & 1;
     return (m ^ -s) + s;              /* branch-free negate when s == 1 */
 }
 
 static inline int special_kind(int fmt, uint32_t b)
 {
-    uint32_t frac = fmt == F_FP16 ? (b & 0x3FF) : fmt == F_BF16 ? (b & 0x7F) : (b & 0x7FFFFF);
-    uint32_t neg = fmt == F_FP32 ? b >> 31 : (b >> 15) & 1;
+    uint32_t frac = b & frac_mask_of(fmt);
+    uint32_t neg = (b >> sign_bit_of(fmt)) & 1;
     return frac ? K_NAN : (neg ? K_NINF : K_PINF);
 }
 
@@ -176,20 +192,20 @@ static void wide_export(const int64_t *d, int width, uint64_t *limbs, int64_t *w
 static uint32_t canonical_nan(int fmt)
 {
     switch (fmt) {
-    case F_INT8: return 0x80;
-    case F_FP16: return 0x7E00;
-    case F_BF16: return 0x7FC0;
-    default: return 0x7FC00000u;
+    case F_INT8: return PRISM_NAN_INT8;
+    case F_FP16: return PRISM_NAN_FP16;
+    case F_BF16: return PRISM_NAN_BF16;
+    default: return PRISM_NAN_FP32;
     }
 }
 
 static uint32_t infinity_bits(int fmt, int neg)
 {
     switch (fmt) {
-    case F_INT8: return neg ? 0x80 : 0x7F;
-    case F_FP16: return neg ? 0xFC00 : 0x7C00;
-    case F_BF16: return neg ? 0xFF80 : 0x7F80;
-    default: return neg ? 0xFF800000u : 0x7F800000u;
+    case F_INT8: return neg ? PRISM_NEG_INF_INT8 : PRISM_POS_INF_INT8;
+    case F_FP16: return neg ? PRISM_NEG_INF_FP16 : PRISM_POS_INF_FP16;
+    case F_BF16: return neg ? PRISM_NEG_INF_BF16 : PRISM_POS_INF_BF16;
+    default: return neg ? PRISM_NEG_INF_FP32 : PRISM_POS_INF_FP32;
     }
 }
 
@@ -213,25 +229,20 @@ static uint32_t round_magnitude(int fmt, const uint64_t *L, int nl, int neg)
     if (p < 0) return 0;                     /* exact zero -> +0 */
 
     if (fmt == F_INT8) {
-        if (p >= 149 + 8) return neg ? 0x80 : 0x7F;
-        int64_t n = (int64_t)(limbs_extract64(L, nl, 149) & 0x1FF);
-        if (limbs_bit(L, 148) && (limbs_any_below(L, 148) || (n & 1))) n++;
+        if (p >= LSB_SHIFT + 8) return infinity_bits(fmt, neg);     /* |value| >= 2^8: saturates */
+        int64_t n = (int64_t)(limbs_extract64(L, nl, LSB_SHIFT) & 0x1FF);
+        if (limbs_bit(L, LSB_SHIFT - 1) && (limbs_any_below(L, LSB_SHIFT - 1) || (n & 1))) n++;
         int64_t v = neg ? -n : n;
-        if (v > 127) v = 127;
-        if (v < -128) v = -128;
-        return (uint32_t)v & 0xFF;
+        if (v > INT8_MAX) v = INT8_MAX;
+        if (v < INT8_MIN) v = INT8_MIN;
+        return (uint32_t)(uint8_t)v;
     }
-    int mbits, emin, emax, sign_pos;
-    switch (fmt) {
-    case F_FP16: mbits = 10; emin = -14; emax = 15; sign_pos = 15; break;
-    case F_BF16: mbits = 7; emin = -126; emax = 127; sign_pos = 15; break;
-    default: mbits = 23; emin = -126; emax = 127; sign_pos = 31; break;
-    }
-    uint32_t sign = (uint32_t)neg << sign_pos;
-    int e = p - 149;
+    const int mbits = frac_bits_of(fmt), emax = bias_of(fmt), emin = 1 - emax;
+    uint32_t sign = (uint32_t)neg << sign_bit_of(fmt);
+    int e = p - LSB_SHIFT;
     if (e > emax) return sign | infinity_bits(fmt, 0);
     if (e < emin) e = emin;
-    int sh = e - mbits + 149;                /* >= 0 for every format */
+    int sh = e - mbits + LSB_SHIFT;          /* >= 0 for every format */
     uint64_t n = limbs_extract64(L, nl, sh) & ((1ull << (mbits + 1)) - 1);
     if (sh > 0 && limbs_bit(L, sh - 1) && ((sh > 1 && limbs_any_below(L, sh - 1)) || (n & 1))) n++;
     if (n >> (mbits + 1)) { n >>= 1; e++; }
@@ -287,7 +298,7 @@ static inline int double_to_term(double v, int64_t *m)
     int e = (int)((b >> 52) & 0x7FF);
     int64_t x = (int64_t)((b & 0xFFFFFFFFFFFFFull) | (1ull << 52));
     if (b >> 63) x = -x;
-    int sh = e - 1075 + 149;
+    int sh = e - 1075 + LSB_SHIFT;           /* a double is M * 2^(e - 1075) */
     if (sh < 0) { x >>= -sh; sh = 0; }       /* exact: the dropped bits are zeros */
     *m = x;
     return sh;
@@ -345,7 +356,7 @@ static inline uint32_t limbs_round(int fmt, const uint64_t *T)
 }
 
 static int check_fmt(int fmt) { return fmt >= F_INT8 && fmt <= F_FP32; }
-static int check_width(int w) { return w == 280 || w == 320; }
+static int check_width(int w) { return w == PRISM_KULISCH_W280 || w == PRISM_KULISCH_W320; }
 
 /* ---- Kulisch: the exact float64 fast path ---------------------------------
  *
@@ -384,13 +395,8 @@ static int check_width(int w) { return w == 280 || w == 320; }
 #else
 #define HOT
 #endif
-#define INLINE static inline __attribute__((always_inline))
 
 static inline float k_f32_from_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
-
-INLINE int frac_bits_of(const int fmt) { return fmt == F_FP16 ? 10 : fmt == F_BF16 ? 7 : 23; }
-INLINE uint32_t emask_of(const int fmt) { return fmt == F_FP16 ? 0x1F : 0xFF; }
-INLINE int bias_of(const int fmt) { return fmt == F_FP16 ? 15 : 127; }
 
 INLINE uint32_t load_fmt(const int fmt, const void *data, size_t i)
 {
@@ -475,6 +481,15 @@ INLINE int chunk_levels(const int fmt, size_t nr, size_t nc, const uint32_t *ema
     return special || levels > MAX_LEVELS ? 0 : levels;
 }
 
+/* One extraction step (above): t = a + x; q = t - a; r = x - q; a = t.  Adds to *a
+ * the part of x on a's grid and returns the remainder r, both exact. */
+INLINE double extract(double *a, double x)
+{
+    double t = *a + x, q = t - *a;
+    *a = t;
+    return x - q;
+}
+
 /* The exact level sums of rows [r0, r1) x columns [c0, c0 + nc) into
  * sum[j * LANES + c] (levels from chunk_levels). */
 INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0, size_t r1, size_t c0, size_t nc,
@@ -488,12 +503,13 @@ INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0,
     const size_t esize = fmt == F_FP32 ? 4 : 2, pf_lines = nc == LANES && stride > LANES ? LANES * esize / 64 : 0;
 #define PREFETCH_NEXT(r) \
     for (size_t l = 0; l < pf_lines; l++) __builtin_prefetch((const char *)data + ((r) * stride + c0 + LANES) * esize + 64 * l)
+#define ELEMENT(c) to_double(fmt, load_fmt(fmt, data, base + (c)))
     if (levels == 1) {
         for (size_t c = 0; c < nc; c++) a1[c] = 0.0;
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
             PREFETCH_NEXT(r);
-            for (size_t c = 0; c < nc; c++) a1[c] += to_double(fmt, load_fmt(fmt, data, base + c));
+            for (size_t c = 0; c < nc; c++) a1[c] += ELEMENT(c);
         }
         for (size_t c = 0; c < nc; c++) sum[c] = a1[c];
     } else if (levels == 2) {
@@ -501,12 +517,7 @@ INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0,
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
             PREFETCH_NEXT(r);
-            for (size_t c = 0; c < nc; c++) {
-                double x = to_double(fmt, load_fmt(fmt, data, base + c));
-                double t = a1[c] + x, q = t - a1[c];
-                a1[c] = t;
-                a2[c] += x - q;
-            }
+            for (size_t c = 0; c < nc; c++) a2[c] += extract(&a1[c], ELEMENT(c));
         }
         for (size_t c = 0; c < nc; c++) { sum[c] = a1[c] - s1[c]; sum[LANES + c] = a2[c]; }
     } else {
@@ -514,18 +525,11 @@ INLINE void chunk_sum(const int fmt, const void *data, size_t stride, size_t r0,
         for (size_t r = r0; r < r1; r++) {
             size_t base = r * stride + c0;
             PREFETCH_NEXT(r);
-            for (size_t c = 0; c < nc; c++) {
-                double x = to_double(fmt, load_fmt(fmt, data, base + c));
-                double t = a1[c] + x, q = t - a1[c];
-                a1[c] = t;
-                double y = x - q;
-                double t2 = a2[c] + y, q2 = t2 - a2[c];
-                a2[c] = t2;
-                a3[c] += y - q2;
-            }
+            for (size_t c = 0; c < nc; c++) a3[c] += extract(&a2[c], extract(&a1[c], ELEMENT(c)));
         }
         for (size_t c = 0; c < nc; c++) { sum[c] = a1[c] - s1[c]; sum[LANES + c] = a2[c] - s2[c]; sum[2 * LANES + c] = a3[c]; }
     }
+#undef ELEMENT
 #undef PREFETCH_NEXT
 }
 
@@ -574,7 +578,7 @@ INLINE void levels_export_n(const double *sum, int levels, size_t nc, int width,
             int64_t e = (int64_t)((b >> 52) & 0x7FF);
             int64_t x = (int64_t)((b & 0xFFFFFFFFFFFFFull) | (1ull << 52));
             x = (b >> 63) ? -x : x;
-            int64_t s = e - 1075 + 149;              /* the sums are multiples of 2^-149: s >= -52 */
+            int64_t s = e - 1075 + LSB_SHIFT;        /* the sums are multiples of 2^-149: s >= -52 */
             m[j][c] = e ? x >> (s < 0 ? -s : 0) : 0;  /* exact: the dropped bits are zeros */
             sh[j][c] = s < 0 ? 0 : s;
         }
@@ -650,10 +654,9 @@ typedef struct {
 
 static void make_tables(int fmt, term_tables *t)
 {
-    int mbits = fmt == F_FP16 ? 10 : fmt == F_BF16 ? 7 : 23;
-    int ebits = fmt == F_FP16 ? 5 : 8;
+    const int mbits = frac_bits_of(fmt), ebits = sign_bit_of(fmt) - mbits;
     for (int se = 0; se < NSE; se++) {
-        int e = se & ((1 << ebits) - 1);
+        int e = se & (int)emask_of(fmt);
         int neg = (se >> ebits) & 1;
         int sh = bin_shift(fmt, e);
         int sp = is_special_bin(fmt, e);
@@ -687,9 +690,9 @@ static void chunk_integer(int fmt, const term_tables *tab, const void *data, siz
             }                                                                         \
         }
         switch (fmt) {
-        case F_FP16: REDUCE_ROW(uint16_t, 10) break;
-        case F_BF16: REDUCE_ROW(uint16_t, 7) break;
-        default: REDUCE_ROW(uint32_t, 23) break;
+        case F_FP16: REDUCE_ROW(uint16_t, PRISM_FRAC_BITS_FP16) break;
+        case F_BF16: REDUCE_ROW(uint16_t, PRISM_FRAC_BITS_BF16) break;
+        default: REDUCE_ROW(uint32_t, PRISM_FRAC_BITS_FP32) break;
         }
 #undef REDUCE_ROW
         if (any_special & SPECIAL_MARK)   /* rare: classify this row's specials */
@@ -756,7 +759,7 @@ static void seq_accumulate(int fmt, const void *data, size_t n, int64_t *d, uint
     size_t i = 0;
     if (fmt == F_INT8) {
         for (; i < n; i += INT8_CHUNK)
-            wide_add_shifted(d, int8_sum((const int8_t *)data + i, n - i < INT8_CHUNK ? n - i : INT8_CHUNK), 149);
+            wide_add_shifted(d, int8_sum((const int8_t *)data + i, n - i < INT8_CHUNK ? n - i : INT8_CHUNK), LSB_SHIFT);
         wide_normalize(d);
         return;
     }
@@ -794,17 +797,15 @@ static inline __attribute__((always_inline)) uint32_t round_pair(const int fmt, 
     int e2 = E - 1075;                       /* |hi| = M * 2^e2 */
     if (fmt == F_INT8) {
         int t = -e2;
-        if (t <= 0) return neg ? 0x80 : 0x7F;    /* |hi| >= 2^52: saturates */
+        if (t <= 0) return infinity_bits(fmt, neg);   /* |hi| >= 2^52: saturates */
         if (t > 60) return 0;                    /* |hi| < 2^-7 */
         uint64_t n = M >> t, rem = M & ((1ull << t) - 1), half = 1ull << (t - 1);
         n += (rem > half) | ((rem == half) & ((l > 0) | ((l == 0) & (int)(n & 1))));
         int64_t v = neg ? -(int64_t)n : (int64_t)n;
-        return (uint32_t)(v > 127 ? 127 : v < -128 ? -128 : v) & 0xFF;
+        return (uint32_t)(uint8_t)(v > INT8_MAX ? INT8_MAX : v < INT8_MIN ? INT8_MIN : v);
     }
-    const int mbits = fmt == F_FP16 ? 10 : fmt == F_BF16 ? 7 : 23;
-    const int emin = fmt == F_FP16 ? -14 : -126, emax = fmt == F_FP16 ? 15 : 127;
-    const int sign_pos = fmt == F_FP32 ? 31 : 15;
-    uint32_t sign = (uint32_t)neg << sign_pos;
+    const int mbits = frac_bits_of(fmt), emax = bias_of(fmt), emin = 1 - emax;
+    uint32_t sign = (uint32_t)neg << sign_bit_of(fmt);
     int e = E - 1023;
     e = e < emin ? emin : e;
     int t = (e - mbits) - e2;                /* >= 52 - mbits > 0 */
@@ -826,8 +827,7 @@ static inline uint32_t round_state(int fmt, int width, const uint64_t *limbs, in
     uint32_t r = special_result(fmt, flags, &sp);
     if (sp) return r;
     if (wraps) {                             /* |true sum| >= 2^(W-1-149) >= 2^130: beyond every format */
-        int neg = wraps < 0;
-        return fmt == F_INT8 ? (neg ? 0x80 : 0x7F) : infinity_bits(fmt, neg);
+        return infinity_bits(fmt, wraps < 0);     /* INT8 saturates */
     }
     const int top = width - 64 * (KULISCH_LIMBS - 1);
     const uint64_t mask = top == 64 ? ~0ull : (1ull << top) - 1;
@@ -845,6 +845,8 @@ static inline uint32_t round_state(int fmt, int width, const uint64_t *limbs, in
  * TwoSum(s1, a), the exact sum is hi + c + b; lo = fl(c + b) keeps its sign,
  * and when hi + lo == hi (|lo| <= ulp53(hi)/2) the pair argument holds for
  * (hi, lo); otherwise (deep cancellation) the exact state decides. */
+_Static_assert(PRISM_KULISCH_W280 - 1 - LSB_SHIFT >= 130, "a sum below 2^130 wraps neither width");
+
 static inline __attribute__((always_inline)) void
 levels_round_fmt(const int fmt, const double *sum, int levels, size_t nc, int width,
                  uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
@@ -986,7 +988,7 @@ static int reduce_impl(int in_fmt, int out_fmt, const void *data, size_t rows, s
             for (size_t r0 = 0; r0 < rows; r0 += INT8_CHUNK) {
                 size_t r1 = rows - r0 < INT8_CHUNK ? rows : r0 + INT8_CHUNK;
                 int8_column_sums((const int8_t *)data, cols, r0, r1, c0, nc, isum);
-                for (size_t c = 0; c < nc; c++) limbs_add_shifted(T[c], isum[c], 149);
+                for (size_t c = 0; c < nc; c++) limbs_add_shifted(T[c], isum[c], LSB_SHIFT);
             }
         } else {
             for (size_t r0 = 0; r0 < rows; r0 += CHUNK_ROWS) {
@@ -1052,30 +1054,36 @@ int kulisch_round(int out_fmt, int width, const uint64_t *limbs, const int64_t *
 static inline float f32_from_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 static inline uint32_t bits_from_f32(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
 
+/* A float pattern's magnitude above +inf's: a NaN. */
+static inline int is_nan_bits(int fmt, uint32_t b)
+{
+    return (b & (((uint32_t)1 << sign_bit_of(fmt)) - 1)) > (emask_of(fmt) << frac_bits_of(fmt));
+}
+
 /* Exact conversion of a pattern to FP32 (NaN -> canonical NaN). */
 static inline uint32_t to_fp32_bits(int fmt, uint32_t b)
 {
     switch (fmt) {
     case F_INT8: return bits_from_f32((float)(int8_t)b);
     case F_FP16: {
-        uint32_t s = (b >> 15) << 31, e = (b >> 10) & 0x1F, m = b & 0x3FF;
-        if (e == 0x1F) return m ? 0x7FC00000u : s | 0x7F800000u;
-        if (e == 0) return s | bits_from_f32((float)m * 0x1p-24f);   /* exact: m < 2^10 */
-        return s | ((e + 112) << 23) | (m << 13);
+        uint32_t s = (b >> PRISM_SIGN_BIT_FP16) << PRISM_SIGN_BIT_FP32, e = bin_of(F_FP16, b), m = b & PRISM_FRAC_MASK_FP16;
+        if (e == PRISM_EXP_MASK_FP16) return m ? PRISM_NAN_FP32 : s | PRISM_POS_INF_FP32;
+        if (e == 0) return s | bits_from_f32((float)m * 0x1p-24f);   /* exact: m < 2^10, subnormal weight 2^-24 */
+        return s | ((e - PRISM_BIAS_FP16 + PRISM_BIAS_FP32) << PRISM_FRAC_BITS_FP32)
+                 | (m << (PRISM_FRAC_BITS_FP32 - PRISM_FRAC_BITS_FP16));
     }
     case F_BF16:
-        if ((b & 0x7F80) == 0x7F80 && (b & 0x7F)) return 0x7FC00000u;
-        return b << 16;
+        if (is_nan_bits(F_BF16, b)) return PRISM_NAN_FP32;
+        return b << 16;                       /* BF16 is FP32's top half */
     default:
-        if ((b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFF)) return 0x7FC00000u;
-        return b;
+        return is_nan_bits(F_FP32, b) ? PRISM_NAN_FP32 : b;
     }
 }
 
 uint32_t fp32_add_bits(uint32_t a, uint32_t b)
 {
     float r = f32_from_bits(a) + f32_from_bits(b);
-    return r != r ? 0x7FC00000u : bits_from_f32(r);
+    return r != r ? PRISM_NAN_FP32 : bits_from_f32(r);
 }
 
 int fp32_arrival_reduce(int in_fmt, const void *data, size_t rows, size_t cols, uint32_t *out_fp32)
@@ -1094,17 +1102,18 @@ int fp32_arrival_reduce(int in_fmt, const void *data, size_t rows, size_t cols, 
                 for (size_t c = 0; c < nc; c++) row[c] = f32_from_bits(to_fp32_bits(in_fmt, load_bits(in_fmt, data, r * cols + c0 + c)));
             for (size_t c = 0; c < nc; c++) acc[c] += x[c];    /* one IEEE add per element, in row order */
         }
-        for (size_t c = 0; c < nc; c++) out_fp32[c0 + c] = acc[c] != acc[c] ? 0x7FC00000u : bits_from_f32(acc[c]);
+        for (size_t c = 0; c < nc; c++) out_fp32[c0 + c] = acc[c] != acc[c] ? PRISM_NAN_FP32 : bits_from_f32(acc[c]);
     }
     return 0;
 }
 
 static uint32_t fp32_round_one(int fmt, uint32_t b)
 {
-    if (fmt == F_FP32) return ((b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFF)) ? 0x7FC00000u : b;
-    int e = (b >> 23) & 0xFF, neg = b >> 31;
-    if (e == 0xFF) return (b & 0x7FFFFF) ? canonical_nan(fmt) : infinity_bits(fmt, neg);
-    if ((b & 0x7FFFFFFF) == 0) return (fmt == F_INT8 || !neg) ? 0 : (uint32_t)1 << 15;
+    if (fmt == F_FP32) return is_nan_bits(F_FP32, b) ? PRISM_NAN_FP32 : b;
+    int e = bin_of(F_FP32, b), neg = b >> PRISM_SIGN_BIT_FP32;
+    if (e == PRISM_EXP_MASK_FP32) return (b & PRISM_FRAC_MASK_FP32) ? canonical_nan(fmt) : infinity_bits(fmt, neg);
+    if ((b & ~((uint32_t)1 << PRISM_SIGN_BIT_FP32)) == 0)     /* a float zero keeps its sign */
+        return (fmt == F_INT8 || !neg) ? 0 : (uint32_t)1 << sign_bit_of(fmt);
     int64_t d[WIDE_DIGITS] = {0};
     wide_add_shifted(d, signed_mant(F_FP32, b), bin_shift(F_FP32, e));
     wide_normalize(d);

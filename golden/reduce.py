@@ -30,7 +30,7 @@ from typing import Optional
 import numpy as np
 
 from golden.arith.formats import FORMAT_CODE, FORMATS, WIDTH_BITS
-from spec.formats import KULISCH_WIDTHS
+from spec.formats import KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
 
 POLICIES = ("kulisch", "fp32-arrival")
 OUT_FORMATS = ("exact", "fp32", "bf16", "fp16", "int8", "auto")
@@ -94,7 +94,7 @@ def check_arguments(policy, out_fmt, width):
     if out_fmt not in OUT_FORMATS:
         raise ValueError(f"unknown output format {out_fmt!r}; expected one of {', '.join(OUT_FORMATS)}")
     if width not in WIDTHS:
-        raise ValueError(f"Kulisch width must be 320 or 280, got {width!r}")
+        raise ValueError(f"Kulisch width must be one of {WIDTHS}, got {width!r}")
     if policy == "fp32-arrival" and out_fmt == "exact":
         raise ValueError("out format 'exact' needs the kulisch policy (fp32-arrival has no exact state)")
 
@@ -105,7 +105,7 @@ def _validate(policy, in_fmt, out_fmt, impl, width):
     check_arguments(policy, out_fmt, width)
 
 
-def reduce(policy, in_fmt, out_fmt, data, impl="python", width=320):
+def reduce(policy, in_fmt, out_fmt, data, impl="python", width=KULISCH_WIDTH_DEFAULT):
     """Reduce the rows of a C x E array of raw patterns; see the module docstring."""
     _validate(policy, in_fmt, out_fmt, impl, width)
     a = as_bit_patterns(in_fmt, data)

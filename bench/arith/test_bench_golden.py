@@ -24,7 +24,6 @@ whether it is a peer.  Every case checks its result against another
 implementation, so a fast wrong kernel cannot pass.
 """
 import math
-import os
 from fractions import Fraction
 
 import numpy as np
@@ -37,6 +36,7 @@ from golden.arith.fp32_arith import fp32_arrival_fold
 from golden.arith.kulisch import kulisch_sum, limbs_to_signed
 from golden.reduce import reduce
 
+ITEM = "term"             # what record() counts (bench/conftest.py)
 ROWS, COLS = 64, 16384
 SEQ = 1_000_000
 
@@ -85,15 +85,6 @@ def as_float32(fmt, a):
 MANY_ROUNDS = pytest.mark.benchmark(min_rounds=3000)
 
 
-def record(benchmark, n, impl, peer=False, unit="term"):
-    if benchmark.stats is None:                                       # --benchmark-disable: checks only
-        return
-    stats = benchmark.stats.stats
-    benchmark.extra_info.update(n=n, unit=unit, impl=impl, peer=peer, load1=os.getloadavg()[0],
-                                ns_per_item=stats.min / n * 1e9, ns_per_item_mean=stats.mean / n * 1e9)
-    benchmark.extra_info["ns_per_term"] = stats.min / n * 1e9          # the name earlier runs used
-
-
 # ---- exact sums: ours ---------------------------------------------------------------------
 
 ENGINES = {"c": ck, "numba": kulisch_numba}
@@ -131,12 +122,12 @@ def check_ours(fmt, shape_name, impl, entry, result):
 @MANY_ROUNDS
 @pytest.mark.parametrize("impl,entry", OURS, ids=[f"{i}-{e}" for i, e in OURS])
 @pytest.mark.parametrize("shape_name", ["allreduce", "sequence"])
-def test_exact_sum_fp32(benchmark, shape_name, impl, entry):
+def test_exact_sum_fp32(benchmark, record, shape_name, impl, entry):
     benchmark.group = f"sum-{shape_name}-fp32"
     fn = ours("fp32", shape_name, impl, entry)
     fn()                                                              # warm-up (JIT)
     check_ours("fp32", shape_name, impl, entry, benchmark(fn))
-    record(benchmark, data(f"{shape_name}-fp32").size, f"{impl} {entry}")
+    record(data(f"{shape_name}-fp32").size, f"{impl} {entry}")
 
 
 NARROW = [(i, e) for i, e in OURS if e != "reduce-exact"]
@@ -145,12 +136,12 @@ NARROW = [(i, e) for i, e in OURS if e != "reduce-exact"]
 @MANY_ROUNDS
 @pytest.mark.parametrize("impl,entry", NARROW, ids=[f"{i}-{e}" for i, e in NARROW])
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "int8"])
-def test_exact_sum_narrow(benchmark, fmt, impl, entry):
+def test_exact_sum_narrow(benchmark, record, fmt, impl, entry):
     benchmark.group = f"sum-allreduce-{fmt}"
     fn = ours(fmt, "allreduce", impl, entry)
     fn()
     check_ours(fmt, "allreduce", impl, entry, benchmark(fn))
-    record(benchmark, ROWS * COLS, f"{impl} {entry}")
+    record(ROWS * COLS, f"{impl} {entry}")
 
 
 # ---- exact and plain sums: peers ------------------------------------------------------------
@@ -179,7 +170,7 @@ PEERS = {"numpy float32 sum": None, "xsum large": xsum_large, "xsum small": xsum
 @pytest.mark.parametrize("peer", [pytest.param(p, marks=MANY_ROUNDS) if p in ("numpy float32 sum", "xsum large") else p
                                   for p in PEERS])
 @pytest.mark.parametrize("shape_name", ["allreduce", "sequence"])
-def test_peer_sum_fp32(benchmark, shape_name, peer):
+def test_peer_sum_fp32(benchmark, record, shape_name, peer):
     benchmark.group = f"sum-{shape_name}-fp32"
     a = data(f"{shape_name}-fp32").view(np.float32)
     if peer == "numpy float32 sum":
@@ -190,36 +181,36 @@ def test_peer_sum_fp32(benchmark, shape_name, peer):
         values = a.reshape(-1).astype(np.float64)                     # exact; outside the timing
         result = benchmark(PEERS[peer], values)
         assert result == exact_double(a.reshape(-1))                  # the exact sum, correctly rounded
-    record(benchmark, a.size, peer, peer=True)
+    record(a.size, peer, peer=True)
 
 
 @MANY_ROUNDS
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "int8"])
-def test_peer_numpy_sum_narrow(benchmark, fmt):
+def test_peer_numpy_sum_narrow(benchmark, record, fmt):
     benchmark.group = f"sum-allreduce-{fmt}"
     f = as_float32(fmt, data(f"allreduce-{fmt}"))
     result = benchmark(lambda: f.sum(axis=0))
     assert result.shape == (COLS,)
-    record(benchmark, f.size, "numpy float32 sum", peer=True)
+    record(f.size, "numpy float32 sum", peer=True)
 
 
 @MANY_ROUNDS
-def test_plain_f32_loop(benchmark):
+def test_plain_f32_loop(benchmark, record):
     benchmark.group = "sum-sequence-fp32"
     x = data("sequence-fp32").view(np.float32).reshape(-1)
     s = benchmark(ck.sum_f32_plain, x)
     assert np.isfinite(s)
-    record(benchmark, x.size, "C plain float32 loop", peer=True)
+    record(x.size, "C plain float32 loop", peer=True)
 
 
 # ---- the pure-Python reference -----------------------------------------------------------------
 
-def test_python_reference(benchmark):
+def test_python_reference(benchmark, record):
     benchmark.group = "reference"
     x = data("sequence-fp32").reshape(-1)[:10_000]
     acc = benchmark.pedantic(kulisch_sum, args=("fp32", x.tolist()), rounds=3, iterations=1)
     assert acc.exact_limbs() == ck.kulisch_accumulate("fp32", x)[0].tolist()
-    record(benchmark, x.size, "python reference")
+    record(x.size, "python reference")
 
 
 # ---- FP32_ARRIVAL --------------------------------------------------------------------------------
@@ -230,7 +221,7 @@ ARRIVAL = {"python": lambda a: [fp32_arrival_fold("fp32", c) for c in a.T.tolist
 
 
 @pytest.mark.parametrize("impl,cols", [("python", 160), ("numba", COLS), ("c", COLS)])
-def test_fp32_arrival(benchmark, impl, cols):
+def test_fp32_arrival(benchmark, record, impl, cols):
     benchmark.group = "fp32-arrival"
     a = data("allreduce-fp32")[:, :cols]
     fn = ARRIVAL[impl]
@@ -238,4 +229,4 @@ def test_fp32_arrival(benchmark, impl, cols):
     out = np.array(benchmark(fn, a), np.uint32)
     other = ck.fp32_arrival_reduce("fp32", a) if impl != "c" else fp32_numba.fp32_arrival_reduce("fp32", a)
     assert np.array_equal(out, other)
-    record(benchmark, a.size, impl)
+    record(a.size, impl)

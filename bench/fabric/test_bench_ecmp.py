@@ -16,7 +16,6 @@ Groups (one pytest-benchmark table each, so one run prints the ratios):
 Every case records ns_per_item (minimum time / flows), n, unit, impl, peer, and
 checks its result against another implementation.
 """
-import os
 import zlib
 
 import fastcrc
@@ -27,6 +26,7 @@ from golden.fabric import ecmp_c as c_ecmp
 from golden.fabric import ecmp, ecmp_numba
 
 SIZES = (10_000, 1_000_000)
+ITEM = "flow"             # what record() counts (bench/conftest.py)
 N = 1_000_000
 N_PEER = 100_000          # peers called per flow from Python
 
@@ -62,15 +62,6 @@ def serialised(n):
     return _CACHE[key]
 
 
-def record(benchmark, n, impl, peer=False, unit="flow"):
-    if benchmark.stats is None:                                       # --benchmark-disable: checks only
-        return
-    stats = benchmark.stats.stats
-    benchmark.extra_info.update(n=n, unit=unit, impl=impl, peer=peer, load1=os.getloadavg()[0],
-                                ns_per_item=stats.min / n * 1e9, ns_per_item_mean=stats.mean / n * 1e9)
-    benchmark.extra_info["ns_per_flow"] = stats.min / n * 1e9         # the name earlier runs used
-
-
 class gfni_off:
     """Run our C kernel on its position tables (the byte-plane path switched off)."""
     def __enter__(self):
@@ -94,14 +85,14 @@ HASH_CASES = [(algo, impl) for algo in ecmp.HASHES for impl in OURS_HASH] + [("c
 
 
 @pytest.mark.parametrize("algo,impl", HASH_CASES, ids=[f"{a}-{i}" for a, i in HASH_CASES])
-def test_hash(benchmark, algo, impl):
+def test_hash(benchmark, record, algo, impl):
     benchmark.group = f"hash-{algo}"
     fs = flows(N)
     fn = (lambda: c_ecmp.crc32_flows_slice8(fs)) if impl == "c slicing-by-8" else (lambda: our_hash(impl, algo, fs))
     fn()                                                              # warm the JIT / tables
     h = benchmark(fn)
     assert np.array_equal(h, ecmp_numba.hash_flows(fs, algo) if impl != "numba" else c_ecmp.hash_flows(fs, algo))
-    record(benchmark, N, impl)
+    record(N, impl)
 
 
 PEER_HASHES = {("crc32", "zlib.crc32"): zlib.crc32,
@@ -110,7 +101,7 @@ PEER_HASHES = {("crc32", "zlib.crc32"): zlib.crc32,
 
 
 @pytest.mark.parametrize("algo,peer", list(PEER_HASHES), ids=[p for _, p in PEER_HASHES])
-def test_peer_hash_per_flow(benchmark, algo, peer):
+def test_peer_hash_per_flow(benchmark, record, algo, peer):
     """A CRC library called per flow from Python -- the way a user hashes tuples
     without our kernels; its hashes must equal ours flow for flow."""
     benchmark.group = f"hash-{algo}"
@@ -118,16 +109,16 @@ def test_peer_hash_per_flow(benchmark, algo, peer):
     views = [buf[13 * i:13 * i + 13] for i in range(N_PEER)]
     h = benchmark(lambda: [fn(v) for v in views])
     assert h == c_ecmp.hash_flows(flows(N), algo)[:N_PEER].tolist()
-    record(benchmark, N_PEER, f"{peer} per flow", peer=True)
+    record(N_PEER, f"{peer} per flow", peer=True)
 
 
-def test_peer_zlib_raw_rate(benchmark):
+def test_peer_zlib_raw_rate(benchmark, record):
     """zlib.crc32 over all 13 MB at once: its raw speed per 13 bytes."""
     benchmark.group = "hash-crc32"
     buf = serialised(N)
     crc = benchmark(zlib.crc32, buf)
     assert crc == fastcrc.crc32.iso_hdlc(buf)
-    record(benchmark, N, "zlib.crc32, one 13-MB buffer", peer=True)
+    record(N, "zlib.crc32, one 13-MB buffer", peer=True)
 
 
 IMPLS = {
@@ -139,19 +130,19 @@ IMPLS = {
 
 @pytest.mark.parametrize("impl", ["c", "numba"])
 @pytest.mark.parametrize("algo", list(ecmp.HASHES))
-def test_bin(benchmark, algo, impl):
+def test_bin(benchmark, record, algo, impl):
     benchmark.group = f"bin-{algo}"
     fs = flows(N)
     IMPLS[impl](flows(100), algo)                                     # warm the JIT / tables
     counts = benchmark(IMPLS[impl], fs, algo)
     other = IMPLS["numba" if impl == "c" else "c"](fs, algo)
     assert np.array_equal(counts, other) and int(counts.sum()) == N
-    record(benchmark, N, impl)
+    record(N, impl)
 
 
-def test_bin_reference(benchmark):
+def test_bin_reference(benchmark, record):
     benchmark.group = "bin-reference"
     fs = flows(10_000)
     counts = benchmark.pedantic(IMPLS["python"], args=(fs, "crc32"), rounds=3, iterations=1)
     assert counts == IMPLS["c"](fs, "crc32").tolist()
-    record(benchmark, 10_000, "python reference")
+    record(10_000, "python reference")

@@ -49,6 +49,15 @@ def bit_array(fmt, data, ndim):
     return a
 
 
+def accumulator_state(state, limbs):
+    """The fast kernels' kulisch_accumulate start: (limbs, a fresh uint64 array of `limbs` words,
+    wraps, flags) from `state` = (limbs, wraps, flags), or a zero state when `state` is None."""
+    import numpy as np
+    if state is None:
+        return np.zeros(limbs, np.uint64), 0, 0
+    return np.array(state[0], np.uint64).reshape(limbs), int(state[1]), int(state[2])   # np.array copies
+
+
 def _check_fmt(fmt):
     if fmt not in WIDTH_BITS:
         raise ValueError(f"unknown number format {fmt!r}; expected one of {', '.join(FORMATS)}")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden.arith.formats import FORMAT_CODE, bit_array as _bits
+from golden.arith.formats import FORMAT_CODE, accumulator_state, bit_array as _bits
+from spec.formats import KULISCH_WIDTH_DEFAULT
 
 try:
     from ckernels._kulisch import ffi, lib
@@ -31,7 +32,7 @@ def _check(rc):
         raise ValueError(_ERRORS.get(rc, f"C kernel error {rc}"))
 
 
-def kulisch_reduce(in_fmt, data, width=320):
+def kulisch_reduce(in_fmt, data, width=KULISCH_WIDTH_DEFAULT):
     """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
     a = _bits(in_fmt, data, 2)
     rows, cols = a.shape
@@ -43,7 +44,7 @@ def kulisch_reduce(in_fmt, data, width=320):
     return limbs, wraps, flags
 
 
-def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
+def kulisch_reduce_round(in_fmt, out_fmt, data, width=KULISCH_WIDTH_DEFAULT):
     """The reduction rounded once to out_fmt -> (bits uint32 (E,), wraps int64 (E,),
     flags uint8 (E,)); the same as kulisch_reduce then kulisch_round."""
     if out_fmt not in FORMAT_CODE:
@@ -58,15 +59,11 @@ def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
     return bits, wraps, flags
 
 
-def kulisch_accumulate(in_fmt, seq, width=320, state=None):
+def kulisch_accumulate(in_fmt, seq, width=KULISCH_WIDTH_DEFAULT, state=None):
     """Accumulate one sequence into one state; `state` = (limbs, wraps, flags)
     to continue a previous sum.  Returns (limbs uint64 (5,), wraps, flags)."""
     a = _bits(in_fmt, seq, 1)
-    if state is None:
-        limbs, wraps, flags = np.zeros(LIMBS, np.uint64), 0, 0
-    else:
-        limbs = np.array(state[0], np.uint64).reshape(LIMBS).copy()
-        wraps, flags = int(state[1]), int(state[2])
+    limbs, wraps, flags = accumulator_state(state, LIMBS)
     w = ffi.new("int64_t *", wraps)
     f = ffi.new("uint8_t *", flags)
     _check(lib.kulisch_accumulate(FORMAT_CODE[in_fmt], _ptr("void *", a), a.size, width,

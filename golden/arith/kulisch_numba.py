@@ -31,11 +31,12 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 
-from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
+from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, accumulator_state, bit_array as _bits
 from golden.jit import jit
 from spec.formats import (FMT_BF16 as F_BF16, FMT_FP16 as F_FP16, FMT_FP32 as F_FP32, FMT_INT8 as F_INT8,
-                          INF_BF16, INF_FP16, INF_FP32, INF_INT8, KULISCH_LSB_EXP, KULISCH_WIDTHS, NAN_BF16,
-                          NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16, NEG_INF_FP16, NEG_INF_FP32, NEG_INF_INT8)
+                          INF_BF16, INF_FP16, INF_FP32, INF_INT8, KULISCH_LSB_EXP, KULISCH_WIDTH_DEFAULT,
+                          KULISCH_WIDTHS, NAN_BF16, NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16, NEG_INF_FP16,
+                          NEG_INF_FP32, NEG_INF_INT8)
 from spec.frames import (FLAG_NAN, FLAG_NEG_INF as FLAG_NINF, FLAG_OVERFLOW as FLAG_OVF,
                          FLAG_POS_INF as FLAG_PINF)
 
@@ -232,6 +233,21 @@ def _infinity(fmt, neg):
     return NEG_INF_FP32 if neg else INF_FP32
 
 
+@jit(inline="always")
+def _pack_float(fmt, sign, e, n, mbits, emax):
+    """The float with sign bit `sign` of a value rounded to n (at most mbits + 2 bits: a carry of
+    the rounding moves into the exponent) times 2^(e - mbits), e >= emin: +/-inf above emax, else
+    normal, or subnormal (or a zero) when n has no hidden bit."""
+    carry = n >> (mbits + 1)                # branch-free: the decision is data-dependent
+    n >>= carry
+    e += carry
+    if e > emax:
+        return sign | _infinity(fmt, False)
+    if n >> mbits:
+        return sign | ((e + emax) << mbits) | (n & ((1 << mbits) - 1))
+    return sign | n
+
+
 @jit
 def _round_wide(fmt, d):
     """Round a normalised exact value (units of 2^-149, digits d) to fmt.
@@ -255,7 +271,7 @@ def _round_wide(fmt, d):
         return 0
     if fmt == F_INT8:
         if p >= LSB_SHIFT + 8:
-            return 0x80 if neg else 0x7F
+            return _infinity(fmt, neg)            # saturates
         n = _bits_at(d, LSB_SHIFT, 9)
         if _digit_bit(d, LSB_SHIFT - 1) and (_any_below(d, LSB_SHIFT - 1) or (n & 1)):
             n += 1
@@ -275,14 +291,7 @@ def _round_wide(fmt, d):
     n = _bits_at(d, sh, mbits + 1)
     if sh > 0 and _digit_bit(d, sh - 1) and ((sh > 1 and _any_below(d, sh - 1)) or (n & 1)):
         n += 1
-    if n >> (mbits + 1):
-        n >>= 1
-        e += 1
-    if e > emax:
-        return sign | _infinity(fmt, False)
-    if n >> mbits:
-        return sign | ((e + emax) << mbits) | (n & ((1 << mbits) - 1))
-    return sign | n
+    return _pack_float(fmt, sign, e, n, mbits, emax)
 
 
 @jit
@@ -444,95 +453,72 @@ def _chunk_levels(nr, nc, fb, special_field, mx, mn, sig_bits):
 
 
 @jit(inline="always")
+def _prefetch_row(pf, r, c, step, lines):
+    """Hint: fetch `lines` cache lines of row r of the 2-d array pf, from column c on, step elements apart."""
+    for ln in range(lines):
+        _prefetch(pf, r, c + ln * step)
+
+
+@jit(inline="always")
+def _extract(a, x):
+    """One error-free extraction step against the accumulator a (kulisch.c states the proof):
+    (a + x, the part of x below a's grid), both exact."""
+    t = a + x
+    return t, x - (t - a)
+
+
+@jit(inline="always")
 def _chunk_sum(xf, r0, r1, c0, nc, levels, sig, acc, pf, pf_r0, pf_c, pf_step, pf_lines):
     """Exact level sums of rows [r0, r1) x columns [c0, c0 + nc) of the float32
     array xf into acc[j, c] (row by row over 1-d views: they vectorise).  With
     each row, pf_lines cache lines of row pf_r0 + (r - r0) of the 2-d array pf
     from column pf_c on (pf_step elements apart) are prefetched: the next
     block's part of the row (the rows are far apart, more streams than the
-    hardware prefetcher follows)."""
+    hardware prefetcher follows).  One and two levels go two rows per trip
+    (half the store -> load waits on the accumulators; exact in any order)."""
     a1 = acc[0]
     a2 = acc[1]
     a3 = acc[2]
     s1 = sig[0]
     s2 = sig[1]
-    if levels == 1:
-        for c in range(nc):
-            a1[c] = 0.0
-        r = r0
-        while r + 2 <= r1:             # two rows per trip (exact: every partial sum is, in any order)
-            for ln in range(pf_lines):
-                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
-                _prefetch(pf, pf_r0 + r + 1 - r0, pf_c + ln * pf_step)
-            row0 = xf[r, c0:c0 + nc]
-            row1 = xf[r + 1, c0:c0 + nc]
+    pairs_end = r0 + (r1 - r0) // 2 * 2 if levels < 3 else r0
+    for c in range(nc):
+        a1[c] = s1[c] if levels > 1 else 0.0
+        a2[c] = s2[c] if levels > 2 else 0.0
+        a3[c] = 0.0
+    for r in range(r0, pairs_end, 2):
+        _prefetch_row(pf, pf_r0 + r - r0, pf_c, pf_step, pf_lines)
+        _prefetch_row(pf, pf_r0 + r + 1 - r0, pf_c, pf_step, pf_lines)
+        row0 = xf[r, c0:c0 + nc]
+        row1 = xf[r + 1, c0:c0 + nc]
+        if levels == 1:
             for c in range(nc):
                 a1[c] += np.float64(row0[c]) + np.float64(row1[c])
-            r += 2
-        for r in range(r, r1):
-            for ln in range(pf_lines):
-                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
-            row = xf[r, c0:c0 + nc]
+        else:
+            for c in range(nc):
+                t, rest0 = _extract(a1[c], np.float64(row0[c]))
+                a1[c], rest1 = _extract(t, np.float64(row1[c]))
+                a2[c] += rest0 + rest1
+    for r in range(pairs_end, r1):
+        _prefetch_row(pf, pf_r0 + r - r0, pf_c, pf_step, pf_lines)
+        row = xf[r, c0:c0 + nc]
+        if levels == 1:
             for c in range(nc):
                 a1[c] += np.float64(row[c])
-    elif levels == 2:
-        for c in range(nc):
-            a1[c] = s1[c]
-            a2[c] = 0.0
-        r = r0
-        while r + 2 <= r1:             # two rows per trip: half the store -> load waits on a1, a2
-            for ln in range(pf_lines):
-                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
-                _prefetch(pf, pf_r0 + r + 1 - r0, pf_c + ln * pf_step)
-            row0 = xf[r, c0:c0 + nc]
-            row1 = xf[r + 1, c0:c0 + nc]
+        elif levels == 2:
             for c in range(nc):
-                x = np.float64(row0[c])
-                y = np.float64(row1[c])
-                a = a1[c]
-                t = a + x
-                q = t - a
-                u = t + y
-                v = u - t
-                a1[c] = u
-                a2[c] += (x - q) + (y - v)   # exact: any partial sum of the remainders is (see kulisch.c)
-            r += 2
-        for r in range(r, r1):
-            for ln in range(pf_lines):
-                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
-            row = xf[r, c0:c0 + nc]
+                a1[c], rest = _extract(a1[c], np.float64(row[c]))
+                a2[c] += rest
+        else:
             for c in range(nc):
-                x = np.float64(row[c])
-                a = a1[c]
-                t = a + x
-                q = t - a
-                a1[c] = t
-                a2[c] += x - q
+                a1[c], rest = _extract(a1[c], np.float64(row[c]))
+                a2[c], rest2 = _extract(a2[c], rest)
+                a3[c] += rest2
+    if levels > 1:
         for c in range(nc):
             a1[c] -= s1[c]
-    else:
+    if levels > 2:
         for c in range(nc):
-            a1[c] = s1[c]
-            a2[c] = s2[c]
-            a3[c] = 0.0
-        for r in range(r0, r1):
-            for ln in range(pf_lines):
-                _prefetch(pf, pf_r0 + r - r0, pf_c + ln * pf_step)
-            row = xf[r, c0:c0 + nc]
-            for c in range(nc):
-                x = np.float64(row[c])
-                a = a1[c]
-                t = a + x
-                q = t - a
-                a1[c] = t
-                y = x - q
-                b = a2[c]
-                t2 = b + y
-                q2 = t2 - b
-                a2[c] = t2
-                a3[c] += y - q2
-        for c in range(nc):
-            a1[c] -= s1[c]
             a2[c] -= s2[c]
 
 
@@ -688,7 +674,7 @@ def _round_pair(fmt, hib, lo):
     if fmt == F_INT8:
         t = -e2
         if t <= 0:
-            return 0x80 if neg else 0x7F
+            return _infinity(fmt, neg)            # saturates
         if t > 60:
             return 0
         n = big_m >> t
@@ -709,14 +695,7 @@ def _round_pair(fmt, hib, lo):
     rem = big_m & ((np.int64(1) << t) - 1)
     half = np.int64(1) << (t - 1)
     n += np.int64((rem > half) | ((rem == half) & ((resid > 0) | ((resid == 0) & ((n & 1) != 0)))))
-    carry = n >> (mbits + 1)                # branch-free: the decision is data-dependent
-    n >>= carry
-    e += carry
-    if e > emax:
-        return sign | _infinity(fmt, False)
-    if n >> mbits:
-        return sign | ((e + emax) << mbits) | (n & ((1 << mbits) - 1))
-    return sign | n
+    return _pack_float(fmt, sign, e, n, mbits, emax)
 
 
 @jit
@@ -726,7 +705,7 @@ def _round_state(fmt, width, limbs, wraps, flags, d):
     if r >= 0:
         return r
     if wraps != 0:              # |true sum| >= 2^(W-1-149) >= 2^130: beyond every format
-        return (0x80 if wraps < 0 else 0x7F) if fmt == F_INT8 else _infinity(fmt, wraps < 0)
+        return _infinity(fmt, wraps < 0)            # INT8 saturates
     d[:] = 0
     _add_state(d, limbs, 0, width)
     _normalize(d)
@@ -908,15 +887,23 @@ def _int8_column_sums(data, r0, r1, c0, nc, acc, out):
 
 # ---- one long sequence into wide digits ------------------------------------------------
 
+@jit(inline="always")
+def _bin_term(fmt, b, bins, bank, fl):
+    """The float pattern b's signed integer significand added into bins[bank, its exponent
+    field] (branch-free); an inf or NaN instead adds its flag to fl.  Returns fl."""
+    e = (b >> _LAYOUT[fmt, 0]) & _LAYOUT[fmt, 1]
+    if e == _LAYOUT[fmt, 1]:
+        return fl | _special_flag(fmt, b)
+    m = (b & _LAYOUT[fmt, 2]) | ((np.int64(1) << _LAYOUT[fmt, 4]) if e != 0 else 0)
+    sm = -(b >> _LAYOUT[fmt, 3])
+    bins[bank, e] += (m ^ sm) - sm
+    return fl
+
+
 @jit
 def _seq_bins(fmt, seq, i0, i1, d, fl):
     """Terms [i0, i1) by exponent bins (any input, specials); returns the flags."""
     bins = np.zeros((BANKS, NBINS), np.int64)
-    exp_shift = _LAYOUT[fmt, 0]
-    exp_mask = _LAYOUT[fmt, 1]
-    frac_mask = _LAYOUT[fmt, 2]
-    sign_shift = _LAYOUT[fmt, 3]
-    hid = np.int64(1) << _LAYOUT[fmt, 4]
     for j0 in range(i0, i1, FLUSH_TERMS):
         j1 = min(i1, j0 + FLUSH_TERMS)
         bins[:, :] = 0
@@ -929,24 +916,10 @@ def _seq_bins(fmt, seq, i0, i1, d, fl):
             i = j0
             while i + BANKS <= j1:
                 for k in range(BANKS):
-                    b = np.int64(seq[i + k])
-                    e = (b >> exp_shift) & exp_mask
-                    if e == exp_mask:
-                        fl |= _special_flag(fmt, b)
-                    else:
-                        m = (b & frac_mask) | (hid if e != 0 else 0)
-                        sm = -(b >> sign_shift)
-                        bins[k, e] += (m ^ sm) - sm
+                    fl = _bin_term(fmt, np.int64(seq[i + k]), bins, k, fl)
                 i += BANKS
             while i < j1:
-                b = np.int64(seq[i])
-                e = (b >> exp_shift) & exp_mask
-                if e == exp_mask:
-                    fl |= _special_flag(fmt, b)
-                else:
-                    m = (b & frac_mask) | (hid if e != 0 else 0)
-                    sm = -(b >> sign_shift)
-                    bins[0, e] += (m ^ sm) - sm
+                fl = _bin_term(fmt, np.int64(seq[i]), bins, 0, fl)
                 i += 1
         for e in range(NBINS):
             s = np.int64(0)
@@ -1147,7 +1120,7 @@ def _reduce_args(in_fmt, data, width):
     return a, xf
 
 
-def kulisch_reduce(in_fmt, data, width=320):
+def kulisch_reduce(in_fmt, data, width=KULISCH_WIDTH_DEFAULT):
     """Reduce a C x E array over rows -> (limbs uint64 (E, 5), wraps int64 (E,), flags uint8 (E,))."""
     a, xf = _reduce_args(in_fmt, data, width)
     rows, cols = a.shape
@@ -1166,7 +1139,7 @@ def kulisch_reduce(in_fmt, data, width=320):
     return limbs, wraps, flags
 
 
-def kulisch_reduce_round(in_fmt, out_fmt, data, width=320):
+def kulisch_reduce_round(in_fmt, out_fmt, data, width=KULISCH_WIDTH_DEFAULT):
     """The reduction rounded once to out_fmt -> (bits uint32 (E,), wraps int64 (E,),
     flags uint8 (E,)); the same as kulisch_reduce then kulisch_round."""
     if out_fmt not in FORMAT_CODE:
@@ -1203,16 +1176,12 @@ def _chunk_levels_probe(fmt, bits, xf):
     return _chunk_fast(fmt, bits, xf, 0, rows, 0, cols, mx, mn, sig, buf, acc)
 
 
-def kulisch_accumulate(in_fmt, seq, width=320, state=None):
+def kulisch_accumulate(in_fmt, seq, width=KULISCH_WIDTH_DEFAULT, state=None):
     """Accumulate one sequence into one state (optionally continuing `state` =
     (limbs, wraps, flags)).  Returns (limbs uint64 (5,), wraps, flags)."""
     _check_width(width)
     a = _bits(in_fmt, seq, 1)
-    if state is None:
-        limbs, wraps, flags = np.zeros(LIMBS, np.uint64), 0, 0
-    else:
-        limbs = np.array(state[0], np.uint64).reshape(LIMBS).copy()
-        wraps, flags = int(state[1]), int(state[2])
+    limbs, wraps, flags = accumulator_state(state, LIMBS)
     xf = a.view(np.float32) if in_fmt == "fp32" else _NO_FLOATS_1D
     w, f = _accumulate_kernel(FORMAT_CODE[in_fmt], a, xf, width, limbs, wraps, flags)
     return limbs, int(w), int(f)
