@@ -3,9 +3,16 @@
 `backend` runs a test on both simulators: 'myhdl' (the MyHDL block itself) and
 'icarus' (the block converted to Verilog, compiled by iverilog, co-simulated).
 `--waves DIR` writes one VCD per test into DIR, on either back end.
+
+Order: the longest tests run first, by the durations recorded in tests/durations.json
+(`--record-durations tests/durations.json` rewrites it from a run), so that with several
+workers no long test starts last while the others have nothing left to do.  A test with no
+record takes its module's mean (a new test in a slow module is probably slow).
 """
+import json
 import os
 import re
+from collections import defaultdict
 
 import pytest
 
@@ -15,6 +22,49 @@ from cosim.sim import toolchain
 def pytest_addoption(parser):
     parser.addoption("--waves", metavar="DIR", default=None,
                      help="write a VCD waveform per test into DIR")
+    parser.addoption("--record-durations", metavar="FILE", default=None,
+                     help="write each test's duration (setup + call + teardown, seconds) as JSON into FILE")
+
+
+DURATIONS = os.path.join(os.path.dirname(__file__), "durations.json")
+
+
+def _recorded_durations():
+    try:
+        with open(DURATIONS) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
+
+
+def pytest_collection_modifyitems(config, items):
+    recorded = _recorded_durations()
+    if not recorded:
+        return
+    per_module = defaultdict(list)
+    for nodeid, seconds in recorded.items():
+        per_module[nodeid.split("::")[0]].append(seconds)
+    module_mean = {m: sum(v) / len(v) for m, v in per_module.items()}
+
+    def expected(item):
+        return recorded.get(item.nodeid, module_mean.get(item.nodeid.split("::")[0], 1.0))
+    items.sort(key=expected, reverse=True)      # stable: equal estimates keep their collection order
+
+
+_durations = defaultdict(float)
+
+
+def pytest_runtest_logreport(report):
+    # runs in the controlling process under xdist too (the workers' reports are replayed there)
+    _durations[report.nodeid] += report.duration
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("--record-durations")
+    if path and not hasattr(session.config, "workerinput") and _durations:
+        with open(path, "w") as fh:
+            json.dump({k: round(v, 2) for k, v in sorted(_durations.items())}, fh, indent=0)
+            fh.write("\n")
 
 
 @pytest.fixture(params=toolchain.BACKENDS)

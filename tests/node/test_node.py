@@ -1,5 +1,7 @@
-"""The PRISM node against the golden node model, through the scoreboard, on both
-back ends (MyHDL simulation and per-cycle Icarus co-simulation).
+"""The PRISM node against the golden node model, through the scoreboard, on two back ends:
+per-cycle Icarus co-simulation (Python drivers and monitors every cycle) and batched Icarus
+(native vvp, the back end of `prism regress`).  The MyHDL source itself is held to the converted
+design cycle for cycle on the hostile scenarios (test_myhdl_source_matches_the_design_cycle_for_cycle).
 
 Every check compares bit patterns: RESULT elements, CONTROL responses and the
 node's counters, all predicted by `golden.node.node_model` from the frames the
@@ -16,6 +18,13 @@ from golden.node import protocol as P
 IN_FORMATS = ("int8", "fp16", "bf16", "fp32")
 RESULTS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
            "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
+
+
+@pytest.fixture(params=["icarus", "batch-icarus"])
+def backend(request):
+    """Overrides the suite's (myhdl, icarus) pair: every scenario on MyHDL's own simulator, 3-4x
+    slower than Icarus here, would check what the cycle-for-cycle test below already holds."""
+    return request.param
 
 
 def assert_pass(report):
@@ -64,10 +73,14 @@ def test_one_to_eight_contributors_over_both_ports(backend, policy, contributors
     assert_pass(check(sc, run_node(sc, backend)))
 
 
+def backpressure_scenario(policy):
+    return build(ops_for(policy, "bf16", ("fp32", "auto"), 300, 3, seed=11), seed=12, source_pause=0.3,
+                 sink_pause=0.4)
+
+
 @pytest.mark.parametrize("policy", ["kulisch", "fp32-arrival"])
 def test_random_backpressure_on_all_four_streams(backend, policy):
-    ops = ops_for(policy, "bf16", ("fp32", "auto"), 300, 3, seed=11)
-    sc = build(ops, seed=12, source_pause=0.3, sink_pause=0.4)
+    sc = backpressure_scenario(policy)
     run = run_node(sc, backend)
     report = check(sc, run)
     assert_pass(report)
@@ -110,8 +123,8 @@ def malformed_frames(op):
     }
 
 
-@pytest.mark.parametrize("policy", ["kulisch", "fp32-arrival"])
-def test_each_malformed_frame_is_dropped_counted_and_harmless(backend, policy):
+def malformed_scenario(policy):
+    """An operation, every malformed DATA frame, unsupported traffic and a duplicate."""
     rng = random.Random(21)
     op = Operation(3, 9, policy, "fp16", "fp32", random_elements(rng, "fp16", (2, 48)))
     sc = Scenario(21)
@@ -125,6 +138,12 @@ def test_each_malformed_frame_is_dropped_counted_and_harmless(backend, policy):
     sc.add(0, valid, delay=2)                                         # a duplicate of contributor 0's ranges
     sc.add(1, op.data_frames(1)[0], delay=400)                        # completes the operation last
     sc.operations.append(op)
+    return sc
+
+
+@pytest.mark.parametrize("policy", ["kulisch", "fp32-arrival"])
+def test_each_malformed_frame_is_dropped_counted_and_harmless(backend, policy):
+    sc = malformed_scenario(policy)
     run = run_node(sc, backend)
     report = check(sc, run)
     assert_pass(report)                                               # values, responses and every counter
@@ -147,15 +166,21 @@ def append(sc, other, delay):
     sc.operations += other.operations
 
 
-def test_reset_in_the_middle_of_a_frame(backend):
-    """A reset during DATA frames on both ports: nothing half-admitted, both frames counted
-    as truncated, and a fresh operation afterwards completes bit-exactly."""
+def reset_mid_frame_scenario():
+    """Two operations with a reset between them, in the middle of DATA frames on both ports."""
     rng = random.Random(5)
     first = Operation(1, 1, "kulisch", "fp32", "fp32", random_elements(rng, "fp32", (2, 256)))
     second = Operation(2, 1, "kulisch", "fp32", "fp32", random_elements(rng, "fp32", (2, 64)))
     sc = build([first], seed=5)
     sc.resets = [22]            # the 17-beat DATA frames occupy about cycles 14..31 on both ports
     append(sc, build([second], seed=5), delay=60)
+    return sc
+
+
+def test_reset_in_the_middle_of_a_frame(backend):
+    """A reset during DATA frames on both ports: nothing half-admitted, both frames counted
+    as truncated, and a fresh operation afterwards completes bit-exactly."""
+    sc = reset_mid_frame_scenario()
     run = run_node(sc, backend)
     report = check(sc, run)
     assert_pass(report)
@@ -178,3 +203,26 @@ def test_unsupported_traffic_drained_while_an_operation_runs(backend):
     report = check(sc, run)
     assert_pass(report)
     assert run.counters[(0, "unsupported")] == 1 and run.counters[(1, "unsupported")] == 1
+
+
+HOSTILE = {"malformed-kulisch": lambda: malformed_scenario("kulisch"),
+           "malformed-fp32-arrival": lambda: malformed_scenario("fp32-arrival"),
+           "reset-mid-frame": reset_mid_frame_scenario,
+           "backpressure-fp32-arrival": lambda: backpressure_scenario("fp32-arrival")}
+
+
+@pytest.mark.parametrize("scenario", sorted(HOSTILE))
+def test_myhdl_source_matches_the_design_cycle_for_cycle(scenario):
+    """The MyHDL block under MyHDL's simulator and its converted Verilog under Icarus, driven by the
+    same per-cycle harness: every frame on both ports with the same beats on the same cycles, the
+    same input beats accepted on the same cycles, the same counters, and the MyHDL run passes the
+    scoreboard too."""
+    runs = {be: run_node(HOSTILE[scenario](), be) for be in ("myhdl", "icarus")}
+    for port in (0, 1):
+        frames = {be: [(f.cycles, list(f.beats)) for f in run.tx[port]] for be, run in runs.items()}
+        assert frames["myhdl"] == frames["icarus"], f"port {port}"
+        assert frames["myhdl"], f"port {port} sent nothing"
+        accepted = {be: [f.cycles for f in run.rx[port]] for be, run in runs.items()}
+        assert accepted["myhdl"] == accepted["icarus"], f"port {port}: input beats accepted on other cycles"
+    assert runs["myhdl"].counters == runs["icarus"].counters
+    assert_pass(check(HOSTILE[scenario](), runs["myhdl"]))
