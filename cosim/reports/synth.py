@@ -25,14 +25,15 @@ How the figures are made
   `synth` (no RAM library, every memory bit a flip-flop) for comparison.
 * Logic depth: the longest register-to-register (or port) path of the mapped
   netlist, counted in LUT levels (LUT1..LUT6, MUXF7/8/9 count as part of the
-  LUT level before them; each CARRY8 of a carry chain counts as one level, the
-  way a carry chain of 8 bits costs about one LUT delay).  Computed from yosys'
+  LUT level before them; each CARRY4 of a carry chain counts as a quarter of a
+  level, the way a carry chain of 16 bits costs about one LUT delay).  Computed from yosys'
   JSON netlist per end point, so the deepest path into each register (each
   pipeline stage) is known.
 
 Every yosys run is `nice`d, one at a time (a lock file), and its wall time and
 peak memory are recorded beside its figures (in the block's build folder:
-`synth_<target>.json`, reused while the converted design is unchanged).
+`synth_<target>.json`, reused while the converted design is unchanged), with the
+passes yosys spent most time in (`yosys -d` ends the log with the time of every pass).
 """
 import contextlib
 import fcntl
@@ -346,7 +347,8 @@ def run_yosys(folder, name, target):
         t0 = time.monotonic()
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         try:
-            r = subprocess.run([*_nice(), "yosys", "-q", "-l", log, "-s", script], cwd=folder,
+            # -d: yosys ends its log with the time each pass took (kept in the figures: `profile`)
+            r = subprocess.run([*_nice(), "yosys", "-q", "-d", "-l", log, "-s", script], cwd=folder,
                                capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
         except subprocess.TimeoutExpired:
             raise SynthError(f"yosys took longer than {YOSYS_TIMEOUT_S} s on {name} (PRISM_SYNTH_TIMEOUT)")
@@ -423,6 +425,17 @@ def parse_memory_mapping(log_text):
         out[name] = "block RAM" if "BLOCKRAM" in cell else "UltraRAM" if "HUGERAM" in cell else \
             "LUT RAM" if "LUTRAM" in cell else cell
     return out
+
+
+def parse_profile(log_text, top=6):
+    """The passes yosys spent most time in, from the summary `yosys -d` ends its log with:
+    [(pass, seconds)], longest first.  abc's time is the wall time of its sub-process."""
+    tail = log_text.rsplit("Time spent:", 1)
+    if len(tail) < 2:
+        return []
+    out = [(m.group(2), float(m.group(1)))
+           for m in re.finditer(r"^\s*\d+%\s+\d+ calls?\s+([\d.]+) sec (\S+)", tail[1], re.M)]
+    return sorted(out, key=lambda p: -p[1])[:top]
 
 
 _SEQ = re.compile(r"^(FD[CPRS]E|LD[CP]E|RAMB\d+E\d|URAM288|DSP48E\d|SRLC?\d+E|\$_(S?DFF|DFFE|SDFFC?E|ALDFF|DFFSR|DLATCH)\w*_|"
@@ -586,7 +599,8 @@ def collect(folder, name, target, log, seconds, peak_mib):
     os.remove(os.path.join(folder, "synth_netlist.json"))       # large; the figures are kept
     res = {"version": RESULT_VERSION, "block": name, "target": target, "folder": os.path.basename(folder),
            "cell_types": types, "resources": _resources(types, target), "memories": memories,
-           "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib)}
+           "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib),
+           "profile": [[p, round(t, 1)] for p, t in parse_profile(log)]}
     return res
 
 
@@ -804,6 +818,18 @@ def depth_table(rows, per_block=3):
     return "\n".join(out)
 
 
+def profile_table(rows, passes=3):
+    """Where yosys spent each block's run: its wall time, peak memory and longest passes (`yosys -d`)."""
+    out = ["| block | yosys wall s | peak MiB | longest passes (s) |", "|---|---:|---:|---|"]
+    for r in rows:
+        f = r.get("figures")
+        if not f:
+            continue
+        top = ", ".join(f"{p} {t:g}" for p, t in f.get("profile", [])[:passes]) or "-"
+        out.append(f"| {r['block']} | {f['seconds']:g} | {f['peak_mib']} | {top} |")
+    return "\n".join(out)
+
+
 def non_bram_memories(rows, min_bits=0):
     """Memories of the node that synthesis did not put in block RAM: [(block, memory, bits, mapped_to)]."""
     return [(r["block"], m["name"], m["bits"] * r["instances"], m["mapped_to"])
@@ -859,6 +885,8 @@ def report_markdown(by_width, target="xilinx", whole_node=True):
         out += [
                 f"### Logic depth per block (KULISCH_W = {w0}): the deepest end points", "",
                 depth_table(by_width[w0]), ""]
+        if any(r.get("figures", {}).get("profile") for r in by_width[w0]):
+            out += [f"### Where yosys spends its time (KULISCH_W = {w0})", "", profile_table(by_width[w0]), ""]
     return "\n".join(out)
 
 

@@ -159,6 +159,24 @@ def test_doc_section_is_what_the_command_writes():
     assert synth.doc_section(doc) == synth.report_markdown(by_width, target).strip("\n")
 
 
+def test_every_phase_block_has_figures_at_both_widths():
+    """The node's totals are sums over all its blocks, not lower bounds."""
+    by_width, _ = synth.load_figures(os.path.join(ROOT, "docs", "hdl_sizes_synth.json"))
+    for w, rows in by_width.items():
+        missing = [r["block"] for r in rows if "figures" not in r]
+        assert not missing, f"W {w}: no figures for {missing}"
+        assert [r["block"] for r in rows] == synth.block_names()
+
+
+def test_profile_is_read_from_the_summary_yosys_ends_its_log_with():
+    log = ("3.4. Executing PROC pass\n...\nEnd of script. Logfile hash: 0, CPU: user 1.00s\nTime spent:\n"
+           "   24%     6 calls   85.522 sec proc_mux\n   19%     1 calls   68.380 sec abc\n"
+           "    0%     1 calls    0.000 sec fsm_map\n")
+    assert synth.parse_profile(log) == [("proc_mux", 85.522), ("abc", 68.38), ("fsm_map", 0.0)]
+    assert synth.parse_profile(log, top=1) == [("proc_mux", 85.522)]
+    assert synth.parse_profile("no summary") == []
+
+
 def test_doc_section_is_rewritten_in_place(tmp_path):
     path = tmp_path / "sizes.md"
     path.write_text("# sizes\n\nbefore\n")
