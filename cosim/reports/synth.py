@@ -295,6 +295,21 @@ def _limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (YOSYS_MEMORY_MIB << 20, YOSYS_MEMORY_MIB << 20))
 
 
+def _run_yosys_group(cmd, folder):
+    """Run yosys in its own process group; on the time limit the whole group is killed, since
+    yosys' abc runs as a child process that would otherwise outlive it and keep a core busy."""
+    import signal
+    p = subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_limit_memory, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=YOSYS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 def _lock_path():
     from cosim.sim.toolchain import build_root
     os.makedirs(os.path.join(build_root(), "synth"), exist_ok=True)
@@ -348,8 +363,7 @@ def run_yosys(folder, name, target):
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         try:
             # -d: yosys ends its log with the time each pass took (kept in the figures: `profile`)
-            r = subprocess.run([*_nice(), "yosys", "-q", "-d", "-l", log, "-s", script], cwd=folder,
-                               capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
+            r = _run_yosys_group([*_nice(), "yosys", "-q", "-d", "-l", log, "-s", script], folder)
         except subprocess.TimeoutExpired:
             raise SynthError(f"yosys took longer than {YOSYS_TIMEOUT_S} s on {name} (PRISM_SYNTH_TIMEOUT)")
         seconds = time.monotonic() - t0
@@ -961,8 +975,10 @@ def memory_mapping(block_func, *args, ram_style=None, cached_only=False, **kwarg
     log = os.path.join(folder, f"synth_memcheck{tag}.log")
     with open(_lock_path(), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        r = subprocess.run([*_nice(), "yosys", "-q", "-l", log, "-s", script], cwd=folder,
-                           capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
+        try:
+            r = _run_yosys_group([*_nice(), "yosys", "-q", "-l", log, "-s", script], folder)
+        except subprocess.TimeoutExpired:
+            raise SynthError(f"yosys took longer than {YOSYS_TIMEOUT_S} s on {name} (PRISM_SYNTH_TIMEOUT)")
     if r.returncode != 0 and ram_style and "no valid mapping found for memory" in (r.stderr or r.stdout):
         # a memory that cannot be a block RAM when asked to be one (unregistered read, too many ports)
         with open(os.path.join(folder, "synth_memcheck.txt")) as fh:
