@@ -322,12 +322,32 @@ _COARSE_NO_SHARE = ("techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6; a
                     "opt_clean")
 
 
+# Blocks whose LUT mapping uses `abc -fast` (no &fraig, dc2, dch, mfs2 before and after `if`): on
+# prism_control (a 2,048-bit duplicate map cut by shifted range masks, 225k gates into abc) the
+# default abc script ran past 13 minutes without finishing.  Its LUT count is then a somewhat
+# larger figure than the default script would give (see docs/hdl_sizes.md for the measured cost).
+ABC_FAST = ("prism_control",)
+# synth_xilinx's map_luts step for UltraScale+ (yosys 0.23, `help synth_xilinx`) with `abc -fast`
+_MAP_LUTS_FAST = ["opt_expr -mux_undef -noclkinv", "abc -fast -luts 2:2,3,6:5,10,20", "clean",
+                  "techmap -map +/xilinx/ff_map.v", "xilinx_srl -fixed -minlen 3",
+                  "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6",
+                  "xilinx_dffopt", "opt_lut_ins -tech xilinx"]
+
+
+def flow(name, target="xilinx"):
+    """How a block's LUTs are mapped: 'abc -fast' or 'default'."""
+    return "abc -fast" if target == "xilinx" and name in ABC_FAST else "default"
+
+
 def _synth_steps(name, target, stop=None):
     """yosys commands up to memory mapping (the memories are listed there), then from it to `stop`."""
     if target == "xilinx":
         base = f"synth_xilinx -family xcup -top {name} -flatten -noiopad"
         head = [f"{base} -run :coarse", _COARSE_NO_SHARE]
-        tail = [f"{base} -run map_memory:{stop or ''}"]
+        if flow(name) == "abc -fast" and stop is None:
+            tail = [f"{base} -run map_memory:map_luts", *_MAP_LUTS_FAST, f"{base} -run finalize:"]
+        else:
+            tail = [f"{base} -run map_memory:{stop or ''}"]
     else:
         base = f"synth -top {name} -flatten -noshare"
         head = [f"{base} -run :fine"]
@@ -614,7 +634,7 @@ def collect(folder, name, target, log, seconds, peak_mib):
     res = {"version": RESULT_VERSION, "block": name, "target": target, "folder": os.path.basename(folder),
            "cell_types": types, "resources": _resources(types, target), "memories": memories,
            "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib),
-           "profile": [[p, round(t, 1)] for p, t in parse_profile(log)]}
+           "profile": [[p, round(t, 1)] for p, t in parse_profile(log)], "flow": flow(name, target)}
     return res
 
 
@@ -645,7 +665,7 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached
     if os.path.exists(cached):
         with open(cached) as fh:
             res = json.load(fh)
-        if res.get("version") == RESULT_VERSION:
+        if res.get("version") == RESULT_VERSION and res.get("flow", "default") == flow(name, target):
             return res
     if cached_only:
         raise SynthError("no figures: yosys did not finish it in the runs these figures come from")
