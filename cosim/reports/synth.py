@@ -903,13 +903,18 @@ def report_markdown(by_width, target="xilinx", whole_node=True):
             store = [m for m in mems if m["name"].startswith("bank")]
             bits = sum(m["bits"] for m in store)
             where = ", ".join(sorted({m["mapped_to"] for m in store})) or "-"
-            r36 = sum(m.get("RAMB36", 0) for m in store)
-            r18 = sum(m.get("RAMB18", 0) for m in store)
             shape = f"{len(store)} banks of {store[0]['width']} x {store[0]['depth']}" if store else "-"
+            if any("RAMB36" in m for m in store):
+                cells = f"{sum(m['RAMB36'] for m in store)} RAMB36 + {sum(m['RAMB18'] for m in store)} RAMB18 ({where})"
+            else:
+                # yosys mapped every memory of the block by itself: its cells are counted per block only
+                res = sender[0]["figures"]["resources"]
+                cells = (f"{where}; the whole block, exact store included: {res['RAMB36']} RAMB36 + "
+                         f"{res['RAMB18']} RAMB18")
             out += ["| result store | seed 003 | this node (from synthesis) |", "|---|---:|---:|",
                     f"| capacity | {SEED_RESULT_STORE_BYTES // 1024} KiB (4,096 FP32) | {bits / 8192:g} KiB ({shape}) |",
                     f"| block RAMs | {SEED_RESULT_STORE_RAMB36} RAMB36 (512-bit x 256 words as 64-bit banks) | "
-                    f"{r36} RAMB36 + {r18} RAMB18 ({where}) |", ""]
+                    f"{cells} |", ""]
     if by_width:
         w0 = max(by_width)
         out += [f"### Where the storage bits go (KULISCH_W = {w0}, every memory yosys inferred)", "",
