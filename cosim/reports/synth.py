@@ -25,14 +25,15 @@ How the figures are made
   `synth` (no RAM library, every memory bit a flip-flop) for comparison.
 * Logic depth: the longest register-to-register (or port) path of the mapped
   netlist, counted in LUT levels (LUT1..LUT6, MUXF7/8/9 count as part of the
-  LUT level before them; each CARRY8 of a carry chain counts as one level, the
-  way a carry chain of 8 bits costs about one LUT delay).  Computed from yosys'
+  LUT level before them; each CARRY4 of a carry chain counts as a quarter of a
+  level, the way a carry chain of 16 bits costs about one LUT delay).  Computed from yosys'
   JSON netlist per end point, so the deepest path into each register (each
   pipeline stage) is known.
 
 Every yosys run is `nice`d, one at a time (a lock file), and its wall time and
 peak memory are recorded beside its figures (in the block's build folder:
-`synth_<target>.json`, reused while the converted design is unchanged).
+`synth_<target>.json`, reused while the converted design is unchanged), with the
+passes yosys spent most time in (`yosys -d` ends the log with the time of every pass).
 """
 import contextlib
 import fcntl
@@ -294,6 +295,21 @@ def _limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (YOSYS_MEMORY_MIB << 20, YOSYS_MEMORY_MIB << 20))
 
 
+def _run_yosys_group(cmd, folder):
+    """Run yosys in its own process group; on the time limit the whole group is killed, since
+    yosys' abc runs as a child process that would otherwise outlive it and keep a core busy."""
+    import signal
+    p = subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_limit_memory, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=YOSYS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 def _lock_path():
     from cosim.sim.toolchain import build_root
     os.makedirs(os.path.join(build_root(), "synth"), exist_ok=True)
@@ -306,12 +322,32 @@ _COARSE_NO_SHARE = ("techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6; a
                     "opt_clean")
 
 
+# Blocks whose LUT mapping uses `abc -fast` (no &fraig, dc2, dch, mfs2 before and after `if`): on
+# prism_control (a 2,048-bit duplicate map cut by shifted range masks, 225k gates into abc) the
+# default abc script ran past 13 minutes without finishing.  Its LUT count is then a somewhat
+# larger figure than the default script would give (see docs/hdl_sizes.md for the measured cost).
+ABC_FAST = ("prism_control",)
+# synth_xilinx's map_luts step for UltraScale+ (yosys 0.23, `help synth_xilinx`) with `abc -fast`
+_MAP_LUTS_FAST = ["opt_expr -mux_undef -noclkinv", "abc -fast -luts 2:2,3,6:5,10,20", "clean",
+                  "techmap -map +/xilinx/ff_map.v", "xilinx_srl -fixed -minlen 3",
+                  "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6",
+                  "xilinx_dffopt", "opt_lut_ins -tech xilinx"]
+
+
+def flow(name, target="xilinx"):
+    """How a block's LUTs are mapped: 'abc -fast' or 'default'."""
+    return "abc -fast" if target == "xilinx" and name in ABC_FAST else "default"
+
+
 def _synth_steps(name, target, stop=None):
     """yosys commands up to memory mapping (the memories are listed there), then from it to `stop`."""
     if target == "xilinx":
         base = f"synth_xilinx -family xcup -top {name} -flatten -noiopad"
         head = [f"{base} -run :coarse", _COARSE_NO_SHARE]
-        tail = [f"{base} -run map_memory:{stop or ''}"]
+        if flow(name) == "abc -fast" and stop is None:
+            tail = [f"{base} -run map_memory:map_luts", *_MAP_LUTS_FAST, f"{base} -run finalize:"]
+        else:
+            tail = [f"{base} -run map_memory:{stop or ''}"]
     else:
         base = f"synth -top {name} -flatten -noshare"
         head = [f"{base} -run :fine"]
@@ -346,8 +382,8 @@ def run_yosys(folder, name, target):
         t0 = time.monotonic()
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         try:
-            r = subprocess.run([*_nice(), "yosys", "-q", "-l", log, "-s", script], cwd=folder,
-                               capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
+            # -d: yosys ends its log with the time each pass took (kept in the figures: `profile`)
+            r = _run_yosys_group([*_nice(), "yosys", "-q", "-d", "-l", log, "-s", script], folder)
         except subprocess.TimeoutExpired:
             raise SynthError(f"yosys took longer than {YOSYS_TIMEOUT_S} s on {name} (PRISM_SYNTH_TIMEOUT)")
         seconds = time.monotonic() - t0
@@ -423,6 +459,17 @@ def parse_memory_mapping(log_text):
         out[name] = "block RAM" if "BLOCKRAM" in cell else "UltraRAM" if "HUGERAM" in cell else \
             "LUT RAM" if "LUTRAM" in cell else cell
     return out
+
+
+def parse_profile(log_text, top=6):
+    """The passes yosys spent most time in, from the summary `yosys -d` ends its log with:
+    [(pass, seconds)], longest first.  abc's time is the wall time of its sub-process."""
+    tail = log_text.rsplit("Time spent:", 1)
+    if len(tail) < 2:
+        return []
+    out = [(m.group(2), float(m.group(1)))
+           for m in re.finditer(r"^\s*\d+%\s+\d+ calls?\s+([\d.]+) sec (\S+)", tail[1], re.M)]
+    return sorted(out, key=lambda p: -p[1])[:top]
 
 
 _SEQ = re.compile(r"^(FD[CPRS]E|LD[CP]E|RAMB\d+E\d|URAM288|DSP48E\d|SRLC?\d+E|\$_(S?DFF|DFFE|SDFFC?E|ALDFF|DFFSR|DLATCH)\w*_|"
@@ -586,7 +633,8 @@ def collect(folder, name, target, log, seconds, peak_mib):
     os.remove(os.path.join(folder, "synth_netlist.json"))       # large; the figures are kept
     res = {"version": RESULT_VERSION, "block": name, "target": target, "folder": os.path.basename(folder),
            "cell_types": types, "resources": _resources(types, target), "memories": memories,
-           "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib)}
+           "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib),
+           "profile": [[p, round(t, 1)] for p, t in parse_profile(log)], "flow": flow(name, target)}
     return res
 
 
@@ -617,7 +665,7 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached
     if os.path.exists(cached):
         with open(cached) as fh:
             res = json.load(fh)
-        if res.get("version") == RESULT_VERSION:
+        if res.get("version") == RESULT_VERSION and res.get("flow", "default") == flow(name, target):
             return res
     if cached_only:
         raise SynthError("no figures: yosys did not finish it in the runs these figures come from")
@@ -804,6 +852,18 @@ def depth_table(rows, per_block=3):
     return "\n".join(out)
 
 
+def profile_table(rows, passes=3):
+    """Where yosys spent each block's run: its wall time, peak memory and longest passes (`yosys -d`)."""
+    out = ["| block | yosys wall s | peak MiB | longest passes (s) |", "|---|---:|---:|---|"]
+    for r in rows:
+        f = r.get("figures")
+        if not f:
+            continue
+        top = ", ".join(f"{p} {t:g}" for p, t in f.get("profile", [])[:passes]) or "-"
+        out.append(f"| {r['block']} | {f['seconds']:g} | {f['peak_mib']} | {top} |")
+    return "\n".join(out)
+
+
 def non_bram_memories(rows, min_bits=0):
     """Memories of the node that synthesis did not put in block RAM: [(block, memory, bits, mapped_to)]."""
     return [(r["block"], m["name"], m["bits"] * r["instances"], m["mapped_to"])
@@ -843,13 +903,18 @@ def report_markdown(by_width, target="xilinx", whole_node=True):
             store = [m for m in mems if m["name"].startswith("bank")]
             bits = sum(m["bits"] for m in store)
             where = ", ".join(sorted({m["mapped_to"] for m in store})) or "-"
-            r36 = sum(m.get("RAMB36", 0) for m in store)
-            r18 = sum(m.get("RAMB18", 0) for m in store)
             shape = f"{len(store)} banks of {store[0]['width']} x {store[0]['depth']}" if store else "-"
+            if any("RAMB36" in m for m in store):
+                cells = f"{sum(m['RAMB36'] for m in store)} RAMB36 + {sum(m['RAMB18'] for m in store)} RAMB18 ({where})"
+            else:
+                # yosys mapped every memory of the block by itself: its cells are counted per block only
+                res = sender[0]["figures"]["resources"]
+                cells = (f"{where}; the whole block, exact store included: {res['RAMB36']} RAMB36 + "
+                         f"{res['RAMB18']} RAMB18")
             out += ["| result store | seed 003 | this node (from synthesis) |", "|---|---:|---:|",
                     f"| capacity | {SEED_RESULT_STORE_BYTES // 1024} KiB (4,096 FP32) | {bits / 8192:g} KiB ({shape}) |",
                     f"| block RAMs | {SEED_RESULT_STORE_RAMB36} RAMB36 (512-bit x 256 words as 64-bit banks) | "
-                    f"{r36} RAMB36 + {r18} RAMB18 ({where}) |", ""]
+                    f"{cells} |", ""]
     if by_width:
         w0 = max(by_width)
         out += [f"### Where the storage bits go (KULISCH_W = {w0}, every memory yosys inferred)", "",
@@ -859,6 +924,8 @@ def report_markdown(by_width, target="xilinx", whole_node=True):
         out += [
                 f"### Logic depth per block (KULISCH_W = {w0}): the deepest end points", "",
                 depth_table(by_width[w0]), ""]
+        if any(r.get("figures", {}).get("profile") for r in by_width[w0]):
+            out += [f"### Where yosys spends its time (KULISCH_W = {w0})", "", profile_table(by_width[w0]), ""]
     return "\n".join(out)
 
 
@@ -933,8 +1000,10 @@ def memory_mapping(block_func, *args, ram_style=None, cached_only=False, **kwarg
     log = os.path.join(folder, f"synth_memcheck{tag}.log")
     with open(_lock_path(), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        r = subprocess.run([*_nice(), "yosys", "-q", "-l", log, "-s", script], cwd=folder,
-                           capture_output=True, text=True, timeout=YOSYS_TIMEOUT_S, preexec_fn=_limit_memory)
+        try:
+            r = _run_yosys_group([*_nice(), "yosys", "-q", "-l", log, "-s", script], folder)
+        except subprocess.TimeoutExpired:
+            raise SynthError(f"yosys took longer than {YOSYS_TIMEOUT_S} s on {name} (PRISM_SYNTH_TIMEOUT)")
     if r.returncode != 0 and ram_style and "no valid mapping found for memory" in (r.stderr or r.stdout):
         # a memory that cannot be a block RAM when asked to be one (unregistered read, too many ports)
         with open(os.path.join(folder, "synth_memcheck.txt")) as fh:

@@ -9,6 +9,7 @@ command writes from its figures (docs/hdl_sizes_synth.json)."""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from myhdl import ResetSignal, Signal, always, always_comb, block, intbv
@@ -157,6 +158,43 @@ def test_doc_section_is_what_the_command_writes():
     by_width, target = synth.load_figures(figures)
     assert sorted(by_width) == [280, 320]
     assert synth.doc_section(doc) == synth.report_markdown(by_width, target).strip("\n")
+
+
+def test_every_phase_block_has_figures_at_both_widths():
+    """The node's totals are sums over all its blocks, not lower bounds."""
+    by_width, _ = synth.load_figures(os.path.join(ROOT, "docs", "hdl_sizes_synth.json"))
+    for w, rows in by_width.items():
+        missing = [r["block"] for r in rows if "figures" not in r]
+        assert not missing, f"W {w}: no figures for {missing}"
+        assert [r["block"] for r in rows] == synth.block_names()
+
+
+def test_profile_is_read_from_the_summary_yosys_ends_its_log_with():
+    log = ("3.4. Executing PROC pass\n...\nEnd of script. Logfile hash: 0, CPU: user 1.00s\nTime spent:\n"
+           "   24%     6 calls   85.522 sec proc_mux\n   19%     1 calls   68.380 sec abc\n"
+           "    0%     1 calls    0.000 sec fsm_map\n")
+    assert synth.parse_profile(log) == [("proc_mux", 85.522), ("abc", 68.38), ("fsm_map", 0.0)]
+    assert synth.parse_profile(log, top=1) == [("proc_mux", 85.522)]
+    assert synth.parse_profile("no summary") == []
+
+
+def test_a_yosys_run_past_its_time_limit_leaves_no_child_running(tmp_path, monkeypatch):
+    """yosys runs abc as a child process; the time limit must end it too."""
+    monkeypatch.setattr(synth, "YOSYS_TIMEOUT_S", 1)
+    pid_file = tmp_path / "child.pid"
+    with pytest.raises(subprocess.TimeoutExpired):
+        synth._run_yosys_group(["sh", "-c", f"sleep 30 & echo $! > {pid_file}; wait"], str(tmp_path))
+    child = int(pid_file.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        if open(f"/proc/{child}/stat").read().split()[2] == "Z":     # ended, not yet reaped
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"child {child} still running")
 
 
 def test_doc_section_is_rewritten_in_place(tmp_path):
