@@ -1,5 +1,7 @@
 """Clock and reset generators, and signal makers, shared by every test bench."""
-from myhdl import ResetSignal, Signal, block, delay, instance, intbv
+from myhdl import ResetSignal, block, delay, instance
+
+from hdl.common.interface import bit, vec  # noqa: F401 (bit is re-exported for the test benches)
 
 CLOCK_PERIOD = 10  # simulation time units per cycle; edges at multiples of 5
 
@@ -29,14 +31,8 @@ def reset_pulse(clk, rst, cycles=2):
     return pulse
 
 
-def bit():
-    """A one-bit signal, 0."""
-    return Signal(bool(0))
-
-
-def word(width):
-    """An unsigned `width`-bit signal, 0."""
-    return Signal(intbv(0)[width:])
+# Signal makers: the ones the design's buses use (a one-bit signal; an unsigned `width`-bit one), both 0.
+word = vec
 
 
 def sync_reset():
