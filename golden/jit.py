@@ -30,9 +30,31 @@ _prefer_full_width_vectors()
 JIT_OPTIONS = dict(nogil=True, cache=True, fastmath=False, error_model="numpy", boundscheck=False)
 
 
+def _one_compilation_per_type(dispatcher):
+    """Called from another kernel with a constant argument, a numba dispatcher compiles
+    a copy specialised on that constant's value (Literal[int](0), Literal[int](64), ...),
+    and every distinct constant a caller passes compiles the whole function again.
+    Measured on the Kulisch kernels: 12 copies of the chunk kernel, 15 of a two-line
+    helper, about 90 s of compilation per input type.  Typing every call with the
+    arguments' plain types compiles each function once per type; LLVM still folds
+    the constants where it inlines.  (Functions marked inline="always" are inlined
+    by numba itself and never dispatch.)"""
+    from numba.core import types
+
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return typed(tuple(types.unliteral(a) for a in args),
+                     {k: types.unliteral(v) for k, v in kws.items()})
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
 def jit(*args, **overrides):
     """`@jit` or `@jit(parallel=True, ...)`: numba.njit with the project's options."""
     opts = {**JIT_OPTIONS, **overrides}
     if args and callable(args[0]) and len(args) == 1 and not overrides:
-        return njit(**opts)(args[0])
-    return njit(*args, **opts)
+        return _one_compilation_per_type(njit(**opts)(args[0]))
+    if args and callable(args[0]):
+        return _one_compilation_per_type(njit(*args, **opts))
+    return lambda f: _one_compilation_per_type(njit(*args, **opts)(f))
