@@ -75,7 +75,9 @@ def expected_from_testfloat(z):
     return FP32_CANONICAL_NAN if is_nan32(z) else z
 
 
-@pytest.fixture(scope="module")
+# session scope: the longest-first order interleaves modules, and a module-scoped fixture
+# is torn down whenever the next test comes from another module (the vectors are read once)
+@pytest.fixture(scope="session")
 def add_vectors():
     return read_vectors("f32_add.level1.rne")
 

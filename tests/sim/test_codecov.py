@@ -123,7 +123,9 @@ def test_blocks_are_listed_in_the_order_the_source_calls_them(tmp_path):
     assert dm.phase_order(str(source)) == ["source0", "sink0", "sink1", "top (top level)"]
 
 
-@pytest.fixture(scope="module")
+# session scope: the longest-first order interleaves modules, and a module-scoped fixture
+# is torn down whenever the next test comes from another module (the Verilator build is made once)
+@pytest.fixture(scope="session")
 def lanes_design():
     return BatchDesign(two_lanes, **lane_signals(), simulator="verilator")
 

@@ -7,7 +7,9 @@ import pytest
 from cosim.cli import main
 
 
-@pytest.fixture(scope="module")
+# session scope: the longest-first order interleaves modules, and a module-scoped fixture
+# is torn down whenever the next test comes from another module (the report takes ~40 s to compute)
+@pytest.fixture(scope="session")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("topo")
     rc = main(["topo", "-o", str(out), "--ecmp-n", "16", "--epochs", "2", "--quick"])
