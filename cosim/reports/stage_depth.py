@@ -7,7 +7,7 @@ same cached figures):
 * prism_control as the node instantiates it (KULISCH_W = 320): its deepest end points;
 * prism_round16 with STAGES = 1, 2 and 3 (hdl/node/prism_round16.py), KULISCH_W = 320, with N
   lanes (default 1: the lanes are independent copies, so one lane has the block's depth and its
-  per-lane registers; the full block, 16 lanes, takes yosys about 12 minutes and 2 GB per run).
+  per-lane registers; the full block, 16 lanes, took yosys 7 to 12 minutes and about 2 GB per run).
   For each STAGES: the deepest path into each register stage, LUTs, flip-flops and the latency.
 
 It prints Markdown tables; docs/hdl_sizes.md ("Logic depth per stage") holds the measured figures.
