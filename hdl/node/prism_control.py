@@ -118,6 +118,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         raise ValueError("prism_control: op.count 13, op.contributors 8, op.expected 4 bits")
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
+    MAP_ONES = (1 << MAP_BITS) - 1          # a block-level constant: emitted as a sized literal
     # a waiting frame: {port, bank, too_long, beats, header[95:0]}
     H_BEATS, H_LONG, H_BANK, H_PORT = 96, 96 + beat_width, 97 + beat_width, 99 + beat_width
     HOLD_W = 100 + beat_width
@@ -235,9 +236,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         need = intbv(0)[14:]
         r_first = intbv(0)[9:]
         r_end = intbv(0)[9:]
-        one = intbv(0)[MAP_BITS:]
-        lo_mask = intbv(0)[MAP_BITS:]
-        hi_mask = intbv(0)[MAP_BITS:]
+        from_first = modbv(0)[MAP_BITS:]
+        from_end = modbv(0)[MAP_BITS:]
         mask = intbv(0)[MAP_BITS:]
         cmap = intbv(0)[MAP_BITS:]
         if rst:
@@ -424,10 +424,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             need[:] = (n + 31) >> 5
                         r_first[:] = offset[13:4]
                         r_end[:] = (frame_end + 15) >> 4
-                        one[:] = 1
-                        lo_mask[:] = one << r_first
-                        hi_mask[:] = one << r_end
-                        mask[:] = hi_mask - lo_mask
+                        # ranges [r_first, r_end) as the XOR of two thermometer codes (bits from r_first
+                        # up, bits from r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first),
+                        # and the same bits whenever r_first <= r_end, which holds for every frame
+                        # that passes the range rule (the only frames whose mask is read)
+                        from_first[:] = MAP_ONES << r_first
+                        from_end[:] = MAP_ONES << r_end
+                        mask[:] = from_first ^ from_end
                         mask[:] = mask << (contributor * MAX_RANGES)
                         cmap[:] = dmap & mask
                         if too_long:

@@ -32,7 +32,7 @@ Ports (widths from the signals; W = KULISCH_W):
     w_fmt                       out: the tile's format code (0..4)
     w_exact                     out: 16 x (5 + W) bits, lane l = {flags {wrap_sign, ovf, -inf, +inf, nan}, state}
 """
-from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
+from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
 from hdl.arith.auto_classifier import auto_classifier
 from hdl.node.prism_round16 import prism_round16
@@ -41,6 +41,7 @@ from spec.formats import FMT_AUTO, FMT_FP32, KULISCH_WIDTHS
 from spec.frames import POLICY_KULISCH
 
 LANES = 16
+ONES512 = (1 << 512) - 1     # a module-level constant: emitted as a sized literal
 
 
 @block
@@ -152,7 +153,7 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
         last_row = intbv(0)[9:]
         tail = intbv(0)[5:]
         mask = intbv(0)[512:]
-        one512 = intbv(0)[512:]
+        beyond = modbv(0)[512:]
         row = intbv(0)[8:]
         tile = intbv(0)[512:]
         last_row[:] = (count + 15) >> 4
@@ -168,9 +169,11 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
             final_valid.next = b_valid
             final_fmt.next = b_tag[11:8]
         final_row.next = row
-        one512[:] = 1
         if row + 1 == last_row and tail != 0:
-            mask[:] = (one512 << (tail * 32)) - 1
+            # the lanes below the tail: the complement of a thermometer code, (1 << 32 * tail) - 1
+            # without its 512-bit carry chain
+            beyond[:] = ONES512 << (tail * 32)
+            mask[:] = beyond ^ ONES512
             final.next = tile & mask
         else:
             final.next = tile

@@ -123,3 +123,96 @@ def test_fp32_lanes_every_format(backend):
     for fmt in list(CODES):
         tiles += tiles_of(list(pats), True, [fmt], rng)
     check(backend, tiles, 320)
+
+
+def run_cycles(backend, stimulus, width, stages):
+    """Drive one input set per cycle (stimulus: [(in_valid, from_fp32, format code, values, flags,
+    fp32 words, tag)]) into prism_round16 with STAGES = stages; return what the outputs hold at every
+    rising edge from the first input on: [(out_valid, out_bits, out_tag)]."""
+    clk = Signal(bool(0))
+    rst = ResetSignal(0, active=1, isasync=False)
+    in_valid, from_fp32, out_valid = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    in_values, in_flags = Signal(intbv(0)[LANES * width:]), Signal(intbv(0)[LANES * 5:])
+    in_fp32, out_bits = Signal(intbv(0)[512:]), Signal(intbv(0)[512:])
+    in_format = Signal(intbv(0)[3:])
+    in_tag, out_tag = Signal(intbv(0)[12:]), Signal(intbv(0)[12:])
+    seen = []
+    started = [False]
+    dut_factory = toolchain.select(prism_round16, backend)
+
+    @block
+    def bench():
+        dut = dut_factory(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, in_format, in_tag,
+                          out_valid, out_bits, out_tag, STAGES=stages)
+
+        @instance
+        def drive():
+            yield rst.negedge
+            for valid, fp32, code, values, flags, words, tag in stimulus:
+                yield clk.negedge
+                started[0] = True
+                in_valid.next, from_fp32.next, in_format.next, in_tag.next = valid, fp32, code, tag
+                in_values.next, in_flags.next, in_fp32.next = values, flags, words
+            for _ in range(4):
+                yield clk.negedge
+                in_valid.next = 0
+
+        @always(clk.posedge)
+        def sample():
+            if started[0]:
+                seen.append((int(out_valid), int(out_bits), int(out_tag)))
+
+        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, sample
+
+    toolchain.run(bench(), duration=10 * (len(stimulus) + 10), backend=backend)
+    return seen
+
+
+def staged_stimulus(width, rng, n):
+    """n cycles: tiles of adversarial and flagged Kulisch values and of FP32 patterns near every
+    format's rounding thresholds, in every format code (EXACT and a reserved one included), with
+    idle cycles in between whose inputs are random (a stage must not take them)."""
+    mask = (1 << width) - 1
+    items = rng.sample(tkr.adversarial_items(width, rng), 6 * LANES) + rng.sample(tkr.flag_items(width, rng), 2 * LANES)
+    pats = fp32_patterns(rng)
+    codes = list(CODES.values())
+    out = []
+    for cycle in range(n):
+        valid = rng.random() < 0.7
+        fp32 = rng.random() < 0.4
+        values = flags = 0
+        for lane in range(LANES):
+            x = rng.choice(items)
+            values |= (x.value & mask) << (width * lane)
+            f = (x.nan, x.pos_inf, x.neg_inf, x.overflow, x.wrap_negative)
+            flags |= sum(int(bool(b)) << k for k, b in enumerate(f)) << (5 * lane)
+        words = sum(rng.choice(pats) << (32 * lane) for lane in range(LANES))
+        out.append((int(valid), int(fp32), rng.choice(codes), values, flags, words, cycle & 0xFFF))
+    return out
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_stages_delay_the_single_stage_results(backend, stages):
+    """STAGES = k gives, cycle by cycle, the out_bits and out_tag of STAGES = 1 k - 1 cycles later, and
+    out_valid likewise (the single-stage results are themselves checked against the golden model
+    above); nothing comes out in the first k - 1 cycles."""
+    width = 320
+    stim = staged_stimulus(width, random.Random(40 + stages), 60)
+    one = run_cycles(backend, stim, width, 1)
+    many = run_cycles(backend, stim, width, stages)
+    lag = stages - 1
+    assert len(one) == len(many) >= len(stim) + 3
+    assert sum(v for v, _, _ in one) == sum(s[0] for s in stim), "one tile out per tile in"
+    assert all(v == 0 for v, _, _ in many[:lag])
+    mismatch = [t for t in range(lag, len(many)) if many[t] != one[t - lag]]
+    assert not mismatch, (f"STAGES={stages}: {len(mismatch)} cycles differ from STAGES=1 {lag} cycle(s) "
+                          f"earlier; first at cycle {mismatch[0]}")
+
+
+@pytest.mark.parametrize("stages", [0, 4, "2"])
+def test_stages_outside_one_to_three_are_rejected(stages):
+    sig = lambda w: Signal(intbv(0)[w:])
+    with pytest.raises(ValueError, match="STAGES"):
+        prism_round16(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(bool(0)), Signal(bool(0)),
+                      sig(16 * 320), sig(80), sig(512), sig(512 // 512 * 3), sig(4), Signal(bool(0)), sig(512),
+                      sig(4), STAGES=stages)
