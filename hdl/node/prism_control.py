@@ -235,10 +235,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         frame_end = intbv(0)[14:]
         need = intbv(0)[14:]
         r_first = intbv(0)[9:]
-        r_end = intbv(0)[9:]
+        # modbv: a hostile DATA header's range end (offset + n up to 16,382) wraps in 9 bits,
+        # and its mask shifted by the contributor runs past the map, as in the Verilog; only a
+        # frame that passed the range rule has its mask read
+        r_end = modbv(0)[9:]
         from_first = modbv(0)[MAP_BITS:]
         from_end = modbv(0)[MAP_BITS:]
-        mask = intbv(0)[MAP_BITS:]
+        mask = modbv(0)[MAP_BITS:]
         cmap = intbv(0)[MAP_BITS:]
         if rst:
             st_valid.next = 0

@@ -108,6 +108,25 @@ def test_data_drop_reasons(backend):
         assert b.counter(name) == want, name
 
 
+def test_data_ranges_at_the_header_field_limits_are_dropped_and_counted(backend):
+    """Offsets and lengths at the top of their header fields, from the highest contributor: the
+    range end (offset + n) needs more bits than the range bookkeeping holds, and the last
+    contributor's ranges would lie past the duplicate map.  Each frame is dropped as bad_range
+    (no back end may stop on it), and a valid frame after them is still admitted."""
+    b = NodeBench(backend)
+    b.send(0, stage(op_id=1, gen=1, count=4096, contributors=0xFF))
+    b.send(0, P.Commit(1, 1))
+    top_offset = (1 << P.FIELDS["offset"][1]) - 16        # 8176
+    edges = [(7, top_offset, 16), (7, 4096 - 16, 32), (7, 4080, (1 << P.FIELDS["n"][1]) - 1),
+             (0, top_offset, 16)]
+    for contributor, offset, n in edges:
+        b.send(0, P.Data(1, 1, contributor, P.FMT_FP32, offset, tuple(range(16)), n=n))
+    b.send(0, P.Data(1, 1, 7, P.FMT_FP32, 4096 - 16, tuple(range(16))))      # the last range: admitted
+    b.run(settled, max_cycles=2500)
+    assert b.counter("dropped_bad_range") + b.counter("dropped_bad_length") == len(edges)
+    assert b.counter("data_accepted") == 1
+
+
 # ---- arithmetic: small AllReduce operations checked against golden.reduce ----------------
 
 FMT_NAME = P.FORMAT_NAMES
