@@ -34,13 +34,13 @@ import myhdl
 from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 
 from cosim.sim.verilog_post import (coalesce_part_assigns, function_returns, hoist_block_locals, initialise_output_regs,
-                                    inline_functions, procedural_concats, wake_at_time0)
+                           procedural_concats, wake_at_time0)
 from cosim.sim.vpi import ToolchainError, require_tool, require_vpi
 from cosim.sim.myhdl_sources import fresh_block_names
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _HDL_DIR = os.path.join(_ROOT, "hdl")
-TOOLCHAIN_VERSION = "9"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "8"  # bump when the generated files change shape
 
 _waves_path = None
 
@@ -312,12 +312,8 @@ def build(block_func, *args, **kwargs):
                          {k: int(v._init) for k, v in bound.arguments.items() if _is_signal(v)})
         with open(design_v, "w") as fh:
             fh.write(text)
-        # wide concatenations copied by words, not bits, and function calls written out where
-        # they are made (Icarus only: vvp runs each call as a thread of its own)
-        icarus_text = text
-        if _rewrite:
-            icarus_text = apply("procedural_concats", procedural_concats, icarus_text)
-            icarus_text = apply("inline_functions", inline_functions, icarus_text)
+        # wide concatenations copied by words, not bits (Icarus only)
+        icarus_text = apply("procedural_concats", procedural_concats, text) if _rewrite else text
         with open(icarus_source(folder, name), "w") as fh:
             fh.write(icarus_text)
         with open(os.path.join(folder, f"{name}.passes.json"), "w") as fh:

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from cosim.sim.verilog_post import coalesce_part_assigns, hoist_block_locals, inline_functions, procedural_concats
+from cosim.sim.verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats
 
 # MyHDL's layout: named processes with their variables declared inside; `total` shadows a
 # module signal of the same name, `i` is a loop variable, and one block is a `disable` target.
@@ -149,95 +149,6 @@ def test_joined_and_procedural_forms_simulate_the_same_from_time_0(tmp_path):
     assert len(set(original.split("\n"))) > 20           # the inputs did move
 
 
-# MyHDL's function layout (declarations, one begin ... end, the result assigned to the name):
-# `add_wrap` is called from two processes (one combinational), with expressions as arguments
-# narrower and wider than its inputs; `local_name` has a variable named like a module signal and
-# reads a module signal; `in_expression` is called inside an expression, so it stays a function.
-FUNCTION_SOURCE = """module f;
-reg clk = 0;
-reg [7:0] a = 8'd3;
-reg [11:0] b = 12'd4000;
-reg [7:0] total = 8'd9;
-reg [8:0] out1 = 0;
-reg [8:0] out2 = 0;
-reg [7:0] out3 = 0;
-reg [7:0] out4 = 0;
-
-function [9-1:0] add_wrap;
-    input [8-1:0] x;
-    input [8-1:0] y;
-    reg [9-1:0] s;
-begin
-    s = 9'h0;
-    s = (x + y);
-    if ((s > 250)) begin
-        s = (s - 7);
-    end
-    add_wrap = s;
-end
-endfunction
-
-function [8-1:0] local_name;
-    input [8-1:0] v;
-    reg [8-1:0] total;
-    integer i;
-begin
-    total = 8'h0;
-    for (i=0; i<3; i=i+1) begin
-        total = ((total + v) ^ a);
-    end
-    local_name = total;
-end
-endfunction
-
-function [8-1:0] in_expression;
-    input [8-1:0] v;
-begin
-    in_expression = (v + 1);
-end
-endfunction
-
-always @(posedge clk) begin
-    out1 <= add_wrap(a, b[11:2]);
-    out3 = local_name((a + total));
-    out4 <= (in_expression(a) + 2);
-end
-
-always @(a, b) begin
-    out2 = add_wrap({a[3:0], a[7:4]}, (b + 1));
-end
-
-initial begin
-    repeat (40) begin
-        #5 clk = 1; #5 clk = 0;
-        $display("%0d %0d %0d %0d %0d", out1, out2, out3, out4, total);
-        a = a * 5 + 17;
-        b = b + 123;
-    end
-    $finish;
-end
-endmodule
-"""
-
-
-def test_inlined_functions_simulate_the_same(tmp_path):
-    inlined, sites = inline_functions(FUNCTION_SOURCE)
-    assert sites == 3                                     # add_wrap twice, local_name once
-    assert "function [9-1:0] add_wrap;" not in inlined and "function [8-1:0] local_name;" not in inlined
-    assert "function [8-1:0] in_expression;" in inlined and "(in_expression(a) + 2)" in inlined
-    assert "reg [8-1:0] add_wrap_c0_x;" in inlined and "reg [8-1:0] add_wrap_c1_x;" in inlined
-    assert "reg [8-1:0] local_name_total;" in inlined and "integer local_name_i;" in inlined
-    original = simulate(tmp_path, FUNCTION_SOURCE, "functions")
-    assert simulate(tmp_path, inlined, "inlined") == original
-    assert len(set(original.split("\n"))) > 30           # the values did move
-
-
-def test_a_function_without_plain_call_sites_is_left_alone():
-    assert inline_functions(FUNCTION_SOURCE.replace("out3 = local_name((a + total));",
-                                                    "out3 = (local_name(a) | 1);"))[1] == 2
-    assert inline_functions(SOURCE) == (SOURCE, 0)
-
-
 def test_build_key_follows_the_block_and_what_it_imports_only():
     """Editing one block must not invalidate the builds of unrelated ones (the node takes minutes
     to convert), but must invalidate every block that imports it."""
@@ -271,7 +182,7 @@ def test_every_rewrite_pass_fires_on_the_node():
     folder, name, _ = _node_build()
     passes = toolchain.rewrite_passes(folder, name)
     assert set(passes) == {"hoist_block_locals", "coalesce_part_assigns", "function_returns", "wake_at_time0",
-                           "initialise_output_regs", "procedural_concats", "inline_functions"}
+                           "initialise_output_regs", "procedural_concats"}
     assert all(n > 0 for n in passes.values()), passes
     raw = open(os.path.join(folder, f"{name}.raw.v")).read()
     assert raw != open(os.path.join(folder, f"{name}.v")).read()
