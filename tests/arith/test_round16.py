@@ -26,49 +26,22 @@ CODES = {**{f: formats.FORMAT_CODE[f] for f in FORMATS}, "exact": 4, "reserved7"
 def run_round16(backend, tiles, width):
     """tiles: [(from_fp32, fmt, lanes)] with lanes 16 Items (Kulisch) or 16 FP32 patterns.
     Returns the 16 rounded patterns of each tile, in order, each one cycle after its input."""
-    clk = Signal(bool(0))
-    rst = ResetSignal(0, active=1, isasync=False)
-    in_valid, from_fp32, out_valid = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
-    in_values, in_flags = Signal(intbv(0)[LANES * width:]), Signal(intbv(0)[LANES * 5:])
-    in_fp32, out_bits = Signal(intbv(0)[512:]), Signal(intbv(0)[512:])
-    in_format = Signal(intbv(0)[3:])
-    in_tag, out_tag = Signal(intbv(0)[12:]), Signal(intbv(0)[12:])
     mask = (1 << width) - 1
-    got = []
-    dut_factory = toolchain.select(prism_round16, backend)
-
-    @block
-    def bench():
-        dut = dut_factory(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, in_format, in_tag,
-                          out_valid, out_bits, out_tag)
-
-        @instance
-        def drive():
-            yield rst.negedge                   # out of reset: one tile per cycle from the next falling edge
-            for i, (fp32, fmt, lanes) in enumerate(tiles):
-                yield clk.negedge
-                values = flags = words = 0
-                for lane, x in enumerate(lanes):
-                    if fp32:
-                        words |= x << (32 * lane)
-                    else:
-                        values |= (x.value & mask) << (width * lane)
-                        f = (x.nan, x.pos_inf, x.neg_inf, x.overflow, x.wrap_negative)
-                        flags |= sum(int(bool(b)) << k for k, b in enumerate(f)) << (5 * lane)
-                in_valid.next, from_fp32.next, in_format.next, in_tag.next = 1, fp32, CODES[fmt], i
-                in_values.next, in_flags.next, in_fp32.next = values, flags, words
-            yield clk.negedge
-            in_valid.next = 0
-
-        @always(clk.posedge)
-        def collect():
-            if out_valid:
-                got.append((int(out_tag), int(out_bits)))
-
-        return dut, clock_gen(clk), reset_pulse(clk, rst), drive, collect
-
-    toolchain.run(bench(), duration=10 * (len(tiles) + 8), backend=backend)
+    stimulus = []
+    for i, (fp32, fmt, lanes) in enumerate(tiles):
+        values = flags = words = 0
+        for lane, x in enumerate(lanes):
+            if fp32:
+                words |= x << (32 * lane)
+            else:
+                values |= (x.value & mask) << (width * lane)
+                f = (x.nan, x.pos_inf, x.neg_inf, x.overflow, x.wrap_negative)
+                flags |= sum(int(bool(b)) << k for k, b in enumerate(f)) << (5 * lane)
+        stimulus.append((1, fp32, CODES[fmt], values, flags, words, i))
+    seen = run_cycles(backend, stimulus, width, stages=1)
+    got = [(tag, bits) for valid, bits, tag in seen if valid]
     assert [t for t, _ in got] == list(range(len(tiles))), "one result per tile, in order, every cycle"
+    assert [valid for valid, _, _ in seen[1:len(tiles) + 1]] == [1] * len(tiles)
     return [[(b >> (32 * lane)) & 0xFFFFFFFF for lane in range(LANES)] for _, b in got]
 
 
