@@ -807,20 +807,16 @@ def roft_hop_histogram_formula(t: Topology, pxn: bool = False) -> dict:
     group = h * r
     if not pxn:
         hist = {1: N * (h - 1)}
-        if p["tiers"] == 2:
-            hist[3] = N * (N - h)
-        else:
-            pod = r * p["groups_per_pod"] * h
-            hist[3] = N * (pod - h)
-            hist[5] = N * (N - pod)
+        near = h              # GPUs of one leaf (this one included)
     else:
         hist = {0: N * (r - 1), 1: N * (group - r)}
-        if p["tiers"] == 2:
-            hist[3] = N * (N - group)
-        else:
-            pod = r * p["groups_per_pod"] * h
-            hist[3] = N * (pod - group)
-            hist[5] = N * (N - pod)
+        near = group          # GPUs of one rail group, reached within it
+    if p["tiers"] == 2:
+        hist[3] = N * (N - near)
+    else:
+        pod = r * p["groups_per_pod"] * h
+        hist[3] = N * (pod - near)
+        hist[5] = N * (N - pod)
     return {d: c for d, c in hist.items() if c}
 
 
