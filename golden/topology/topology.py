@@ -193,24 +193,6 @@ class Topology:
 from golden.jit import jit  # noqa: E402  (after the dataclass for readability)
 
 
-@jit(inline="always")
-def _nearer(d, best):
-    """The shorter of two switch distances, -1 standing for unreachable."""
-    if d >= 0 and (best < 0 or d < best):
-        return d
-    return best
-
-
-@jit(inline="always")
-def _reach(dist, queue, tail, v, d):
-    """BFS step: a node not reached yet gets distance d and joins the queue; returns the new tail."""
-    if dist[v] < 0:
-        dist[v] = d
-        queue[tail] = v
-        tail += 1
-    return tail
-
-
 @jit
 def _switch_apsp(indptr, nbr, n_gpus, n_switches):
     dist = np.full((n_switches, n_switches), -1, dtype=np.int16)
@@ -247,7 +229,8 @@ def _switch_to_gpu(swdist, gpu_sw):
             best = -1
             for p in range(ports):
                 d = swdist[s, gpu_sw[g, p]]
-                best = _nearer(d, best)
+                if d >= 0 and (best < 0 or d < best):
+                    best = d
             if best >= 0:
                 out[s, g] = best + 1
     return out
@@ -267,7 +250,8 @@ def _all_pairs_hist(swdist, gpu_sw):
                 sa = gpu_sw[a, p]
                 for q in range(ports):
                     d = swdist[sa, gpu_sw[b, q]]
-                    best = _nearer(d, best)
+                    if d >= 0 and (best < 0 or d < best):
+                        best = d
             if best < 0:
                 unreachable += 1
             else:
@@ -282,14 +266,21 @@ def _bfs_gpu_row(indptr, nbr, n_gpus, n_nodes, src):
     dist = np.full(n_nodes, -1, dtype=np.int32)
     queue = np.empty(n_nodes, dtype=np.int64)
     head = 0
-    tail = _reach(dist, queue, 0, src, 0)
+    tail = 0
+    dist[src] = 0
+    queue[tail] = src
+    tail += 1
     while head < tail:
         u = queue[head]
         head += 1
         if u < n_gpus and u != src:
             continue  # reached a GPU: it terminates, never forwards
         for p in range(indptr[u], indptr[u + 1]):
-            tail = _reach(dist, queue, tail, nbr[p], dist[u] + 1)
+            v = nbr[p]
+            if dist[v] < 0:
+                dist[v] = dist[u] + 1
+                queue[tail] = v
+                tail += 1
     row = np.empty(n_gpus, dtype=np.int32)
     for g in range(n_gpus):
         # links on a GPU-to-GPU path = switches + 1
@@ -678,7 +669,10 @@ def _zcube_implicit_bfs(n, k, src):
     tail = 0
     scanned = 0           # switch-to-switch adjacency entries seen
     for lvl in range(k):
-        tail = _reach(dist, queue, tail, lvl * per_level + (src // pw[lvl + 1]) * pw[lvl] + src % pw[lvl], 0)
+        sw = lvl * per_level + (src // pw[lvl + 1]) * pw[lvl] + src % pw[lvl]
+        dist[sw] = 0
+        queue[tail] = sw
+        tail += 1
     while head < tail:
         node = queue[head]
         head += 1
@@ -690,21 +684,30 @@ def _zcube_implicit_bfs(n, k, src):
             i = s % pw[lvl]
             base = (lvl + 1) * per_level + O * pw[lvl + 1] + i * n
             for x in range(n):
+                v = base + x
                 scanned += 1
-                tail = _reach(dist, queue, tail, base + x, d)
+                if dist[v] < 0:
+                    dist[v] = d
+                    queue[tail] = v
+                    tail += 1
         if lvl >= 1:           # down: (O, i, x) -> (O, c, i)
             O = s // pw[lvl]
             i = (s % pw[lvl]) // n
             base = (lvl - 1) * per_level + O * pw[lvl] + i
             for c in range(n):
+                v = base + c * pw[lvl - 1]
                 scanned += 1
-                tail = _reach(dist, queue, tail, base + c * pw[lvl - 1], d)
+                if dist[v] < 0:
+                    dist[v] = d
+                    queue[tail] = v
+                    tail += 1
     row = np.empty(N, dtype=np.int16)
     for g in range(N):
         best = -1
         for lvl in range(k):
             dd = dist[lvl * per_level + (g // pw[lvl + 1]) * pw[lvl] + g % pw[lvl]]
-            best = _nearer(dd, best)
+            if dd >= 0 and (best < 0 or dd < best):
+                best = dd
         row[g] = best + 1 if best >= 0 else -1
     row[src] = 0
     return row, tail, scanned
@@ -771,7 +774,8 @@ def _pxn_hist(sw_to_gpu, gpu_sw, per_server):
             for a in range(first, last):
                 for p in range(ports):
                     d = sw_to_gpu[gpu_sw[a, p], b]
-                    best = _nearer(d, best)
+                    if d >= 0 and (best < 0 or d < best):
+                        best = d
             if best < 0:
                 counts[0] += m
             else:
@@ -874,7 +878,8 @@ def _minimal_path_hist(indptr, nbr, sw_to_gpu, gpu_sw, n_gpus):
             best = -1
             for p in range(ports):
                 d = sw_to_gpu[gpu_sw[a, p], b]
-                best = _nearer(d, best)
+                if d >= 0 and (best < 0 or d < best):
+                    best = d
             if best < 0:
                 continue
             total = 0
