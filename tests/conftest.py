@@ -1,8 +1,12 @@
 """Shared fixtures.
 
-`backend` runs a test on both simulators: 'myhdl' (the MyHDL block itself) and
-'icarus' (the block converted to Verilog, compiled by iverilog, co-simulated).
-`--waves DIR` writes one VCD per test into DIR, on either back end.
+`backend` runs a block test on 'myhdl+icarus' (cosim/sim/replay.py): the MyHDL block runs
+the test, then its converted Verilog replays the recorded run in batched Icarus (-g2012) and
+every output is compared on every cycle.  One run checks the test's assertions on the MyHDL
+block and the Verilog against it, where running the test once per simulator paid for it twice.
+PRISM_TEST_BACKENDS=myhdl,icarus (a comma-separated choice of myhdl, icarus, myhdl+icarus)
+runs the tests on those back ends instead; 'icarus' is the per-cycle co-simulation.
+`--waves DIR` writes one VCD per test into DIR, on any back end.
 
 Order: the longest tests run first, by the durations recorded in tests/durations.json
 (`--record-durations tests/durations.json` rewrites it from a run), so that with several
@@ -67,7 +71,14 @@ def pytest_sessionfinish(session):
             fh.write("\n")
 
 
-@pytest.fixture(params=toolchain.BACKENDS)
+TEST_BACKENDS = tuple(os.environ.get("PRISM_TEST_BACKENDS", "myhdl+icarus").split(","))
+_unknown = set(TEST_BACKENDS) - set(toolchain.BACKENDS)
+if _unknown:
+    raise pytest.UsageError(f"PRISM_TEST_BACKENDS: unknown back end(s) {sorted(_unknown)}; "
+                            f"choose from {', '.join(toolchain.BACKENDS)}")
+
+
+@pytest.fixture(params=TEST_BACKENDS)
 def backend(request):
     return request.param
 

@@ -2,8 +2,9 @@
 
 `reduce_through_hardware(policy, in_fmt, out_fmt, data, width, backend, order)`
 is the hardware counterpart of `golden.reduce.reduce` and returns the same
-`ReduceResult`.  It runs the MyHDL blocks (backend "myhdl") or their converted
-Verilog under Icarus ("icarus"), as a sequence of test benches, each with one
+`ReduceResult`.  It runs the MyHDL blocks (backend "myhdl"), their converted
+Verilog under Icarus ("icarus"), or the MyHDL blocks with each run replayed on the
+Verilog and compared ("myhdl+icarus"), as a sequence of test benches, each with one
 block on the simulator, the values of one pass feeding the next:
 
   1. hdl/arith/reduce_slice.py: every contributor's row is cut into 512-bit

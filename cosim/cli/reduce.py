@@ -1,6 +1,7 @@
 """`prism reduce`: reduce a C x E array of raw bit patterns over its rows with
 one of the golden implementations (python, numba, c) or through the HDL
-reduction slice (myhdl, icarus), and save the result bits.
+reduction slice (myhdl, icarus, or myhdl+icarus: the MyHDL run with its Verilog
+replayed in batched Icarus and compared on every cycle), and save the result bits.
 
 Files (see docs/arithmetic.md):
 - INPUT.npy: C x E (contributions x elements) raw patterns: uint8 (int8),
@@ -21,7 +22,7 @@ import time
 from cosim.cli import UsageError
 
 HW_MAX_ELEMENTS = 4096          # the slice's striped result store holds 4096 values
-HW_IMPLS = ("myhdl", "icarus")
+HW_IMPLS = ("myhdl", "icarus", "myhdl+icarus")   # myhdl+icarus: the MyHDL run, its Verilog replayed and compared
 
 
 def add_parser(subparsers):
@@ -97,7 +98,7 @@ def run(args):
         except ModuleNotFoundError as e:
             if e.name != "cosim.arith.slice_reduce":
                 raise
-            raise UsageError("--impl myhdl/icarus needs the HDL slice (cosim/arith/slice_reduce.py)")
+            raise UsageError("--impl myhdl/icarus/myhdl+icarus needs the HDL slice (cosim/arith/slice_reduce.py)")
         try:
             result = reduce_through_hardware(args.policy, args.in_format, args.out_format, data,
                                              args.width, args.impl, args.order)

@@ -27,7 +27,7 @@ from cosim.sim.batch import BatchDesign, ResetEvent, StreamStimulus
 from cosim.node.scoreboard import NodeScoreboard
 from cosim.sim.tbutil import clock_gen, reset_pulse
 
-BACKENDS = ("myhdl", "icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
+BACKENDS = ("myhdl", "icarus", "myhdl+icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
 RESET_CYCLES = 2
 RESET_HOLD = 2             # cycles a mid-run reset is held
 IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat or valid) that end a run

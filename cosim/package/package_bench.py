@@ -29,7 +29,7 @@ from hdl.package.package_assertion_monitor import ASSERTIONS
 from hdl.package.work_distributor import POLICY_SERVICE_RATE
 
 FAIL_PORTS = tuple("fail_" + a[2:] for a in ASSERTIONS)
-PACKAGE_BACKENDS = ("myhdl", "icarus", "icarus-2005", "icarus-2012", "verilator")
+PACKAGE_BACKENDS = ("myhdl", "icarus", "myhdl+icarus", "icarus-2005", "icarus-2012", "verilator")
 
 
 def unpack(value, count, width):
@@ -326,7 +326,7 @@ class PackageRun:
 
 def run_package(setup, backend="myhdl"):
     """Run `setup` on `backend` and return the per-cycle record (`PackageRun`)."""
-    if backend in ("myhdl", "icarus"):
+    if backend in ("myhdl", "icarus", "myhdl+icarus"):
         return _run_package_myhdl(setup, backend)
     if backend in ("icarus-2005", "icarus-2012", "verilator"):
         from cosim.package.package_batch import run_package_batch
@@ -443,16 +443,22 @@ def run_until_done(top, backend, state, max_cycles, chunk_cycles=64):
         import os
         top.config_sim(trace=True, directory=os.path.dirname(path),
                        filename=os.path.splitext(os.path.basename(path))[0])
+    from cosim.sim import replay
     try:
         spent = 0
         while not state.get("finished") and spent < max_cycles + 2 * chunk_cycles:
             top.run_sim(duration=chunk_cycles * CLOCK_PERIOD, quiet=1)
             spent += chunk_cycles
+    except BaseException:
+        replay.discard_recordings()
+        raise
     finally:
         top.quit_sim()
         if path and backend == "myhdl":
             myhdl.traceSignals.directory = None
             myhdl.traceSignals.filename = None
+    if backend == replay.BACKEND:
+        replay.check_recordings(vcd=path)
 
 
 def run_vectors(block_func, sig, params, backend, stim, apply, sample, reset_cycles=0, sample_after=False):

@@ -357,15 +357,20 @@ def cosim_factory(block_func):
     return factory
 
 
-BACKENDS = ("myhdl", "icarus")
+BACKENDS = ("myhdl", "icarus", "myhdl+icarus")
 
 
 def select(block_func, backend):
-    """The block itself (backend 'myhdl') or its co-simulation factory ('icarus')."""
+    """The block itself (backend 'myhdl'), its co-simulation factory ('icarus'), or the block
+    with a recorder whose run `run()` replays on the converted Verilog ('myhdl+icarus',
+    cosim/sim/replay.py)."""
     if backend == "myhdl":
         return block_func
     if backend == "icarus":
         return cosim_factory(block_func)
+    if backend == "myhdl+icarus":
+        from cosim.sim import replay
+        return replay.recording_factory(block_func)
     raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
@@ -373,8 +378,21 @@ def run(top, duration=None, backend="myhdl"):
     """Run a test-bench @block instance to completion (or `duration`).
 
     With a waves path set and backend 'myhdl', the MyHDL simulation is traced
-    into that VCD; with 'icarus' the co-simulated design writes it.
+    into that VCD; with 'icarus' the co-simulated design writes it, with
+    'myhdl+icarus' the Verilog's replay of the recorded run.  On 'myhdl+icarus'
+    it returns the number of rising edges replayed and compared.
     """
+    if backend == "myhdl+icarus":
+        from cosim.sim import replay
+        try:
+            top.run_sim(duration=duration, quiet=1)
+        except BaseException:
+            replay.discard_recordings()
+            raise
+        finally:
+            if top.sim is not None and not top.sim._finished:
+                top.quit_sim()
+        return replay.check_recordings(vcd=_waves_path)
     if _waves_path and backend == "myhdl":
         top.config_sim(trace=True, directory=os.path.dirname(_waves_path),
                        filename=os.path.splitext(os.path.basename(_waves_path))[0])

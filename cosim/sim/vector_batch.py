@@ -17,6 +17,13 @@ is applied, so vector j is first seen by the rising edge of cycle j + 1.
 every input at its initial value (0).  `run_myhdl` applies the same protocol
 to the MyHDL block itself, so the two can be compared cycle for cycle.
 
+With `reset_cycles=0` there is no power-on reset and `rst` is an input like any
+other: vector 0 is applied at time 1, before the first rising edge, vector j at
+the falling edge before rising edge j, and the sample of edge j is taken with
+vector j applied; `run(vectors)` returns len(vectors) samples.  That is the
+form of a recorded run (cosim.sim.replay): inputs as the design saw them at
+each rising edge, outputs as they were just before it.
+
 A vector is a dict {input name: value}; an input it does not name keeps its
 previous value (vectors are changes, not snapshots).  Capacity: the test bench
 holds `max_vectors` vectors (a compile-time size; one compiled simulator
@@ -38,7 +45,7 @@ from dataclasses import dataclass
 from typing import Dict, List
 
 from cosim.sim import toolchain
-from cosim.sim.batch import VERILATOR_FLAGS, module_ports
+from cosim.sim.batch import VERILATOR_FLAGS, VERILATOR_OPT_TAG, module_ports
 from cosim.sim.vpi import ToolchainError, require_tool
 
 SIMULATORS = ("icarus", "verilator")
@@ -89,12 +96,31 @@ def _tb_source(module, ports, inputs, outputs, reset_cycles, max_vectors):
     L.append("integer base, k;")
     L.append(f"{module} dut({', '.join(conn)});")
     L.append(f"always #5 {CLOCK} = ~{CLOCK};")
+    # the next vector onto the inputs its mask names
+    L.append("task apply_vector;")
+    L.append("begin")
+    L.append(f"    base = v * {per_vec};")
+    for i in range(mask_words):
+        L.append(f"    mask[{32 * i + 31}:{32 * i}] = vec[base + {i}];")
+    off = mask_words
+    for bit, name in enumerate(inputs):
+        width = ports[name][1]
+        nw = _words(width)
+        L.append(f"    for (k = 0; k < {nw}; k = k + 1) in_{name}[k * 32 +: 32] = vec[base + {off} + k];")
+        L.append(f"    if (mask[{bit}]) {name} = in_{name}[{width - 1}:0];")
+        off += nw
+    L.append("    v = v + 1;")
+    L.append("end")
+    L.append("endtask")
     # Inputs are driven at time 1, X before: every process that reads a port then sees an
     # event whatever the language mode, as a design's inputs do after power-up.  (A
     # declaration initialiser is an event at time 0 under -g2005 and none under -g2012.)
-    drive0 = " ".join(f"{n} = {1 if (n == RESET and has_rst) else 0};"
-                      for n, (d, _) in ports.items() if d == "input" and n != CLOCK)
-    L.append(f"initial begin #1 {drive0} end")
+    if reset_cycles:
+        drive0 = " ".join(f"{n} = {1 if (n == RESET and has_rst) else 0};"
+                          for n, (d, _) in ports.items() if d == "input" and n != CLOCK)
+        L.append(f"initial begin #1 {drive0} end")
+    else:
+        L.append("initial begin #1 released = 1; if (n_vectors > 0) apply_vector; end")
     L.append("initial begin")
     L.append('  if ($value$plusargs("vectors=%s", path)) $readmemh(path, vec);')
     L.append('  if (!$value$plusargs("n=%d", n_vectors)) n_vectors = 0;')
@@ -111,25 +137,14 @@ def _tb_source(module, ports, inputs, outputs, reset_cycles, max_vectors):
     else:
         L.append('    $fwrite(fd, "-\\n");')
     L.append("    cycle = cycle + 1;")
-    L.append("    if (cycle > n_vectors) begin $fclose(fd); $finish; end")
+    # with a power-on reset: a sample before the first vector and one after each; without: one per vector
+    L.append(f"    if (cycle {'>' if reset_cycles else '>='} n_vectors) begin $fclose(fd); $finish; end")
     L.append("  end")
     L.append("end")
     L.append(f"always @(negedge {CLOCK}) begin")
     L.append("  if (!released) begin")
     L.append(f"    if (edges >= {reset_cycles}) begin released = 1;{f' {RESET} = 0;' if has_rst else ''} end")
-    L.append("  end else if (v < n_vectors) begin")
-    L.append(f"    base = v * {per_vec};")
-    for i in range(mask_words):
-        L.append(f"    mask[{32 * i + 31}:{32 * i}] = vec[base + {i}];")
-    off = mask_words
-    for bit, name in enumerate(inputs):
-        width = ports[name][1]
-        nw = _words(width)
-        L.append(f"    for (k = 0; k < {nw}; k = k + 1) in_{name}[k * 32 +: 32] = vec[base + {off} + k];")
-        L.append(f"    if (mask[{bit}]) {name} = in_{name}[{width - 1}:0];")
-        off += nw
-    L.append("    v = v + 1;")
-    L.append("  end")
+    L.append("  end else if (v < n_vectors) apply_vector;")
     L.append("end")
     L.append("endmodule")
     return "\n".join(L) + "\n"
@@ -143,13 +158,15 @@ class VectorBench:
         """args/kwargs: the block's signals (for their widths) and parameters, as for
         `toolchain.build`.  outputs: the output ports to sample (default: all).
         drive_reset: `rst` is a vector input too (after the power-on reset), so a vector
-        may assert it (a replayed formal counterexample resets when the solver did)."""
+        may assert it (a replayed formal counterexample resets when the solver did).
+        reset_cycles=0: no power-on reset, `rst` is a vector input (drive_reset implied)."""
+        drive_reset = drive_reset or reset_cycles == 0
         if simulator not in SIMULATORS:
             raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
         if generation not in GENERATIONS:
             raise ValueError(f"unknown Icarus generation {generation!r}; choose one of {', '.join(GENERATIONS)}")
-        if max_vectors < 1 or reset_cycles < 1:
-            raise ValueError("max_vectors and reset_cycles must be at least 1")
+        if max_vectors < 1 or reset_cycles < 0:
+            raise ValueError("max_vectors must be at least 1 and reset_cycles at least 0")
         self.folder, self.module, self.bound = toolchain.build(block_func, *args, **kwargs)
         self.block_func, self.args, self.kwargs = block_func, args, kwargs
         self.simulator, self.generation = simulator, generation
@@ -167,7 +184,7 @@ class VectorBench:
         self.widths = {n: w for n, (_, w) in self.ports.items()}
         tb = _tb_source(self.module, self.ports, self.inputs, self.outputs, reset_cycles, max_vectors)
         digest = hashlib.sha256(tb.encode()).hexdigest()[:12]
-        tag = f"{simulator}{generation if simulator == 'icarus' else ''}_{digest}"
+        tag = f"{simulator}{generation if simulator == 'icarus' else VERILATOR_OPT_TAG}_{digest}"
         self.tb_path = os.path.join(self.folder, f"vector_tb_{digest}.v")
         self.exe = os.path.join(self.folder, f"vector_{tag}" + (".vvp" if simulator == "icarus" else ""))
         with open(os.path.join(self.folder, f".lock-vector-{tag}"), "w") as lock:
@@ -220,7 +237,8 @@ class VectorBench:
         return lines
 
     def run(self, vectors, workdir=None, vcd=None):
-        """Apply `vectors` (see the module docstring); return a VectorRun of len(vectors) + 1 samples."""
+        """Apply `vectors` (see the module docstring); return a VectorRun of len(vectors) + 1 samples
+        (len(vectors) without a power-on reset)."""
         vectors = list(vectors)
         if len(vectors) > self.max_vectors:
             raise ValueError(f"{len(vectors)} vectors exceed the test bench's capacity ({self.max_vectors})")
@@ -250,8 +268,9 @@ class VectorBench:
                 samples.append({n: int(f, 16) for n, f in zip(self.outputs, fields)})
         if workdir is None:
             shutil.rmtree(work, ignore_errors=True)
-        if len(samples) != len(vectors) + 1:
-            raise ToolchainError(f"{self.module}: expected {len(vectors) + 1} samples, got {len(samples)}")
+        expected = len(vectors) + (1 if self.reset_cycles else 0)
+        if len(samples) != expected:
+            raise ToolchainError(f"{self.module}: expected {expected} samples, got {len(samples)}")
         return VectorRun(samples, wall)
 
 

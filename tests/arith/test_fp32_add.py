@@ -190,7 +190,7 @@ def adversarial_pairs(rng, n_random=300, carry_family=True):
 
 def test_adversarial_against_golden(backend):
     rng = random.Random(99)
-    pairs = adversarial_pairs(rng, n_random=300 if backend == "myhdl" else 160)
+    pairs = adversarial_pairs(rng, n_random=160 if backend == "icarus" else 300)
     check(backend, pairs, [golden_fp32_add(a, b) for a, b in pairs], gap_rate=0.15, seed=1)
 
 

@@ -245,7 +245,7 @@ def test_sticky_bit_at_every_position(backend):
 @pytest.mark.parametrize("width", [320, 280])
 def test_random_values_all_formats(backend, width):
     rng = random.Random(1000 + width)
-    n = 2000 if backend == "myhdl" else 300
+    n = 300 if backend == "icarus" else 2000
     items = [Item(v, rng.choice(list(FORMAT_CODES))) for v in random_values(width, rng, n)]
     check(backend, items, width=width, gap_rate=0.3, seed=7)
 

@@ -18,6 +18,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 VECTORS = testfloat.testfloat_dir()          # the vectors that ship in tests/data/testfloat
 
 
+@pytest.fixture(params=["myhdl", "icarus"])
+def backend(request):
+    """The decoder is combinational (no clock for a per-edge recording to follow): the test runs
+    on MyHDL and on the per-cycle Icarus co-simulation."""
+    return request.param
+
+
 def run_decoder(backend, vectors, width=320):
     """Apply (fmt, bits) one per cycle; return [(term, nan, pos_inf, neg_inf, fp32)]."""
     clk = Signal(bool(0))
