@@ -20,7 +20,12 @@ from collections import defaultdict
 
 import pytest
 
-from cosim.sim import toolchain
+# Verilator builds of the tests compile their C++ at -O0: the node's build takes 40 % of the CPU
+# time of -O2 and the suite's runs are short (cosim/sim/batch.py has the figures).  Set before
+# anything imports cosim.sim.batch; PRISM_VERILATOR_OPT=-O2 tests the optimised build instead.
+os.environ.setdefault("PRISM_VERILATOR_OPT", "-O0")
+
+from cosim.sim import toolchain  # noqa: E402
 
 
 def pytest_addoption(parser):

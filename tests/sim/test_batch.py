@@ -53,3 +53,22 @@ def test_unknown_stream_is_rejected():
     design = BatchDesign(axis_register, *register_signals(8))
     with pytest.raises(ValueError, match="no such stream"):
         design.run({"s_axis_9": StreamStimulus()})
+
+
+def test_the_verilator_cxx_level_is_chosen_by_the_environment_and_kept_apart():
+    """PRISM_VERILATOR_OPT sets the generated C++'s optimisation level (the suite builds at -O0);
+    a build at another level than -O2 gets its own file names, and a bad level is refused."""
+    import os
+    import subprocess
+    import sys
+    probe = ("from cosim.sim import batch; "
+             "print(batch.VERILATOR_FLAGS[-1], repr(batch.VERILATOR_OPT_TAG))")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def run(level):
+        env = dict(os.environ, PRISM_VERILATOR_OPT=level, PYTHONPATH=root)
+        return subprocess.run([sys.executable, "-c", probe], env=env, cwd=root, capture_output=True, text=True)
+    assert run("-O2").stdout.split("\n")[0] == "OPT_FAST=-O2 OPT_GLOBAL=-O2 ''"
+    assert run("-O0").stdout.split("\n")[0] == "OPT_FAST=-O0 OPT_GLOBAL=-O0 '_O0'"
+    bad = run("-O9")
+    assert bad.returncode != 0 and "PRISM_VERILATOR_OPT='-O9'; choose one of -O0, -O1, -O2, -O3, -Os" in bad.stderr
