@@ -46,6 +46,15 @@ def _recorded_durations():
         return {}
 
 
+def pytest_configure(config):
+    # pytest-xdist's load scheduling hands each worker a run of consecutive tests at the start (an
+    # eighth of the suite each) and later chunks of up to a quarter of what is left: after the
+    # longest-first sort the first worker got the 169 longest tests, 1,762 s of the suite's
+    # 2,265 s, and the run took as long as that worker.  One test at a time keeps both busy.
+    if getattr(config.option, "maxschedchunk", "absent") is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(config, items):
     recorded = _recorded_durations()
     if not recorded:

@@ -58,7 +58,7 @@ def test_backends_agree_cycle_for_cycle():
     rng = random.Random(11)
     frames = random_frames(rng, 8, 32)
     got = {}
-    for be in toolchain.BACKENDS:
+    for be in ("myhdl", "icarus"):           # per-cycle co-simulation
         _, sink = run_register(be, frames, width=32, src_pause=0.3, sink_pause=0.3, seed=5)
         got[be] = [f.cycles for f in sink.frames]
     assert got["myhdl"] == got["icarus"]
@@ -89,7 +89,7 @@ def test_build_is_cached_and_keyed_by_parameters(tmp_path, monkeypatch):
     del stamp
 
 
-def test_waves_written_on_both_backends(tmp_path):
+def test_waves_written_on_every_backend(tmp_path):
     for be in toolchain.BACKENDS:
         path = tmp_path / f"{be}.vcd"
         with toolchain.waves(str(path)):
