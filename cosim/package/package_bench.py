@@ -443,22 +443,22 @@ def run_until_done(top, backend, state, max_cycles, chunk_cycles=64):
         import os
         top.config_sim(trace=True, directory=os.path.dirname(path),
                        filename=os.path.splitext(os.path.basename(path))[0])
+    def simulate():
+        try:
+            spent = 0
+            while not state.get("finished") and spent < max_cycles + 2 * chunk_cycles:
+                top.run_sim(duration=chunk_cycles * CLOCK_PERIOD, quiet=1)
+                spent += chunk_cycles
+        finally:
+            top.quit_sim()
+            if path and backend == "myhdl":
+                myhdl.traceSignals.directory = None
+                myhdl.traceSignals.filename = None
     from cosim.sim import replay
-    try:
-        spent = 0
-        while not state.get("finished") and spent < max_cycles + 2 * chunk_cycles:
-            top.run_sim(duration=chunk_cycles * CLOCK_PERIOD, quiet=1)
-            spent += chunk_cycles
-    except BaseException:
-        replay.discard_recordings()
-        raise
-    finally:
-        top.quit_sim()
-        if path and backend == "myhdl":
-            myhdl.traceSignals.directory = None
-            myhdl.traceSignals.filename = None
     if backend == replay.BACKEND:
-        replay.check_recordings(vcd=path)
+        replay.simulate_and_check(simulate, vcd=path)
+    else:
+        simulate()
 
 
 def run_vectors(block_func, sig, params, backend, stim, apply, sample, reset_cycles=0, sample_after=False):

@@ -103,6 +103,18 @@ def discard_recordings():
     _pending.clear()
 
 
+def simulate_and_check(simulate, vcd=None):
+    """Run `simulate()` (the MyHDL simulation of a test bench whose blocks came from
+    `recording_factory`), then replay what it recorded; a simulation that raises leaves no
+    recording behind.  Returns the number of rising edges compared."""
+    try:
+        simulate()
+    except BaseException:
+        discard_recordings()
+        raise
+    return check_recordings(vcd=vcd)
+
+
 def _capacity(n):
     """Vector capacity of the compiled test bench: a power of two from 4,096, so a few
     compiled benches serve every run length."""

@@ -384,15 +384,14 @@ def run(top, duration=None, backend="myhdl"):
     """
     if backend == "myhdl+icarus":
         from cosim.sim import replay
-        try:
-            top.run_sim(duration=duration, quiet=1)
-        except BaseException:
-            replay.discard_recordings()
-            raise
-        finally:
-            if top.sim is not None and not top.sim._finished:
-                top.quit_sim()
-        return replay.check_recordings(vcd=_waves_path)
+
+        def simulate():
+            try:
+                top.run_sim(duration=duration, quiet=1)
+            finally:
+                if top.sim is not None and not top.sim._finished:
+                    top.quit_sim()
+        return replay.simulate_and_check(simulate, vcd=_waves_path)
     if _waves_path and backend == "myhdl":
         top.config_sim(trace=True, directory=os.path.dirname(_waves_path),
                        filename=os.path.splitext(os.path.basename(_waves_path))[0])
