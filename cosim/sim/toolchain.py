@@ -34,13 +34,13 @@ import myhdl
 from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 
 from cosim.sim.verilog_post import (coalesce_part_assigns, function_returns, hoist_block_locals, initialise_output_regs,
-                           procedural_concats, wake_at_time0)
+                                    merge_clocked_processes, procedural_concats, wake_at_time0)
 from cosim.sim.vpi import ToolchainError, require_tool, require_vpi
 from cosim.sim.myhdl_sources import fresh_block_names
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _HDL_DIR = os.path.join(_ROOT, "hdl")
-TOOLCHAIN_VERSION = "8"  # bump when the generated files change shape
+TOOLCHAIN_VERSION = "11"  # bump when the generated files change shape
 
 _waves_path = None
 
@@ -297,23 +297,30 @@ def build(block_func, *args, **kwargs):
             out = out[0] if isinstance(out, tuple) else out
             passes[pass_name] = _changed_lines(text, out)
             return out
-        text = raw
-        if _rewrite:
+        outputs = {k: int(v._init) for k, v in bound.arguments.items() if _is_signal(v)}
+
+        def rewrite(text, share):
             # Icarus forks into every named block (up to 3x slower) and resolves a wire with several
-            # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators)
-            text = apply("hoist_block_locals", hoist_block_locals, text)
+            # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators).
+            # The Icarus build shares the processes' variables (its compile time is quadratic in the
+            # names of one scope; cosim/sim/verilog_post.py has the figures).
+            text = apply("share_process_variables" if share else "hoist_block_locals",
+                         lambda t: hoist_block_locals(t, share=share), text)
             text = apply("coalesce_part_assigns", coalesce_part_assigns, text)
             # a Verilog function's final `disable` (MyHDL's return) is a no-op Yosys cannot parse
             text = apply("function_returns", function_returns, text)
             # combinational processes run once at power-on in every simulator and language mode
             text = apply("wake_at_time0", wake_at_time0, text)
             # registered outputs power up at their initial value, like every internal register
-            text = apply("initialise_output_regs", initialise_output_regs, text,
-                         {k: int(v._init) for k, v in bound.arguments.items() if _is_signal(v)})
+            return apply("initialise_output_regs", initialise_output_regs, text, outputs)
+        text = rewrite(raw, share=False) if _rewrite else raw
         with open(design_v, "w") as fh:
             fh.write(text)
-        # wide concatenations copied by words, not bits (Icarus only)
-        icarus_text = apply("procedural_concats", procedural_concats, text) if _rewrite else text
+        icarus_text = text
+        if _rewrite:
+            # wide concatenations copied by words, not bits; one process per clock edge (Icarus only)
+            icarus_text = apply("procedural_concats", procedural_concats, rewrite(raw, share=True))
+            icarus_text = apply("merge_clocked_processes", merge_clocked_processes, icarus_text)
         with open(icarus_source(folder, name), "w") as fh:
             fh.write(icarus_text)
         with open(os.path.join(folder, f"{name}.passes.json"), "w") as fh:

@@ -14,19 +14,58 @@ Verilog block-local variables are static, so the behaviour is unchanged: they
 keep their value between activations either way, and MyHDL initialises every
 variable at the top of the process.  Waveforms show the hoisted variables as
 ordinary module registers.
+
+`hoist_block_locals(text, share=True)` (the Icarus build only) goes further:
+the processes share their variables, one module register per type and
+position (the first 8-bit variable of every process is one register, ...).
+Icarus's code generator looks up each referenced signal by a linear scan of
+its scope's names in sorted order, so one flat module with a register per
+process variable compiles in time quadratic in their number: the node's
+21,000 module-level names took 16.4 s to compile, its 11,500 with shared
+variables 10.6 s, and 4.6 s with the shared ones named to sort first
+(`Vshared_...`: capitals sort before MyHDL's lower-case names).  Sharing is
+safe because a MyHDL variable lives for one activation of its process: the
+converted process assigns it before reading it, every activation, and an
+`always` body without a delay or an event control runs to its end before
+any other process runs.  A process with a timing control keeps its own
+names.  Neither Verilator nor synthesis gets shared variables (both would
+see one register driven by many processes); MyHDL's own waveforms show no
+process variables either, and Icarus's show the shared registers.
 """
+import collections
 import re
 
 _HEAD = re.compile(r"^(always\b.*|initial\b.*)\bbegin:\s*(\w+)\s*$")
 _DECL = re.compile(r"^\s+(reg|integer)\b([^;]*?)\b(\w+)\s*;\s*$")
 
 
-def hoist_block_locals(text):
+_TIMING_CONTROL = re.compile(r"[@#]|\bwait\b")
+
+
+def _type_key(kind, middle):
+    """`reg [8-1:0]` -> `r8`, `reg signed [16-1:0]` -> `s16`, `integer` -> `i`, `reg` -> `r1`."""
+    width = re.search(r"\[(\d+)-1:0\]", middle)
+    if kind == "integer":
+        return "i"
+    if width is None and middle.strip():
+        return None                                   # a layout MyHDL does not write: keep own names
+    return ("s" if "signed" in middle else "r") + (width.group(1) if width else "1")
+
+
+def hoist_block_locals(text, share=False):
     lines = text.split("\n")
     taken = set(re.findall(r"\b[A-Za-z_]\w*\b", text))
     disabled = set(re.findall(r"\bdisable\s+(\w+)", text))
+    shared = {}                                        # type key -> its shared registers, in order
     out = []
     i = 0
+
+    def fresh(name):
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        return name
+
     while i < len(lines):
         m = _HEAD.match(lines[i])
         if not m:
@@ -50,16 +89,28 @@ def hoist_block_locals(text):
             i += 1
             continue
         body = lines[j:k]
+        sharing = share and m.group(1).startswith("always") and not any(_TIMING_CONTROL.search(b) for b in body)
+        renames = {}
+        per_type = collections.Counter()
         for d in decls:
             kind, middle, var = d.group(1), d.group(2), d.group(3)
-            new = f"{label}_{var}"
-            while new in taken:
-                new += "_"
-            taken.add(new)
-            out.append(f"{kind}{middle}{new};".replace("  ", " "))
-            # not inside a sized literal: `b1` must not rewrite 1'b1, nor `hff` 8'hff
-            pattern = re.compile(rf"(?<![\w$']){re.escape(var)}(?![\w$])")
-            body = [pattern.sub(new, line) for line in body]
+            key = _type_key(kind, middle) if sharing else None
+            if key is None:
+                new = fresh(f"{label}_{var}")
+                out.append(f"{kind}{middle}{new};".replace("  ", " "))
+            else:
+                regs = shared.setdefault(key, [])
+                if per_type[key] == len(regs):
+                    regs.append(fresh(f"Vshared_{key}_{len(regs)}"))
+                    out.append(f"{kind}{middle}{regs[-1]};".replace("  ", " "))
+                new = regs[per_type[key]]
+                per_type[key] += 1
+            renames[var] = new
+        if renames:
+            # one pass over the body for all its variables; not inside a sized literal:
+            # `b1` must not rewrite 1'b1, nor `hff` 8'hff
+            pattern = re.compile(r"(?<![\w$'])(" + "|".join(map(re.escape, renames)) + r")(?![\w$])")
+            body = [pattern.sub(lambda v: renames[v.group(1)], line) for line in body]
         head = lines[i] if label in disabled else re.sub(r"\bbegin:\s*\w+\s*$", "begin", lines[i])
         out.append(head)
         out.extend(body)
@@ -185,6 +236,59 @@ def procedural_concats(text):
             if m:
                 lines[i] = f"reg{m.group(1)}{m.group(2)};"
     return "\n".join(lines)
+
+
+# ---- Icarus only: one process per clock edge ----
+#
+# MyHDL writes a clocked process per `@always(clk.posedge)` (the node has 1,702
+# of them), and every edge wakes each one as a thread of its own.  A single
+# process that runs their bodies one after another does the same work: the
+# bodies assign signals only through non-blocking assignments, so none sees
+# another's writes before the edge's update phase whatever their order, and
+# their variables are assigned before they are read in each activation (see
+# hoist_block_locals).  A body keeps its label where a `disable` names it, as a
+# block of its own inside the merged process.  Bodies with a timing control, and
+# groups of one, stay as they are.  Measured on the node (batched Icarus, 8 seeds):
+# 341 -> 384 cycles/s.  Verilator and synthesis keep one process per block.
+
+_CLOCKED_HEAD = re.compile(r"^always @\(((?:posedge|negedge) \w+(?:(?:,| or) (?:posedge|negedge) \w+)*)\) "
+                           r"begin(?::\s*(\w+))?\s*$")
+
+
+def merge_clocked_processes(text):
+    """One `always` per distinct edge list; returns (text, processes merged)."""
+    lines = text.split("\n")
+    groups = {}                                 # edge list -> [(label, body lines)]
+    out = []
+    i = 0
+    while i < len(lines):
+        m = _CLOCKED_HEAD.match(lines[i])
+        k = i + 1
+        while m and k < len(lines) and lines[k] != "end":     # MyHDL closes a process at column 0
+            k += 1
+        if not m or k == len(lines) or any(_TIMING_CONTROL.search(b) for b in lines[i + 1:k]):
+            out.append(lines[i])
+            i += 1
+            continue
+        groups.setdefault(m.group(1), []).append((m.group(2), lines[i + 1:k]))
+        i = k + 1
+    merged, count = [], 0
+    for edges, bodies in groups.items():
+        if len(bodies) == 1:
+            label, body = bodies[0]
+            merged += [f"always @({edges}) begin" + (f": {label}" if label else "")] + body + ["end", ""]
+            continue
+        count += len(bodies)
+        merged.append(f"always @({edges}) begin")
+        for label, body in bodies:
+            merged.append("    begin" + (f": {label}" if label else ""))
+            merged += ["    " + line if line else line for line in body]
+            merged.append("    end")
+        merged += ["end", ""]
+    if not merged:
+        return text, 0
+    end = max(j for j, line in enumerate(out) if line.startswith("endmodule"))
+    return "\n".join(out[:end] + merged + out[end:]), count
 
 
 # ---- every combinational process runs once at power-on ----

@@ -1,11 +1,13 @@
 """Hoisting named-block variables out of MyHDL's processes keeps behaviour and drops the fork."""
 import os
 import random
+import re
 import subprocess
 
 import pytest
 
-from cosim.sim.verilog_post import coalesce_part_assigns, hoist_block_locals, procedural_concats
+from cosim.sim.verilog_post import (coalesce_part_assigns, hoist_block_locals, merge_clocked_processes,
+                                    procedural_concats)
 
 # MyHDL's layout: named processes with their variables declared inside; `total` shadows a
 # module signal of the same name, `i` is a loop variable, and one block is a `disable` target.
@@ -77,6 +79,67 @@ def test_declarations_leave_the_blocks_and_labels_go_unless_disabled():
     assert "reg [7:0] total = 8'd5;" in hoisted            # the module signal is untouched
     # inside t_second `total` is the module signal (no local of that name there)
     assert "t_second_acc = total + 1;" in hoisted
+
+
+def test_shared_variables_behave_the_same(tmp_path):
+    """The Icarus build's processes share their variables by type and position: the same
+    outputs on every edge, the module signal `total` still untouched, the `disable` target kept."""
+    shared = hoist_block_locals(SOURCE, share=True)
+    assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, SOURCE, "original")
+    # t_first's `total` and t_second's `acc` are the first 8-bit variable of each: one register
+    assert "Vshared_r8_0 = total + 1;" in shared and "Vshared_r8_0 = 8'h0;" in shared
+    assert shared.count("reg [8-1:0] Vshared_r8_0;") == 1
+    assert "integer Vshared_i_0;" in shared and "for (Vshared_i_0=0;" in shared   # t_first's i, t_loop's k
+    assert "begin: t_loop" in shared and "reg [7:0] total = 8'd5;" in shared
+
+
+def test_a_process_that_waits_keeps_its_own_variables(tmp_path):
+    """A variable may carry a value across a timing control, so a process with one (an event
+    control, a delay, a wait) is never given shared registers."""
+    src = "\n".join([
+        "module t;",
+        "reg clk = 0;",
+        "reg [7:0] a = 8'd3;",
+        "reg [7:0] q = 0;",
+        "always @(posedge clk) begin: other",
+        "    reg [8-1:0] x;",
+        "    x = a + 1;",
+        "    q <= x;",
+        "end",
+        "initial begin: waits",
+        "    reg [8-1:0] x;",
+        "    x = 8'd7;",
+        "    @(posedge clk);",
+        "    $display(\"%0d\", x);",
+        "end",
+        "always @(a) begin: waits_too",
+        "    reg [8-1:0] y;",
+        "    y = a;",
+        "    #1 $display(\"%0d %0d\", y, q);",
+        "end",
+        "initial begin #5 clk = 1; #5 clk = 0; #5 clk = 1; a = 9; #5 $finish; end",
+        "endmodule", ""])
+    shared = hoist_block_locals(src, share=True)
+    assert "waits_x = 8'd7;" in shared and "waits_too_y = a;" in shared
+    assert "Vshared_r8_0 = a + 1;" in shared
+    assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, src, "original")
+
+
+def test_clocked_processes_merge_into_one_per_edge_list(tmp_path):
+    """The Icarus build runs the bodies of all processes on the same edges as one process:
+    the same outputs on every edge; a `disable` target keeps its block and its name."""
+    text, merged = merge_clocked_processes(hoist_block_locals(SOURCE, share=True))
+    assert merged == 3
+    assert text.count("always @(posedge clk) begin") == 1
+    assert "    begin: t_loop" in text and "disable t_loop;" in text
+    assert simulate(tmp_path, text, "merged") == simulate(tmp_path, SOURCE, "original")
+
+
+def test_a_clocked_process_that_waits_is_not_merged(tmp_path):
+    src = SOURCE.replace("    out2 <= acc;\n", "    out2 <= acc;\n    #1 out2 <= acc + 1;\n")
+    text, merged = merge_clocked_processes(hoist_block_locals(src, share=True))
+    assert merged == 2 and text.count("always @(posedge clk) begin") == 2
+    assert simulate(tmp_path, text, "merged") == simulate(tmp_path, src, "original")
 
 
 # MyHDL's layout for ConcatSignals: one assign per part, MSB part first, unsized binary
@@ -181,12 +244,19 @@ def test_every_rewrite_pass_fires_on_the_node():
     from cosim.sim import toolchain
     folder, name, _ = _node_build()
     passes = toolchain.rewrite_passes(folder, name)
-    assert set(passes) == {"hoist_block_locals", "coalesce_part_assigns", "function_returns", "wake_at_time0",
-                           "initialise_output_regs", "procedural_concats"}
+    assert set(passes) == {"hoist_block_locals", "share_process_variables", "coalesce_part_assigns",
+                           "function_returns", "wake_at_time0", "initialise_output_regs", "procedural_concats",
+                           "merge_clocked_processes"}
     assert all(n > 0 for n in passes.values()), passes
     raw = open(os.path.join(folder, f"{name}.raw.v")).read()
     assert raw != open(os.path.join(folder, f"{name}.v")).read()
     assert "prism_time0" not in raw
+    # Icarus compiles in time quadratic in one scope's names: its source keeps a few hundred
+    # shared process variables where Verilator's keeps one register per process variable
+    icarus = open(toolchain.icarus_source(folder, name)).read()
+    shared = set(re.findall(r"\bVshared_\w+", icarus))
+    assert 0 < len(shared) < 400, len(shared)
+    assert not re.search(r"\bVshared_", open(os.path.join(folder, f"{name}.v")).read())
 
 
 def test_raw_and_rewritten_node_give_the_same_frames_on_the_same_cycles():
