@@ -249,7 +249,7 @@ def procedural_concats(text):
 # hoist_block_locals).  A body keeps its label where a `disable` names it, as a
 # block of its own inside the merged process.  Bodies with a timing control, and
 # groups of one, stay as they are.  Measured on the node (batched Icarus, 8 seeds):
-# 341 -> 384 cycles/s.  Verilator and synthesis keep one process per block.
+# 341 -> 390 cycles/s.  Verilator and synthesis keep one process per block.
 
 _CLOCKED_HEAD = re.compile(r"^always @\(((?:posedge|negedge) \w+(?:(?:,| or) (?:posedge|negedge) \w+)*)\) "
                            r"begin(?::\s*(\w+))?\s*$")
