@@ -443,6 +443,7 @@ def run_until_done(top, backend, state, max_cycles, chunk_cycles=64):
         import os
         top.config_sim(trace=True, directory=os.path.dirname(path),
                        filename=os.path.splitext(os.path.basename(path))[0])
+
     def simulate():
         try:
             spent = 0

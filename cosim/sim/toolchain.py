@@ -365,6 +365,9 @@ def cosim_factory(block_func):
 
 
 BACKENDS = ("myhdl", "icarus", "myhdl+icarus")
+# the two back ends that run a test bench cycle by cycle: the MyHDL block, and its Verilog under
+# Icarus co-simulation (the agreement tests hold them to each other)
+PER_CYCLE_BACKENDS = ("myhdl", "icarus")
 
 
 def select(block_func, backend):

@@ -95,7 +95,7 @@ def test_stream_full_rate(backend):
 def test_stream_backends_agree_cycle_for_cycle():
     frames = flow_frames(random_tuples(random.Random(8), 120), seed=8)
     cycles = {}
-    for be in ("myhdl", "icarus"):           # per-cycle co-simulation
+    for be in toolchain.PER_CYCLE_BACKENDS:
         _, sink = run_stream(be, frames, 32, "mod", 0.3, 0.4, seed=6)
         cycles[be] = [f.cycles for f in sink.frames]
     assert cycles["myhdl"] == cycles["icarus"]

@@ -17,6 +17,7 @@ import pytest
 from myhdl import ResetSignal, Signal, block, instance, intbv
 
 from cosim.node import linerate
+from cosim.sim import toolchain
 from cosim.sim.axis import AxisFrame
 from cosim.node.metrics import line_rate
 from cosim.node.node_harness import NodeBench, check, run_node
@@ -236,7 +237,7 @@ def test_fp32_allreduce_two_contributors(backend, policy):
 @pytest.mark.parametrize("policy", [P.POLICY_KULISCH, P.POLICY_FP32_ARRIVAL])
 def test_backends_agree_cycle_for_cycle(policy):
     """The converted design and the MyHDL block move every beat in the same cycle."""
-    runs = {be: fp32_allreduce(be, policy)[0] for be in ("myhdl", "icarus")}     # per-cycle co-simulation
+    runs = {be: fp32_allreduce(be, policy)[0] for be in toolchain.PER_CYCLE_BACKENDS}
     for port in (0, 1):
         cycles = {be: [f.cycles for f in b.sink[port].frames] for be, b in runs.items()}
         beats = {be: [f.beats for f in b.sink[port].frames] for be, b in runs.items()}

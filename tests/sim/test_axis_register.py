@@ -58,7 +58,7 @@ def test_backends_agree_cycle_for_cycle():
     rng = random.Random(11)
     frames = random_frames(rng, 8, 32)
     got = {}
-    for be in ("myhdl", "icarus"):           # per-cycle co-simulation
+    for be in toolchain.PER_CYCLE_BACKENDS:
         _, sink = run_register(be, frames, width=32, src_pause=0.3, sink_pause=0.3, seed=5)
         got[be] = [f.cycles for f in sink.frames]
     assert got["myhdl"] == got["icarus"]
