@@ -149,3 +149,88 @@ def test_converted_names_do_not_depend_on_what_was_built_before(tmp_path, monkey
     again = converted("again")
     assert any("axis_register0_skid_valid" in line for line in first)
     assert again == first
+
+
+
+def _walk_tables(top):
+    """Per process under `top`, in order: the tables MyHDL's tree walk fills, by name, with each
+    signal's width (the signal objects differ between two elaborations)."""
+    from myhdl._Signal import _Signal
+
+    def widths(table):
+        return sorted((n, len(v) if isinstance(v, _Signal) else [len(s) for s in v]) for n, v in table.items())
+    out, todo = [], [top]
+    while todo:
+        b = todo.pop(0)
+        todo.extend(getattr(b, "subs", []))
+        if isinstance(b, myhdl_instance._Instantiator):
+            assert all(b.sigdict[n] is b.symdict[n] for n in b.sigdict if n in b.symdict)
+            out.append((type(b).__name__, b.funcobj.__name__, sorted(b.inputs), sorted(b.outputs),
+                        sorted(b.inouts), b.embedded_func, widths(b.sigdict), widths(b.losdict),
+                        sorted(b.symdict)))
+    return out
+
+
+def test_kept_tree_walk_finds_what_myhdls_walk_finds():
+    """Every process of the node (16 FP32 banks of 16 lanes, the phase blocks, processes that
+    read an interface's signals and so take MyHDL's own walk) elaborated with the kept walk and
+    again with MyHDL's alone: the same inputs, outputs, signals and symbols in every process."""
+    from cosim.node.node_harness import NodeBench
+    from hdl.node.prism_node import prism_node
+
+    assert myhdl_instance._Instantiator.__init__ is myhdl_sources.analysed_instance_init
+    bench = NodeBench("myhdl")
+    fast = _walk_tables(prism_node(**bench.sig, **bench.params))
+    try:
+        myhdl_instance._Instantiator.__init__ = myhdl_sources._ORIGINAL_INSTANCE_INIT[0]
+        slow = _walk_tables(prism_node(**bench.sig, **bench.params))
+    finally:
+        myhdl_sources.install()
+    assert myhdl_instance._Instantiator.__init__ is myhdl_sources.analysed_instance_init
+    assert len(fast) > 2000
+    assert fast == slow
+    assert {k for k, *_ in fast} >= {"_Always", "_AlwaysComb"}
+    assert sum(bool(t[2]) for t in fast) > 2000 and sum(bool(t[3]) for t in fast) > 2000
+
+
+class _Pair:
+    def __init__(self, w):
+        self.x, self.y = Signal(intbv(0)[w:]), Signal(intbv(0)[w:])
+
+
+@block
+def _reader(clk, a, b):
+    @always(clk.posedge)
+    def follow():
+        b.next = a[0] if isinstance(a, list) else a
+    return follow
+
+
+@block
+def _kinds(clk, outs, pair):
+    """One process function met with a signal, a constant, an intbv and a list of signals for
+    the same name, and a process reading an interface's attributes."""
+    readers = [_reader(clk, Signal(intbv(3)[4:]), outs[0]), _reader(clk, 5, outs[1]),
+               _reader(clk, intbv(6)[4:], outs[2]), _reader(clk, [Signal(intbv(1)[4:]), Signal(intbv(2)[4:])], outs[3])]
+
+    @always(clk.posedge)
+    def swap():
+        pair.y.next = pair.x
+    return readers, swap
+
+
+def test_kept_tree_walk_tells_the_kinds_of_a_name_apart():
+    def build():
+        return _walk_tables(_kinds(Signal(bool(0)), [Signal(intbv(0)[4:]) for _ in range(4)], _Pair(4)))
+    fast = build()
+    try:
+        myhdl_instance._Instantiator.__init__ = myhdl_sources._ORIGINAL_INSTANCE_INIT[0]
+        slow = build()
+    finally:
+        myhdl_sources.install()
+    assert fast == slow
+    follow = [t for t in fast if t[1] == "follow"]
+    assert [t[2] for t in follow] == [["a"], [], ["a"], ["a"]]          # the constant is no input
+    assert [bool(t[7]) for t in follow] == [False, False, False, True]   # the list of signals
+    swap, = [t for t in fast if t[1] == "swap"]
+    assert swap[2] == ["pair_x"] and swap[3] == ["pair_y"]               # MyHDL's names for pair.x, pair.y
