@@ -595,9 +595,8 @@ def _properties_section(w, run_them):
     w("hdl/fabric/collective_conformance_monitor.py checks all 34 at every clock edge inside collective_fabric; each "
       "has a broken variant of the design (`FAULT=<id>`, a test-only parameter of the block that owns the "
       "property) that must fire that property and no other.  Tests: tests/fabric/test_fabric_properties.py -- "
-      "`test_fault_fires_exactly_its_property[<id>]` on the MyHDL back end and "
-      "`test_fault_fires_exactly_its_property_batched_icarus[<id>]`, which replays the MyHDL run's inputs in "
-      "batched Icarus (-g2012) and requires every output port, hence the first failing cycle and the failure "
+      "`test_fault_fires_exactly_its_property[<id>]` runs the fault on the MyHDL back end, then replays that "
+      "run's inputs in batched Icarus (-g2012) and requires every output port, hence the first failing cycle and the failure "
       "count, to be identical at every cycle (Verilator: the same under `-m slow`); "
       "`test_correct_fabric_holds_every_property` and `test_correct_fabric_replayed_batched` (-g2005, -g2012; "
       "Verilator under `-m slow`) for the correct design.  The scenario (cosim/fabric/fabric_properties.py "
@@ -617,7 +616,7 @@ def _properties_section(w, run_them):
     rows = []
     for p in PROPERTIES:
         row = [p.id, p.statement.replace("|", "\\|"), p.seed_form.replace("|", "\\|"), f"{p.fault_block}: {p.fault}",
-               f"`test_fault_fires_exactly_its_property[{p.id}]` (MyHDL), `..._batched_icarus[{p.id}]`, "
+               f"`test_fault_fires_exactly_its_property[{p.id}]` (MyHDL, batched Icarus), "
                f"`..._verilator[{p.id}]` (slow)"]
         if run_them:
             m, i, ok = first[p.id]

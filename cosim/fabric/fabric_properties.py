@@ -120,8 +120,7 @@ class Property:
 
     @property
     def tests(self):
-        return (f"test_fabric_properties.py::test_fault_fires_exactly_its_property[{self.id}], "
-                f"::test_fault_fires_exactly_its_property_batched_icarus[{self.id}]")
+        return f"test_fabric_properties.py::test_fault_fires_exactly_its_property[{self.id}] (MyHDL, batched Icarus)"
 
 
 PROPERTIES = [Property(pid, bit, stmt, blk, _FAULTS[pid], _SEED_FORMS[pid])

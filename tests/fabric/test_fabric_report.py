@@ -57,7 +57,7 @@ def test_fabric_report_written(tmp_path, capsys):
     # each property row names its tests, and those tests exist
     assert all(f"`test_fault_fires_exactly_its_property[{g}{i}]`" in row(report, (f"{g}{i}",))[4]
                for g, n in zip("ABCDEF", (6, 6, 6, 6, 5, 5)) for i in range(1, n + 1))
-    for suffix in ("", "_batched_icarus", "_verilator"):
+    for suffix in ("", "_verilator"):
         assert callable(getattr(fabric_property_tests, "test_fault_fires_exactly_its_property" + suffix))
     assert "> **R**: mean_gbps rises" in report and "the 34 properties: none fired" in report
     assert [row(report, g)[2] for g in (("1", "the reduction operator"), ("2", "the ring, which needs a chain"),

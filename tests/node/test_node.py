@@ -1,7 +1,8 @@
-"""The PRISM node against the golden node model, through the scoreboard, on two back ends:
-per-cycle Icarus co-simulation (Python drivers and monitors every cycle) and batched Icarus
+"""The PRISM node against the golden node model, through the scoreboard, on batched Icarus
 (native vvp, the back end of `prism regress`).  The MyHDL source itself is held to the converted
-design cycle for cycle on the hostile scenarios (test_myhdl_source_matches_the_design_cycle_for_cycle).
+design cycle for cycle on the hostile scenarios (test_myhdl_source_matches_the_design_cycle_for_cycle),
+and the per-cycle co-simulation (Python drivers and monitors every cycle) to batched Icarus by
+tests/node/test_regress.py and tests/node/test_prism_node_basic.py, which run it on their own.
 
 Every check compares bit patterns: RESULT elements, CONTROL responses and the
 node's counters, all predicted by `golden.node.node_model` from the frames the
@@ -20,10 +21,12 @@ RESULTS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
            "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
 
 
-@pytest.fixture(params=["icarus", "batch-icarus"])
+@pytest.fixture(params=["batch-icarus"])
 def backend(request):
-    """Overrides the suite's (myhdl, icarus) pair: every scenario on MyHDL's own simulator, 3-4x
-    slower than Icarus here, would check what the cycle-for-cycle test below already holds."""
+    """Overrides the suite's myhdl+icarus: each scenario's point is the node's behaviour, so it
+    runs on the fastest back end that shows it.  MyHDL's own simulator, 3-4x slower than Icarus
+    here, would check what the cycle-for-cycle test below already holds, and the per-cycle
+    harness what the agreement tests hold (about 90 s of the suite's worker time)."""
     return request.param
 
 
