@@ -165,8 +165,9 @@ def _walk_tables(top):
         todo.extend(getattr(b, "subs", []))
         if isinstance(b, myhdl_instance._Instantiator):
             assert all(b.sigdict[n] is b.symdict[n] for n in b.sigdict if n in b.symdict)
-            out.append((type(b).__name__, b.funcobj.__name__, sorted(b.inputs), sorted(b.outputs),
-                        sorted(b.inouts), b.embedded_func, widths(b.sigdict), widths(b.losdict),
+            # the sets as they iterate: the converter writes sensitivity lists in that order
+            out.append((type(b).__name__, b.funcobj.__name__, list(b.inputs), list(b.outputs),
+                        list(b.inouts), b.embedded_func, widths(b.sigdict), widths(b.losdict),
                         sorted(b.symdict)))
     return out
 
