@@ -17,8 +17,8 @@ frames with `sys._getframe` and return the same `_CallInfo`.
 
 Last, MyHDL compiles and walks each instance's tree (`_AttrRefTransformer`, `_SigNameVisitor`)
 to find the signals it reads and drives: 3.0 of the node's 3.75 s of elaboration.  What that walk
-finds depends only on the function and on the kind (signal, intbv, list of signals, other, or
-absent) of each name the function reads, so `analysed_instance_init` keeps it per function and
+finds depends only on the function and on the kind (signal, intbv, list of signals, enum,
+function, other, or absent) of each name the function reads, so `analysed_instance_init` keeps it per function and
 kinds and rebuilds the instance's tables from them, its sets in MyHDL's order (the node then
 elaborates in 1.2 s, and its converted Verilog is byte for byte MyHDL's own under the same hash
 seed).  A function that reads an attribute MyHDL would resolve into a new name (an interface's

@@ -1,8 +1,9 @@
 """The PRISM node against the golden node model, through the scoreboard, on batched Icarus
 (native vvp, the back end of `prism regress`).  The MyHDL source itself is held to the converted
-design cycle for cycle on the hostile scenarios (test_myhdl_source_matches_the_design_cycle_for_cycle),
-and the per-cycle co-simulation (Python drivers and monitors every cycle) to batched Icarus by
-tests/node/test_regress.py and tests/node/test_prism_node_basic.py, which run it on their own.
+design cycle for cycle on the hostile scenarios (test_myhdl_source_matches_the_design_cycle_for_cycle).
+The per-cycle co-simulation (Python drivers and monitors every cycle) is held to batched Icarus
+by tests/node/test_regress.py and to MyHDL by tests/node/test_prism_node_basic.py, which also
+run their own scenarios on it.
 
 Every check compares bit patterns: RESULT elements, CONTROL responses and the
 node's counters, all predicted by `golden.node.node_model` from the frames the
@@ -26,7 +27,7 @@ def backend(request):
     """Overrides the suite's myhdl+icarus: each scenario's point is the node's behaviour, so it
     runs on the fastest back end that shows it.  MyHDL's own simulator, 3-4x slower than Icarus
     here, would check what the cycle-for-cycle test below already holds, and the per-cycle
-    harness what the agreement tests hold (about 90 s of the suite's worker time)."""
+    harness what the agreement tests hold (its 23 runs here took about 125 s of worker time)."""
     return request.param
 
 
