@@ -115,13 +115,6 @@ class _AddOrder(set):
             super().add(member)
 
 
-def _in_order(members):
-    added = set()
-    for member in members:
-        added.add(member)
-    return added
-
-
 def _kind(symdict, name):
     if name not in symdict:
         return _ABSENT
@@ -190,9 +183,9 @@ def analysed_instance_init(self, genfunc, callinfo):
         found = _ANALYSES[key] = (walk.inputs.order, walk.outputs.order, walk.inouts.order,
                                   walk.embedded_func, tuple(walk.sigdict), tuple(walk.losdict))
     inputs, outputs, inouts, self.embedded_func, signals, signal_lists = found
-    # each set built by adding in the walk's order: it iterates as MyHDL's own would, so the
-    # converter writes sensitivity lists in the same order
-    self.inputs, self.outputs, self.inouts = _in_order(inputs), _in_order(outputs), _in_order(inouts)
+    # set() of a list adds its members in order, as the walk did: the set iterates as MyHDL's
+    # own would, so the converter writes sensitivity lists in the same order
+    self.inputs, self.outputs, self.inouts = set(inputs), set(outputs), set(inouts)
     self.sigdict = {n: symdict[n] for n in signals}
     self.losdict = {n: symdict[n] for n in signal_lists}
 
