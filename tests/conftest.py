@@ -27,6 +27,8 @@ os.environ.setdefault("PRISM_VERILATOR_OPT", "-O0")
 
 from cosim.sim import toolchain  # noqa: E402
 
+toolchain.collect_less_often()
+
 
 def pytest_addoption(parser):
     parser.addoption("--waves", metavar="DIR", default=None,

@@ -100,6 +100,8 @@ def main(argv=None):
     for mod in mods.values():
         mod.add_parser(sub)
     args = parser.parse_args(argv)
+    from cosim.sim.toolchain import collect_less_often
+    collect_less_often()
     try:
         convert_int_options(args)
         return mods[args.command].run(args) or 0

@@ -52,8 +52,14 @@ VERILATOR_OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
 VERILATOR_OPT = os.environ.get("PRISM_VERILATOR_OPT", "-O2")
 if VERILATOR_OPT not in VERILATOR_OPT_LEVELS:
     raise ValueError(f"PRISM_VERILATOR_OPT={VERILATOR_OPT!r}; choose one of {', '.join(VERILATOR_OPT_LEVELS)}")
-VERILATOR_FLAGS = ("--binary", "--timing", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-                   "--default-language", "1364-2005", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+# At -O0 most of the C++ compiler's time goes into reading the model's header (2.8 MB for the
+# node) once per output file: files split at 100,000 statements instead of Verilator's 20,000
+# (15 files instead of 40) build the node in 54 s of CPU instead of 70.  At -O2 the larger files
+# cost more than they save (298 s against 218 s), so the default split stays there.
+VERILATOR_SPLIT = ("--output-split", "100000") if VERILATOR_OPT == "-O0" else ()
+_VERILATOR_COMMON = ("--timing", "-O3", "--x-assign", "fast", "--x-initial", "fast",
+                     "--default-language", "1364-2005", "-Wno-fatal", "-Wno-lint", "-Wno-style")
+VERILATOR_FLAGS = ("--binary", *_VERILATOR_COMMON, *VERILATOR_SPLIT,
                    "-MAKEFLAGS", f"OPT_FAST={VERILATOR_OPT} OPT_GLOBAL={VERILATOR_OPT}")
 # suffix of a build's file names at a C++ level other than the default
 VERILATOR_OPT_TAG = "" if VERILATOR_OPT == "-O2" else "_" + VERILATOR_OPT[1:]
@@ -74,7 +80,7 @@ VERILATOR_VARIANTS = {
     "plain": VERILATOR_FLAGS,
     "trace": VERILATOR_FLAGS + VERILATOR_TRACE_FLAGS,
     "trace-fst": VERILATOR_FLAGS + ("--trace-fst", "--trace-max-width", "1024"),
-    "coverage": ("--cc", "--exe", "--build") + tuple(f for f in VERILATOR_FLAGS[:-2] if f != "--binary")
+    "coverage": ("--cc", "--exe", "--build") + _VERILATOR_COMMON
                 + ("--coverage-line", "--coverage-toggle", "--coverage-max-width", "1024",
                    "-MAKEFLAGS", "OPT_FAST=-O0 OPT_GLOBAL=-O2"),
 }
