@@ -1,15 +1,19 @@
-"""MyHDL's signal registry holds each signal weakly (cosim/sim/myhdl_signals.py): a design nothing
-refers to any more leaves it, the signals still in use keep their creation order, and simulations
-behave as with MyHDL's own list (a second run of the same signals starts from their initial
-values; shadow signals follow their sources).  Last, the collection threshold the `prism` command
-and the test suite set for large heaps (cosim/sim/toolchain.py)."""
+"""MyHDL's registries of signals and memories forget the designs nothing refers to any more
+(cosim/sim/myhdl_registries.py): a dropped design leaves both, the signals still in use keep their
+creation order, a live design keeps its memories (and still converts), and simulations behave as
+with MyHDL's own list (a second run of the same signals starts from their initial values; shadow
+signals follow their sources).  Last, the collection threshold the `prism` command and the test
+suite set for large heaps (cosim/sim/toolchain.py)."""
 import gc
+import re
 
+import myhdl._extractHierarchy as _hierarchy
 import myhdl._simulator as _simulator
 from myhdl import ResetSignal, Signal, always, always_comb, block, delay, instance, intbv
 
-import cosim  # noqa: F401  (installs the registry)
-from cosim.sim.myhdl_signals import LiveSignals
+import cosim  # noqa: F401  (installs the registries)
+from cosim.sim import myhdl_registries
+from cosim.sim.myhdl_registries import LiveMemories, LiveSignals, forget_unused_memories, release_dropped_designs
 from hdl.common.axis_register import axis_register
 
 
@@ -18,6 +22,14 @@ def test_the_registry_is_installed_in_every_module_that_uses_it():
     import myhdl._Simulation as simulation_module
     assert isinstance(_simulator._signals, LiveSignals)
     assert signal_module._signals is _simulator._signals is simulation_module._signals
+    assert isinstance(_hierarchy._memInfoMap, LiveMemories)
+
+
+def _settle():
+    """Free what earlier tests dropped: their blocks, then their memories' entries, then signals."""
+    gc.collect()
+    forget_unused_memories()
+    gc.collect()
 
 
 def _register_slice():
@@ -30,7 +42,7 @@ def _register_slice():
 
 def test_a_dropped_design_leaves_the_registry_and_live_signals_keep_their_order():
     kept = [Signal(intbv(0)[8:]) for _ in range(5)]
-    gc.collect()
+    _settle()
     before = len(_simulator._signals)
     design, n_ports = _register_slice()
     assert len(_simulator._signals) > before + n_ports       # the ports and the slice's registers
@@ -40,6 +52,54 @@ def test_a_dropped_design_leaves_the_registry_and_live_signals_keep_their_order(
     listed = list(_simulator._signals)
     positions = [next(i for i, s in enumerate(listed) if s is k) for k in kept]
     assert positions == sorted(positions)
+
+
+@block
+def small_ram(clk, addr, dout, DEPTH=4):
+    """A block with a memory (a list of signals), which MyHDL records in its memory map."""
+    mem = [Signal(intbv(n)[8:]) for n in range(DEPTH)]
+
+    @always(clk.posedge)
+    def read():
+        dout.next = mem[addr]
+
+    return read
+
+
+def _ram_ports():
+    return Signal(bool(0)), Signal(intbv(0, min=0, max=4)), Signal(intbv(0)[8:])
+
+
+def _dropped_ram(depth):
+    design = small_ram(*_ram_ports(), DEPTH=depth)
+    return id(design.memdict["mem"].mem)
+
+
+def test_a_dropped_designs_memory_leaves_the_map_and_a_live_ones_stays_and_converts(tmp_path):
+    live = small_ram(*_ram_ports())
+    live_key = id(live.memdict["mem"].mem)
+    _settle()
+    before = len(_simulator._signals)
+    dropped_key = _dropped_ram(6)
+    assert dropped_key in _hierarchy._memInfoMap
+    gc.collect()                            # frees the dropped design's blocks
+    forget_unused_memories()                # then its memory
+    gc.collect()                            # then the memory's signals
+    assert dropped_key not in _hierarchy._memInfoMap and live_key in _hierarchy._memInfoMap
+    assert len(_simulator._signals) == before
+    live.convert(hdl="Verilog", path=str(tmp_path), name="small_ram")
+    text = (tmp_path / "small_ram.v").read_text()
+    assert re.search(r"reg \[7:0\]\s+mem \[0:4-1\];", text), text
+
+
+def test_release_dropped_designs_frees_a_large_design_at_once(monkeypatch):
+    monkeypatch.setattr(myhdl_registries, "LARGE_DESIGN_SIGNALS", 0)
+    _settle()
+    before = len(_simulator._signals)
+    dropped_key = _dropped_ram(300)
+    assert len(_simulator._signals) >= before + 300
+    assert release_dropped_designs() == before
+    assert dropped_key not in _hierarchy._memInfoMap
 
 
 def test_many_dropped_signals_are_pruned_and_the_others_stay():
