@@ -72,12 +72,12 @@ class LiveSignals:
 
 
 def _held_elsewhere_counts():
-    """sys.getrefcount of an entry and of its list, measured inside `LiveMemories.unused_keys`,
-    when nothing but the map refers to them (calibrated here, not assumed)."""
+    """The reference counts `LiveMemories.unused_keys` measures for an entry, and for its list,
+    that nothing but the map refers to (calibrated here with the same code, not assumed)."""
     probe = LiveMemories()
     probe[0] = _hierarchy._MemInfo([object()])
-    (counts,) = probe._counts()
-    return counts
+    ((_, entry, mem),) = probe._reference_counts()
+    return entry, mem
 
 
 class LiveMemories(dict):
@@ -89,24 +89,32 @@ class LiveMemories(dict):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._checked_at = 0
+        self._forgetting = False
 
     def __setitem__(self, key, value):
         super().__setitem__(key, value)
         if self._alone is not None and len(self) >= 2 * max(self._checked_at, 512):
             self.forget_unused()
 
-    def _counts(self):
-        return [(sys.getrefcount(info), sys.getrefcount(info.mem)) for info in dict.values(self)]
+    def _reference_counts(self):
+        # a snapshot first: a collection (and its callback) during the scan cannot change it
+        entries = list(dict.items(self))
+        return [(key, sys.getrefcount(info), sys.getrefcount(info.mem)) for key, info in entries]
 
     def unused_keys(self):
-        alone = self._alone
-        return [key for key, (entry, mem) in zip(list(dict.keys(self)), self._counts())
-                if entry <= alone[0] and mem <= alone[1]]
+        entry_alone, mem_alone = self._alone
+        return [key for key, entry, mem in self._reference_counts() if entry <= entry_alone and mem <= mem_alone]
 
     def forget_unused(self):
-        for key in self.unused_keys():
-            del self[key]
-        self._checked_at = len(self)
+        if self._forgetting:       # called again from a collection inside this call
+            return
+        self._forgetting = True
+        try:
+            for key in self.unused_keys():
+                self.pop(key, None)
+            self._checked_at = len(self)
+        finally:
+            self._forgetting = False
 
 
 def _compatible():
@@ -130,13 +138,21 @@ def forget_unused_memories():
 LARGE_DESIGN_SIGNALS = 10_000
 
 
-def release_dropped_designs():
+def live_signals():
+    """How many signals are alive (all MyHDL ever created if the registry is not installed)."""
+    return len(_simulator._signals)
+
+
+def release_dropped_designs(alive_before=0):
     """After a large design is dropped (a conversion of the node: about 49,000 signals), free it
     now: a full collection frees its blocks, the memory map then lets go of its memories, and a
     second collection frees their signals.  Without it that takes two of the garbage collector's
-    own full collections, seconds of simulation apart.  Returns the signals still alive."""
+    own full collections, seconds of simulation apart.  Only when LARGE_DESIGN_SIGNALS or more
+    signals are alive beyond `alive_before` (the count before the design was elaborated), so
+    that converting small blocks beside a large live design does not collect every time.
+    Returns the signals still alive."""
     live = _simulator._signals
-    if not isinstance(live, LiveSignals) or len(live) < LARGE_DESIGN_SIGNALS:
+    if not isinstance(live, LiveSignals) or len(live) - alive_before < LARGE_DESIGN_SIGNALS:
         return len(live)
     gc.collect()
     forget_unused_memories()

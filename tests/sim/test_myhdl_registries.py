@@ -102,6 +102,22 @@ def test_release_dropped_designs_frees_a_large_design_at_once(monkeypatch):
     assert dropped_key not in _hierarchy._memInfoMap
 
 
+def test_release_dropped_designs_leaves_small_designs_to_the_collector(monkeypatch):
+    """Beside a large live design, converting a small block must not collect every time: only
+    the signals alive beyond the count before the design was elaborated count."""
+    monkeypatch.setattr(myhdl_registries, "LARGE_DESIGN_SIGNALS", 100)
+    large_live = small_ram(*_ram_ports(), DEPTH=300)
+    collections = []
+    monkeypatch.setattr(myhdl_registries.gc, "collect", lambda *a: collections.append(a) or 0)
+    alive_before = myhdl_registries.live_signals()
+    _dropped_ram(6)
+    release_dropped_designs(alive_before)
+    assert collections == []
+    release_dropped_designs(alive_before - 300)
+    assert len(collections) == 2
+    del large_live
+
+
 def test_many_dropped_signals_are_pruned_and_the_others_stay():
     registry = LiveSignals()
     kept = Signal(intbv(3)[4:])
