@@ -134,8 +134,9 @@ def forget_unused_memories():
         memories.forget_unused()
 
 
-# signals alive after a design is dropped above which `release_dropped_designs` collects at once
+# growth of the live signals since the last release above which `release_dropped_designs` collects
 LARGE_DESIGN_SIGNALS = 10_000
+_released_level = 0        # live signals after the last release (or fewer, as they die)
 
 
 def live_signals():
@@ -143,21 +144,27 @@ def live_signals():
     return len(_simulator._signals)
 
 
-def release_dropped_designs(alive_before=0):
-    """After a large design is dropped (a conversion of the node: about 49,000 signals), free it
-    now: a full collection frees its blocks, the memory map then lets go of its memories, and a
-    second collection frees their signals.  Without it that takes two of the garbage collector's
-    own full collections, seconds of simulation apart.  Only when LARGE_DESIGN_SIGNALS or more
-    signals are alive beyond `alive_before` (the count before the design was elaborated), so
-    that converting small blocks beside a large live design does not collect every time.
-    Returns the signals still alive."""
+def release_dropped_designs():
+    """Free the designs dropped since the last call, now, if the live signals grew by
+    LARGE_DESIGN_SIGNALS or more since then (a conversion of the node leaves about 49,000; a test
+    that simulated the node in MyHDL as many): a full collection frees their blocks, the memory
+    map then lets go of their memories, and a second collection frees their signals.  Without it
+    that takes two of the garbage collector's own full collections, many simulations apart.
+    A large design that stays alive is collected for once, not at every call.  Returns the
+    signals still alive."""
+    global _released_level
     live = _simulator._signals
-    if not isinstance(live, LiveSignals) or len(live) - alive_before < LARGE_DESIGN_SIGNALS:
+    if not isinstance(live, LiveSignals):
         return len(live)
+    alive = len(live)
+    _released_level = min(_released_level, alive)
+    if alive - _released_level < LARGE_DESIGN_SIGNALS:
+        return alive
     gc.collect()
     forget_unused_memories()
     gc.collect()
-    return len(live)
+    _released_level = len(live)
+    return _released_level
 
 
 def _after_full_collection(phase, info):

@@ -37,7 +37,7 @@ from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
 from cosim.sim.verilog_post import (coalesce_part_assigns, function_returns, hoist_block_locals, initialise_output_regs,
                                     merge_clocked_processes, procedural_concats, wake_at_time0)
 from cosim.sim.vpi import ToolchainError, require_tool, require_vpi
-from cosim.sim.myhdl_registries import forget_unused_memories, live_signals, release_dropped_designs
+from cosim.sim.myhdl_registries import forget_unused_memories, release_dropped_designs
 from cosim.sim.myhdl_sources import fresh_block_names
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -298,14 +298,13 @@ def build(block_func, *args, **kwargs):
         fresh_kw = {k: (_fresh(v) if _is_signal(v) else v) for k, v in bound.kwargs.items()}
         fresh_block_names()  # names depend on the design alone, not on what was elaborated before
         forget_unused_memories()  # earlier designs' memories no longer pin them (cosim/sim/myhdl_registries.py)
-        alive_before = live_signals()
         inst = block_func(*fresh, **fresh_kw)
         with warnings.catch_warnings():
             # unread / undriven internal signals are routine in composed blocks
             warnings.simplefilter("ignore", myhdl.ToVerilogWarning)
             inst.convert(hdl="Verilog", path=folder, name=name, initial_values=True, testbench=True)
         del inst
-        release_dropped_designs(alive_before)  # later simulations in this process walk every live signal
+        release_dropped_designs()  # later simulations in this process walk every live signal
         design_v = os.path.join(folder, f"{name}.v")
         with open(design_v) as fh:
             raw = fh.read()
@@ -413,6 +412,7 @@ def run(top, duration=None, backend="myhdl"):
     'myhdl+icarus' the Verilog's replay of the recorded run.  On 'myhdl+icarus'
     it returns the number of rising edges replayed and compared.
     """
+    release_dropped_designs()  # MyHDL's simulation walks every live signal at its start and end
     if backend == "myhdl+icarus":
         from cosim.sim import replay
 

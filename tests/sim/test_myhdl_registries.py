@@ -92,28 +92,31 @@ def test_a_dropped_designs_memory_leaves_the_map_and_a_live_ones_stays_and_conve
     assert re.search(r"reg \[7:0\]\s+mem \[0:4-1\];", text), text
 
 
-def test_release_dropped_designs_frees_a_large_design_at_once(monkeypatch):
-    monkeypatch.setattr(myhdl_registries, "LARGE_DESIGN_SIGNALS", 0)
+def test_release_dropped_designs_frees_dropped_designs_at_once(monkeypatch):
+    monkeypatch.setattr(myhdl_registries, "LARGE_DESIGN_SIGNALS", 100)
     _settle()
-    before = len(_simulator._signals)
+    before = release_dropped_designs()          # the level: what is alive now
     dropped_key = _dropped_ram(300)
-    assert len(_simulator._signals) >= before + 300
+    assert myhdl_registries.live_signals() >= before + 300
     assert release_dropped_designs() == before
     assert dropped_key not in _hierarchy._memInfoMap
 
 
-def test_release_dropped_designs_leaves_small_designs_to_the_collector(monkeypatch):
-    """Beside a large live design, converting a small block must not collect every time: only
-    the signals alive beyond the count before the design was elaborated count."""
+def test_a_large_live_design_is_collected_for_once_not_at_every_call(monkeypatch):
+    """Beside a large design that stays alive, later calls (every conversion and MyHDL run) must
+    not collect each time: only growth since the last release counts."""
     monkeypatch.setattr(myhdl_registries, "LARGE_DESIGN_SIGNALS", 100)
+    _settle()
+    release_dropped_designs()
     large_live = small_ram(*_ram_ports(), DEPTH=300)
     collections = []
-    monkeypatch.setattr(myhdl_registries.gc, "collect", lambda *a: collections.append(a) or 0)
-    alive_before = myhdl_registries.live_signals()
-    _dropped_ram(6)
-    release_dropped_designs(alive_before)
-    assert collections == []
-    release_dropped_designs(alive_before - 300)
+    real_collect = gc.collect
+    monkeypatch.setattr(myhdl_registries.gc, "collect", lambda *a: collections.append(a) or real_collect())
+    release_dropped_designs()                   # grew by 300: collects (and keeps the live design)
+    assert len(collections) == 2
+    for _ in range(3):
+        _dropped_ram(6)
+        release_dropped_designs()               # small growth beside it: left to the collector
     assert len(collections) == 2
     del large_live
 
