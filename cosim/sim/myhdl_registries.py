@@ -20,8 +20,8 @@ list: no block holds the entry, no process or block the list.  The map's keys ar
 Python reuses once an object is gone, so an entry may only go once its list is gone too (here:
 is about to go, with the entry); that is the rule.  A dead design's blocks refer to each other,
 so they are freed by the garbage collector's full collections, not at once: entries are checked
-after each full collection, whenever the map has doubled since the last check, and by
-`forget_unused_memories()` (before each top-level elaboration, cosim.sim.toolchain).  A design
+after each full collection and by `forget_unused_memories()` (before each top-level
+elaboration and in `release_dropped_designs`, cosim.sim.toolchain).  A design
 dropped from the map is itself freed by a later full collection.
 
 Neither change is visible to a program: a signal or memory nothing refers to can take part in no
@@ -62,7 +62,7 @@ class LiveSignals:
         self._refs.append(weakref.ref(sig._posedgeWaiters, self._died))
 
     def __iter__(self):
-        for ref in list(self._refs):
+        for ref in self._refs:
             waiters = ref()
             if waiters is not None:
                 yield waiters.sig
@@ -88,13 +88,7 @@ class LiveMemories(dict):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._checked_at = 0
         self._forgetting = False
-
-    def __setitem__(self, key, value):
-        super().__setitem__(key, value)
-        if self._alone is not None and len(self) >= 2 * max(self._checked_at, 512):
-            self.forget_unused()
 
     def _reference_counts(self):
         # a snapshot first: a collection (and its callback) during the scan cannot change it
@@ -112,7 +106,6 @@ class LiveMemories(dict):
         try:
             for key in self.unused_keys():
                 self.pop(key, None)
-            self._checked_at = len(self)
         finally:
             self._forgetting = False
 
