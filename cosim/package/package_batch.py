@@ -18,7 +18,7 @@ import shutil
 import subprocess
 
 from cosim.sim import toolchain
-from cosim.sim.batch import VERILATOR_FLAGS
+from cosim.sim.batch import VERILATOR_FLAGS, VERILATOR_MAKE, verilator_build
 from cosim.package.package_bench import PACKAGE_INPUTS, PACKAGE_OUTPUTS, PackageRun, package_signals
 from cosim.sim.vpi import ToolchainError, require_tool
 
@@ -103,7 +103,7 @@ def tb_source(setup, module):
 
 
 def _compile(folder, module, tb, simulator):
-    tag = hashlib.sha256((simulator + " " + " ".join(VERILATOR_FLAGS) + "\n" + tb).encode()).hexdigest()[:16]
+    tag = hashlib.sha256((simulator + " " + " ".join(VERILATOR_FLAGS + VERILATOR_MAKE) + "\n" + tb).encode()).hexdigest()[:16]
     work = os.path.join(folder, f"pkgtb-{simulator}-{tag}")
     exe = os.path.join(work, "sim" + (".vvp" if simulator.startswith("icarus") else ""))
     os.makedirs(work, exist_ok=True)
@@ -118,13 +118,12 @@ def _compile(folder, module, tb, simulator):
             require_tool("iverilog")
             src = toolchain.icarus_source(folder, module)
             cmd = ["iverilog", ICARUS_MODES[simulator], "-o", exe + ".tmp", "-s", "pkg_tb", src, tb_path]
+            r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+            if r.returncode != 0 or not os.path.exists(exe + ".tmp"):
+                raise ToolchainError(f"iverilog failed for {tb_path}: {(r.stderr or r.stdout).strip()[-2000:]}")
         else:
-            require_tool("verilator")
-            cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", "pkg_tb", "--Mdir", os.path.join(work, "obj"),
-                   "-o", exe + ".tmp", "-j", "2", os.path.join(folder, module + ".v"), tb_path]
-        r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
-        if r.returncode != 0 or not os.path.exists(exe + ".tmp"):
-            raise ToolchainError(f"{cmd[0]} failed for {tb_path}: {(r.stderr or r.stdout).strip()[-2000:]}")
+            verilator_build("pkg_tb", [os.path.join(folder, module + ".v"), tb_path], os.path.join(work, "obj"),
+                            exe + ".tmp", work)
         os.replace(exe + ".tmp", exe)
     return exe
 

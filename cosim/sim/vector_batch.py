@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Dict, List
 
 from cosim.sim import toolchain
-from cosim.sim.batch import VERILATOR_FLAGS, VERILATOR_OPT_TAG, module_ports
+from cosim.sim.batch import VERILATOR_OPT_TAG, module_ports, verilator_build
 from cosim.sim.vpi import ToolchainError, require_tool
 
 SIMULATORS = ("icarus", "verilator")
@@ -201,14 +201,12 @@ class VectorBench:
             src = os.path.basename(toolchain.icarus_source(self.folder, self.module))
             cmd = ["iverilog", f"-g{self.generation}", "-o", tmp, "-s", "vector_tb", src,
                    os.path.basename(self.tb_path)]
+            r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
+            if r.returncode != 0 or not os.path.exists(tmp):
+                raise ToolchainError(f"iverilog could not build {self.tb_path}: {r.stderr.strip()[-2000:]}")
         else:
-            require_tool("verilator")
-            mdir = os.path.join(self.folder, f"obj_vector_{tag}")
-            cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", "vector_tb", "--Mdir", mdir, "-o", tmp,
-                   "-j", str(os.cpu_count() or 2), self.module + ".v", os.path.basename(self.tb_path)]
-        r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
-        if r.returncode != 0 or not os.path.exists(tmp):
-            raise ToolchainError(f"{cmd[0]} could not build {self.tb_path}: {r.stderr.strip()[-2000:]}")
+            verilator_build("vector_tb", [self.module + ".v", os.path.basename(self.tb_path)],
+                            os.path.join(self.folder, f"obj_vector_{tag}"), tmp, self.folder)
         os.replace(tmp, self.exe)
 
     def encode(self, vectors):

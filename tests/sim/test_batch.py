@@ -62,13 +62,49 @@ def test_the_verilator_cxx_level_is_chosen_by_the_environment_and_kept_apart():
     import subprocess
     import sys
     probe = ("from cosim.sim import batch; "
-             "print(batch.VERILATOR_FLAGS[-1], repr(batch.VERILATOR_OPT_TAG))")
+             "print(' '.join(batch.VERILATOR_MAKE), repr(batch.VERILATOR_OPT_TAG))")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
     def run(level):
         env = dict(os.environ, PRISM_VERILATOR_OPT=level, PYTHONPATH=root)
         return subprocess.run([sys.executable, "-c", probe], env=env, cwd=root, capture_output=True, text=True)
     assert run("-O2").stdout.split("\n")[0] == "OPT_FAST=-O2 OPT_GLOBAL=-O2 ''"
-    assert run("-O0").stdout.split("\n")[0] == "OPT_FAST=-O0 OPT_GLOBAL=-O0 '_O0'"
+    assert run("-O0").stdout.split("\n")[0] == "OPT_FAST=-O0 OPT_GLOBAL=-O0 OPT_SLOW=-O0 '_O0'"
     bad = run("-O9")
     assert bad.returncode != 0 and "PRISM_VERILATOR_OPT='-O9'; choose one of -O0, -O1, -O2, -O3, -Os" in bad.stderr
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_verilator_build_reads_the_model_headers_from_one_precompiled_header(tmp_path, level, monkeypatch):
+    """verilator_build compiles the model's headers once per C++ level in use, and every model
+    file is compiled with them forced first (GCC warns under -Winvalid-pch when it finds one it
+    cannot use); the executable runs the design.  A model in one C++ file gets none."""
+    import os
+    import subprocess
+    from cosim.sim import batch
+    counters = "".join(f"reg [15:0] c{i} = {i};\nalways @(posedge clk) c{i} <= c{i} * 3 + n;\n" for i in range(60))
+    (tmp_path / "count_tb.v").write_text(
+        "module count_tb;\n"
+        "reg clk = 0; reg [7:0] n = 0;\n" + counters +
+        "always #1 clk = !clk;\n"
+        "always @(posedge clk) begin n <= n + 1; if (n == 9) begin $display(\"n=%0d c7=%0d\", n, c7); $finish; end end\n"
+        "endmodule\n")
+    make = ("OPT_FAST=" + level, "OPT_GLOBAL=" + level) + (("OPT_SLOW=-O0",) if level == "-O0" else ())
+    monkeypatch.setitem(batch.VERILATOR_VARIANT_MAKE, "plain", make)
+    for split, parts in ((["--output-split", "20"], "many"), ([], "one")):
+        monkeypatch.setitem(batch.VERILATOR_VARIANTS, "plain", batch.VERILATOR_FLAGS + tuple(split))
+        mdir, exe = str(tmp_path / f"obj_{parts}"), str(tmp_path / f"count_{parts}")
+        log = batch.verilator_build("count_tb", ["count_tb.v"], mdir, exe, str(tmp_path))
+        c7 = 7
+        for n in range(10):          # the display's clock edge: c7 still holds its value from before it
+            c7, last = (c7 * 3 + n) & 0xFFFF, c7
+        assert subprocess.run([exe], capture_output=True, text=True).stdout.startswith(f"n=9 c7={last}")
+        compiles = [line for line in log.splitlines() if " -c " in line and " Vcount_tb" in line]
+        pch = os.path.join(mdir, batch.VERILATOR_PCH + ".gch")
+        if parts == "one":
+            assert [c.split()[-1] for c in compiles] == ["Vcount_tb__ALL.cpp"] and not os.path.exists(pch)
+            continue
+        assert len(compiles) > 3 and all("-include prism_pch.h" in line for line in compiles)
+        assert "[-Winvalid-pch]" not in log, log[-2000:]
+        # -O2: the once-run code keeps Verilator's default level (none), so it has a header of its own
+        assert sorted(os.listdir(pch)) == (["fast"] if level == "-O0" else ["fast", "slow"])
