@@ -27,6 +27,7 @@ import inspect
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import warnings
@@ -260,6 +261,16 @@ def raw_verilog():
         _rewrite = old
 
 
+def _rewritten_build(block_func, args, kwargs):
+    """The folder of build(...) with the rewrite passes on, also inside `raw_verilog()`."""
+    global _rewrite
+    old, _rewrite = _rewrite, True
+    try:
+        return build(block_func, *args, **kwargs)[0]
+    finally:
+        _rewrite = old
+
+
 def rewriting():
     """False inside `raw_verilog()`."""
     return _rewrite
@@ -267,9 +278,10 @@ def rewriting():
 
 def _changed_lines(before, after):
     """How many lines one rewrite pass added or removed (0: it did not fire)."""
-    a, b = before.split("\n"), after.split("\n")
-    return sum((collections.Counter(a) - collections.Counter(b)).values()) + \
-        sum((collections.Counter(b) - collections.Counter(a)).values())
+    if before == after:
+        return 0
+    a, b = collections.Counter(before.split("\n")), collections.Counter(after.split("\n"))
+    return sum((a - b).values()) + sum((b - a).values())
 
 
 def rewrite_passes(folder, name):
@@ -294,18 +306,31 @@ def build(block_func, *args, **kwargs):
         fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers may ask for the same design
         if os.path.exists(vvp):
             return folder, name, bound
-        fresh = [(_fresh(v) if _is_signal(v) else v) for v in bound.args]
-        fresh_kw = {k: (_fresh(v) if _is_signal(v) else v) for k, v in bound.kwargs.items()}
-        fresh_block_names()  # names depend on the design alone, not on what was elaborated before
-        forget_unused_memories()  # earlier designs' memories no longer pin them (cosim/sim/myhdl_registries.py)
-        inst = block_func(*fresh, **fresh_kw)
-        with warnings.catch_warnings():
-            # unread / undriven internal signals are routine in composed blocks
-            warnings.simplefilter("ignore", myhdl.ToVerilogWarning)
-            inst.convert(hdl="Verilog", path=folder, name=name, initial_values=True, testbench=True)
-        del inst
-        release_dropped_designs()  # later simulations in this process walk every live signal
         design_v = os.path.join(folder, f"{name}.v")
+        tb = os.path.join(folder, f"tb_{name}.v")
+        if not _rewrite:
+            # MyHDL's output as written is kept beside the rewritten design (`<name>.raw.v`):
+            # the same conversion, made once
+            converted = _rewritten_build(block_func, args, kwargs)
+            shutil.copyfile(os.path.join(converted, f"{name}.raw.v"), design_v)
+            shutil.copyfile(os.path.join(converted, f"tb_{name}.v"), tb)
+        else:
+            fresh = [(_fresh(v) if _is_signal(v) else v) for v in bound.args]
+            fresh_kw = {k: (_fresh(v) if _is_signal(v) else v) for k, v in bound.kwargs.items()}
+            fresh_block_names()  # names depend on the design alone, not on what was elaborated before
+            forget_unused_memories()  # earlier designs' memories no longer pin them (cosim/sim/myhdl_registries.py)
+            inst = block_func(*fresh, **fresh_kw)
+            with warnings.catch_warnings():
+                # unread / undriven internal signals are routine in composed blocks
+                warnings.simplefilter("ignore", myhdl.ToVerilogWarning)
+                inst.convert(hdl="Verilog", path=folder, name=name, initial_values=True, testbench=True)
+            del inst
+            release_dropped_designs()  # later simulations in this process walk every live signal
+            with open(tb) as fh:
+                text = fh.read()
+            head, _, _ = text.rpartition("endmodule")
+            with open(tb, "w") as fh:
+                fh.write(head + _VCD_HOOK.format(tb=f"tb_{name}") + "\nendmodule\n")
         with open(design_v) as fh:
             raw = fh.read()
         with open(os.path.join(folder, f"{name}.raw.v"), "w") as fh:
@@ -345,12 +370,6 @@ def build(block_func, *args, **kwargs):
             fh.write(icarus_text)
         with open(os.path.join(folder, f"{name}.passes.json"), "w") as fh:
             json.dump(passes, fh, indent=1)
-        tb = os.path.join(folder, f"tb_{name}.v")
-        with open(tb) as fh:
-            text = fh.read()
-        head, _, _ = text.rpartition("endmodule")
-        with open(tb, "w") as fh:
-            fh.write(head + _VCD_HOOK.format(tb=f"tb_{name}") + "\nendmodule\n")
         r = subprocess.run(["iverilog", "-o", vvp + ".tmp", "-s", f"tb_{name}", os.path.basename(icarus_source(folder, name)),
                             f"tb_{name}.v"],
                            cwd=folder, capture_output=True, text=True)
