@@ -69,6 +69,13 @@ def pytest_collection_modifyitems(config, items):
     def expected(item):
         return recorded.get(item.nodeid, module_mean.get(item.nodeid.split("::")[0], 1.0))
     items.sort(key=expected, reverse=True)      # stable: equal estimates keep their collection order
+    # xdist's first hand-out gives worker k the tests at 2k and 2k+1: pair the longest with the
+    # shortest of the first 2n, so the longest tests (the two Verilator builds of the node) do not
+    # all start on one worker while the others run shorter ones
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers > 1 and len(items) >= 4 * workers:
+        head = items[:2 * workers]
+        items[:2 * workers] = [t for k in range(workers) for t in (head[k], head[2 * workers - 1 - k])]
 
 
 _durations = defaultdict(float)

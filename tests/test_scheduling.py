@@ -7,26 +7,43 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_the_recorded_longest_tests_are_not_all_given_to_one_worker(tmp_path):
-    """Ten tests recorded as long and seventy as short, on two workers: each worker runs several
-    of the long ones.  (xdist's default first chunk, an eighth of the suite, gave the first
-    worker a run of consecutive tests, all the long ones after the sort.)"""
+def _run_mix(tmp_path, durations, sleeps, n=80):
+    """Run n tests (test k sleeps sleeps(k) seconds) on two workers with the suite's conftest
+    and the given recorded durations; {k: the worker that ran test k}."""
     tests = tmp_path / "tests"
     tests.mkdir()
     (tests / "conftest.py").write_text(open(os.path.join(ROOT, "tests", "conftest.py")).read())
     (tests / "test_mix.py").write_text(
         "import os, time, pytest\n"
-        "@pytest.mark.parametrize('k', range(80))\n"
+        f"SLEEPS = {[sleeps(k) for k in range(n)]!r}\n"
+        f"@pytest.mark.parametrize('k', range({n}))\n"
         "def test_k(k):\n"
-        "    time.sleep(0.3 if k < 10 else 0.0)\n"
+        "    time.sleep(SLEEPS[k])\n"
         "    with open(os.path.join(os.path.dirname(__file__), f'ran-{k}'), 'w') as fh:\n"
         "        fh.write(os.environ['PYTEST_XDIST_WORKER'])\n")
-    durations = {f"tests/test_mix.py::test_k[{k}]": (30.0 if k < 10 else 0.1) for k in range(80)}
-    (tests / "durations.json").write_text(json.dumps(durations))
+    (tests / "durations.json").write_text(json.dumps({f"tests/test_mix.py::test_k[{k}]": durations(k)
+                                                      for k in range(n)}))
     env = dict(os.environ, PYTHONPATH=ROOT)
     r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", "tests"],
                        cwd=tmp_path, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    worker_of = {k: (tests / f"ran-{k}").read_text() for k in range(80)}
+    return {k: (tests / f"ran-{k}").read_text() for k in range(n)}
+
+
+def test_the_recorded_longest_tests_are_not_all_given_to_one_worker(tmp_path):
+    """Ten tests recorded as long and seventy as short, on two workers: each worker runs several
+    of the long ones.  (xdist's default first chunk, an eighth of the suite, gave the first
+    worker a run of consecutive tests, all the long ones after the sort.)"""
+    worker_of = _run_mix(tmp_path, lambda k: 30.0 if k < 10 else 0.1, lambda k: 0.3 if k < 10 else 0.0)
     long_per_worker = [sum(1 for k in range(10) if worker_of[k] == w) for w in ("gw0", "gw1")]
     assert min(long_per_worker) >= 3, long_per_worker
+
+
+def test_the_two_longest_tests_start_on_different_workers(tmp_path):
+    """xdist hands each worker two tests at first: the longest and the fourth longest go to one,
+    the second and third to the other (before, the first worker got the two longest: the node's
+    two Verilator builds, one after the other)."""
+    recorded = {0: 100.0, 1: 90.0, 2: 80.0, 3: 70.0}
+    worker_of = _run_mix(tmp_path, lambda k: recorded.get(k, 0.1), lambda k: 1.0 if k < 4 else 0.0, n=40)
+    assert worker_of[0] != worker_of[1]
+    assert worker_of[0] == worker_of[3] and worker_of[1] == worker_of[2]
