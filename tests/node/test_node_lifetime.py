@@ -12,6 +12,9 @@ from cosim.node.scenarios import Operation, Scenario, random_elements
 from golden.node import protocol as P
 
 E = 512
+# the design's behaviour is the point: the faster simulator (tests/node/test_regress.py holds
+# batched Verilator and Icarus to the same frames, cycles and verdict)
+SCENARIO_BACKEND = "batch-verilator"
 
 
 def op(op_id, gen, policy, seed):
@@ -29,13 +32,13 @@ def assert_pass(report):
 
 def run_second_operation(sc, second, commit2, sink_pause):
     """Queue operation `second`'s DATA (port 1's once COMMIT `commit2` is through) and run the
-    scenario on batch-icarus with both sinks pausing at `sink_pause`."""
+    scenario on SCENARIO_BACKEND with both sinks pausing at `sink_pause`."""
     for fr in second.data_frames(0):
         sc.add(0, fr)
     sc.add(1, second.data_frames(1)[0], after=(0, commit2))
     sc.add(1, second.data_frames(1)[1])
     sc.sink_pause = {0: sink_pause, 1: sink_pause}
-    return run_node(sc, "batch-icarus")
+    return run_node(sc, SCENARIO_BACKEND)
 
 
 @pytest.mark.parametrize("sink_pause", [0.0, 0.8])
@@ -120,7 +123,7 @@ def test_a_contributor_that_never_sends_keeps_the_operation_open_until_abort():
         sc.add(0, fr)
     for fr in second.data_frames(1):
         sc.add(0, fr)
-    run = run_node(sc, "batch-icarus")
+    run = run_node(sc, SCENARIO_BACKEND)
     assert_pass(check(sc, run))
     answers = [(r.request_opcode, r.ack, r.reason) for r in (P.decode(f.beats) for f in run.tx[0]
                                                              if kind(f)[0] == P.CLASS_CONTROL)]

@@ -93,7 +93,7 @@ def test_aimed_draws_reach_their_bin(note):
     sent, an operation still open when the run ends (the node busy), an EXACT value beyond the
     280-bit accumulator (overflow flag)."""
     seed = _first_seed_with(note)
-    r = run_seed(seed, "batch-icarus")
+    r = run_seed(seed, "batch-verilator")      # the point is the monitors' bins: the faster simulator
     assert r.ok, r.first_mismatch or r.error
     point, name = RARE_BINS[note]
     assert r.coverage.get(point, {}).get(name, 0) > 0, (seed, r.coverage.get(point))
