@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -185,7 +185,7 @@ class Topology:
         """Exhaustive {switches: ordered GPU pairs}, computed from switch
         all-pairs distances (every GPU pair, no sampling)."""
         sw = self.gpu_switches() - self.n_gpus
-        counts = _all_pairs_hist(self.switch_distances, sw)
+        counts = _all_pairs_hist(self.switch_distances, sw, np.ones(self.n_gpus, dtype=np.int64))
         return {d: int(c) for d, c in enumerate(counts) if c and d > 0}
 
 
@@ -237,13 +237,17 @@ def _switch_to_gpu(swdist, gpu_sw):
 
 
 @jit
-def _all_pairs_hist(swdist, gpu_sw):
+def _all_pairs_hist(swdist, gpu_sw, gpus_per_row):
+    # Row r of gpu_sw stands for gpus_per_row[r] GPUs on those switches (1 when every
+    # GPU has its own row): its ordered pairs with another row are the product of the
+    # two, within the row its own GPUs' ordered pairs.
     n_gpu, ports = gpu_sw.shape
     counts = np.zeros(swdist.shape[0] + 2, dtype=np.int64)
     unreachable = 0
     for a in range(n_gpu):
         for b in range(n_gpu):
-            if a == b:
+            pairs = gpus_per_row[a] * (gpus_per_row[b] - 1 if a == b else gpus_per_row[b])
+            if pairs == 0:
                 continue
             best = -1
             for p in range(ports):
@@ -253,9 +257,9 @@ def _all_pairs_hist(swdist, gpu_sw):
                     if d >= 0 and (best < 0 or d < best):
                         best = d
             if best < 0:
-                unreachable += 1
+                unreachable += pairs
             else:
-                counts[best + 1] += 1
+                counts[best + 1] += pairs
     if unreachable:
         counts[0] = -unreachable
     return counts
@@ -364,16 +368,26 @@ def zcube_hop_histogram(n: int, k: int, return_classes: bool = False):
     k = _check_int("k", k, 1)
     total: dict = {}
     classes = {}
-    for pat in set_partitions(k, n):
-        b = max(pat) + 1
-        sources = math.perm(n, b)
-        rep = sum(pat[lvl] * n ** lvl for lvl in range(k))
-        prof = zcube_bfs_from(n, k, rep)
+    for pat, sources, profile in _zcube_class_profiles(n, k):
+        prof = dict(profile)
         classes[pat] = (sources, prof)
         for d, c in prof.items():
             total[d] = total.get(d, 0) + sources * c
     total = dict(sorted(total.items()))
     return (total, classes) if return_classes else total
+
+
+@lru_cache(maxsize=None)
+def _zcube_class_profiles(n: int, k: int) -> tuple:
+    """((pattern, sources with that pattern, one representative's BFS profile as
+    (switches, GPUs) pairs), ...) over the set partitions.  Cached: each ZCube(42,4)
+    profile is a BFS reaching 3.1 M GPUs, and the report needs that histogram three times."""
+    out = []
+    for pat in set_partitions(k, n):
+        b = max(pat) + 1
+        rep = sum(pat[lvl] * n ** lvl for lvl in range(k))
+        out.append((pat, math.perm(n, b), tuple(zcube_bfs_from(n, k, rep).items())))
+    return tuple(out)
 
 
 def zcube_bfs_from(n: int, k: int, src_gpu: int, return_row: bool = False):
@@ -385,13 +399,12 @@ def zcube_bfs_from(n: int, k: int, src_gpu: int, return_row: bool = False):
     N = n ** k
     if not 0 <= src_gpu < N:
         raise ValueError(f"GPU {src_gpu} outside ZCube({n},{k})")
-    row, _, _ = _zcube_implicit_bfs(n, k, int(src_gpu))
+    row, counts, _, _ = _zcube_implicit_bfs(n, k, int(src_gpu))
     if return_row:
         return row
-    counts = np.bincount(row, minlength=k + 1)
-    if (row < 0).any():
+    if counts[0]:
         raise ValueError(f"ZCube({n},{k}) is disconnected")
-    return {d: int(c) for d, c in enumerate(counts) if d > 0 and c}
+    return {d: int(c) for d, c in enumerate(counts[1:]) if d > 0 and c}
 
 
 def zcube(n: int, k: int) -> Topology:
@@ -655,7 +668,9 @@ def hop_histogram_structural(t: Topology) -> dict:
 @jit
 def _zcube_implicit_bfs(n, k, src):
     """Switch distances by BFS over the closed-form ZCube wiring; returns the
-    switch count to every GPU (0 for the source)."""
+    switch count to every GPU (0 for the source, -1 unreachable), the GPUs at
+    each count (index count + 1; index 0 the unreachable ones), the switches
+    reached and the switch-to-switch adjacency entries scanned."""
     per_level = n ** (k - 1)
     S = k * per_level
     N = n ** k
@@ -701,16 +716,25 @@ def _zcube_implicit_bfs(n, k, src):
                     dist[v] = d
                     queue[tail] = v
                     tail += 1
+    # GPU g = h * n + x sits on level-0 switch h and on level-l switch
+    # (h // n^l) * n^l + (h % n^(l-1)) * n + x: the divisions once per h, not per GPU
     row = np.empty(N, dtype=np.int16)
-    for g in range(N):
-        best = -1
-        for lvl in range(k):
-            dd = dist[lvl * per_level + (g // pw[lvl + 1]) * pw[lvl] + g % pw[lvl]]
-            if dd >= 0 and (best < 0 or dd < best):
-                best = dd
-        row[g] = best + 1 if best >= 0 else -1
+    above = np.empty(k, dtype=np.int64)
+    for h in range(per_level):
+        for lvl in range(1, k):
+            above[lvl] = lvl * per_level + (h // pw[lvl]) * pw[lvl] + (h % pw[lvl - 1]) * n
+        for x in range(n):
+            best = dist[h]
+            for lvl in range(1, k):
+                dd = dist[above[lvl] + x]
+                if dd >= 0 and (best < 0 or dd < best):
+                    best = dd
+            row[h * n + x] = best + 1 if best >= 0 else -1
     row[src] = 0
-    return row, tail, scanned
+    hist = np.zeros(dist[queue[tail - 1]] + 3, dtype=np.int64)
+    for g in range(N):
+        hist[row[g] + 1] += 1
+    return row, hist, tail, scanned
 
 
 def zcube_implicit_counts(n: int, k: int) -> dict:
@@ -721,7 +745,7 @@ def zcube_implicit_counts(n: int, k: int) -> dict:
     classes of ``zcube_hop_histogram``."""
     n = _check_int("n", n, 2)
     k = _check_int("k", k, 1)
-    row, reached, scanned = _zcube_implicit_bfs(n, k, 0)
+    row, _, reached, scanned = _zcube_implicit_bfs(n, k, 0)
     hist = zcube_hop_histogram(n, k)
     return {"gpus": len(row), "switches": int(reached), "links": int(scanned) // 2 + k * len(row),
             "diameter": max(hist)}
@@ -760,42 +784,66 @@ def fat_tree_radix(k: int, tiers: int, rails: int = 8, gbps: int = ROFT_PORT_GBP
 # crosses a spine.
 
 @jit
-def _pxn_hist(sw_to_gpu, gpu_sw, per_server):
+def _pxn_hist(sw_to_dest, gpu_sw, per_server, dest_class, class_size):
+    # Destinations in classes of GPUs equally far from every switch: sw_to_dest[s, c]
+    # is the hops from switch s to class c, class_size[c] its GPUs, dest_class[g]
+    # GPU g's class (one class per GPU gives the pair-by-pair count).
     n_gpu, ports = gpu_sw.shape
-    counts = np.zeros(sw_to_gpu.shape[0] + 3, dtype=np.int64)   # index d + 1; index 0 = unreachable
+    n_class = class_size.shape[0]
+    counts = np.zeros(sw_to_dest.shape[0] + 3, dtype=np.int64)   # index d + 1; index 0 = unreachable
+    outside = np.empty(n_class, dtype=np.int64)
     for first in range(0, n_gpu, per_server):
         last = min(first + per_server, n_gpu)
         m = last - first
-        for b in range(n_gpu):
-            if first <= b < last:
-                counts[1] += m - 1                  # NVLink: 0 switches (the pair b, b excluded)
+        counts[1] += m * (m - 1)                    # NVLink: 0 switches (the pairs a, a excluded)
+        for c in range(n_class):
+            outside[c] = class_size[c]
+        for a in range(first, last):
+            outside[dest_class[a]] -= 1             # server-mates: the NVLink pairs above
+        for c in range(n_class):
+            if outside[c] == 0:
                 continue
             best = -1
             for a in range(first, last):
                 for p in range(ports):
-                    d = sw_to_gpu[gpu_sw[a, p], b]
+                    d = sw_to_dest[gpu_sw[a, p], c]
                     if d >= 0 and (best < 0 or d < best):
                         best = d
             if best < 0:
-                counts[0] += m
+                counts[0] += m * outside[c]
             else:
-                counts[best + 1] += m
+                counts[best + 1] += m * outside[c]
     return counts
+
+
+def _interchangeable_gpus(t: Topology):
+    """GPUs whose ports attach to the same switches are equally far from every node
+    (GPUs never forward), so exhaustive pair counts can run over these classes, each
+    weighted by its size.  Returns (switches of each class, first GPU of each class,
+    class of each GPU, GPUs per class)."""
+    sw = t.gpu_switches() - t.n_gpus
+    ports, first, gpu_class, size = np.unique(sw, axis=0, return_index=True, return_inverse=True,
+                                              return_counts=True)
+    return (np.ascontiguousarray(ports), first.astype(np.int64), gpu_class.reshape(-1).astype(np.int64),
+            size.astype(np.int64))
 
 
 def hop_histogram(t: Topology, pxn: bool = False) -> dict:
     """Exhaustive {switches: ordered GPU pairs} over every pair of the explicit
     graph; with pxn=True, forwarding over NVLink first (see above): key 0 counts the
     same-server pairs.  Key -1 counts unreachable pairs (e.g. cross-rail pairs of a
-    rail-only fabric without PXN)."""
+    rail-only fabric without PXN).  Pairs are counted class by class of GPUs on the
+    same switches (``_interchangeable_gpus``): the rail-only fabric of radix 128 has
+    256 classes for its 16,384 GPUs."""
+    ports, first, gpu_class, class_size = _interchangeable_gpus(t)
     if not pxn:
-        sw = t.gpu_switches() - t.n_gpus
-        counts = _all_pairs_hist(t.switch_distances, sw)
+        counts = _all_pairs_hist(t.switch_distances, ports, class_size)
         hist = {d: int(c) for d, c in enumerate(counts) if c and d > 0}
         if counts[0] < 0:
             hist[-1] = int(-counts[0])
         return dict(sorted(hist.items()))
-    counts = _pxn_hist(t.switch_to_gpu_hops, t.gpu_switches() - t.n_gpus, int(t.gpus_per_server))
+    sw_to_class = np.ascontiguousarray(t.switch_to_gpu_hops[:, first])
+    counts = _pxn_hist(sw_to_class, t.gpu_switches() - t.n_gpus, int(t.gpus_per_server), gpu_class, class_size)
     hist = {d - 1: int(c) for d, c in enumerate(counts) if c}
     return dict(sorted(hist.items()))
 

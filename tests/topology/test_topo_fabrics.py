@@ -54,6 +54,16 @@ def test_pxn_histogram_matches_the_definition(name):
         assert mean(T.hop_histogram(t, pxn=True)) <= mean(plain)
 
 
+@pytest.mark.parametrize("name", list(SMALL))
+def test_histogram_by_gpu_classes_equals_bfs_from_every_gpu(name):
+    """hop_histogram counts pairs class by class of GPUs on the same switches (with
+    PXN: checked against the definition above); BFS from every GPU counts them one by one."""
+    t = SMALL[name]()
+    assert T.hop_histogram(t) == t.hop_histogram_bfs()
+    if "ZCube" not in name:
+        assert len(T._interchangeable_gpus(t)[3]) < t.n_gpus    # classes of several GPUs
+
+
 @pytest.mark.parametrize("make", [lambda: T.roft2(4, 4, 1, 4), lambda: T.roft2(8, 4, 3, 4), lambda: T.roft_radix(16),
                                   lambda: T.roft_radix(32), lambda: T.roft3(4, 2, 2, 3, 2, 2, 3)])
 def test_roft_formulas_with_and_without_pxn(make):

@@ -146,7 +146,10 @@ def test_implicit_counts_match_explicit_graphs():
 def test_implicit_bfs_matches_explicit_bfs(n, k):
     t = T.zcube(n, k)
     for s in range(t.n_gpus):
-        assert np.array_equal(T.zcube_bfs_from(n, k, s, return_row=True), t.gpu_distance_row(s))
+        row = t.gpu_distance_row(s)
+        assert np.array_equal(T.zcube_bfs_from(n, k, s, return_row=True), row)
+        # the profile, counted inside the kernel, is the explicit row's count
+        assert T.zcube_bfs_from(n, k, s) == {d: int(c) for d, c in enumerate(np.bincount(row)) if d > 0 and c}
 
 
 # ---- hop histograms -------------------------------------------------------------------
