@@ -31,9 +31,26 @@ import prism_reference as R  # noqa: E402
 import prism_wire as W  # noqa: E402
 
 
+# Assertion rewriting (cocotb uses pytest's) for the client's own modules only: by default
+# cocotb rewrites every module the simulator's Python imports, numpy and cocotbext-axi
+# included, again in every simulation when byte-code is not written.  The simulator uses
+# pytest for nothing else, so pytest's plugins are not loaded there.
+CLIENT_MODULES = " ".join(sorted(n for n in os.listdir(CLIENT) if n.endswith(".py")))
+SIMULATOR_ENV = {"COCOTB_REWRITE_ASSERTION_FILES": CLIENT_MODULES, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+_simulations = {}       # width -> (runner, build folder): exported and compiled once per process
+
+
 def _node_simulation(width):
-    """(runner, build folder) of the exported node compiled by cocotb's Icarus runner; one
-    export and one compilation per design, shared by parallel test workers."""
+    """(runner, build folder) of the exported node compiled by cocotb's Icarus runner."""
+    if width not in _simulations:
+        _simulations[width] = _export_and_compile(width)
+    return _simulations[width]
+
+
+def _export_and_compile(width):
+    """Export the node and compile it with cocotb's Icarus runner; one export and one
+    compilation per design, shared by parallel test workers."""
     from cocotb_tools.runner import get_runner
 
     root = os.path.join(toolchain.build_root(), "cocotb", f"prism_node-w{width}")
@@ -59,7 +76,8 @@ def run_cocotb(testcase, tmp_path, width=320, **settings):
     """Run one cocotb test in a fresh simulation; fail with the cocotb failure message."""
     runner, sim_dir = _node_simulation(width)
     results = str(tmp_path / "results.xml")
-    env = {f"PRISM_COCOTB_{k.upper()}": str(v) for k, v in settings.items()}
+    env = dict(SIMULATOR_ENV)
+    env.update({f"PRISM_COCOTB_{k.upper()}": str(v) for k, v in settings.items()})
     env["PRISM_COCOTB_KULISCH_W"] = str(width)
     try:
         runner.test(test_module="test_node_cocotb", hdl_toplevel="prism_node", testcase=testcase,
