@@ -8,7 +8,9 @@ pytest-benchmark run of the golden and ECMP suites.
         --md docs/perf.md --png docs/perf.png --readme README.md
 
 Every figure is the minimum time per term (or flow) of one run; ratios are
-taken inside that run.  Goals are checked from the same numbers.
+taken inside that run.  Goals are checked from the same numbers.  Sections of
+an existing docs/perf.md that the report does not write (the test suite's
+turnaround) are kept in their place.
 """
 import argparse
 import json
@@ -270,6 +272,30 @@ def plot(groups, path):
     fig.savefig(path, dpi=110)
 
 
+def keep_written_sections(old, new):
+    """`new` with the sections of `old` (a `## ` heading to the next) that the report does not
+    write itself, such as the test suite's turnaround, kept in their place: before the section
+    that followed them in `old` when `new` has it, else at the end."""
+    def split(text):
+        parts = re.split(r"(?m)^(?=## )", text)
+        return parts[0], parts[1:]
+
+    def title(part):
+        return part.split("\n", 1)[0]
+    _, old_parts = split(old)
+    head, new_parts = split(new)
+    written = {title(p) for p in new_parts}
+    for i, part in enumerate(old_parts):
+        if title(part) in written:
+            continue
+        following = next((title(p) for p in old_parts[i + 1:] if title(p) in written), None)
+        at = next((k for k, p in enumerate(new_parts) if title(p) == following), len(new_parts))
+        if at == len(new_parts) and new_parts:
+            new_parts[-1] = new_parts[-1].rstrip("\n") + "\n\n"
+        new_parts.insert(at, part.rstrip("\n") + "\n\n")
+    return head + "".join(new_parts)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", help="the --benchmark-json file of one run")
@@ -285,7 +311,10 @@ def main(argv=None):
     if args.md:
         import os
         rel = os.path.relpath(args.png, os.path.dirname(args.md)) if args.png else None
-        open(args.md, "w").write(markdown(run, groups, memory, rel) + "\n")
+        text = markdown(run, groups, memory, rel) + "\n"
+        if os.path.exists(args.md):         # the sections written by hand stay
+            text = keep_written_sections(open(args.md).read(), text)
+        open(args.md, "w").write(text)
     if args.readme:
         update_readme(args.readme, groups)
     for name, value, target, met in goals(groups):
