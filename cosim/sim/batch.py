@@ -128,22 +128,23 @@ def verilator_build(top, sources, mdir, exe, cwd, variant="plain"):
     prefix = "V" + top
     if os.path.exists(exe):
         os.remove(exe)
-    verilate = ["verilator", *VERILATOR_VARIANTS[variant], "--top-module", top, "--Mdir", mdir, "-o", exe, *sources]
-    compile_cxx = ["make", "-C", mdir, "-f", "prism_pch.mk", "-j", str(os.cpu_count() or 2),
-                   *VERILATOR_VARIANT_MAKE[variant]]
-    for cmd in (verilate, compile_cxx):
-        if cmd is compile_cxx:
-            for header in VERILATOR_PCH:
-                with open(os.path.join(mdir, header), "w") as fh:
-                    fh.write(f'#include "verilated.h"\n#include "{prefix}__Syms.h"\n')
-            with open(os.path.join(mdir, "prism_pch.mk"), "w") as fh:
-                fh.write(_PCH_MAKEFILE.format(prefix=prefix))
+
+    def run(cmd):
         r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
         if r.returncode != 0:
             raise ToolchainError(f"{cmd[0]} failed for {top}: {(r.stderr or r.stdout).strip()[-2000:]}")
+        return r.stdout + r.stderr
+    run(["verilator", *VERILATOR_VARIANTS[variant], "--top-module", top, "--Mdir", mdir, "-o", exe, *sources])
+    for header in VERILATOR_PCH:
+        with open(os.path.join(mdir, header), "w") as fh:
+            fh.write(f'#include "verilated.h"\n#include "{prefix}__Syms.h"\n')
+    with open(os.path.join(mdir, "prism_pch.mk"), "w") as fh:
+        fh.write(_PCH_MAKEFILE.format(prefix=prefix))
+    log = run(["make", "-C", mdir, "-f", "prism_pch.mk", "-j", str(os.cpu_count() or 2),
+               *VERILATOR_VARIANT_MAKE[variant]])
     if not os.path.exists(exe):
         raise ToolchainError(f"the Verilator build of {top} wrote no {exe}")
-    return r.stdout + r.stderr
+    return log
 
 
 COVERAGE_FILE = "coverage.dat"
@@ -575,30 +576,28 @@ class BatchDesign:
     def _compile(self, tb, simulator, tag, exe, variant="plain"):
         with open(self.tb_path, "w") as fh:
             fh.write(tb)
-        src = [self.module + ".v", os.path.basename(self.tb_path)]
+        tb_file = os.path.basename(self.tb_path)
         if simulator in ICARUS_GENERATIONS:
-            src[0] = os.path.basename(toolchain.icarus_source(self.folder, self.module))
             require_tool("iverilog")
-            cmd = ["iverilog", ICARUS_GENERATIONS[simulator], "-o", exe, "-s", "batch_tb"] + src
-        else:
-            require_tool("verilator")
-            src[0] = verilator_source(self.folder, self.module)
-            mdir = os.path.join(self.folder, f"obj_{tag}")
-            if variant != "plain":      # no stale sources of an earlier build (the node's are 300+ MB)
-                shutil.rmtree(mdir, ignore_errors=True)
-            if variant == "coverage":
-                for name, text in (("batch_cov_main.cpp", _COVERAGE_MAIN),
-                                   ("batch_cov.vlt", coverage_config(self.verilog_path))):
-                    with open(os.path.join(self.folder, name), "w") as fh:
-                        fh.write(text)
-                src = ["batch_cov.vlt"] + src + ["batch_cov_main.cpp"]
-            verilator_build("batch_tb", src, mdir, exe, self.folder, variant)
+            cmd = ["iverilog", ICARUS_GENERATIONS[simulator], "-o", exe, "-s", "batch_tb",
+                   os.path.basename(toolchain.icarus_source(self.folder, self.module)), tb_file]
+            if os.path.exists(exe):
+                os.remove(exe)
+            r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
+            if r.returncode != 0 or not os.path.exists(exe):
+                raise ToolchainError(f"iverilog failed for {self.tb_path}: {r.stderr.strip()[-2000:]}")
             return
-        if os.path.exists(exe):
-            os.remove(exe)
-        r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
-        if r.returncode != 0 or not os.path.exists(exe):
-            raise ToolchainError(f"{cmd[0]} failed for {self.tb_path}: {r.stderr.strip()[-2000:]}")
+        src = [verilator_source(self.folder, self.module), tb_file]
+        mdir = os.path.join(self.folder, f"obj_{tag}")
+        if variant != "plain":      # no stale sources of an earlier build (the node's are 300+ MB)
+            shutil.rmtree(mdir, ignore_errors=True)
+        if variant == "coverage":
+            for name, text in (("batch_cov_main.cpp", _COVERAGE_MAIN),
+                               ("batch_cov.vlt", coverage_config(self.verilog_path))):
+                with open(os.path.join(self.folder, name), "w") as fh:
+                    fh.write(text)
+            src = ["batch_cov.vlt"] + src + ["batch_cov_main.cpp"]
+        verilator_build("batch_tb", src, mdir, exe, self.folder, variant)
 
     def run(self, stimulus, sink_pause=None, max_cycles=100000, idle_stop=200, capture=True, workdir=None, vcd=None,
             sweep_counters=False, resets=(), reset_hold=2, busy_stop=0, code_coverage=None):
