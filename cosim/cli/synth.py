@@ -1,4 +1,6 @@
-"""`prism synth`: yosys synthesis of the node's phase blocks for an FPGA; resource and logic-depth tables."""
+"""Convert each phase block of the node (as the node instantiates it) and synthesise it with
+yosys (synth_xilinx -family xcup, or generic synth); print the resource, storage and
+logic-depth tables and, for the whole node, rewrite their section of docs/hdl_sizes.md."""
 import os
 import sys
 
@@ -10,9 +12,7 @@ DOC = "docs/hdl_sizes.md"
 def add_parser(subparsers):
     p = subparsers.add_parser(
         "synth", help="synthesise the node's phase blocks with yosys (LUT, FF, block RAM, DSP, logic depth)",
-        description="Convert each phase block of the node (as the node instantiates it) and synthesise it with "
-                    "yosys (synth_xilinx -family xcup, or generic synth); print the resource, storage and "
-                    "logic-depth tables and, for the whole node, rewrite their section of docs/hdl_sizes.md.")
+        description=__doc__)          # stated once: the module docstring
     p.add_argument("block", nargs="?", metavar="BLOCK",
                    help="one phase block (default: every block of the node); --list shows them")
     p.add_argument("--width", type=int, action="append", metavar="W",
