@@ -19,12 +19,14 @@ Inputs for cycle c are driven at the falling edge before it; outputs are
 sampled at its rising edge (their values during cycle c).
 """
 import collections
+import inspect
 from dataclasses import dataclass, field, replace
 
 from myhdl import ResetSignal, Signal, block, instance, intbv
 
 from cosim.sim import toolchain
 from cosim.sim.tbutil import clock_gen, reset_pulse
+from hdl.package.accelerator_package import accelerator_package
 from hdl.package.package_assertion_monitor import ASSERTIONS
 from hdl.package.work_distributor import POLICY_SERVICE_RATE
 
@@ -152,6 +154,13 @@ def package_signals(g=Geometry()):
 
 # --------------------------------------------------------------------------- one package run
 
+# accelerator_package's elaboration parameters (upper case by the repository's convention) and
+# their defaults, read from the block so the bench cannot drift from it; a setup names each in
+# lower case and params() hands them back to the block.
+PACKAGE_PARAMETERS = {name: p.default for name, p in inspect.signature(accelerator_package.func).parameters.items()
+                      if name.isupper()}
+
+
 @dataclass(frozen=True)
 class PackageSetup:
     """Everything one package run needs; every back end replays exactly this.
@@ -171,14 +180,14 @@ class PackageSetup:
     hbm_rate: int = 255
     d2d_rate: int = 255
     enable: tuple = None
-    policy: int = POLICY_SERVICE_RATE
-    fault: int = 0
-    window: int = 64
-    queue_depth: int = 8
-    rate_frac: int = 4
-    cross_shift: int = 1
-    imbalance_budget: int = 24
-    degrade_shift: int = 2
+    policy: int = PACKAGE_PARAMETERS["POLICY"]
+    fault: int = PACKAGE_PARAMETERS["FAULT"]
+    window: int = PACKAGE_PARAMETERS["WINDOW"]
+    queue_depth: int = PACKAGE_PARAMETERS["QUEUE_DEPTH"]
+    rate_frac: int = PACKAGE_PARAMETERS["RATE_FRAC"]
+    cross_shift: int = PACKAGE_PARAMETERS["CROSS_SHIFT"]
+    imbalance_budget: int = PACKAGE_PARAMETERS["IMBALANCE_BUDGET"]
+    degrade_shift: int = PACKAGE_PARAMETERS["DEGRADE_SHIFT"]
     job_work: int = 4
     phase_units: int = 1200
     phases: int = 1
@@ -219,9 +228,7 @@ class PackageSetup:
         return replace(self, **changes)
 
     def params(self):
-        return dict(POLICY=self.policy, FAULT=self.fault, WINDOW=self.window, QUEUE_DEPTH=self.queue_depth,
-                    RATE_FRAC=self.rate_frac, CROSS_SHIFT=self.cross_shift, IMBALANCE_BUDGET=self.imbalance_budget,
-                    DEGRADE_SHIFT=self.degrade_shift)
+        return {name: getattr(self, name.lower()) for name in PACKAGE_PARAMETERS}
 
     def input_value(self, name, value):
         """The packed port value of an input given as the setup states it."""
@@ -389,7 +396,6 @@ class _Stimulus:
 
 
 def _run_package_myhdl(setup, backend):
-    from hdl.package.accelerator_package import accelerator_package
     g = setup.geometry
     sigs = package_signals(g)
     for name, value in setup.initial_inputs().items():
