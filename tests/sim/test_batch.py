@@ -77,10 +77,13 @@ def test_the_verilator_cxx_level_is_chosen_by_the_environment_and_kept_apart():
 def test_verilator_build_reads_the_model_headers_from_one_precompiled_header(tmp_path, monkeypatch):
     """verilator_build compiles the model's headers once per C++ level in use, and every model
     file is compiled with them forced first (GCC warns under -Winvalid-pch when it finds one it
-    cannot use); the executable runs the design.  A model in one C++ file gets none."""
+    cannot use); the executable runs the design.  A model in one C++ file gets none.  The
+    run-time library is compiled by the first build and taken from the cache by the second."""
     import os
     import subprocess
     from cosim.sim import batch
+    monkeypatch.setenv("PRISM_BUILD_DIR", str(tmp_path / "build"))       # an empty run-time cache
+    runtime_compiles = []
     counters = "".join(f"reg [15:0] c{i} = {i};\nalways @(posedge clk) c{i} <= c{i} * 3 + n;\n" for i in range(12))
     (tmp_path / "count_tb.v").write_text(
         "module count_tb;\n"
@@ -101,6 +104,8 @@ def test_verilator_build_reads_the_model_headers_from_one_precompiled_header(tmp
         log = batch.verilator_build("count_tb", ["count_tb.v"], mdir, exe, str(tmp_path))
         assert subprocess.run([exe], capture_output=True, text=True).stdout.startswith(f"n=9 c7={shown}")
         compiles = [line for line in log.splitlines() if " -c " in line and " Vcount_tb" in line]
+        runtime_compiles.append(sorted(line.split(" -o ")[1].split()[0] for line in log.splitlines()
+                                       if " -c " in line and "/include/verilated" in line))
         built = sorted(f for f in os.listdir(mdir) if f.endswith(".gch"))
         if not split:
             assert [c.split()[-1] for c in compiles] == ["Vcount_tb__ALL.cpp"] and not built
@@ -110,3 +115,6 @@ def test_verilator_build_reads_the_model_headers_from_one_precompiled_header(tmp
         assert len(compiles) > len(fast) and all("-include prism_pch_slow.h" in c for c in compiles if c not in fast)
         assert "[-Winvalid-pch]" not in log, log[-2000:]
         assert built == ["prism_pch_fast.h.gch", "prism_pch_slow.h.gch"]
+    assert "verilated.o" in runtime_compiles[0] and runtime_compiles[1] == []
+    cached = os.listdir(tmp_path / "build" / batch.RUNTIME_CACHE)
+    assert len(cached) == 1 and "verilated.o" in os.listdir(tmp_path / "build" / batch.RUNTIME_CACHE / cached[0])
