@@ -193,25 +193,16 @@ class Topology:
 from golden.jit import jit  # noqa: E402  (after the dataclass for readability)
 
 
-@jit(inline="always")
-def _reach(dist, queue, tail, v, d):
-    """One breadth-first step: `v`, if not reached yet, is at distance `d` and joins the
-    queue; returns the queue's new tail."""
-    if dist[v] < 0:
-        dist[v] = d
-        queue[tail] = v
-        tail += 1
-    return tail
-
-
 @jit
 def _switch_apsp(indptr, nbr, n_gpus, n_switches):
     dist = np.full((n_switches, n_switches), -1, dtype=np.int16)
     queue = np.empty(n_switches, dtype=np.int64)
     for s in range(n_switches):
-        from_s = dist[s]
         head = 0
-        tail = _reach(from_s, queue, 0, s, 0)
+        tail = 0
+        queue[tail] = s
+        tail += 1
+        dist[s, s] = 0
         while head < tail:
             u = queue[head]
             head += 1
@@ -220,7 +211,11 @@ def _switch_apsp(indptr, nbr, n_gpus, n_switches):
                 v = nbr[p]
                 if v < n_gpus:
                     continue  # GPUs never forward
-                tail = _reach(from_s, queue, tail, v - n_gpus, from_s[u] + 1)
+                w = v - n_gpus
+                if dist[s, w] < 0:
+                    dist[s, w] = dist[s, u] + 1
+                    queue[tail] = w
+                    tail += 1
     return dist
 
 
@@ -275,14 +270,21 @@ def _bfs_gpu_row(indptr, nbr, n_gpus, n_nodes, src):
     dist = np.full(n_nodes, -1, dtype=np.int32)
     queue = np.empty(n_nodes, dtype=np.int64)
     head = 0
-    tail = _reach(dist, queue, 0, src, 0)
+    tail = 0
+    dist[src] = 0
+    queue[tail] = src
+    tail += 1
     while head < tail:
         u = queue[head]
         head += 1
         if u < n_gpus and u != src:
             continue  # reached a GPU: it terminates, never forwards
         for p in range(indptr[u], indptr[u + 1]):
-            tail = _reach(dist, queue, tail, nbr[p], dist[u] + 1)
+            v = nbr[p]
+            if dist[v] < 0:
+                dist[v] = dist[u] + 1
+                queue[tail] = v
+                tail += 1
     row = np.empty(n_gpus, dtype=np.int32)
     for g in range(n_gpus):
         # links on a GPU-to-GPU path = switches + 1
@@ -683,7 +685,9 @@ def _zcube_implicit_bfs(n, k, src):
     scanned = 0           # switch-to-switch adjacency entries seen
     for lvl in range(k):
         sw = lvl * per_level + (src // pw[lvl + 1]) * pw[lvl] + src % pw[lvl]
-        tail = _reach(dist, queue, tail, sw, 0)
+        dist[sw] = 0
+        queue[tail] = sw
+        tail += 1
     while head < tail:
         node = queue[head]
         head += 1
@@ -695,15 +699,23 @@ def _zcube_implicit_bfs(n, k, src):
             i = s % pw[lvl]
             base = (lvl + 1) * per_level + O * pw[lvl + 1] + i * n
             for x in range(n):
+                v = base + x
                 scanned += 1
-                tail = _reach(dist, queue, tail, base + x, d)
+                if dist[v] < 0:
+                    dist[v] = d
+                    queue[tail] = v
+                    tail += 1
         if lvl >= 1:           # down: (O, i, x) -> (O, c, i)
             O = s // pw[lvl]
             i = (s % pw[lvl]) // n
             base = (lvl - 1) * per_level + O * pw[lvl] + i
             for c in range(n):
+                v = base + c * pw[lvl - 1]
                 scanned += 1
-                tail = _reach(dist, queue, tail, base + c * pw[lvl - 1], d)
+                if dist[v] < 0:
+                    dist[v] = d
+                    queue[tail] = v
+                    tail += 1
     # GPU g = h * n + x sits on level-0 switch h and on level-l switch
     # (h // n^l) * n^l + (h % n^(l-1)) * n + x: the divisions once per h, not per GPU
     row = np.empty(N, dtype=np.int16)
