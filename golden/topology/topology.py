@@ -198,11 +198,9 @@ def _switch_apsp(indptr, nbr, n_gpus, n_switches):
     dist = np.full((n_switches, n_switches), -1, dtype=np.int16)
     queue = np.empty(n_switches, dtype=np.int64)
     for s in range(n_switches):
-        head = 0
-        tail = 0
-        queue[tail] = s
-        tail += 1
         dist[s, s] = 0
+        queue[0] = s              # the queue holds s: head 0, tail 1
+        head, tail = 0, 1
         while head < tail:
             u = queue[head]
             head += 1
@@ -269,11 +267,9 @@ def _all_pairs_hist(swdist, gpu_sw, gpus_per_row):
 def _bfs_gpu_row(indptr, nbr, n_gpus, n_nodes, src):
     dist = np.full(n_nodes, -1, dtype=np.int32)
     queue = np.empty(n_nodes, dtype=np.int64)
-    head = 0
-    tail = 0
     dist[src] = 0
-    queue[tail] = src
-    tail += 1
+    queue[0] = src                # the queue holds src: head 0, tail 1
+    head, tail = 0, 1
     while head < tail:
         u = queue[head]
         head += 1
