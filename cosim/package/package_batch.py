@@ -18,7 +18,7 @@ import shutil
 import subprocess
 
 from cosim.sim import toolchain
-from cosim.sim.batch import VERILATOR_FLAGS, VERILATOR_MAKE, verilator_build
+from cosim.sim.batch import verilator_build, verilator_recipe
 from cosim.package.package_bench import PACKAGE_INPUTS, PACKAGE_OUTPUTS, PackageRun, package_signals
 from cosim.sim.vpi import ToolchainError, require_tool
 
@@ -103,7 +103,8 @@ def tb_source(setup, module):
 
 
 def _compile(folder, module, tb, simulator):
-    tag = hashlib.sha256((simulator + " " + " ".join(VERILATOR_FLAGS + VERILATOR_MAKE) + "\n" + tb).encode()).hexdigest()[:16]
+    recipe = verilator_recipe() if simulator == "verilator" else ICARUS_MODES[simulator]
+    tag = hashlib.sha256((simulator + " " + recipe + "\n" + tb).encode()).hexdigest()[:16]
     work = os.path.join(folder, f"pkgtb-{simulator}-{tag}")
     exe = os.path.join(work, "sim" + (".vvp" if simulator.startswith("icarus") else ""))
     os.makedirs(work, exist_ok=True)

@@ -135,6 +135,13 @@ prism-runtime-objects:
 RUNTIME_CACHE = "verilator-runtime"
 
 
+def verilator_recipe(variant="plain"):
+    """Everything besides its sources that shapes a Verilator build of `variant` (Verilator's
+    options, the C++ levels, the makefile around Verilator's): part of every cached build's key,
+    so a build made with other flags is never reused."""
+    return " ".join(VERILATOR_VARIANTS[variant] + VERILATOR_VARIANT_MAKE[variant]) + "\n" + _PCH_MAKEFILE
+
+
 @functools.lru_cache(maxsize=None)
 def _verilator_version():
     return subprocess.run(["verilator", "--version"], capture_output=True, text=True).stdout.strip()
@@ -601,7 +608,7 @@ class BatchDesign:
             # test bench file is shared by both simulators, so its text alone does not say that)
             stamp_path = os.path.join(self.folder, f".built-{tag}")
             if self.simulator == "verilator":
-                flags = " ".join(VERILATOR_VARIANTS[variant] + VERILATOR_VARIANT_MAKE[variant]) + "\n" + _PCH_MAKEFILE
+                flags = verilator_recipe(variant)
                 if variant == "coverage":
                     flags += "\n" + _COVERAGE_MAIN + coverage_config(self.verilog_path)
             else:

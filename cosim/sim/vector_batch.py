@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Dict, List
 
 from cosim.sim import toolchain
-from cosim.sim.batch import VERILATOR_OPT_TAG, module_ports, verilator_build
+from cosim.sim.batch import VERILATOR_OPT_TAG, module_ports, verilator_build, verilator_recipe
 from cosim.sim.vpi import ToolchainError, require_tool
 
 SIMULATORS = ("icarus", "verilator")
@@ -184,7 +184,9 @@ class VectorBench:
         self.widths = {n: w for n, (_, w) in self.ports.items()}
         tb = _tb_source(self.module, self.ports, self.inputs, self.outputs, reset_cycles, max_vectors)
         digest = hashlib.sha256(tb.encode()).hexdigest()[:12]
-        tag = f"{simulator}{generation if simulator == 'icarus' else VERILATOR_OPT_TAG}_{digest}"
+        # the executable's key: the test bench, and for Verilator the flags it is built with
+        built = hashlib.sha256((tb + ("" if simulator == "icarus" else verilator_recipe())).encode()).hexdigest()[:12]
+        tag = f"{simulator}{generation if simulator == 'icarus' else VERILATOR_OPT_TAG}_{built}"
         self.tb_path = os.path.join(self.folder, f"vector_tb_{digest}.v")
         self.exe = os.path.join(self.folder, f"vector_{tag}" + (".vvp" if simulator == "icarus" else ""))
         with open(os.path.join(self.folder, f".lock-vector-{tag}"), "w") as lock:
