@@ -561,50 +561,119 @@ HOT static int chunk_fast_any(int fmt, const void *data, size_t stride, size_t r
     }
 }
 
-/* Each column's exact sum of its level sums, exported for `width`: one
- * 320-bit addend per level (the double's integer significand m at bit sh:
- * limb k gets the low 64 bits of m * 2^(sh - 64k), or m >> (64k - sh) with
- * sign fill), added limb by limb with carries.  Element-wise over the
- * columns, so it vectorises like the sums. */
+/* One level sum (an exact double, a multiple of 2^-149) as m * 2^(sh - LSB_SHIFT):
+ * m the signed integer significand (|m| < 2^53), sh >= 0 (a sum below 2^-97 has
+ * its significand shifted right instead: exact, the dropped bits are zeros). */
+INLINE void level_term(const double *v, int64_t *m, int64_t *sh)
+{
+    uint64_t b;
+    memcpy(&b, v, 8);
+    int64_t e = (int64_t)((b >> 52) & 0x7FF);
+    int64_t x = (int64_t)((b & 0xFFFFFFFFFFFFFull) | (1ull << 52));
+    x = (b >> 63) ? -x : x;
+    int64_t s = e - 1075 + LSB_SHIFT;            /* the sums are multiples of 2^-149: s >= -52 */
+    *m = e ? x >> (s < 0 ? -s : 0) : 0;
+    *sh = s < 0 ? 0 : s;
+}
+
+/* All ones when cond holds, else zero: selects as masks keep loops branch-free. */
+#define MASK(cond) ((uint64_t)0 - (uint64_t)(cond))
+
+/* m * 2^d as a signed 128-bit word (hi, lo), for -63 <= d <= 127 - (bits of m);
+ * d < 0 shifts right (exact where the dropped bits are zeros). */
+INLINE void shifted128(int64_t m, int64_t d, uint64_t *lo, uint64_t *hi)
+{
+    int64_t n = d < 0 ? -d : 0, p = d > 0 ? d : 0;
+    int64_t r = m >> (n & 63);
+    uint64_t p0 = MASK(p == 0), small = MASK(p < 64);
+    *lo = ((uint64_t)r << (p & 63)) & small;
+    *hi = ((uint64_t)(r >> 63) & p0)
+        | ((uint64_t)(r >> ((64 - p) & 63)) & small & ~p0)
+        | (((uint64_t)r << ((p - 64) & 63)) & ~small);
+}
+
+/* The top limb of a column's state for `width`: the state sign-extended from bit
+ * W-1 and its wraps, floor((T + 2^(W-1)) / 2^W), from the exact sum's limb T4. */
+INLINE void limbs_top(uint64_t *t4, int64_t *wraps, const int width)
+{
+    const int top = width - 64 * (KULISCH_LIMBS - 1);
+    *wraps = 0;
+    if (top < 64) {
+        const uint64_t mask = (1ull << top) - 1, t = *t4;
+        *wraps = ((int64_t)t >> (top & 63)) + (int64_t)((t >> ((top - 1) & 63)) & 1);
+        uint64_t x = t & mask;
+        *t4 = ((x >> ((top - 1) & 63)) & 1) ? x | ~mask : x;
+    }
+}
+
+/* Each column's exact sum of its level sums, exported for `width`.  Element-wise
+ * over the columns, so it vectorises like the sums.
+ *
+ * One or two levels: the column's sum is one 128-bit integer at a bit offset of
+ * its own.  chunk_levels gave two levels only where the column's terms span
+ * need = B + g - U - 53 <= 51 - g binades (|x| < 2^B, every x a multiple of
+ * 2^U, 2^g >= rows), so every bit of the two level sums lies in [U, B + g]
+ * (level 1 is a multiple of 2^(B+g-50), level 2 of 2^U): at most 105 - g bits.
+ * Each significand's top, sh + 53, is at most B + g + 1, so the offset
+ * base = max(0, top - 126), top the larger of the two, is at most U: no set bit
+ * lies below it, and both terms and their sum fit in a signed 128-bit word from
+ * there.  That word becomes three limbs at the offset, zeros below, sign fill
+ * above.
+ *
+ * Three levels span more than 128 bits: one 320-bit addend per level (limb k
+ * gets the low 64 bits of m * 2^(sh - 64k), or m >> (64k - sh) with sign
+ * fill), added limb by limb with carries. */
 INLINE void levels_export_n(const double *sum, int levels, size_t nc, int width,
                             uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
 {
+    uint64_t limb[KULISCH_LIMBS][LANES];
     int64_t m[MAX_LEVELS][LANES], sh[MAX_LEVELS][LANES];
-    uint64_t limb[KULISCH_LIMBS][LANES], carry[LANES], acc[LANES], cy[LANES];
     for (int j = 0; j < levels; j++)
+        for (size_t c = 0; c < nc; c++) level_term(sum + j * LANES + c, &m[j][c], &sh[j][c]);
+    if (levels <= 2) {
+        if (levels == 1)
+            for (size_t c = 0; c < nc; c++) { m[1][c] = 0; sh[1][c] = 0; }
         for (size_t c = 0; c < nc; c++) {
-            uint64_t b;
-            memcpy(&b, sum + j * LANES + c, 8);
-            int64_t e = (int64_t)((b >> 52) & 0x7FF);
-            int64_t x = (int64_t)((b & 0xFFFFFFFFFFFFFull) | (1ull << 52));
-            x = (b >> 63) ? -x : x;
-            int64_t s = e - 1075 + LSB_SHIFT;        /* the sums are multiples of 2^-149: s >= -52 */
-            m[j][c] = e ? x >> (s < 0 ? -s : 0) : 0;  /* exact: the dropped bits are zeros */
-            sh[j][c] = s < 0 ? 0 : s;
+            int64_t m1 = m[0][c], s1 = sh[0][c], m2 = m[1][c], s2 = sh[1][c];
+            int64_t t1 = m1 ? s1 + 53 : 0, t2 = m2 ? s2 + 53 : 0;
+            int64_t top = t1 > t2 ? t1 : t2;
+            int64_t base = top > 126 ? top - 126 : 0;
+            /* m * 2^(sh - base) as (hi, lo): sh - base in [-52, 73] for a nonzero m */
+            uint64_t lo1, hi1, lo2, hi2;
+            shifted128(m1, s1 - base, &lo1, &hi1);
+            shifted128(m2, s2 - base, &lo2, &hi2);
+            uint64_t lo = lo1 + lo2, hi = hi1 + hi2 + (lo < lo1);
+            /* the 128-bit word at bit base: limbs kb, kb + 1, kb + 2; zeros below, sign fill above
+             * (masks, not branches: the loop vectorises) */
+            int64_t kb = base >> 6, o = base & 63;
+            uint64_t o0 = MASK(o == 0), fill = (uint64_t)((int64_t)hi >> 63);
+            uint64_t w0 = lo << o;
+            uint64_t w1 = (hi & o0) | (((lo >> ((64 - o) & 63)) | (hi << o)) & ~o0);
+            uint64_t w2 = (fill & o0) | ((uint64_t)((int64_t)hi >> ((64 - o) & 63)) & ~o0);
+            for (int k = 0; k < KULISCH_LIMBS; k++)
+                limb[k][c] = (w0 & MASK(k == kb)) | (w1 & MASK(k == kb + 1)) | (w2 & MASK(k == kb + 2))
+                           | (fill & MASK(k > kb + 2));
         }
-    for (size_t c = 0; c < nc; c++) carry[c] = 0;
-    for (int k = 0; k < KULISCH_LIMBS; k++) {
-        for (size_t c = 0; c < nc; c++) { acc[c] = carry[c]; cy[c] = 0; }
-        for (int j = 0; j < levels; j++)
-            for (size_t c = 0; c < nc; c++) {
-                int64_t d = sh[j][c] - 64 * k;
-                int64_t r = -d > 63 ? 63 : -d;
-                uint64_t p = d >= 64 ? 0 : d >= 0 ? (uint64_t)m[j][c] << (d & 63) : (uint64_t)(m[j][c] >> (r & 63));
-                acc[c] += p;
-                cy[c] += acc[c] < p;
-            }
-        for (size_t c = 0; c < nc; c++) { limb[k][c] = acc[c]; carry[c] = cy[c]; }
+    } else {
+        uint64_t carry[LANES], acc[LANES], cy[LANES];
+        for (size_t c = 0; c < nc; c++) carry[c] = 0;
+        for (int k = 0; k < KULISCH_LIMBS; k++) {
+            for (size_t c = 0; c < nc; c++) { acc[c] = carry[c]; cy[c] = 0; }
+            for (int j = 0; j < levels; j++)
+                for (size_t c = 0; c < nc; c++) {
+                    int64_t d = sh[j][c] - 64 * k;
+                    int64_t r = -d > 63 ? 63 : -d;
+                    uint64_t p = d >= 64 ? 0 : d >= 0 ? (uint64_t)m[j][c] << (d & 63) : (uint64_t)(m[j][c] >> (r & 63));
+                    acc[c] += p;
+                    cy[c] += acc[c] < p;
+                }
+            for (size_t c = 0; c < nc; c++) { limb[k][c] = acc[c]; carry[c] = cy[c]; }
+        }
     }
-    const int top = width - 64 * (KULISCH_LIMBS - 1);
-    const uint64_t mask = top == 64 ? ~0ull : (1ull << top) - 1;
     for (size_t c = 0; c < nc; c++) {
         uint64_t t4 = limb[KULISCH_LIMBS - 1][c];
-        int64_t w = 0;
-        if (top < 64) {            /* wraps = floor((T + 2^(W-1)) / 2^W); state sign-extended from bit W-1 */
-            w = ((int64_t)t4 >> (top & 63)) + (int64_t)((t4 >> ((top - 1) & 63)) & 1);
-            uint64_t x = t4 & mask;
-            t4 = ((x >> ((top - 1) & 63)) & 1) ? x | ~mask : x;
-        }
+        int64_t w;
+        limbs_top(&t4, &w, width);
         for (int k = 0; k < KULISCH_LIMBS - 1; k++) out_limbs[c * KULISCH_LIMBS + k] = limb[k][c];
         out_limbs[c * KULISCH_LIMBS + KULISCH_LIMBS - 1] = t4;
         out_wraps[c] = w;
@@ -615,8 +684,13 @@ INLINE void levels_export_n(const double *sum, int levels, size_t nc, int width,
 HOT static void levels_export(const double *sum, int levels, size_t nc, int width,
                               uint64_t *out_limbs, int64_t *out_wraps, uint8_t *out_flags)
 {
-    if (nc == LANES) levels_export_n(sum, levels, LANES, width, out_limbs, out_wraps, out_flags);
-    else levels_export_n(sum, levels, nc, width, out_limbs, out_wraps, out_flags);
+    if (nc == LANES)       /* a full block: constant level counts unroll the level loops */
+        switch (levels) {
+        case 1: levels_export_n(sum, 1, LANES, width, out_limbs, out_wraps, out_flags); return;
+        case 2: levels_export_n(sum, 2, LANES, width, out_limbs, out_wraps, out_flags); return;
+        default: levels_export_n(sum, 3, LANES, width, out_limbs, out_wraps, out_flags); return;
+        }
+    levels_export_n(sum, levels, nc, width, out_limbs, out_wraps, out_flags);
 }
 
 /* INT8: exact int32 column sums of rows [r0, r1) (r1 - r0 <= 2^24: |sum| <= 2^31). */
@@ -874,12 +948,57 @@ levels_round_fmt(const int fmt, const double *sum, int levels, size_t nc, int wi
     }
 }
 
+/* FP32 results of a full block.  For a pair (hi, lo) with hi + lo == hi and hi in FP32's
+ * normal range below 2^127, the hardware's conversion of hi is the rounded sum, except where
+ * hi is itself an FP32 midpoint (its 29 fraction bits below FP32's are 1000...0) and lo is
+ * not zero: then the sum lies beyond the midpoint, one unit of the pattern towards lo.
+ * Element-wise over the columns (it vectorises); the other columns go through
+ * levels_round_fmt's own rule. */
+INLINE void levels_round_fp32_block(const double *sum, int levels, int width,
+                                    uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
+{
+    uint8_t general[LANES];
+    int any_general = 0;
+    for (size_t c = 0; c < LANES; c++) {
+        double s1 = sum[c], s2 = levels >= 2 ? sum[LANES + c] : 0.0, s3 = levels == 3 ? sum[2 * LANES + c] : 0.0;
+        double a = s2 + s3, av = a - s2, b = (s2 - (a - av)) + (s3 - av);        /* TwoSum */
+        double h = s1 + a, hv = h - s1, cc = (s1 - (h - hv)) + (a - hv);         /* TwoSum */
+        double l = cc + b, mag = fabs(h);
+        int fast = (h + l == h) & (mag >= 0x1p-126) & (mag < 0x1p127);
+        float f = (float)h;
+        uint32_t fb;
+        uint64_t hb;
+        memcpy(&fb, &f, 4);
+        memcpy(&hb, &h, 8);
+        int midpoint = (hb & 0x1FFFFFFFull) == 0x10000000ull;
+        int rounded_up = fabs((double)f) > mag;                          /* |f| above |h| */
+        int toward_out = (l > 0.0) == (h > 0.0);                         /* lo pushes |sum| up */
+        uint32_t step = (uint32_t)(midpoint & (l != 0.0));
+        out_bits[c] = fb + (step & (uint32_t)((!rounded_up) & toward_out)) - (step & (uint32_t)(rounded_up & (!toward_out)));
+        out_wraps[c] = 0;
+        out_flags[c] = 0;
+        general[c] = (uint8_t)!fast;
+        any_general |= !fast;
+    }
+    if (any_general) {
+        for (size_t c = 0; c < LANES; c++)
+            if (general[c]) {
+                double one[MAX_LEVELS * LANES] = {0};
+                for (int j = 0; j < levels; j++) one[j * LANES] = sum[j * LANES + c];
+                levels_round_fmt(F_FP32, one, levels, 1, width, out_bits + c, out_wraps + c, out_flags + c);
+            }
+    }
+}
+
 HOT static void levels_round(int fmt, const double *sum, int levels, size_t nc, int width,
                              uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
 {
     if (nc == LANES && fmt == F_FP32) {       /* a full block (the common case: constant trip counts) */
-        levels_round_fmt(F_FP32, sum, levels, LANES, width, out_bits, out_wraps, out_flags);
-        return;
+        switch (levels) {
+        case 1: levels_round_fp32_block(sum, 1, width, out_bits, out_wraps, out_flags); return;
+        case 2: levels_round_fp32_block(sum, 2, width, out_bits, out_wraps, out_flags); return;
+        default: levels_round_fp32_block(sum, 3, width, out_bits, out_wraps, out_flags); return;
+        }
     }
     switch (fmt) {                            /* one loop per format: its grid is a constant */
     case F_INT8: levels_round_fmt(F_INT8, sum, levels, nc, width, out_bits, out_wraps, out_flags); break;

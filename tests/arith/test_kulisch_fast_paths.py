@@ -470,3 +470,43 @@ def test_random_full_blocks_near_the_bounds(lo_field, spread, rows, seed):
     for mod in ENGINES.values():
         assert mod.chunk_levels("fp32", a[:, :64]) == want
     check_all("fp32", a, out_fmts=("exact", "fp32", "int8"))
+
+
+def window_block(fmt, rows, spread, shift, seed):
+    """A full block of two-level columns at the widest spread two levels allow,
+    each column placed `shift` + its index binades higher, so the 128-bit window
+    the export puts each column's sum in starts at every bit offset of a limb
+    and in every limb; columns of one sign, of mixed signs, with the smallest
+    term alone (level 2 a single unit) and with level 1 cancelled to zero."""
+    rng = np.random.default_rng(seed)
+    full = (1 << FRAC_BITS[fmt]) - 1
+    top_field = (1 << 8) - 2 if fmt != "fp16" else 30
+    cols = []
+    for j in range(64):
+        lo_field = 1 + (shift + j) % (top_field - spread)
+        hi_field = lo_field + spread
+        kind = j % 4
+        col = [pattern(fmt, hi_field, full, kind == 1 and r % 2 == 1) for r in range(rows - 1)]
+        col.append(pattern(fmt, lo_field, int(rng.integers(1, full + 1)) if kind == 2 else 1, kind == 3))
+        if kind == 3:                          # level 1 cancels: + and - of the same large value
+            col[1] = col[0] ^ (1 << (31 if fmt == "fp32" else 15))
+        cols.append(col)
+    a = np.array(cols, dtype(fmt)).T.copy()
+    assert {mod.chunk_levels(fmt, a) for mod in ENGINES.values()} == {2}
+    return a
+
+
+@pytest.mark.parametrize("fmt,rows", [("fp32", 64), ("fp32", 3), ("bf16", 64), ("bf16", 255)])
+@pytest.mark.parametrize("shift", [0, 37, 101, 180])
+def test_two_level_sums_at_every_offset_of_the_export_window(fmt, rows, shift):
+    """The exact export of one- and two-level chunks (ckernels/kulisch.c, levels_export_n) puts
+    each column's sum into a 128-bit word at an offset of its own: the widest two-level spread,
+    at every offset, must give the reference's states at both widths and its rounded results."""
+    g = max(1, math.ceil(math.log2(rows)))
+    widest = 53 - FRAC_BITS[fmt] - 1 - g + (51 - g)          # need == 51 - g: still two levels
+    for spread in (widest, widest - 7):
+        if spread < 53 - FRAC_BITS[fmt] - g:
+            continue
+        a = window_block(fmt, rows, spread, shift, seed=shift + rows)
+        check_all(fmt, a, out_fmts=("exact", "fp32"))
+        check_all(fmt, a, width=280, out_fmts=("exact",))
