@@ -326,9 +326,12 @@ def _gfni_kernel(mats, t, h0, wide, binning, width, n_paths, mode, src_ip, dst_i
                 k = i0 + i
                 h[i] = _tuple_hash(t, h0, np.int64(src_ip[k]), np.int64(dst_ip[k]), np.int64(sport[k]),
                                    np.int64(dport[k]), np.int64(proto[k]))
+        # through slices indexed from 0: an index i0 + i would be checked for wrap-around
+        # per element, and LLVM would turn these loops into scatters and gathers
         if not binning:
+            out = out_hash[i0:i0 + m]
             for i in range(m):
-                out_hash[i0 + i] = h[i]
+                out[i] = h[i]
             continue
         if mode == 1:                        # one loop per mode: each vectorises
             for i in range(m):
@@ -340,10 +343,12 @@ def _gfni_kernel(mats, t, h0, wide, binning, width, n_paths, mode, src_ip, dst_i
             for i in range(m):
                 cell[i] = np.int64(h[i]) % n_paths
         if store:
+            out = out_paths[i0:i0 + m]
             for i in range(m):
-                out_paths[i0 + i] = cell[i]
+                out[i] = cell[i]
+        grp = group[i0:i0 + m]
         for i in range(m):
-            g = np.int64(group[i0 + i])
+            g = np.int64(grp[i])
             oob = g < 0 or g >= n_groups
             bad |= oob
             cell[i] += (0 if oob else g) * n_paths + (i % HIST_COPIES) * stride   # flow i -> copy i % 4
