@@ -595,41 +595,89 @@ def _double_terms(acc_bits, levels, nc, m, sh):
             shj[c] = s if s > 0 else 0
 
 
+@jit(inline="always")
+def _shifted128(m, d):
+    """m * 2^d as a signed 128-bit word (lo, hi) of uint64s, for -63 <= d <= 127 - (bits of m);
+    d < 0 shifts right (exact where the dropped bits are zeros).  Branch-free (masks), so
+    the loop around it vectorises."""
+    n = -d if d < 0 else np.int64(0)
+    p = d if d > 0 else np.int64(0)
+    r = m >> (n & 63)
+    ur = np.uint64(r)
+    p0 = np.uint64(0) - np.uint64(p == 0)
+    small = np.uint64(0) - np.uint64(p < 64)
+    lo = (ur << np.uint64(p & 63)) & small
+    hi = ((np.uint64(r >> 63) & p0) | (np.uint64(r >> ((64 - p) & 63)) & small & ~p0)
+          | ((ur << np.uint64((p - 64) & 63)) & ~small))
+    return lo, hi
+
+
 @jit
 def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, flags_out, c_out):
-    """Each column's exact sum of its level sums -> state limbs, wraps, flags:
-    one 320-bit addend per level (limb k gets the low 64 bits of m * 2^(sh - 64k),
-    or m >> (64k - sh) with sign fill), added limb by limb with carries,
-    element-wise over the columns."""
+    """Each column's exact sum of its level sums -> state limbs, wraps, flags, element-wise
+    over the columns (ckernels/kulisch.c, levels_export_n, states the bounds).  One or two
+    levels: the column's sum as one 128-bit word at bit base = max(0, top - 126), top the
+    larger significand top (sh + 53), then three limbs at that offset, zeros below, sign
+    fill above.  Three levels: one 320-bit addend per level (limb k gets the low 64 bits of
+    m * 2^(sh - 64k), or m >> (64k - sh) with sign fill), added limb by limb with carries."""
     _double_terms(acc.view(np.int64), levels, nc, m, sh)
-    carry = limb[LIMBS]
-    cy = limb[LIMBS + 1]
-    for c in range(nc):
-        carry[c] = 0
-    for k in range(LIMBS):
-        total = limb[k]
-        for c in range(nc):
-            total[c] = carry[c]
-            cy[c] = 0
-        for j in range(levels):
-            mj = m[j]
-            shj = sh[j]
+    if levels <= 2:
+        m1, s1, m2, s2 = m[0], sh[0], m[1], sh[1]
+        if levels == 1:
             for c in range(nc):
-                d = shj[c] - 64 * k
-                mv = mj[c]
-                if d >= 64:
-                    p = np.uint64(0)
-                elif d >= 0:
-                    p = np.uint64(mv) << np.uint64(d)
-                else:
-                    p = np.uint64(mv >> min(-d, 63))
-                a = total[c] + p
-                cy[c] += np.uint64(1) if a < p else np.uint64(0)
-                total[c] = a
+                m2[c] = 0
+                s2[c] = 0
         for c in range(nc):
-            carry[c] = cy[c]
+            a1, a2, e1, e2 = m1[c], m2[c], s1[c], s2[c]
+            t1 = e1 + 53 if a1 != 0 else np.int64(0)
+            t2 = e2 + 53 if a2 != 0 else np.int64(0)
+            top = max(t1, t2)
+            base = top - 126 if top > 126 else np.int64(0)
+            lo1, hi1 = _shifted128(a1, e1 - base)
+            lo2, hi2 = _shifted128(a2, e2 - base)
+            lo = lo1 + lo2
+            hi = hi1 + hi2 + np.uint64(lo < lo1)
+            kb = base >> 6
+            o = np.uint64(base & 63)
+            o0 = np.uint64(0) - np.uint64(o == 0)
+            fill = np.uint64(np.int64(hi) >> 63)
+            w0 = lo << o
+            w1 = (hi & o0) | (((lo >> ((np.uint64(64) - o) & np.uint64(63))) | (hi << o)) & ~o0)
+            w2 = (fill & o0) | (np.uint64(np.int64(hi) >> np.int64((np.uint64(64) - o) & np.uint64(63))) & ~o0)
+            for k in range(LIMBS):
+                limb[k, c] = ((w0 & (np.uint64(0) - np.uint64(k == kb))) | (w1 & (np.uint64(0) - np.uint64(k == kb + 1)))
+                              | (w2 & (np.uint64(0) - np.uint64(k == kb + 2))) | (fill & (np.uint64(0) - np.uint64(k > kb + 2))))
+    else:
+        carry = limb[LIMBS]
+        cy = limb[LIMBS + 1]
+        for c in range(nc):
+            carry[c] = 0
+        for k in range(LIMBS):
+            total = limb[k]
+            for c in range(nc):
+                total[c] = carry[c]
+                cy[c] = 0
+            for j in range(levels):
+                mj = m[j]
+                shj = sh[j]
+                for c in range(nc):
+                    d = shj[c] - 64 * k
+                    mv = mj[c]
+                    if d >= 64:
+                        p = np.uint64(0)
+                    elif d >= 0:
+                        p = np.uint64(mv) << np.uint64(d)
+                    else:
+                        p = np.uint64(mv >> min(-d, 63))
+                    a = total[c] + p
+                    cy[c] += np.uint64(1) if a < p else np.uint64(0)
+                    total[c] = a
+            for c in range(nc):
+                carry[c] = cy[c]
     top = width - 64 * (LIMBS - 1)
     t4 = limb[LIMBS - 1]
+    # through slices indexed from 0 (an index c_out + c is checked for wrap-around per element)
+    out, wraps, flags = limbs_out[c_out:c_out + nc], wraps_out[c_out:c_out + nc], flags_out[c_out:c_out + nc]
     for c in range(nc):
         w = np.int64(0)
         x = t4[c]
@@ -640,10 +688,10 @@ def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, fl
             if (x >> np.uint64(top - 1)) & np.uint64(1):
                 x |= ~mask
         for k in range(LIMBS - 1):
-            limbs_out[c_out + c, k] = limb[k, c]
-        limbs_out[c_out + c, LIMBS - 1] = x
-        wraps_out[c_out + c] = w
-        flags_out[c_out + c] = FLAG_OVF if w != 0 else 0
+            out[c, k] = limb[k, c]
+        out[c, LIMBS - 1] = x
+        wraps[c] = w
+        flags[c] = FLAG_OVF if w != 0 else 0
 
 
 @jit
