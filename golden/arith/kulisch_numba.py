@@ -856,14 +856,17 @@ def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c
     lo = pair[1]
     hib = hi.view(np.int64)
     _levels_pairs(acc, levels, nc, hi, lo)
+    # through slices indexed from 0 (an index c_out + c is checked for wrap-around per element)
+    wraps, flags = wraps_out[c_out:c_out + nc], flags_out[c_out:c_out + nc]
     for c in range(nc):
-        wraps_out[c_out + c] = 0
-        flags_out[c_out + c] = 0
+        wraps[c] = 0
+        flags[c] = 0
     if fmt == F_FP32:
         slow = _round_pairs_fp32(hi, lo, nc, r32, adj)
         ru = r32.view(np.uint32)
+        bits = bits_out[c_out:c_out + nc]
         for c in range(nc):
-            bits_out[c_out + c] = np.uint32(np.int64(ru[c]) + adj[c])
+            bits[c] = np.uint32(np.int64(ru[c]) + adj[c])
         if slow == 0:
             return
     if fmt == F_BF16:                                   # one loop per format: its grid is a constant
