@@ -322,23 +322,26 @@ static inline void wide_add_double(int64_t *d, double v)
     }
 }
 
+/* The top limb of a column's state for `width`: the state sign-extended from bit
+ * W-1 and its wraps, floor((T + 2^(W-1)) / 2^W), from the exact sum's limb T4. */
+INLINE void limbs_top(uint64_t *t4, int64_t *wraps, const int width)
+{
+    const int top = width - 64 * (KULISCH_LIMBS - 1);
+    *wraps = 0;
+    if (top < 64) {
+        const uint64_t mask = (1ull << top) - 1, t = *t4;
+        *wraps = ((int64_t)t >> (top & 63)) + (int64_t)((t >> ((top - 1) & 63)) & 1);
+        uint64_t x = t & mask;
+        *t4 = ((x >> ((top - 1) & 63)) & 1) ? x | ~mask : x;
+    }
+}
+
 /* True sum T (|T| < 2^319) -> exported W-bit state, wrap count, overflow flag. */
 static inline void limbs_export(const uint64_t *T, int width, uint64_t *limbs, int64_t *wraps, uint8_t *flags)
 {
-    int64_t w = 0;
-    for (int i = 0; i < KULISCH_LIMBS - 1; i++) limbs[i] = T[i];
-    if (width == 64 * KULISCH_LIMBS) {
-        limbs[KULISCH_LIMBS - 1] = T[KULISCH_LIMBS - 1];
-    } else {                                 /* wraps = floor((T + 2^(W-1)) / 2^W); state sign-extended from bit W-1 */
-        int top = width - 64 * (KULISCH_LIMBS - 1);
-        uint64_t t4 = T[KULISCH_LIMBS - 1], mask = (1ull << top) - 1;
-        w = ((int64_t)t4 >> top) + (int64_t)((t4 >> (top - 1)) & 1);
-        uint64_t x = t4 & mask;
-        if ((x >> (top - 1)) & 1) x |= ~mask;
-        limbs[KULISCH_LIMBS - 1] = x;
-    }
-    *wraps = w;
-    if (w) *flags |= FLAG_OVF; else *flags &= (uint8_t)~FLAG_OVF;
+    for (int i = 0; i < KULISCH_LIMBS; i++) limbs[i] = T[i];
+    limbs_top(&limbs[KULISCH_LIMBS - 1], wraps, width);
+    if (*wraps) *flags |= FLAG_OVF; else *flags &= (uint8_t)~FLAG_OVF;
 }
 
 /* Round a signed 320-bit value T (units of 2^-149) to fmt. */
@@ -590,20 +593,6 @@ INLINE void shifted128(int64_t m, int64_t d, uint64_t *lo, uint64_t *hi)
     *hi = ((uint64_t)(r >> 63) & p0)
         | ((uint64_t)(r >> ((64 - p) & 63)) & small & ~p0)
         | (((uint64_t)r << ((p - 64) & 63)) & ~small);
-}
-
-/* The top limb of a column's state for `width`: the state sign-extended from bit
- * W-1 and its wraps, floor((T + 2^(W-1)) / 2^W), from the exact sum's limb T4. */
-INLINE void limbs_top(uint64_t *t4, int64_t *wraps, const int width)
-{
-    const int top = width - 64 * (KULISCH_LIMBS - 1);
-    *wraps = 0;
-    if (top < 64) {
-        const uint64_t mask = (1ull << top) - 1, t = *t4;
-        *wraps = ((int64_t)t >> (top & 63)) + (int64_t)((t >> ((top - 1) & 63)) & 1);
-        uint64_t x = t & mask;
-        *t4 = ((x >> ((top - 1) & 63)) & 1) ? x | ~mask : x;
-    }
 }
 
 /* Each column's exact sum of its level sums, exported for `width`.  Element-wise
@@ -921,17 +910,24 @@ static inline uint32_t round_state(int fmt, int width, const uint64_t *limbs, in
  * (hi, lo); otherwise (deep cancellation) the exact state decides. */
 _Static_assert(PRISM_KULISCH_W280 - 1 - LSB_SHIFT >= 130, "a sum below 2^130 wraps neither width");
 
+/* Column c's level sums (1 to 3) as a pair: (a, b) = TwoSum(s2, s3), (hi, c) = TwoSum(s1, a),
+ * lo = fl(c + b). */
+INLINE void level_pair(const double *sum, int levels, size_t c, double *hi, double *lo)
+{
+    double s1 = sum[c], s2 = levels >= 2 ? sum[LANES + c] : 0.0, s3 = levels == 3 ? sum[2 * LANES + c] : 0.0;
+    double a = s2 + s3, av = a - s2, b = (s2 - (a - av)) + (s3 - av);        /* TwoSum */
+    double h = s1 + a, hv = h - s1, cc = (s1 - (h - hv)) + (a - hv);         /* TwoSum */
+    *hi = h;
+    *lo = cc + b;
+}
+
 static inline __attribute__((always_inline)) void
 levels_round_fmt(const int fmt, const double *sum, int levels, size_t nc, int width,
                  uint32_t *out_bits, int64_t *out_wraps, uint8_t *out_flags)
 {
     double hi[LANES], lo[LANES];
     for (size_t c = 0; c < nc; c++) {
-        double s1 = sum[c], s2 = levels >= 2 ? sum[LANES + c] : 0.0, s3 = levels == 3 ? sum[2 * LANES + c] : 0.0;
-        double a = s2 + s3, av = a - s2, b = (s2 - (a - av)) + (s3 - av);        /* TwoSum */
-        double h = s1 + a, hv = h - s1, cc = (s1 - (h - hv)) + (a - hv);         /* TwoSum */
-        hi[c] = h;
-        lo[c] = cc + b;
+        level_pair(sum, levels, c, &hi[c], &lo[c]);
     }
     for (size_t c = 0; c < nc; c++) {
         if (fabs(hi[c]) < 0x1p129 && hi[c] + lo[c] == hi[c]) {   /* |sum| < 2^130: no wrap at either width */
@@ -960,10 +956,9 @@ INLINE void levels_round_fp32_block(const double *sum, int levels, int width,
     uint8_t general[LANES];
     int any_general = 0;
     for (size_t c = 0; c < LANES; c++) {
-        double s1 = sum[c], s2 = levels >= 2 ? sum[LANES + c] : 0.0, s3 = levels == 3 ? sum[2 * LANES + c] : 0.0;
-        double a = s2 + s3, av = a - s2, b = (s2 - (a - av)) + (s3 - av);        /* TwoSum */
-        double h = s1 + a, hv = h - s1, cc = (s1 - (h - hv)) + (a - hv);         /* TwoSum */
-        double l = cc + b, mag = fabs(h);
+        double h, l;
+        level_pair(sum, levels, c, &h, &l);
+        double mag = fabs(h);
         int fast = (h + l == h) & (mag >= 0x1p-126) & (mag < 0x1p127);
         float f = (float)h;
         uint32_t fb;
