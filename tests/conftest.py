@@ -8,6 +8,9 @@ PRISM_TEST_BACKENDS=myhdl,icarus (a comma-separated choice of myhdl, icarus, myh
 runs the tests on those back ends instead; 'icarus' is the per-cycle co-simulation.
 `--waves DIR` writes one VCD per test into DIR, on any back end.
 
+Every test that draws data draws it from a fixed seed; hypothesis's draws are fixed too (the
+"prism" profile below; PRISM_HYPOTHESIS_PROFILE=default explores fresh examples instead).
+
 Order: the longest tests run first, by the durations recorded in tests/durations.json
 (`--record-durations tests/durations.json` rewrites it from a run), so that with several
 workers no long test starts last while the others have nothing left to do.  A test with no
@@ -28,6 +31,14 @@ os.environ.setdefault("PRISM_VERILATOR_OPT", "-O0")
 from cosim.sim import toolchain  # noqa: E402
 
 toolchain.collect_less_often()
+
+# Property-based tests draw the same examples on every run and machine (a failure found once
+# is found again, and a green run means the same inputs passed): hypothesis derives its draws
+# from each test's name instead of a fresh random seed, and keeps no example database.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("prism", derandomize=True, database=None)
+_hypothesis_settings.load_profile(os.environ.get("PRISM_HYPOTHESIS_PROFILE", "prism"))
 
 
 def pytest_addoption(parser):

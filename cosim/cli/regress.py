@@ -25,12 +25,48 @@ def add_parser(sub):
     p.add_argument("--out", default="out/regress", help="folder for the report and coverage (default out/regress)")
     p.add_argument("--log-dir", help="write a JSON-lines transaction log per seed here")
     p.add_argument("--variant", choices=VARIANTS, help="run a deliberately broken node variant (to try the debugging path)")
+    add_dut_options(p)
     p.add_argument("--code-coverage", action="store_true",
                    help="Verilator line, branch and toggle coverage of the node per block, merged over the seeds "
                         "(batch-verilator only; its own build): OUT/code-coverage.md and .json")
 
 
+def add_dut_options(p):
+    """--dut / --top / --capacity: the regression on a Verilog design instead of the kit's node."""
+    p.add_argument("--dut", action="append", metavar="FILE.v",
+                   help="run on this Verilog instead of the kit's node (repeat for a design in several files): any "
+                        "module with the ports `prism export node` writes (docs/verification.md, \"Your own RTL\"); "
+                        "batched back ends only")
+    p.add_argument("--top", metavar="NAME", help="with --dut: the top module (default: the one module no other "
+                                                 "instantiates)")
+    add_int_option(p, "--capacity", None, 1, help="with --dut: the design's CAPACITY (default: its parameter's "
+                                                 "default, else 4096)")
+
+
+def load_dut_args(args):
+    """The NodeDut named by --dut/--top/--width/--capacity, its width found if it is fixed (None
+    without --dut); a bad file or design is a one-line UsageError."""
+    if not getattr(args, "dut", None):
+        if getattr(args, "top", None) or getattr(args, "capacity", None):
+            raise UsageError("--top and --capacity describe a --dut design: give --dut FILE.v")
+        return None
+    from cosim.node.dut import DutError, load_dut, resolve_width
+    if not args.backend.startswith("batch-"):
+        raise UsageError(f"--dut runs on batch-icarus or batch-verilator, not {args.backend}")
+    if getattr(args, "variant", None):
+        raise UsageError("--variant chooses a variant of the kit's node; with --dut the design is yours")
+    try:
+        dut = load_dut(args.dut, args.top, args.width, args.capacity)
+        return resolve_width(dut, args.backend)
+    except DutError as e:
+        raise UsageError(str(e)) from e
+
+
 def run(args):
+    dut = load_dut_args(args)
+    if dut is not None:
+        print(f"design under test: {dut.label}, KULISCH_W "
+              f"{dut.width or 'per seed (a parameter)'}, CAPACITY {dut.capacity}", file=sys.stderr)
     coverage_dir = None
     if getattr(args, "code_coverage", False):
         if args.backend != "batch-verilator":
@@ -47,7 +83,7 @@ def run(args):
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     t0 = time.perf_counter()
     results = run_seeds(seeds, args.backend, args.width, args.jobs, args.scheduler, args.log_dir,
-                        variant=args.variant, code_coverage=coverage_dir)
+                        variant=args.variant, code_coverage=coverage_dir, dut=dut)
     wall = time.perf_counter() - t0
     text = summary(results, wall, args)
     print(text)
@@ -94,26 +130,33 @@ def write_report(results, text, folder):
     return cov
 
 
-def _prepare(backend, width, variant=None, code_coverage=None):
+def _prepare(backend, width, variant=None, code_coverage=None, dut=None):
     """Build the simulator(s) once before fanning out (workers then find them cached); with
     code coverage, Verilator's coverage build instead of the plain one."""
     if backend.startswith("batch-"):
         import contextlib
         from cosim.sim.batch import code_coverage as coverage_runs
-        from cosim.node.node_harness import batch_design
+        from cosim.node.node_harness import batch_design, dut_design
+        simulator = backend.split("-", 1)[1]
         with coverage_runs(code_coverage) if code_coverage else contextlib.nullcontext():
+            if dut is not None:
+                for w in ((dut.width or width,) if dut.width or width else (320, 280)):
+                    dut_design(simulator, dut, w)
+                return
             for w in ((width,) if width else (320, 280)):
-                batch_design(backend.split("-", 1)[1], w, variant=variant)
+                batch_design(simulator, w, variant=variant)
 
 
 FOLD_EVERY = 50     # seeds: coverage runs are folded into one file per design as the regression goes
 
 
 def run_seeds(seeds, backend, width, jobs=1, scheduler=None, log_dir=None, progress=True, variant=None,
-              code_coverage=None):
-    """code_coverage: a folder for the seeds' Verilator coverage runs (batch-verilator)."""
+              code_coverage=None, dut=None, timeout=None):
+    """code_coverage: a folder for the seeds' Verilator coverage runs (batch-verilator); dut: a
+    Verilog design instead of the kit's node (cosim.node.dut.NodeDut); timeout: each seed's
+    simulator wall-time limit (seconds)."""
     from cosim.node.regress import run_seed
-    _prepare(backend, width, variant, code_coverage)
+    _prepare(backend, width, variant, code_coverage, dut)
     bar = _progress(len(seeds), progress)
     if code_coverage:
         bar = _Folding(bar, code_coverage)
@@ -129,18 +172,20 @@ def run_seeds(seeds, backend, width, jobs=1, scheduler=None, log_dir=None, progr
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from e
         with client:
             futures = client.map(run_seed, seeds, backend=backend, kulisch_w=width, log_dir=log_dir,
-                                 variant=variant, code_coverage=code_coverage, pure=False)
+                                 variant=variant, code_coverage=code_coverage, dut=dut, timeout=timeout, pure=False)
             for fut in as_completed(futures):
                 results.append(fut.result())
                 bar.update(1)
     elif jobs == 1:
         for s in seeds:
-            results.append(run_seed(s, backend, width, log_dir, variant=variant, code_coverage=code_coverage))
+            results.append(run_seed(s, backend, width, log_dir, variant=variant, code_coverage=code_coverage,
+                                    dut=dut, timeout=timeout))
             bar.update(1)
     else:
         from concurrent.futures import ProcessPoolExecutor, as_completed
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = [pool.submit(run_seed, s, backend, width, log_dir, None, variant, code_coverage) for s in seeds]
+            futs = [pool.submit(run_seed, s, backend, width, log_dir, None, variant, code_coverage, dut, timeout)
+                    for s in seeds]
             for fut in as_completed(futs):
                 results.append(fut.result())
                 bar.update(1)
@@ -224,8 +269,11 @@ def summary(results, wall, args):
         for r in bad:
             why = r.error or r.first_mismatch
             lines.append(f"  seed {r.seed}: {why}")
-            variant = f" --variant {args.variant}" if args.variant else ""
-            lines.append(f"    replay: prism replay {r.seed} --backend {args.backend} --width {r.kulisch_w}{variant} "
+            variant = f" --variant {args.variant}" if getattr(args, "variant", None) else ""
+            dut = "".join(f" --dut {f}" for f in (getattr(args, "dut", None) or ()))
+            dut += f" --top {args.top}" if dut and getattr(args, "top", None) else ""
+            dut += f" --capacity {args.capacity}" if dut and getattr(args, "capacity", None) else ""
+            lines.append(f"    replay: prism replay {r.seed} --backend {args.backend} --width {r.kulisch_w}{variant}{dut} "
                          f"--vcd seed{r.seed}.vcd")
     lines.append(f"verdict: {'PASS' if not bad else 'FAIL'}")
     return "\n".join(lines)

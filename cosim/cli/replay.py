@@ -3,7 +3,7 @@ report, optional waveform and a JSON-lines transaction log."""
 import os
 
 from cosim.cli import UsageError, add_int_option
-from .regress import BACKENDS, VARIANTS
+from .regress import BACKENDS, VARIANTS, add_dut_options, load_dut_args
 
 
 def add_parser(sub):
@@ -17,6 +17,7 @@ def add_parser(sub):
     p.add_argument("--log", help="transaction log (JSON lines) path (default: seed<SEED>.jsonl in --out)")
     p.add_argument("--out", default="out/replay", help="folder for the log (default out/replay)")
     p.add_argument("--variant", choices=VARIANTS, help="replay on a deliberately broken node variant")
+    add_dut_options(p)
 
 
 def run(args):
@@ -24,17 +25,22 @@ def run(args):
     from cosim.node.regress import random_scenario, write_transaction_log
     if args.vcd and not os.path.isdir(os.path.dirname(os.path.abspath(args.vcd))):
         raise UsageError(f"--vcd: folder {os.path.dirname(args.vcd)} does not exist")
-    sc = random_scenario(args.seed)
+    dut = load_dut_args(args)
+    capacity = dut.capacity if dut is not None else 4096
+    sc = random_scenario(args.seed, capacity=capacity)
     waves_before = os.path.getmtime(args.vcd) if args.vcd and os.path.exists(args.vcd) else None
-    width = args.width or sc.kulisch_w
+    width = (dut.width if dut is not None else None) or args.width or sc.kulisch_w
     from cosim.sim.batch import builds_on_first_run
     with builds_on_first_run():         # only the build this run uses (the traced one for waves)
-        run_ = run_node(sc, args.backend, kulisch_w=width, vcd=args.vcd, variant=args.variant)
-    report = check(sc, run_, kulisch_w=width)
+        run_ = run_node(sc, args.backend, kulisch_w=width, capacity=capacity, vcd=args.vcd, variant=args.variant,
+                        dut=dut)
+    report = check(sc, run_, kulisch_w=width, capacity=capacity)
     log = args.log or os.path.join(args.out, f"seed{args.seed}.jsonl")
     write_transaction_log(log, report.scoreboard, run_)
     print(f"seed {args.seed}: {sc.description}")
-    print(f"{run_.cycles} cycles on {args.backend} (KULISCH_W {width}); transaction log {log}" + waves_note(args, waves_before))
+    on = f" ({dut.label})" if dut is not None else ""
+    print(f"{run_.cycles} cycles on {args.backend}{on} (KULISCH_W {width}); transaction log {log}"
+          + waves_note(args, waves_before))
     if report.ok:
         print(report.verdict())
         return 0

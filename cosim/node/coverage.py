@@ -24,6 +24,10 @@ RESULT_FORMATS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
                   "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
 E_BINS = ("1", "2-14", "15", "16", "17", "18-254", "255", "256", "257", "258-4095", "4096")
 STALL_BINS = ("none", "light (<50%)", "heavy (>=50%)", "long stall (>=100 cycles)")
+EDGE_BINS = ("largest finite", "infinity", "NaN", "smallest normal", "subnormal", "smallest subnormal")
+AUTO_EDGE_BINS = ["INT8 tile holding 127 or -128", "FP16 tile holding +-65504", "FP16 tile holding a subnormal",
+                  "FP16 tile holding inf or NaN", "BF16 tile holding a value below FP16's range",
+                  "FP32 tile holding a value with 12+ significant bits"]
 RESET_PHASES = ("idle", "open, nothing admitted", "open, DATA admitted", "draining", "RX frame cut",
                 "TX frame cut")
 
@@ -50,6 +54,8 @@ POINTS = {
     "end window: request x TX backpressure": [f"{k} {s}" for k in ("STAGE", "COMMIT", "DATA", "ABORT")
                                               for s in ("no stall", "stalled")],
     "reset: phase x policy": ["idle"] + [f"{ph} {p}" for ph in RESET_PHASES[1:] for p in POLICIES],
+    "reset: a staged operation discarded": ["staged, none open", "staged while another is open",
+                                            "its COMMIT after the reset: NO_STAGED"],
     "ABORT: phase": ["ACK, nothing admitted", "ACK, DATA admitted", "ACK, blocks complete",
                      "NOT_OPEN, no operation", "NOT_OPEN, in the end window", "NOT_OPEN, after the drain",
                      "ACTIVE_MISMATCH"],
@@ -59,6 +65,10 @@ POINTS = {
     "RX gaps in a DATA frame": list(STALL_BINS),
     "RESULT: EXACT values": ["plain", "overflowed the W-bit accumulator", "special flags"],
     "RESULT: AUTO groups": ["INT8", "FP16", "BF16", "FP32", "group over several tiles"],
+    # element values on the edges the rounding and the AUTO classifier decide, as they left the node
+    "RESULT: values at the format's edges": [f"{f} {b}" for f in ("FP16", "BF16", "FP32")
+                                             for b in EDGE_BINS] + ["INT8 127", "INT8 -128", "INT8 0"],
+    "RESULT: AUTO tiles at a format's edge": AUTO_EDGE_BINS,
 }
 
 # bins that cannot be hit by any stimulus, with the reason (kept out of the percentage)
@@ -96,6 +106,70 @@ def stall_bin(cycles):
     if idle == 0:
         return "none"
     return "light (<50%)" if idle < len(cycles) - 1 else "heavy (>=50%)"
+
+
+def _float_class(fmt_name, bits):
+    """The edge a float pattern sits on (one of EDGE_BINS), or None."""
+    from golden.arith.formats import float_params
+    ebits, mbits, _, _, _ = float_params(fmt_name)
+    mag = bits & ((1 << (ebits + mbits)) - 1)
+    exp, frac = mag >> mbits, mag & ((1 << mbits) - 1)
+    if exp == (1 << ebits) - 1:
+        return "NaN" if frac else "infinity"
+    if mag == (((1 << ebits) - 2) << mbits) | ((1 << mbits) - 1):
+        return "largest finite"
+    if mag == 1 << mbits:
+        return "smallest normal"
+    if mag == 1:
+        return "smallest subnormal"
+    if exp == 0 and frac:
+        return "subnormal"
+    return None
+
+
+def value_edges(fmt, values):
+    """Edge bins hit by a group's element values (RESULT: values at the format's edges)."""
+    out = set()
+    name = P.FORMAT_NAMES[fmt]
+    for v in values:
+        if fmt == P.FMT_INT8:
+            b = {0x7F: "INT8 127", 0x80: "INT8 -128", 0: "INT8 0"}.get(v)
+        elif fmt in (P.FMT_FP16, P.FMT_BF16, P.FMT_FP32):
+            cls = _float_class(name, v)
+            b = f"{name.upper()} {cls}" if cls else None
+        else:
+            b = None
+        if b:
+            out.add(b)
+    return out
+
+
+def auto_edges(groups):
+    """AUTO tile edge bins of a RESULT frame's groups (one format per group, 16-element tiles)."""
+    from golden.arith.formats import decode
+    out = set()
+    for fmt, values in groups:
+        name = P.FORMAT_NAMES[fmt]
+        for v in values:
+            if fmt == P.FMT_INT8 and v in (0x7F, 0x80):
+                out.add("INT8 tile holding 127 or -128")
+            elif fmt == P.FMT_FP16:
+                cls = _float_class("fp16", v)
+                if cls == "largest finite":
+                    out.add("FP16 tile holding +-65504")
+                elif cls in ("subnormal", "smallest subnormal"):
+                    out.add("FP16 tile holding a subnormal")
+                elif cls in ("infinity", "NaN"):
+                    out.add("FP16 tile holding inf or NaN")
+            elif fmt == P.FMT_BF16:
+                val = decode("bf16", v)
+                if not isinstance(val, str) and val != 0 and abs(val) < 2 ** -24:
+                    out.add("BF16 tile holding a value below FP16's range")
+            elif fmt == P.FMT_FP32:
+                frac = v & 0x7FFFFF
+                if frac & 0x1FFF and (v >> 23) & 0xFF not in (0, 0xFF):
+                    out.add("FP32 tile holding a value with 12+ significant bits")
+    return out
 
 
 class Coverage:
@@ -299,6 +373,15 @@ def sample(scenario, run, report):
         elif op is not None and id(op) in window and window[id(op)][0] < r and (
                 window[id(op)][1] >= r or len(results_of(op)) < len(op.blocks_sent) * bin(op.stage.recipients).count("1")):
             phases.append("draining")
+        if ev.get("staged") is not None:
+            cov.hit("reset: a staged operation discarded",
+                    "staged while another is open" if op is not None and ev["open"] else "staged, none open")
+            staged = ev["staged"]
+            later = next((e for e in events if e["cycle"] > r and e["kind"] == "COMMIT" and
+                          (P.get_field(e["header"], "op_id"), P.get_field(e["header"], "generation")) ==
+                          (staged.op_id, staged.generation)), None)
+            if later is not None and later.get("verdict") == "NO_STAGED":
+                cov.hit("reset: a staged operation discarded", "its COMMIT after the reset: NO_STAGED")
         if not phases or pol is None:
             cov.hit("reset: phase x policy", "idle")
         for ph in phases:
@@ -315,8 +398,13 @@ def sample(scenario, run, report):
         for f in tx[p]:
             if P.get_field(f.beats[0], "class") == P.CLASS_RESULT and f.cycles:
                 cov.hit("TX backpressure in a RESULT frame", stall_bin(f.cycles))
-                res = P.decode(f.beats)
+                try:
+                    res = P.decode(f.beats)
+                except P.MalformedFrame:
+                    continue        # the scoreboard reports it ("malformed"); nothing to sample
                 for g, (fmt, values) in enumerate(res.groups):
+                    for b in value_edges(fmt, values):
+                        cov.hit("RESULT: values at the format's edges", b)
                     if fmt == P.FMT_EXACT:
                         for total, flags in values:
                             cov.hit("RESULT: EXACT values", "special flags" if flags & 0x7 else
@@ -325,6 +413,8 @@ def sample(scenario, run, report):
                 is_auto = any(o.stage.result_format == P.FMT_AUTO and (o.stage.op_id, o.stage.generation) == op_key
                               for _, o in ops)
                 if is_auto:
+                    for b in auto_edges(res.groups):
+                        cov.hit("RESULT: AUTO tiles at a format's edge", b)
                     for fmt, values in res.groups:
                         cov.hit("RESULT: AUTO groups", P.FORMAT_NAMES[fmt].upper())
                         if len(values) > P.RANGE_ELEMS:

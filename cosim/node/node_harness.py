@@ -12,6 +12,7 @@ drawn from the scenario's seed) and reports the same things: the frames that
 left each TX port with their cycles, the cycle at which every input frame's
 last beat was accepted, the counters read at the end, and the cycles run.
 """
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List
@@ -34,12 +35,15 @@ IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no out
 BUSY_STOP = 4000           # quiet cycles that end a run although the node says it is busy (an operation
                            # waiting for contributions that never come); well above the longest internal
                            # stretch without an output beat (the ~600-cycle FP32_ARRIVAL drain)
-COUNTER_HOLD = 3           # cycles each counter_select is held while sweeping the counters
+COUNTER_HOLD = 2           # rising edges each counter_select is held while sweeping the counters: the
+                           # value is read at the second, so a counter_value later than the one cycle
+                           # docs/protocol.md promises reads the previous selection's
 
 
 def counter_names():
-    """counter_select index -> the golden model's counter name (per port P = 0, 1)."""
-    names = {}
+    """counter_select index -> the golden model's counter name (per port P = 0, 1); every other
+    selection of the 6-bit counter_select reads 0 (docs/protocol.md), named ("unused", index)."""
+    names = {sel: (None, f"unused {sel}") for sel in range(1 << 6)}
     for p in range(2):
         base = C.CTR_PORT_STRIDE * p
         names[base + C.CTR_CONTROL] = (p, "control_accepted")
@@ -67,6 +71,7 @@ class NodeRun:
     truncated: Dict[int, int] = field(default_factory=dict)   # per receive port: frames a reset cut short
     rx_cut: Dict[int, List[int]] = field(default_factory=dict)  # per receive port: last beat cycle of each
     cut: Dict[int, List[AxisFrame]] = field(default_factory=dict)   # per transmit port: frames a reset cut
+    max_cycles: int = 0                     # the run's cycle budget; a run that reached it never settled
 
     def beats_in(self, port):
         return sum(len(f) for f in self.rx[port])
@@ -96,13 +101,18 @@ def node_block(variant=None):
 
 
 def run_node(scenario, backend="icarus", kulisch_w=320, capacity=4096, max_cycles=200000, vcd=None,
-             read_counters=True, variant=None, variant_params=None):
-    """Run the scenario; `variant`/`variant_params` select a test-only node variant."""
+             read_counters=True, variant=None, variant_params=None, dut=None, timeout=None):
+    """Run the scenario; `variant`/`variant_params` select a test-only node variant, `dut` a
+    Verilog design instead of the kit's node (cosim.node.dut.NodeDut; batched back ends only).
+    timeout: wall-time limit of a batched simulator run, in seconds."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(BACKENDS)}")
     params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **(variant_params or {}))
     if backend.startswith("batch-"):
-        return _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant)
+        return _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant, dut, timeout)
+    if dut is not None:
+        raise ValueError(f"a Verilog design runs on the batched back ends (batch-icarus, batch-verilator), "
+                         f"not {backend}")
     return _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant)
 
 
@@ -278,7 +288,7 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
                    b.counters, b.cycles, b.wall_seconds, raised, b.busy_at_end,
                    truncated={p: len(sources[p].aborted) for p in (0, 1)},
                    cut={p: sinks[p].cut for p in (0, 1)},
-                   rx_cut={p: [f.cycles[-1] for f in sources[p].aborted] for p in (0, 1)})
+                   rx_cut={p: [f.cycles[-1] for f in sources[p].aborted] for p in (0, 1)}, max_cycles=max_cycles)
 
 
 _designs = {}
@@ -297,9 +307,28 @@ def batch_design(simulator, kulisch_w=320, capacity=4096, variant=None, **varian
     return _designs[key]
 
 
-def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant):
+def dut_design(simulator, dut, kulisch_w):
+    """A Verilog design (cosim.node.dut.NodeDut) with the batched test bench, cached; a design
+    with a KULISCH_W parameter is built once per width."""
+    from cosim.node.dut import node_ports
+    width = kulisch_w if "KULISCH_W" in dut.parameters else dut.width
+    key = ("dut", simulator, dut.sources, dut.top, dut.parameters, width, dut.capacity,
+           tuple(os.path.getmtime(s) for s in dut.sources))
+    if key not in _designs:
+        _designs[key] = BatchDesign.from_verilog(dut.sources, dut.top, node_ports(), simulator=simulator,
+                                                 reset_cycles=RESET_CYCLES,
+                                                 counter_sweep=(sorted(counter_names()), COUNTER_HOLD),
+                                                 instance_parameters=dut.instance_parameters(width))
+    return _designs[key]
+
+
+def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, variant, dut=None, timeout=None):
     extra = {k: v for k, v in params.items() if k not in ("KULISCH_W", "CAPACITY")}
-    design = batch_design(backend.split("-", 1)[1], params["KULISCH_W"], params["CAPACITY"], variant, **extra)
+    simulator = backend.split("-", 1)[1]
+    if dut is not None:
+        design = dut_design(simulator, dut, params["KULISCH_W"])
+    else:
+        design = batch_design(simulator, params["KULISCH_W"], params["CAPACITY"], variant, **extra)
     seeds = pause_seeds(scenario.seed)
     stim = {f"s_axis_{p}": StreamStimulus(scenario.stream(p),
                                           pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
@@ -308,7 +337,8 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p], scenario.sink_burst)
             for p in (0, 1)}
     res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, busy_stop=BUSY_STOP, vcd=vcd,
-                     sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD)
+                     sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD,
+                     plusargs=dut.plusargs if dut is not None else (), timeout=timeout)
     names = counter_names()
     rx, truncated, rx_cut = {}, {}, {}
     per_frame = design.input_frame_cycles(stim, res)
@@ -332,7 +362,8 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     counters = {names[k]: v for k, v in res.counters.items() if k in names}
     return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
                    res.wall_seconds, list(res.resets), res.busy_at_end, truncated=truncated,
-                   cut={p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)}, rx_cut=rx_cut)
+                   cut={p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)}, rx_cut=rx_cut,
+                   max_cycles=max_cycles)
 
 
 def _counter_of(event):
@@ -364,6 +395,8 @@ def expected_counter(sb, run, port, name):
     if name == "responses":
         n = sum(1 for f in run.tx.get(0, []) if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL)
         return n, n
+    if name.startswith("unused "):
+        return 0, 0
     if port is not None:
         n = model.counters[port][name]
         if run.resets:
@@ -378,16 +411,50 @@ def expected_counter(sb, run, port, name):
     return n, n
 
 
-def check(scenario, run, kulisch_w=320, capacity=4096):
-    """Scoreboard verdict for a run: RESULT frames, CONTROL responses and counters."""
+def receive_stalls(scenario, run):
+    """Mismatches for cycles in which the node held a receive port's tready low inside a frame
+    while the source offered its next beat (docs/protocol.md, "Ports": once a frame's first beat
+    is taken, the node takes each later beat in the cycle it is offered).  Which cycles the
+    source offered nothing is known from the scenario: the test bench draws its pauses from the
+    scenario's seed (pause_seeds), one draw per cycle, the draw for cycle c made at the falling
+    edge two edges before."""
+    from itertools import islice
+    from cosim.node.scoreboard import Mismatch
+    from cosim.sim.axis import pause_generator
+    seeds = pause_seeds(scenario.seed)
+    out = []
+    for p in (0, 1):
+        frames = [f for f in run.rx.get(p, []) if f.cycles and len(f.cycles) > 1]
+        if not frames:
+            continue
+        last = max(f.cycles[-1] for f in frames)
+        pause = list(islice(pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
+                                            scenario.source_burst), last))
+        for f in frames:
+            held = [c for a, b in zip(f.cycles, f.cycles[1:]) for c in range(a + 1, b) if c < 2 or not pause[c - 2]]
+            if held:
+                out.append(Mismatch("rx-stall", p, f"receive port {p} held tready low inside a frame at cycle "
+                                                   f"{held[0]} ({len(held)} cycles in all) while its next beat was "
+                                                   f"offered (frame header {f.beats[0]:#x}, beats at cycles "
+                                                   f"{f.cycles[0]}..{f.cycles[-1]})", cycle=held[0]))
+    return out
+
+
+def check(scenario, run, kulisch_w=320, capacity=4096, read_counters=True):
+    """Scoreboard verdict for a run: RESULT frames, CONTROL responses and counters (every one of
+    them, unless the run was made with read_counters=False)."""
     sb = NodeScoreboard(capacity=capacity, kulisch_w=kulisch_w)
     for p in (0, 1):
         for f in run.rx[p]:
             sb.record_input(p, f)
     sb.resets = list(run.resets)
     report = sb.compare(run.tx)
-    if run.counters:
-        from cosim.node.scoreboard import Mismatch
+    from cosim.node.scoreboard import Mismatch
+    if read_counters:
+        missing = sorted(set(counter_names().values()) - set(run.counters), key=lambda k: (k[0] is None, k))
+        if missing:         # the sweep is part of every run: a counter not read is a failure, not a skip
+            report.mismatches.append(Mismatch("counter", 0, f"{len(missing)} counters were not read at the end of "
+                                              f"the run (first: {missing[0][1]})"))
         for (port, name), got in sorted(run.counters.items(), key=lambda kv: (kv[0][0] is None, kv[0])):
             low, high = expected_counter(sb, run, port, name)
             if not low <= got <= high:
@@ -395,8 +462,11 @@ def check(scenario, run, kulisch_w=320, capacity=4096):
                 report.mismatches.append(Mismatch("counter", port if port is not None else 0,
                                                   f"counter {name}{'' if port is None else f' (port {port})'}: "
                                                   f"expected {want}, got {got}", expected=want, actual=got))
+    report.mismatches += receive_stalls(scenario, run)
+    if run.max_cycles and run.cycles >= run.max_cycles:
+        report.mismatches.insert(0, Mismatch("timeout", 0, f"the run reached its budget of {run.max_cycles} cycles "
+                                                           f"without settling (busy, or still sending)"))
     # end state: the node is busy exactly while the model still has an operation in progress
-    from cosim.node.scoreboard import Mismatch
     op = sb.model.active
     open_op = op is not None and op.in_progress
     if run.busy_at_end != open_op:

@@ -32,13 +32,14 @@ import numpy as np
 from golden.node import protocol as P
 
 from cosim.sim.axis import AxisFrame
-from cosim.sim.batch import ResetEvent
+from cosim.sim.batch import RESET_STREAM, ResetEvent
 from cosim.node.scenarios import DTYPES, Operation, Scenario, build, random_elements
 
 RESULTS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
            "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
 E_CHOICES = (1, 2, 9, 15, 16, 17, 40, 64, 200, 255, 256, 257, 300, 512, 1000, 4096)
 RESET_PHASES = ("in a DATA frame", "after admissions", "after the last DATA", "after COMMIT")
+STAGE_COMMIT_RESET = "between STAGE and COMMIT"     # aimed (drawn from the seed's second stream)
 MALFORMED = ("too_long", "wrong_op", "stale_generation", "bad_contributor", "bad_format", "bad_range_offset",
              "bad_range_end", "bad_range_tail", "bad_length", "no_operation", "unsupported", "result_frame",
              "bad_length_control", "bad_opcode", "bad_policy", "bad_format_stage", "bad_count",
@@ -177,6 +178,35 @@ def _block_zero_frames(rec, op, control_port, other):
     return picks[control_port], picks[other]
 
 
+def _aim_data(aux, drawn, width, capacity):
+    """Aimed data for some operations (cosim/node/aimed.py), from the seed's second stream:
+    sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, and,
+    at W = 280, EXACT sums at the accumulator's wrap over at least four ranges (every sub-store
+    and lane's wrap count sees one)."""
+    from cosim.node import aimed
+    out = []
+    for op, data_mode in drawn:
+        shape = op.data.shape
+        r = aux.random()
+        data = None
+        if data_mode == "huge" and op.result_format == "exact":
+            if width == 280 and aux.random() < 0.5 and op.elements < 64:
+                shape = (max(5, shape[0]), min(capacity, aux.choice((64, 100, 256))))
+                data, data_mode = aimed.edge_values(aux, "fp32", "exact", shape, width), "wrap edges"
+        elif op.result_format == "auto" and r < 0.4:
+            data, data_mode = aimed.auto_edge_values(aux, op.in_format, shape), "AUTO edges"
+        elif r < 0.3:
+            data, data_mode = aimed.edge_values(aux, op.in_format, op.result_format, shape, width), "edges"
+        elif r < 0.4:
+            data, data_mode = aimed.special_lane_values(aux, op.in_format, shape), "special lanes"
+        if data is not None:
+            in_fmt = "fp32" if data_mode == "wrap edges" else op.in_format
+            op = Operation(op.op_id, op.generation, op.policy, in_fmt, op.result_format, data, mode=op.mode,
+                           recipients=op.recipients, frame_elems=op.frame_elems)
+        out.append((op, data_mode))
+    return out
+
+
 def random_scenario(seed, capacity=4096):
     rng = random.Random(seed)
     n_ops = rng.choice((1, 2, 2, 3, 3, 4))
@@ -195,6 +225,8 @@ def random_scenario(seed, capacity=4096):
                 drawn[k] = (Operation(op.op_id, op.generation, "kulisch", "fp32", "exact", data, mode=op.mode,
                                       recipients=op.recipients, frame_elems=op.frame_elems), "huge")
         ops = [op for op, _ in drawn]
+    drawn = _aim_data(aux, drawn, width, capacity)
+    ops = [op for op, _ in drawn]
     pause = rng.choice((0.0, 0.0, 0.2, 0.5))
     source_burst = rng.choice((1, 1, 4, 150))
     sink = rng.choice((0.0, 0.0, 0.3, 0.7))
@@ -209,6 +241,9 @@ def random_scenario(seed, capacity=4096):
         return share / (mean_burst * (1 - share) + share)
     control_port = rng.choice((0, 1))
     reset_in = {k: rng.choice(RESET_PHASES) for k in range(n_ops) if rng.random() < 0.3}
+    for k in range(n_ops):      # aimed: the window between STAGE and COMMIT (the staged slot must empty)
+        if aux.random() < 0.1:
+            reset_in[k] = STAGE_COMMIT_RESET
     reset_before, n = {}, 0
     for k in sorted(reset_in):
         n += 1
@@ -325,9 +360,20 @@ def random_scenario(seed, capacity=4096):
             if phase == "in a DATA frame" and datas:
                 p, f = rng.choice(datas)
                 planned.append((p, f, 0, f.delay + rng.randint(1, max(1, len(f) - 1))))
+            elif phase == STAGE_COMMIT_RESET:
+                # after every frame before the COMMIT, which waits for the reset: the COMMIT then
+                # finds nothing staged (NO_STAGED) and the operation's DATA no operation
+                number = sorted(reset_in).index(k) + 1
+                commit_at = position(control_port, rec["commit"])
+                planned.append((control_port, sc.frames[control_port][commit_at - 1] if commit_at else None,
+                                1, aux.randint(0, 3)))
+                rec["commit"].after = (RESET_STREAM, number)
             elif phase == "after admissions" and datas:
                 p, f = rng.choice(datas)
-                planned.append((p, f, 1, rng.randint(0, 40)))
+                delay = rng.randint(0, 40)
+                if aux.random() < 0.5:      # aimed: a few cycles after the admission, before completion
+                    delay = aux.randint(0, 6)
+                planned.append((p, f, 1, delay))
             elif phase == "after the last DATA" and datas:
                 p = max((0, 1), key=lambda q: sum(len(f) for f in rec["data"][q]))
                 planned.append((p, rec["data"][p][-1], 1, rng.randint(0, 600)))
@@ -351,7 +397,7 @@ def random_scenario(seed, capacity=4096):
                             AxisFrame(_malformed(rng, "unsupported", ops[0]), delay=rng.randint(0, 5)))
         notes.append("unsupported")
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
-        sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past, delay))
+        sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
     stuck = sc.stuck()
     if stuck:       # a generator bug, not a node failure: say so rather than time out
         raise ValueError(f"seed {seed}: the stimulus cannot finish, frames wait on each other ({', '.join(stuck)})")
@@ -379,12 +425,18 @@ class SeedResult:
     error: Optional[str] = None
     kulisch_w: int = 320
     coverage: Optional[dict] = None     # cosim.node.coverage.Coverage.to_dict() of the run
+    kinds: tuple = ()                   # the kinds of every mismatch (cosim.node.scoreboard.MISMATCH_KINDS),
+                                        # first mismatch first; ("timeout",) for a run stopped at its time limit
 
 
-def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=None, variant=None, code_coverage=None):
+def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=None, variant=None, code_coverage=None,
+             dut=None, timeout=None):
     """Run one seed; never raises (a crash is a failing verdict with its message).  The node's
-    KULISCH_W is the seed's own unless `kulisch_w` forces one.  code_coverage: a folder for the
-    run's Verilator coverage data (cosim.sim.batch.code_coverage; batch-verilator only)."""
+    KULISCH_W is the seed's own unless `kulisch_w` forces one (or `dut`, a Verilog design of one
+    width, has it).  code_coverage: a folder for the run's Verilator coverage data
+    (cosim.sim.batch.code_coverage; batch-verilator only).  dut: a Verilog design in place of the
+    kit's node (cosim.node.dut.NodeDut).  timeout: the simulator's wall-time limit (seconds); a
+    run stopped there fails as a hang."""
     import contextlib
     from cosim.sim.batch import code_coverage as coverage_runs
     from cosim.node.coverage import sample
@@ -392,26 +444,28 @@ def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=Non
     t0 = time.perf_counter()
     width = kulisch_w
     try:
-        sc = random_scenario(seed)
-        width = kulisch_w or sc.kulisch_w
+        capacity = dut.capacity if dut is not None else 4096
+        sc = random_scenario(seed, capacity=capacity)
+        width = (dut.width if dut is not None else None) or kulisch_w or sc.kulisch_w
         # generous for the scenario's size; a node that never goes idle fails instead of hanging
         budget = 20000 + 40 * sum(len(f) + f.delay for fs in sc.frames.values() for f in fs)
         with coverage_runs(code_coverage) if code_coverage else contextlib.nullcontext():
-            run = run_node(sc, backend, kulisch_w=width, vcd=vcd, variant=variant, max_cycles=budget)
-        report = check(sc, run, kulisch_w=width)
-        if run.cycles >= budget:
-            from cosim.node.scoreboard import Mismatch
-            report.mismatches.insert(0, Mismatch("timeout", 0, f"node still busy after {budget} cycles"))
+            run = run_node(sc, backend, kulisch_w=width, capacity=capacity, vcd=vcd, variant=variant,
+                           max_cycles=budget, dut=dut, timeout=timeout)
+        report = check(sc, run, kulisch_w=width, capacity=capacity)
         coverage = sample(sc, run, report).to_dict()
     except Exception as e:  # noqa: BLE001 - a regression reports every failure as a verdict
+        from cosim.sim.batch import SimulatorTimeout
+        kind = "timeout" if isinstance(e, SimulatorTimeout) else "crash"
         return SeedResult(seed, False, 0, 0, 0, time.perf_counter() - t0, "", error=f"{type(e).__name__}: {e}",
-                          kulisch_w=width or 320)
+                          kulisch_w=width or 320, kinds=(kind,))
     if log_dir:
         write_transaction_log(os.path.join(log_dir, f"seed{seed}.jsonl"), report.scoreboard, run)
     first = report.first()
     return SeedResult(seed, report.ok, run.cycles, report.elements_checked, report.results_checked,
                       time.perf_counter() - t0, sc.description, str(first) if first else None,
-                      len(report.mismatches), kulisch_w=width, coverage=coverage)
+                      len(report.mismatches), kulisch_w=width, coverage=coverage,
+                      kinds=tuple(dict.fromkeys(m.kind for m in report.mismatches)))
 
 
 def write_transaction_log(path, scoreboard, run):

@@ -27,9 +27,30 @@ from golden.node import protocol as P
 from golden.node.node_model import NodeModel
 
 
+# What a check can find, and what each kind means (every kind has a test that makes it fail:
+# tests/node/test_scoreboard_kinds.py)
+MISMATCH_KINDS = {
+    "result-value": "an element of a RESULT frame differs from the golden model's",
+    "result-layout": "a RESULT frame's groups (formats, counts) differ",
+    "result-header": "a RESULT header field or reserved bit differs (count, groups, KULISCH_W, opcode, group slots)",
+    "result-padding": "bits past a group's last element, or past E, are not 0",
+    "result-missing": "a RESULT frame the model sends never left the node",
+    "result-unexpected": "a RESULT frame the model does not send",
+    "response": "a CONTROL response differs (ACK/NACK, reason, echoed fields), is missing or is extra",
+    "response-bits": "a CONTROL response has reserved bits set or more than one beat",
+    "malformed": "a frame that cannot be decoded, or of a class the node never sends",
+    "counter": "a counter differs from the events the monitors saw",
+    "rx-stall": "the node held tready low inside a frame while its next beat was offered",
+    "result-order": "a RESULT frame of an operation left after one of the next operation",
+    "end-state": "busy at the end of the run differs from the model's open operation",
+    "timeout": "the run did not end: the node stayed busy or kept sending",
+    "crash": "the simulator or the test bench stopped with an error",
+}
+
+
 @dataclass
 class Mismatch:
-    kind: str                 # 'result-value', 'result-missing', 'result-unexpected', 'response', 'malformed'
+    kind: str                 # one of MISMATCH_KINDS
     port: int
     message: str
     op_id: int = None
@@ -78,6 +99,32 @@ def _describe(fmt, v, kulisch_w):
     except Exception:  # a value the decoder cannot represent is still reported by its bits
         val = "?"
     return f"{name} {v:#0{width + 2}x} ({val})"
+
+
+def _field_at(bit, kind):
+    """The header field of frame kind `kind` that holds header bit `bit` (or what else it is)."""
+    for name in P.FRAME_FIELDS[kind]:
+        lsb, width = P.FIELDS[name]
+        if lsb <= bit < lsb + width:
+            return f"field {name} [{lsb + width - 1}:{lsb}]"
+    if kind == "result" and bit >= P.GROUP_DESC_LSB:
+        g = (bit - P.GROUP_DESC_LSB) // P.GROUP_DESC_BITS
+        return f"group {g} descriptor"
+    return "a reserved bit"
+
+
+def _beat_difference(expected, actual, kind):
+    """Where two frames' beats first differ, in words: beat, bit, what the bit is, both values."""
+    if len(expected) != len(actual):
+        return f"{len(actual)} beats, expected {len(expected)}"
+    for n, (e, a) in enumerate(zip(expected, actual)):
+        if e != a:
+            diff = e ^ a
+            bit = (diff & -diff).bit_length() - 1
+            where = _field_at(bit, kind) if n == 0 else "payload (past the last element: padding must be 0)"
+            return (f"beat {n} bit {bit} ({where}) is {a >> bit & 1}, expected {e >> bit & 1}; "
+                    f"beat {n} expected {e:#x}, got {a:#x}")
+    return "no difference"
 
 
 class NodeScoreboard:
@@ -136,7 +183,8 @@ class NodeScoreboard:
         op = self.model.active
         self.events.append({"kind": "reset", "cycle": cycle, "op": op,
                             "open": op is not None and op.in_progress,
-                            "admitted_before": 0 if op is None else op.frames_admitted})
+                            "admitted_before": 0 if op is None else op.frames_admitted,
+                            "staged": self.model.staged})
         done = self.model.node_counters["ranges_completed"]
         self.segment_ranges.append(done - sum(self.segment_ranges))
         self.model.reset()
@@ -226,6 +274,10 @@ class NodeScoreboard:
                     continue
                 if isinstance(obj, P.Response):
                     got_resp[k].append((obj, leave))
+                    if frame.beats != obj.encode():
+                        report.mismatches.append(Mismatch(
+                            "response-bits", port, f"CONTROL response {obj} leaving at cycle {leave}: "
+                            f"{_beat_difference(obj.encode(), frame.beats, 'response')}", cycle=leave))
                 elif isinstance(obj, P.Result):
                     key = (obj.op_id, obj.generation, obj.offset)
                     want = exp_res[k].pop(key, None)
@@ -236,9 +288,10 @@ class NodeScoreboard:
                                                           op_id=obj.op_id, cycle=leave))
                         continue
                     report.results_checked += 1
-                    self._compare_result(report, port, want, obj, leave)
+                    self._compare_result(report, port, want, obj, leave, frame.beats)
                 else:
                     report.mismatches.append(Mismatch("malformed", port, f"unexpected frame {obj} at cycle {leave}", cycle=leave))
+            self._check_result_order(report, port, tx_frames.get(port, []), resets)
             for k, seg in enumerate(segments):
                 for key, want in exp_res[k].items():
                     if k < last:
@@ -262,12 +315,41 @@ class NodeScoreboard:
                                                           expected=want, actual=have, cycle=leave))
         return report
 
-    def _compare_result(self, report, port, want, got, leave):
+    def _check_result_order(self, report, port, frames, resets):
+        """All RESULT frames of an operation leave a port before any of the next operation
+        (docs/protocol.md, "RESULT"), operations in the order they were committed; checked
+        between resets (a reset ends every operation)."""
+        commits = [(ev["cycle"], (ev["new_op"].stage.op_id, ev["new_op"].stage.generation)) for ev in self.events
+                   if ev["kind"] == "COMMIT" and ev.get("verdict") == "OK" and ev.get("new_op") is not None]
+        bounds = [-1] + list(resets) + [float("inf")]
+        for lo, hi in zip(bounds, bounds[1:]):
+            order = [key for c, key in commits if lo < c <= hi]
+            seen, last = [], None
+            for f in frames:
+                leave = f.cycles[-1] if f.cycles else None
+                head = f.beats[0]
+                if leave is None or not lo < leave <= hi or P.get_field(head, "class") != P.CLASS_RESULT:
+                    continue
+                key = (P.get_field(head, "op_id"), P.get_field(head, "generation"))
+                if key == last:
+                    continue
+                if key in seen or (key in order and any(order.index(k) > order.index(key) for k in seen
+                                                        if k in order)):
+                    report.mismatches.append(Mismatch(
+                        "result-order", port, f"RESULT op {key[0]} gen {key[1]} left TX{port} at cycle {leave}, "
+                        f"after RESULT frames of op {last[0]} gen {last[1]}"
+                        + (" (it had already sent frames before them)" if key in seen else
+                           " (committed after it)"), op_id=key[0], cycle=leave))
+                    return
+                seen.append(key)
+                last = key
+
+    def _compare_result(self, report, port, want, got, leave, beats):
         exp_el = list(want.elements())
         got_el = list(got.elements())
         if [(i, f) for i, f, _ in exp_el] != [(i, f) for i, f, _ in got_el]:
             report.mismatches.append(Mismatch(
-                "result-value", port,
+                "result-layout", port,
                 f"RESULT op {want.op_id} offset {want.offset}: group layout differs: expected "
                 f"{[(P.FORMAT_NAMES[f], len(v)) for f, v in want.groups]}, got "
                 f"{[(P.FORMAT_NAMES.get(f, f), len(v)) for f, v in got.groups]} (cycle {leave})",
@@ -282,3 +364,13 @@ class NodeScoreboard:
                        f"got {_describe(fmt, gv, self.kulisch_w)}; frame left TX{port} at cycle {leave}")
                 report.mismatches.append(Mismatch("result-value", port, msg, op_id=want.op_id, element=i,
                                                   expected=ev, actual=gv, cycle=leave))
+                return
+        # the values agree: every other bit of the frame must be the model's too (header fields,
+        # reserved bits, unused group slots, padding past the last element of each group)
+        expected = want.encode()
+        if beats != expected:
+            kind = "result-header" if beats[:1] != expected[:1] else "result-padding"
+            report.mismatches.append(Mismatch(
+                kind, port, f"RESULT op {want.op_id} offset {want.offset} (left TX{port} at cycle {leave}): "
+                f"{_beat_difference(expected, beats, 'result')}", op_id=want.op_id, element=want.offset,
+                cycle=leave))

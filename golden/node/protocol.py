@@ -15,7 +15,7 @@ from spec.formats import (ELEMENT_BITS, FMT_AUTO, FMT_BF16, FMT_EXACT, FMT_FP16,
 from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMAT, BAD_LENGTH,
                          BAD_OPCODE, BAD_POLICY, BAD_RECIPIENTS, BEAT_BITS, BLOCK_ELEMS, BUSY,
                          CLASS_CONTROL, CLASS_DATA, CLASS_RESULT, DROP_REASONS, EXACT_FLAG_LSB,
-                         EXACT_SUM_BITS, FIELDS, GROUP_DESC_BITS, GROUP_DESC_LSB, GROUP_FORMAT_BITS,
+                         EXACT_SUM_BITS, FIELDS, FRAME_FIELDS, GROUP_DESC_BITS, GROUP_DESC_LSB, GROUP_FORMAT_BITS,
                          MAX_CONTRIBUTORS, MAX_GROUPS, MAX_PAYLOAD_BEATS, MODE_ALLREDUCE, MODE_REDUCE,
                          NO_STAGED, NOT_OPEN, OK, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, OP_STAGE,
                          POLICY_FP32_ARRIVAL, POLICY_KULISCH, POLICY_NAMES, RANGE_ELEMS, REASON_NAMES,
@@ -248,6 +248,9 @@ def decode(beats):
                 pos += cnt
             elif fmt in ELEMENT_BITS:
                 nb = payload_beats(fmt, cnt)
+                if len(beats) - pos < nb:
+                    raise MalformedFrame(f"RESULT group {g} ({cnt} elements) needs {nb} beats, "
+                                         f"{len(beats) - pos} are left")
                 vals = tuple(unpack_elements(beats[pos:pos + nb], fmt, cnt))
                 pos += nb
             else:

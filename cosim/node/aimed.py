@@ -1,0 +1,231 @@
+"""Aimed data: contributions whose sums land on the edges the node's arithmetic decides.
+
+Uniform random bit patterns almost never sum to a value on a rounding tie, one step either
+side of an overflow threshold, on a subnormal edge or on the boundary between two AUTO
+formats; a design that gets such a value wrong passes thousands of uniform seeds (an FP16
+overflow threshold off by one, turning 65504 into infinity, did).  These generators choose
+the *sum* of each element first, on or next to such an edge, then split it into contributions
+of the input format that add up to it (exactly where the format can express it, else as
+closely as it can); the golden model then predicts every bit, so nothing here has to be
+exactly on the edge to be checked, only near it to be useful.
+
+- `edge_values`: per element, a sum at an edge of the result format: the largest finite value,
+  the overflow threshold (the midpoint to the next binade: ties to even go to infinity), the
+  smallest normal and subnormal values and half the smallest subnormal, a rounding tie at a
+  random binade, INT8's saturation points (127.5, -128.5) and its .5 ties; each exactly on the
+  edge or one step of the sum's resolution either side, with either sign.
+- `auto_edge_values`: per 16-element tile (one AUTO tile), values that fit INT8, FP16 (its
+  subnormals and 65504 included) or BF16 exactly, with now and then one value that just does
+  not fit (128, -129, 0.5, -0.0, 65505, 2^-25, a twelfth significant bit), or a special.
+- `special_lane_values`: finite data with NaN, +inf and -inf (NaN with payloads and sign bits,
+  as a contributor may send them) at chosen lanes: lane 0 and 15 of a range, the first and last
+  element of a beat and element E - 1, in one contributor or several (+inf and -inf together
+  make a NaN).
+
+Every function returns a C x E array of bit patterns of the input format, drawn from `rng`
+(a `random.Random`).
+"""
+from fractions import Fraction
+
+import numpy as np
+
+from golden.arith import formats as F
+from golden.node import protocol as P
+
+from cosim.node.scenarios import DTYPES
+
+TWO = Fraction(2)
+
+
+def _edges(result_fmt, kulisch_w=320):
+    """(value, resolution) pairs at the edges of a result format: the value a sum lands on and
+    the step that moves it just off the edge.  EXACT's edges are the accumulator's range,
+    -2^(W-1) .. 2^(W-1) units of 2^-149, reachable from FP32 contributions at W = 280 only."""
+    if result_fmt == "exact":
+        top = TWO ** (kulisch_w - 1 + F.KULISCH_LSB_EXP)
+        return [(top, TWO ** 104), (-top, TWO ** 104), (top / 2, TWO ** 100), (TWO ** -149, TWO ** -149)]
+    if result_fmt == "int8":
+        ints = [127, Fraction(255, 2), 128, -128, Fraction(-257, 2), -129, Fraction(1, 2), Fraction(3, 2),
+                Fraction(5, 2), Fraction(-1, 2), Fraction(-3, 2), 0]
+        return [(Fraction(v), Fraction(1, 4)) for v in ints]
+    fmt = "fp32" if result_fmt == "auto" else result_fmt
+    ebits, mbits, bias, emin, emax = F.float_params(fmt)
+    largest = (2 - TWO ** -mbits) * TWO ** emax
+    out = [(largest, TWO ** (emax - mbits - 1)),
+           ((2 - TWO ** -(mbits + 1)) * TWO ** emax, TWO ** (emax - mbits - 2)),   # overflow threshold (tie)
+           (TWO ** emin, TWO ** (emin - mbits - 1)),                             # smallest normal
+           (TWO ** (emin - mbits), TWO ** (emin - mbits - 1)),                   # smallest subnormal
+           (TWO ** (emin - mbits - 1), TWO ** (emin - mbits - 2)),               # half of it: a tie to 0
+           ((TWO ** mbits - 1) * TWO ** (emin - mbits), TWO ** (emin - mbits - 1))]  # largest subnormal
+    for e in (0, 5, -7, emax - 3, emin + 2):                                     # ties in a few binades
+        out.append(((1 + TWO ** -(mbits + 1)) * TWO ** e, TWO ** (e - mbits - 3)))
+        out.append(((1 + 3 * TWO ** -(mbits + 1)) * TWO ** e, TWO ** (e - mbits - 3)))
+    return out
+
+
+def _toward_zero(fmt, value):
+    """The input-format pattern of largest magnitude not above |value|, with value's sign."""
+    if value == 0:
+        return 0
+    if fmt == "int8":
+        n = int(value) if value > 0 else -int(-value)
+        return max(-128, min(127, n)) & 0xFF
+    ebits, mbits, _, _, _ = F.float_params(fmt)
+    bits = F.round_exact(fmt, value)
+    mag_bits = bits & ((1 << (ebits + mbits)) - 1)
+    if mag_bits == ((1 << ebits) - 1) << mbits:        # rounded to infinity: the largest finite value
+        mag_bits -= 1
+    while mag_bits and F.decode(fmt, mag_bits) > abs(value):
+        mag_bits -= 1
+    return mag_bits | (bits & (1 << (ebits + mbits)) if mag_bits else 0)
+
+
+def split_sum(fmt, value, parts, rng):
+    """`parts` patterns of `fmt` whose exact sum is `value` where the format allows it (each takes
+    what is left, largest first; the last rounds to nearest), in random order."""
+    out, left = [], Fraction(value)
+    for k in range(parts):
+        bits = F.round_exact(fmt, left) if k == parts - 1 else _toward_zero(fmt, left)
+        v = F.decode(fmt, bits)
+        if isinstance(v, str):                         # the last part rounded to an infinity
+            bits = _toward_zero(fmt, left)
+            v = F.decode(fmt, bits)
+        out.append(bits)
+        left -= v
+    rng.shuffle(out)
+    return out
+
+
+def _columns(rng, in_fmt, shape, sums):
+    """C x E patterns whose column e sums to sums[e] (or, when a column's entry is a list of
+    patterns, those patterns spread over random rows, zeros elsewhere)."""
+    contributors, elements = shape
+    out = np.zeros(shape, dtype=np.uint64)
+    for e, s in enumerate(sums):
+        parts = s if isinstance(s, list) else split_sum(in_fmt, s, contributors, rng)
+        rows = rng.sample(range(contributors), min(len(parts), contributors))
+        for r, bits in zip(rows, parts):
+            out[r, e] = bits
+    return out.astype(DTYPES[P.FORMAT_CODES[in_fmt]])
+
+
+def edge_values(rng, in_fmt, result_fmt, shape, kulisch_w=320):
+    """Sums on the edges of `result_fmt` (see the module notes), 3 in 4 elements; the rest random."""
+    from cosim.node.scenarios import random_elements
+    edges = _edges(result_fmt, kulisch_w)
+    reach = _reach(in_fmt, shape[0])
+    sums = []
+    for _ in range(shape[1]):
+        if rng.random() < 0.25:
+            sums.append(None)
+            continue
+        value, step = rng.choice(edges)
+        value = value + rng.choice((-1, 0, 0, 1)) * step
+        value = value * rng.choice((1, -1))
+        if abs(value) > reach:                 # beyond what C contributions of the format can add up to
+            value = value / TWO ** (abs(value) / reach).__ceil__().bit_length()
+        sums.append(value)
+    filler = random_elements(rng, in_fmt, shape)
+    out = _columns(rng, in_fmt, shape, [s if s is not None else 0 for s in sums])
+    for e, s in enumerate(sums):
+        if s is None:
+            out[:, e] = filler[:, e]
+    return out
+
+
+def _reach(in_fmt, contributors):
+    if in_fmt == "int8":
+        return Fraction(127 * contributors)
+    ebits, mbits, bias, emin, emax = F.float_params(in_fmt)
+    return (2 - TWO ** -mbits) * TWO ** emax * contributors
+
+
+# AUTO tiles: one value in each of these fits the format named and nothing narrower
+_AUTO_FITS = {
+    "int8": lambda rng: Fraction(rng.choice((127, -128, 0, 1, -1, rng.randint(-128, 127)))),
+    "fp16": lambda rng: rng.choice((Fraction(65504), Fraction(-65504), TWO ** -24, -TWO ** -24, TWO ** -14,
+                                    Fraction(rng.randint(1, 1023)) * TWO ** -24, Fraction(1, 2), Fraction(255, 2),
+                                    Fraction(rng.randint(1025, 2047)) * TWO ** rng.randint(-13, 4))),
+    "bf16": lambda rng: rng.choice((TWO ** -25, TWO ** 20, -TWO ** 17, Fraction(255) * TWO ** rng.randint(9, 100),
+                                    Fraction(rng.randint(129, 255)) * TWO ** rng.randint(-120, -25))),
+    "fp32": lambda rng: rng.choice((Fraction(65505), Fraction(4097) * TWO ** -12, TWO ** -25 + TWO ** -40,
+                                    Fraction(rng.randint(1 << 12, 1 << 24) | 1) * TWO ** rng.randint(-30, 10))),
+}
+_SPECIALS = ("nan", "+inf", "-inf")
+
+
+def auto_edge_values(rng, in_fmt, shape):
+    """Per 16-element tile: values that fit one AUTO format, sometimes one that just does not,
+    sometimes a special (a NaN from a NaN contribution, an infinity, or +inf and -inf)."""
+    contributors, elements = shape
+    sums = []
+    for t in range(0, elements, P.RANGE_ELEMS):
+        fmt = rng.choice(("int8", "fp16", "bf16", "fp32"))
+        tile = [_AUTO_FITS[fmt](rng) for _ in range(min(P.RANGE_ELEMS, elements - t))]
+        if rng.random() < 0.5:                     # one value that breaks the tile's format
+            k = rng.randrange(len(tile))
+            tile[k] = _AUTO_FITS[rng.choice(("fp16", "bf16", "fp32"))](rng) if fmt != "fp32" else tile[k]
+            if fmt == "int8" and rng.random() < 0.3:
+                tile[k] = rng.choice((Fraction(128), Fraction(-129), Fraction(1, 2), "-0"))
+        if rng.random() < 0.2:
+            tile[rng.randrange(len(tile))] = rng.choice(_SPECIALS)
+        sums.extend(tile)
+    reach = _reach(in_fmt, contributors)
+    cols = []
+    for s in sums:
+        if s == "-0":               # a negative zero sum: every contribution -0 (FP32_ARRIVAL keeps it)
+            cols.append(_special_parts(in_fmt, s, rng) * contributors)
+        elif isinstance(s, str):
+            cols.append(_special_parts(in_fmt, s, rng))
+        elif abs(s) > reach:
+            cols.append(Fraction(rng.randint(-127, 127)))
+        else:
+            cols.append(s)
+    return _columns(rng, in_fmt, shape, cols)
+
+
+def _special_parts(fmt, what, rng):
+    """Patterns of `fmt` that give `what`: "nan", "+inf", "-inf" or "-0" (a negative zero sum)."""
+    if what == "-0":
+        return [0x80 if fmt == "int8" else 1 << (F.WIDTH_BITS[fmt] - 1)]
+    if fmt == "int8":                    # INT8 has no specials: its extremes instead
+        return [0x7F if what == "+inf" else 0x80]
+    if what == "nan":
+        return rng.choice(([_nan(fmt, rng)], [F.infinity(fmt), F.infinity(fmt, True)]))
+    return [F.infinity(fmt, what == "-inf")]
+
+
+def _nan(fmt, rng):
+    """A NaN as a contributor may send it: any payload, either sign, quiet or signalling."""
+    ebits, mbits, _, _, _ = F.float_params(fmt)
+    payload = rng.choice((1, 1 << (mbits - 1), (1 << mbits) - 1, rng.randrange(1, 1 << mbits)))
+    return (rng.randrange(2) << (ebits + mbits)) | (((1 << ebits) - 1) << mbits) | payload
+
+
+def special_lane_values(rng, in_fmt, shape):
+    """Small finite values with specials at chosen positions (lanes 0 and 15 of a range, the first
+    and last element of a beat, element E - 1), each in one contributor or several."""
+    contributors, elements = shape
+    fmt_code = P.FORMAT_CODES[in_fmt]
+    per_beat = P.ELEMS_PER_BEAT[fmt_code]
+    out = np.zeros(shape, dtype=np.uint64)
+    for c in range(contributors):
+        for e in range(elements):
+            out[c, e] = F.round_exact(in_fmt, Fraction(rng.randint(-20, 20), rng.choice((1, 2, 4))))
+    positions = {0, elements - 1}
+    for base in range(0, elements, P.RANGE_ELEMS * 4):
+        positions |= {base, min(elements - 1, base + P.RANGE_ELEMS - 1), min(elements - 1, base + per_beat - 1)}
+    positions = sorted(p for p in positions if rng.random() < 0.7) or [elements - 1]
+    for e in positions:
+        what = rng.choice(_SPECIALS + ("+inf/-inf",))
+        rows = rng.sample(range(contributors), rng.randint(1, contributors))
+        for r in rows:
+            if in_fmt == "int8":
+                out[r, e] = rng.choice((0x7F, 0x80))
+            elif what == "nan":
+                out[r, e] = _nan(in_fmt, rng)
+            elif what == "+inf/-inf":
+                out[r, e] = F.infinity(in_fmt, rng.random() < 0.5)
+            else:
+                out[r, e] = F.infinity(in_fmt, what == "-inf")
+    return out.astype(DTYPES[fmt_code])

@@ -1,0 +1,213 @@
+"""Every kind of failure the node's scoreboard reports is shown failing.
+
+One passing run of the node (two operations: a KULISCH_FIXED AllReduce with a partial last beat
+and an FP32_ARRIVAL AUTO Reduce; a NACKed COMMIT) is observed once; each test then changes
+what the monitors saw in one way a broken design could (a flipped result bit, a reserved bit, a
+padding bit, a lost or extra frame, a wrong response, a truncated frame, a wrong counter, busy
+left high, a run that never settles) and checks that the scoreboard reports exactly that
+kind, naming where.  The unchanged run passes, so every failure below comes from the change."""
+import copy
+import random
+
+import pytest
+
+from cosim.node.node_harness import check, counter_names, run_node
+from cosim.node.scenarios import Operation, build, random_elements
+from cosim.node.scoreboard import MISMATCH_KINDS
+from cosim.sim.axis import AxisFrame
+from golden.node import protocol as P
+
+
+@pytest.fixture(scope="module")
+def observed():
+    rng = random.Random(2024)
+    ops = [Operation(1, 5, "kulisch", "fp32", "fp32", random_elements(rng, "fp32", (2, 40))),
+           Operation(2, 6, "fp32-arrival", "bf16", "auto", random_elements(rng, "bf16", (3, 64)),
+                     mode=P.MODE_REDUCE, recipients=0b10)]
+    sc = build(ops, seed=11)
+    sc.frames[0].insert(0, AxisFrame(P.Commit(9, 9).encode(), delay=2))       # NACK NO_STAGED
+    run = run_node(sc, "batch-icarus")
+    report = check(sc, run)
+    assert report.ok, [str(m) for m in report.mismatches]
+    return sc, run
+
+
+def _kinds(sc, run):
+    return [m.kind for m in check(sc, run).mismatches]
+
+
+def _frames(run, port, cls):
+    return [f for f in run.tx[port] if P.get_field(f.beats[0], "class") == cls]
+
+
+def _flip(frame, beat, bit):
+    frame.beats[beat] ^= 1 << bit
+
+
+def test_every_kind_is_documented():
+    assert {"result-value", "result-header", "result-padding", "result-missing", "result-unexpected", "response",
+            "response-bits", "malformed", "counter", "end-state", "timeout"} <= set(MISMATCH_KINDS)
+
+
+def test_a_flipped_result_bit_is_a_value_mismatch(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    _flip(_frames(run, 0, P.CLASS_RESULT)[0], 1, 3)          # element 0 of op 1, bit 3
+    report = check(sc, run)
+    assert [m.kind for m in report.mismatches] == ["result-value"]
+    assert report.first().element == 0 and "expected fp32" in report.first().message
+
+
+@pytest.mark.parametrize("bit, field", [(104, "kulisch_w"), (90, "a reserved bit"), (80, "groups"),
+                                        (256 + 16 * 3, "group 3 descriptor"), (5, "opcode")])
+def test_a_wrong_header_bit_is_a_header_mismatch(observed, bit, field):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    frame = _frames(run, 0, P.CLASS_RESULT)[0]
+    frame.beats[0] ^= 1 << (bit if field != "kulisch_w" else 96)
+    kinds = _kinds(sc, run)
+    # a changed group count or a stray group slot also changes how the payload decodes
+    assert kinds[0] in ("result-header", "malformed", "result-layout", "result-unexpected"), kinds
+    if field in ("kulisch_w", "a reserved bit", "opcode"):
+        assert kinds == ["result-header"]
+        assert field in check(sc, run).first().message
+
+
+def test_a_padding_bit_past_the_last_element_is_caught(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    frame = _frames(run, 0, P.CLASS_RESULT)[0]             # 40 FP32 elements: beat 3 holds 8 of 16
+    _flip(frame, 3, 511)
+    report = check(sc, run)
+    assert [m.kind for m in report.mismatches] == ["result-padding"]
+    assert "beat 3 bit 511" in report.first().message
+
+
+def test_a_lost_result_frame_is_missing(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    frame = _frames(run, 1, P.CLASS_RESULT)[0]
+    run.tx[1].remove(frame)
+    kinds = _kinds(sc, run)
+    assert kinds[0] == "result-missing"
+    assert set(kinds) <= {"result-missing", "counter"}      # RESULT frames sent: counted on the wire
+
+
+def test_an_extra_result_frame_is_unexpected(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    extra = copy.deepcopy(_frames(run, 0, P.CLASS_RESULT)[0])
+    extra.beats[0] = P.set_field(extra.beats[0], "offset", 256)
+    run.tx[0].append(extra)
+    assert _kinds(sc, run)[0] == "result-unexpected"
+
+
+def test_a_result_on_the_wrong_port_is_caught(observed):
+    sc, run = observed                       # op 2 is a Reduce to TX1 only
+    run = copy.deepcopy(run)
+    frame = _frames(run, 1, P.CLASS_RESULT)[0]
+    run.tx[1].remove(frame)
+    run.tx[0].append(frame)
+    kinds = _kinds(sc, run)
+    assert "result-unexpected" in kinds and "result-missing" in kinds
+
+
+def test_a_wrong_response_is_a_response_mismatch(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    nack = next(f for f in _frames(run, 0, P.CLASS_CONTROL) if P.get_field(f.beats[0], "opcode") == P.OP_NACK)
+    nack.beats[0] = P.set_field(nack.beats[0], "reason", P.STAGED_MISMATCH)
+    report = check(sc, run)
+    assert [m.kind for m in report.mismatches] == ["response"]
+    assert "NO_STAGED" in report.first().message and "STAGED_MISMATCH" in report.first().message
+
+
+def test_a_missing_or_reordered_response_is_caught(observed):
+    sc, run = observed
+    lost = copy.deepcopy(run)
+    first = _frames(lost, 0, P.CLASS_CONTROL)[0]
+    lost.tx[0].remove(first)
+    assert "response" in _kinds(sc, lost)
+    swapped = copy.deepcopy(run)
+    responses = [i for i, f in enumerate(swapped.tx[0]) if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL]
+    a, b = responses[0], responses[1]
+    swapped.tx[0][a], swapped.tx[0][b] = swapped.tx[0][b], swapped.tx[0][a]
+    assert "response" in _kinds(sc, swapped)
+
+
+def test_a_reserved_response_bit_or_an_extra_beat_is_caught(observed):
+    sc, run = observed
+    for change in ("reserved", "beat"):
+        r = copy.deepcopy(run)
+        frame = _frames(r, 0, P.CLASS_CONTROL)[0]
+        if change == "reserved":
+            frame.beats[0] |= 1 << 300
+        else:
+            frame.beats.append(0)
+            frame.cycles.append(frame.cycles[-1] + 1)
+        assert _kinds(sc, r) == ["response-bits"], change
+
+
+def test_a_truncated_or_foreign_frame_is_malformed_not_a_crash(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    frame = _frames(run, 0, P.CLASS_RESULT)[0]
+    frame.beats.pop()
+    frame.cycles.pop()
+    run.tx[1].append(AxisFrame([P.Data(1, 5, 0, P.FMT_FP32, 0, (0,) * 16).encode()[0]], None, [10]))
+    kinds = _kinds(sc, run)
+    assert kinds.count("malformed") == 2 and "truncated" not in kinds
+    from cosim.node.coverage import sample
+    sample(sc, run, check(sc, run))          # the coverage sampler reads the same frames without raising
+
+
+def test_a_wrong_or_unread_counter_is_caught(observed):
+    sc, run = observed
+    wrong = copy.deepcopy(run)
+    wrong.counters[(1, "data_accepted")] += 1
+    report = check(sc, wrong)
+    assert [m.kind for m in report.mismatches] == ["counter"] and "data_accepted (port 1)" in report.first().message
+    stray = copy.deepcopy(run)
+    unused = next(k for k in counter_names().values() if k[1].startswith("unused"))
+    stray.counters[unused] = 1                # a selection the protocol says reads 0
+    assert _kinds(sc, stray) == ["counter"]
+    unread = copy.deepcopy(run)
+    unread.counters = {}
+    report = check(sc, unread)
+    assert [m.kind for m in report.mismatches] == ["counter"] and "not read" in report.first().message
+
+
+def test_busy_left_high_is_an_end_state_mismatch(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    run.busy_at_end = True
+    assert _kinds(sc, run) == ["end-state"]
+
+
+def test_a_run_that_never_settles_is_a_timeout(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    run.max_cycles = run.cycles
+    assert _kinds(sc, run)[0] == "timeout"
+
+
+def test_results_of_two_operations_interleaved_are_out_of_order(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    # op 1 sends one block to TX0; a frame of a later-committed operation before it breaks the order
+    frame = _frames(run, 0, P.CLASS_RESULT)[0]
+    early = copy.deepcopy(frame)
+    early.beats[0] = P.set_field(P.set_field(early.beats[0], "op_id", 2), "generation", 6)
+    early.cycles = [frame.cycles[0] - 1] * len(early.cycles)
+    run.tx[0].insert(0, early)
+    kinds = _kinds(sc, run)
+    assert "result-order" in kinds, kinds
+
+
+def test_a_receive_port_stalled_inside_a_frame_is_caught(observed):
+    sc, run = observed
+    run = copy.deepcopy(run)
+    frame = next(f for f in run.rx[1] if len(f.cycles) > 2)
+    frame.cycles = [frame.cycles[0] - 1] + frame.cycles[1:]      # the header one cycle earlier: a gap after it
+    kinds = _kinds(sc, run)
+    assert kinds == ["rx-stall"], kinds
