@@ -411,6 +411,20 @@ def expected_counter(sb, run, port, name):
     return n, n
 
 
+def sink_ready(scenario, run):
+    """ready(port, cycle): whether the test bench's sink on TX `port` took beats at that rising
+    edge (its pause pattern, drawn from the scenario's seed as the test benches draw it)."""
+    from itertools import islice
+    from cosim.sim.axis import pause_generator
+    seeds = pause_seeds(scenario.seed)
+    pauses = {p: list(islice(pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p], scenario.sink_burst),
+                             run.cycles + 2)) for p in (0, 1)}
+
+    def ready(port, cycle):
+        return cycle >= 2 and not (cycle - 2 < len(pauses[port]) and pauses[port][cycle - 2])
+    return ready
+
+
 def receive_stalls(scenario, run):
     """Mismatches for cycles in which the node held a receive port's tready low inside a frame
     while the source offered its next beat (docs/protocol.md, "Ports": once a frame's first beat
@@ -448,7 +462,7 @@ def check(scenario, run, kulisch_w=320, capacity=4096, read_counters=True):
         for f in run.rx[p]:
             sb.record_input(p, f)
     sb.resets = list(run.resets)
-    report = sb.compare(run.tx)
+    report = sb.compare(run.tx, ready=sink_ready(scenario, run))
     from cosim.node.scoreboard import Mismatch
     if read_counters:
         missing = sorted(set(counter_names().values()) - set(run.counters), key=lambda k: (k[0] is None, k))

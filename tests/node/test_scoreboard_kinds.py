@@ -211,3 +211,24 @@ def test_a_receive_port_stalled_inside_a_frame_is_caught(observed):
     frame.cycles = [frame.cycles[0] - 1] + frame.cycles[1:]      # the header one cycle earlier: a gap after it
     kinds = _kinds(sc, run)
     assert kinds == ["rx-stall"], kinds
+
+
+def test_an_output_lost_long_before_a_reset_is_caught():
+    """A reset may discard what was still on its way, not what was due hundreds of cycles
+    before it: a response and a RESULT frame removed from a run whose reset came long after
+    them are reported, each naming the reset."""
+    from cosim.sim.batch import ResetEvent
+    rng = random.Random(5)
+    sc = build([Operation(1, 3, "kulisch", "fp16", "fp16", random_elements(rng, "fp16", (2, 32)))], seed=4)
+    before = len(sc.frames[0])
+    sc.frames[0].append(AxisFrame(P.Commit(9, 9).encode(), delay=900))     # keeps the run going
+    sc.add_reset(ResetEvent("in 0", before, 700))       # 700 cycles after port 0's DATA: long after the outputs
+    run = run_node(sc, "batch-icarus")
+    assert check(sc, run).ok and len(run.resets) == 1
+    for cls in (P.CLASS_CONTROL, P.CLASS_RESULT):
+        r = copy.deepcopy(run)
+        r.tx[0].remove(_frames(r, 0, cls)[0])
+        report = check(sc, r)
+        lost = [m for m in report.mismatches if "never sent before reset 1" in m.message]
+        assert lost and lost[0].kind == ("response" if cls == P.CLASS_CONTROL else "result-missing"), \
+            [str(m) for m in report.mismatches]
