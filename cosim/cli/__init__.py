@@ -5,7 +5,8 @@ import importlib
 import os
 import sys
 
-SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "fabric", "package", "topo", "export", "formal", "synth")
+SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "mutate", "fabric", "package", "topo", "export", "formal",
+               "synth")
 
 
 class UsageError(Exception):

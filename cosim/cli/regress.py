@@ -10,12 +10,14 @@ import time
 from cosim.cli import UsageError, add_int_option
 
 BACKENDS = ("batch-icarus", "batch-verilator", "icarus", "myhdl")
+# the default regression: about five minutes of batched Icarus on 2 cores (docs/verification.md)
+DEFAULT_SEEDS = 200
 VARIANTS = ("prism_node_fault",)
 
 
 def add_parser(sub):
     p = sub.add_parser("regress", help="random node regressions over many seeds")
-    add_int_option(p, "--seeds", None, 1, help="number of seeds", required=True)
+    add_int_option(p, "--seeds", DEFAULT_SEEDS, 1, help="number of seeds")
     add_int_option(p, "--first-seed", 1, 0, help="first seed")
     add_int_option(p, "--jobs", os.cpu_count() or 1, 1, help="parallel workers (default: all cores)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler address (e.g. tcp://host:8786)")

@@ -204,7 +204,9 @@ def _nan(fmt, rng):
 
 def special_lane_values(rng, in_fmt, shape):
     """Small finite values with specials at chosen positions (lanes 0 and 15 of a range, the first
-    and last element of a beat, element E - 1), each in one contributor or several."""
+    and last element of a beat, element E - 1, and one lane drawn at random in every range, so
+    over a few seeds every lane of every sub-store and bank meets one), each in one contributor
+    or several."""
     contributors, elements = shape
     fmt_code = P.FORMAT_CODES[in_fmt]
     per_beat = P.ELEMS_PER_BEAT[fmt_code]
@@ -215,7 +217,10 @@ def special_lane_values(rng, in_fmt, shape):
     positions = {0, elements - 1}
     for base in range(0, elements, P.RANGE_ELEMS * 4):
         positions |= {base, min(elements - 1, base + P.RANGE_ELEMS - 1), min(elements - 1, base + per_beat - 1)}
-    positions = sorted(p for p in positions if rng.random() < 0.7) or [elements - 1]
+    positions = {p for p in positions if rng.random() < 0.7}
+    for base in range(0, elements, P.RANGE_ELEMS):
+        positions.add(min(elements - 1, base + rng.randrange(P.RANGE_ELEMS)))
+    positions = sorted(positions)
     for e in positions:
         what = rng.choice(_SPECIALS + ("+inf/-inf",))
         rows = rng.sample(range(contributors), rng.randint(1, contributors))
@@ -228,4 +233,62 @@ def special_lane_values(rng, in_fmt, shape):
                 out[r, e] = F.infinity(in_fmt, rng.random() < 0.5)
             else:
                 out[r, e] = F.infinity(in_fmt, what == "-inf")
+    return out.astype(DTYPES[fmt_code])
+
+
+def adder_stress_values(rng, in_fmt, shape):
+    """Contributions that make FP32_ARRIVAL's adds decide something, per element (every element
+    has its own adder lane, so a large E reaches every lane): exact and near cancellation (the
+    sum has k leading zeros for any k, a long normalisation), operands a few binades apart
+    (alignment, guard and sticky bits, rounding ties), sums past the largest finite value, and
+    sums into the subnormal range; either sign, in the input format's own precision."""
+    contributors, elements = shape
+    fmt_code = P.FORMAT_CODES[in_fmt]
+    out = np.zeros(shape, dtype=np.uint64)
+    if in_fmt == "int8":
+        for e in range(elements):
+            big = rng.choice((127, -128, rng.randint(-128, 127)))
+            row = [big] + [rng.choice((-big if -128 <= -big <= 127 else 127, rng.randint(-3, 3), 1, -1))
+                           for _ in range(contributors - 1)]
+            for c, v in enumerate(row):
+                out[c, e] = v & 0xFF
+        return out.astype(DTYPES[fmt_code])
+    ebits, mbits, bias, emin, emax = F.float_params(in_fmt)
+
+    def value(m, e):
+        return Fraction(m) * TWO ** e
+
+    def finite(v):
+        bits = F.round_exact(in_fmt, v)
+        return bits if not isinstance(F.decode(in_fmt, bits), str) else _toward_zero(in_fmt, v)
+    for e in range(elements):
+        case = rng.choice(("cancel", "near cancel", "align", "tie", "overflow", "subnormal", "random"))
+        exp = rng.randint(emin + 2, emax - mbits - 2) if case != "overflow" else emax - mbits
+        m0 = rng.randint(1 << mbits, (2 << mbits) - 1) * rng.choice((1, -1))
+        row = [value(m0, exp)]
+        if case == "cancel":
+            row.append(-row[0])
+        elif case == "near cancel":           # a sum with k leading zeros: normalisation by k
+            k = rng.randint(1, mbits)
+            row.append(-value(m0, exp) + value(rng.choice((1, -1)) * rng.randint(1, (1 << (mbits + 1 - k)) - 1), exp))
+        elif case == "align":                 # a few binades down: alignment, guard, sticky
+            row.append(value(rng.randint(1, (2 << mbits) - 1) * rng.choice((1, -1)), exp - rng.randint(1, mbits + 3)))
+        elif case == "tie":                   # exactly half an ulp of the larger operand
+            row.append(value(rng.choice((1, -1)), exp - 1) if mbits >= 23 else value(rng.choice((1, 3)), exp - 2))
+        elif case == "overflow":
+            row[0] = value((2 << mbits) - 1, emax - mbits)
+            row.append(value(rng.randint(1 << mbits, (2 << mbits) - 1), emax - mbits - rng.randint(0, mbits + 1)))
+        elif case == "subnormal":             # two normals whose sum is below the smallest normal
+            if rng.random() < 0.25:           # exactly the smallest subnormal, either sign
+                sign = rng.choice((1, -1))
+                row = [sign * value((1 << mbits) + 1, emin - mbits), -sign * value(1 << mbits, emin - mbits)]
+            else:
+                row = [value(m0, emin - mbits),
+                       -value(m0 - rng.choice((1, -1)) * rng.randint(1, 1 << mbits), emin - mbits)]
+        while len(row) < contributors:
+            row.append(value(rng.randint(0, (2 << mbits) - 1) * rng.choice((1, -1)),
+                             exp - rng.randint(-2, mbits + 4)) if rng.random() < 0.5 else Fraction(0))
+        rows = rng.sample(range(contributors), contributors)
+        for c, v in zip(rows, row[:contributors]):
+            out[c, e] = finite(v)
     return out.astype(DTYPES[fmt_code])

@@ -193,6 +193,11 @@ def _aim_data(aux, drawn, width, capacity):
             if width == 280 and aux.random() < 0.5 and op.elements < 64:
                 shape = (max(5, shape[0]), min(capacity, aux.choice((64, 100, 256))))
                 data, data_mode = aimed.edge_values(aux, "fp32", "exact", shape, width), "wrap edges"
+        elif op.policy == "fp32-arrival" and r < 0.25:
+            # every one of the 256 FP32 adder lanes meets each case when E >= 256
+            if aux.random() < 0.6:
+                shape = (max(2, shape[0]), min(capacity, aux.choice((256, 512, 4096))))
+            data, data_mode = aimed.adder_stress_values(aux, op.in_format, shape), "adder stress"
         elif op.result_format == "auto" and r < 0.4:
             data, data_mode = aimed.auto_edge_values(aux, op.in_format, shape), "AUTO edges"
         elif r < 0.3:

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from itertools import islice
@@ -205,6 +206,12 @@ VERILATOR_SOURCE = "design minus zero-init loops, v1"
 assert all("--x-initial" in f and f[f.index("--x-initial") + 1] == "fast" for f in VERILATOR_VARIANTS.values())
 
 
+def _owner():
+    """A name for this process and thread's own temporary files and run folders (two threads of
+    one process may build or run designs that share a build folder)."""
+    return f"{os.getpid()}-{threading.get_ident()}"
+
+
 def _icarus_form(folder, name, text):
     """The file Icarus compiles for a design file given as Verilog: MyHDL's output gets the
     kit's Icarus-only rewrite (measured on the exported node: see docs/perf.md), anything else
@@ -214,7 +221,7 @@ def _icarus_form(folder, name, text):
     from cosim.sim.verilog_post import merge_clocked_processes, procedural_concats
     out = os.path.splitext(name)[0] + "_icarus.v"
     if not os.path.exists(os.path.join(folder, out)):
-        part = os.path.join(folder, f".{out}.{os.getpid()}")
+        part = os.path.join(folder, f".{out}.{_owner()}")
         with open(part, "w") as fh:
             for rewrite in (procedural_concats, merge_clocked_processes):
                 text = rewrite(text)
@@ -632,7 +639,7 @@ class BatchDesign:
         icarus_files, verilog_files = [], []
         for name, text in texts:
             if not os.path.exists(os.path.join(folder, name)):
-                part = os.path.join(folder, f".{name}.{os.getpid()}")
+                part = os.path.join(folder, f".{name}.{_owner()}")
                 with open(part, "w") as fh:
                     fh.write(text)
                 os.replace(part, os.path.join(folder, name))
@@ -754,7 +761,7 @@ class BatchDesign:
             exe = self.executable("trace-fst" if waves_format(vcd) == "fst" else "trace")
         else:
             exe = self.executable("plain")
-        work = workdir or os.path.join(self.folder, f"run-{os.getpid()}")
+        work = workdir or os.path.join(self.folder, f"run-{_owner()}")
         os.makedirs(work, exist_ok=True)
         args = [f"+max_cycles={max_cycles}", f"+idle_stop={idle_stop}", f"+busy_stop={busy_stop}",
                 f"+out={os.path.join(work, 'out.txt')}"]

@@ -1,0 +1,90 @@
+"""`prism mutate [DESIGN]`: mutation testing of the regression.  Mutants of the design's Verilog
+(operator swaps, constants off by one, inverted conditions, registers stuck at their old value),
+spread over its blocks, each run through the design's hostile regression until a seed fails;
+kill rates per block and per kind of mutation, what caught each mutant, every survivor with its
+Verilog and MyHDL source lines, equivalent mutants proved so and listed apart; Markdown and JSON
+in --out (docs/verification.md, "Mutation testing")."""
+import os
+import sys
+
+from cosim.cli import UsageError, add_int_option, output_dir
+
+DESIGNS = ("node",)
+BACKENDS = ("batch-verilator", "batch-icarus")
+
+
+def add_parser(sub):
+    from cosim.cli.regress import DEFAULT_SEEDS, add_dut_options
+    p = sub.add_parser("mutate", help="mutation testing: how many injected bugs the regression catches",
+                       description=__doc__)
+    p.add_argument("design", nargs="?", default="node", choices=DESIGNS, help="the design to mutate (default node)")
+    add_int_option(p, "--mutants", 200, 1, 65535, help="mutants to draw, spread over the blocks")
+    add_int_option(p, "--seeds", DEFAULT_SEEDS, 1, help="regression seeds each surviving mutant runs "
+                                                        "(default: prism regress's default)")
+    add_int_option(p, "--first-seed", 1, 0, help="first regression seed")
+    add_int_option(p, "--mutant-seed", 1, 0, help="seed of the choice of mutants")
+    p.add_argument("--backend", default="batch-verilator", choices=BACKENDS,
+                   help="simulator (default batch-verilator: one build serves every mutant)")
+    add_int_option(p, "--jobs", os.cpu_count() or 1, 1, help="parallel workers (default: all cores)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler address")
+    add_int_option(p, "--timeout", 120, 1, help="seconds one simulator run may take before it counts as a hang")
+    add_int_option(p, "--mutant-timeout", 900, 1, help="seconds one mutant may take over all its seeds")
+    add_int_option(p, "--equivalence-timeout", 60, 1, help="seconds to prove one survivor equivalent")
+    p.add_argument("--no-equivalence", action="store_true", help="do not try to prove survivors equivalent")
+    p.add_argument("--width", type=int, default=None, choices=(320, 280),
+                   help="node: KULISCH_W of the build to mutate (default 320); with --dut the design's own")
+    add_dut_options(p)
+    p.add_argument("--list", action="store_true", help="list the mutation sites per block and kind, and stop")
+    p.add_argument("--out", default="out/mutate", help="folder for mutation.md and mutation.json (default out/mutate)")
+
+
+def _target(args):
+    from cosim.node.mutants import node_target
+    if args.dut:
+        from cosim.cli.regress import load_dut_args
+        dut = load_dut_args(args)
+        return node_target(backend=args.backend, dut=dut)
+    if args.top or args.capacity:
+        raise UsageError("--top and --capacity describe a --dut design: give --dut FILE.v")
+    return node_target(args.width or 320, args.backend)
+
+
+def run(args):
+    from cosim.mutation.campaign import CampaignError, run_campaign, write
+    target = _target(args)
+    if args.list:
+        from cosim.mutation.campaign import phase_blocks
+        from cosim.mutation.sites import count_by_block, find_sites
+        with open(target.verilog_path) as fh:
+            sites = phase_blocks(target.verilog_path, target.module,
+                                 find_sites(fh.read(), target.module, target.design_map))
+        print(f"{len(sites)} mutation sites in {target.label}")
+        for block, kinds in count_by_block(sites).items():
+            print(f"  {block}: {sum(kinds.values())} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})")
+        return 0
+    folder = output_dir(args.out)
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+
+    def say(text):
+        print(text, file=sys.stderr, flush=True)
+    try:
+        camp = run_campaign(target, mutants=args.mutants, seeds=seeds, seed=args.mutant_seed, jobs=args.jobs,
+                            scheduler=args.scheduler, timeout=args.timeout, mutant_timeout=args.mutant_timeout,
+                            equivalence_timeout=args.equivalence_timeout, equivalence=not args.no_equivalence,
+                            build_folder=os.path.join("build", "mutation", target.name + f"-s{args.mutant_seed}"),
+                            progress=say)
+    except CampaignError as e:
+        raise UsageError(str(e)) from e
+    command = "prism mutate " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["mutate"] else ""
+    md = write(camp, folder, command)
+    counted = camp.counted()
+    killed, total = camp.rate(counted)
+    print(f"{target.label}: {killed} of {total} non-equivalent mutants killed "
+          f"({100.0 * killed / total if total else 0:.1f} %), "
+          f"{sum(1 for m in camp.mutants if m.status == 'equivalent')} proved equivalent, "
+          f"{sum(1 for m in camp.mutants if m.status in ('survived', 'timed out'))} survived; "
+          f"{camp.wall:.0f} s; report {md}")
+    from cosim.mutation.campaign import summary_rows
+    for name, n, eq, k, of, pct in summary_rows(camp, lambda m: m.mutation.block):
+        print(f"  {name}: {k}/{of} ({pct})" + (f", {eq} equivalent" if eq else ""))
+    return 0

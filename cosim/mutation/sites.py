@@ -1,0 +1,467 @@
+"""Mutation sites of a design's Verilog: every place a small, valid change can be made, and a
+deterministic, stratified choice of them.
+
+Kinds of mutation (each site is one mutant):
+
+  operator    one binary operator swapped for another of the same operand and result widths
+              (OPERATOR_SWAPS below), so the mutant is valid Verilog of the same sizes;
+  constant    a numeric literal one more and one less (a sized literal keeps its size and base and
+              wraps: `4'hf` + 1 is `4'h0`; an unsized decimal stays a 32-bit signed number, so
+              `0` - 1 is `(-1)`; literals with x or z digits, real numbers and strings are left);
+  condition   an `if` condition inverted (`if (c)` -> `if (!(c))`), and the condition of a `? :`
+              inverted;
+  stuck       a register that keeps its value: a non-blocking `x <= e;` of a clocked process
+              becomes `x <= x;` (whole-signal targets only: a memory word or a part select is left).
+
+Where: the `always` processes (with an event control: clocked or combinational) and the continuous
+`assign`s of the design module.  Not in `initial` blocks, declarations, functions and tasks (a
+MyHDL function is written once per call, but a hand-written one may serve many callers), loop
+headers (a mutated bound can loop for ever), case labels and case expressions, event controls,
+the index or bounds of a select (`a[i + 1]`, `a[7:0]`, `a[i +: 8]`: a mutated part select changes
+the width) and a replication's count.
+
+Dead stores are no sites: MyHDL starts every process by setting each of its variables
+(`v = 4'h0;`) and then, most often, assigns the variable again before anything reads it (on
+every path: `if (rst) ... else begin v = ...; ... end`); a mutant of the first assignment would
+be equivalent by construction.  A blocking assignment of a whole name is dead when every path
+from it to the end of the process assigns the name whole before reading it, or reads it nowhere
+while no other process, assignment or port reads it and the process assigns it whole before
+reading it at its next run.  Where the analysis cannot tell (a partial or non-blocking write, a
+task call, a loop that may not run) the value counts as read.
+
+Every mutation records the span of the original text it replaces, in one of three forms (how
+`cosim.mutation.instrument` puts it behind the run-time select):
+
+  statement   a procedural assignment `lhs = e;` / `lhs <= e;` whole (operator, constant and
+              ternary-condition mutations of its right-hand side, and stuck registers);
+  condition   the condition inside `if ( ... )` (its inversion, or an operator or constant in it);
+  expression  the right-hand side of a continuous assignment.
+
+Order: by position in the text, then kind, then the change; `select` then draws from that list.
+"""
+import random
+import re
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, replace
+from typing import List
+
+from cosim.mutation import verilog as V
+
+KINDS = ("operator", "constant", "condition", "stuck")
+
+# Each operator and what it becomes (one mutant per entry).  Every swap stays within one class of
+# IEEE 1364-2005's width rules (table 5-22): arithmetic and bitwise operators (result as wide as
+# the widest operand), shifts (as wide as the left operand), relational, equality and logical
+# operators (one bit), so a mutant never changes the size or signedness of an expression.
+OPERATOR_SWAPS = {
+    "+": ("-",), "-": ("+",),
+    "*": ("+",), "/": ("*",), "%": ("/",),
+    "&": ("|",), "|": ("&", "^"), "^": ("|",), "~^": ("^",), "^~": ("^",),
+    "&&": ("||",), "||": ("&&",),
+    "==": ("!=",), "!=": ("==",), "===": ("!==",), "!==": ("===",),
+    "<": ("<=",), "<=": ("<",), ">": (">=",), ">=": (">",),
+    "<<": (">>",), ">>": ("<<",), "<<<": (">>>",), ">>>": ("<<<",),
+}
+_SIGNEDNESS_FUNCTIONS = ("$signed", "$unsigned")
+_DESCRIPTION_WIDTH = 160
+
+
+@dataclass
+class Mutation:
+    id: int                       # 1-based; 0 means "no mutation"
+    kind: str                     # operator | constant | condition | stuck
+    line: int                     # 1-based line of the changed token in the original text
+    block: str                    # sub-block instance (DesignMap), or the module's name
+    original: str                 # the text replaced: the statement, the condition or the right-hand side
+    mutated: str                  # what replaces it (one line)
+    description: str              # one line: the change and the statement it is made in
+    start: int = 0                # offsets of `original` in the original text
+    end: int = 0
+    form: str = "statement"       # statement | condition | expression (see the module notes)
+    process: int = -1             # index of the `always` process; -1: a continuous assignment
+    column: int = 0               # 1-based column of the changed token
+    change: str = ""              # the change alone: "`+` -> `-`", "`4'h3` -> `4'h4`", "stuck", "inverted"
+    targets: tuple = ()           # names the mutated statement (or the if's branches) assign
+    sensitivity: int = -1         # offset where `prism_mutant` joins the process's event list; -1: none needed
+    sensitivity_sep: str = ", "   # ", " or " or ", as the list is written
+    statement_line: int = 0       # first line of the statement (or assignment) it belongs to
+    module: str = ""
+
+
+def _one_line(text):
+    if "\n" not in text and "  " not in text.strip() and "\t" not in text:
+        return text.strip()                   # MyHDL's statements: one line already
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _short(text, width=_DESCRIPTION_WIDTH):
+    text = _one_line(text)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+# ---- literals ----
+
+_BASED = re.compile(r"^(\d[\d_]*)?\s*'([sS]?)([bBoOdDhH])\s*([0-9a-fA-F_]+)$")
+_RADIX = {"b": 2, "o": 8, "d": 10, "h": 16}
+
+
+def _format(value, radix, digits):
+    if radix == 10:
+        return str(value)
+    s = {2: format(value, "b"), 8: format(value, "o"), 16: format(value, "x")}[radix]
+    return s.rjust(digits, "0")
+
+
+def literal_variants(text):
+    """[(mutated text, change)] of a numeric literal: its value plus one and minus one, or [] when it
+    cannot be changed without changing its size (x/z digits, reals, 32-bit overflow of unsized)."""
+    m = _BASED.match(text)
+    out = []
+    if m:
+        size, signed, base, digits = m.group(1), m.group(2), m.group(3).lower(), m.group(4).replace("_", "")
+        radix = _RADIX[base]
+        try:
+            value = int(digits, radix)
+        except ValueError:
+            return []                                     # x, z or ? digits
+        bits = int(size.replace("_", "")) if size else 32
+        if bits < 1:
+            return []
+        prefix = (size.replace("_", "") if size else "") + "'" + signed + m.group(3)
+        for delta in (1, -1):
+            new = value + delta
+            if size:
+                new %= 1 << bits                          # a sized literal wraps within its size
+            elif not 0 <= new < (1 << 32):
+                continue                                  # an unsized one would change width
+            if radix == 10 and signed and size and new >= 1 << (bits - 1):
+                # `8'sd255` is a warning in some tools: the same bits in hexadecimal
+                mutated = f"{size.replace('_', '')}'{signed}h{new:x}"
+            else:
+                mutated = prefix + _format(new, radix, len(digits))
+            out.append(mutated)
+    elif re.fullmatch(r"\d[\d_]*", text):
+        value = int(text.replace("_", ""))
+        for delta in (1, -1):
+            new = value + delta
+            if new >= 1 << 31:
+                continue                                  # an unsized decimal is 32 bits, signed
+            out.append(str(new) if new >= 0 else f"({new})")
+    seen, result = set(), []
+    for v in out:
+        if v != text and v not in seen:
+            seen.add(v)
+            result.append((v, f"`{text}` -> `{v}`"))
+    return result
+
+
+# ---- sites of one expression ----
+
+def _expression_sites(text, e):
+    """[(kind, node start, node end, replacement, change, token start)] inside expression `e`, in
+    text order."""
+    out = []
+
+    def visit(x):
+        k = x.kind
+        if k == "binary":
+            visit(x.kids[0])
+            swaps = OPERATOR_SWAPS.get(x.op, ())
+            for new in swaps:
+                # parenthesised: the new operator may bind differently from the old one
+                rep = "(" + text[x.start:x.op_start] + new + text[x.op_start + len(x.op):x.end] + ")"
+                out.append(("operator", x.start, x.end, rep, f"`{x.op}` -> `{new}`", x.op_start))
+            visit(x.kids[1])
+        elif k == "num":
+            for rep, change in literal_variants(x.name):
+                out.append(("constant", x.start, x.end, rep, change, x.start))
+        elif k == "cond":
+            c = x.kids[0]
+            out.append(("condition", c.start, c.end, f"!({text[c.start:c.end]})", "condition inverted", c.start))
+            for kid in x.kids:
+                visit(kid)
+        elif k == "select":
+            visit(x.kids[0])                      # the base; never the index or the bounds
+        elif k == "repl":
+            visit(x.kids[1])                      # the items; never the count
+        elif k == "call":
+            if not x.name.startswith("$") or x.name in _SIGNEDNESS_FUNCTIONS:
+                for kid in x.kids:
+                    visit(kid)
+        elif k in ("paren", "unary", "concat"):
+            for kid in x.kids:
+                visit(kid)
+    visit(e)
+    return out
+
+
+# ---- dead stores ----
+#
+# What becomes of a variable's value after a statement, along every path to the end of the
+# process: "read" (some path reads it first), "written" (every path assigns it whole first) or
+# "neither".  Conservative where it cannot tell: a partial write, a non-blocking write, a task
+# call or a timing control counts as a read.
+
+_READ, _WRITTEN, _NEITHER = "read", "written", "neither"
+
+
+class _Fate:
+    def __init__(self, function_reads):
+        self.function_reads = function_reads
+
+    def reads(self, expr):
+        out = V.identifiers(expr)
+        if self.function_reads:
+            for f in V.calls(expr):
+                out = out | self.function_reads.get(f, set())
+        return out
+
+    def sequence(self, stmts, name):
+        for st in stmts:
+            fate = self.statement(st, name)
+            if fate != _NEITHER:
+                return fate
+        return _NEITHER
+
+    def statement(self, st, name):
+        k = st.kind
+        if k == "assign":
+            if name in self.reads(st.rhs) or name in V.lvalue_reads(st.lhs):
+                return _READ
+            if name in V.lvalue_base(st.lhs):
+                whole = st.lhs.kind == "id" and st.op == "="
+                return _WRITTEN if whole else _READ
+            return _NEITHER
+        if k == "block":
+            return self.sequence(st.stmts, name)
+        if k == "if":
+            if name in self.reads(st.cond):
+                return _READ
+            a = self.statement(st.then, name)
+            b = self.statement(st.else_, name) if st.else_ is not None else _NEITHER
+            if _READ in (a, b):
+                return _READ
+            return _WRITTEN if a == b == _WRITTEN else _NEITHER
+        if k == "case":
+            if name in self.reads(st.cond) or any(name in self.reads(e) for labels, _ in st.items for e in labels):
+                return _READ
+            fates = [self.statement(c, name) for _, c in st.items]
+            if _READ in fates:
+                return _READ
+            has_default = any(not labels for labels, _ in st.items)
+            return _WRITTEN if has_default and fates and all(f == _WRITTEN for f in fates) else _NEITHER
+        if k == "loop":                 # may run no time at all: at best "neither"
+            if name in V.statement_reads(st) or name in V.statement_writes(st):
+                return _READ
+            return _NEITHER
+        if k == "other" and st.end - st.start <= 1:
+            return _NEITHER             # a null statement
+        return _READ                    # a call, a timing control, a disable: be safe
+
+
+# ---- the finder ----
+# ---- the finder ----
+
+class _ReadElsewhere:
+    """How many readers other than process `me` a name has (a mapping for `dead`)."""
+
+    def __init__(self, readers, me):
+        self.readers, self.me = readers, me
+
+    def get(self, name, default=0):
+        r = self.readers.get(name)
+        return default if r is None else len(r - {self.me})
+
+
+class _Finder:
+    def __init__(self, src, module, design_map):
+        self.src, self.text, self.mod = src, src.text, module
+        self.design_map = design_map
+        self.sites: List[Mutation] = []
+        # functions that read module names (MyHDL's read only their arguments: then none)
+        self.function_reads = {f: g for f in module.functions if (g := V.function_globals(module, f))}
+        self._statement_text = {}
+        self.fate = _Fate(self.function_reads)
+        # which processes and assignments read each name: a name read outside the process that
+        # assigns it is no variable of that process
+        self.read_elsewhere = None
+        self.readers = {}
+        for p in module.processes:
+            names = V.statement_reads(p.body) | set(p.event_names)
+            for f in V.statement_calls(p.body):
+                names |= self.function_reads.get(f, set())
+            for n in names:
+                self.readers.setdefault(n, set()).add(id(p))
+        for a in module.assigns:
+            for n in V.identifiers(a.rhs) | V.lvalue_reads(a.lhs):
+                self.readers.setdefault(n, set()).add(id(a))
+        for o in module.opaque:
+            for n in o.names:
+                self.readers.setdefault(n, set()).add(id(o))
+        for d in module.declarations.values():
+            if d.direction in ("output", "inout"):
+                self.readers.setdefault(d.name, set()).add("port")
+
+    def dead(self, s, after):
+        """A blocking assignment of a whole name whose value nothing can read: every path after it
+        assigns the name whole before reading it, or none reads it up to the end of the process,
+        no other process or assignment reads it, and the process assigns it whole before reading
+        it at its next run (MyHDL's variables: set at the top of every run)."""
+        if s.kind != "assign" or s.op != "=" or s.lhs.kind != "id":
+            return False
+        name = s.lhs.name
+        fate = _NEITHER
+        for stmts in after:
+            fate = self.fate.sequence(stmts, name)
+            if fate != _NEITHER:
+                break
+        if fate == _WRITTEN:
+            return True
+        if fate == _READ or self.read_elsewhere.get(name, 0) > 0:
+            return False
+        return self.fate.statement(self.process.body, name) == _WRITTEN
+
+    def block_of(self, offset):
+        if self.design_map is None:
+            return self.mod.name
+        st = self.design_map.statement_at(self.src.line(offset))
+        return st.block if st is not None else self.design_map.top
+
+    def add(self, kind, form, span, mutated, change, token, statement, process, targets, sens, sep, block):
+        text = self.text
+        original = text[span[0]:span[1]]
+        stmt_text = self._statement_text.get(statement)
+        if stmt_text is None:
+            stmt_text = self._statement_text[statement] = _short(text[statement[0]:statement[1]].rstrip(";"))
+        self.sites.append(Mutation(
+            0, kind, self.src.line(token), block, original, _one_line(mutated),
+            f"{change} in {stmt_text}", span[0], span[1], form, process,
+            token - self.src.line_start(token) + 1, change, tuple(targets), sens, sep,
+            self.src.line(statement[0]), self.mod.name))
+
+    def run(self):
+        for p in self.mod.processes:
+            if p.kind != "always" or not (p.edges or p.star or p.events is not None):
+                continue
+            if any(s.kind == "timing" for s in p.body.walk()):
+                continue                            # a process that waits inside: not synthesisable logic
+            sens, sep = -1, ", "
+            if p.combinational and not p.star:
+                sens = p.events[1]
+                sep = " or " if re.search(r"\bor\b", self.text[p.events[0]:p.events[1]]) else ", "
+            self.process = p
+            self.proc_args = (p.index, sens, sep, self.block_of(p.start))
+            self.read_elsewhere = _ReadElsewhere(self.readers, id(p))
+            self.statement(p.body, [])
+        for a in self.mod.assigns:
+            if a.end < 0 or self.text[a.start:a.start + 6] != "assign":
+                continue                            # a net declaration's initialiser
+            block = self.block_of(a.start)
+            targets = V.lvalue_base(a.lhs)
+            for kind, s, e, rep, change, tok in _expression_sites(self.text, a.rhs):
+                mutated = self.text[a.rhs.start:s] + rep + self.text[e:a.rhs.end]
+                self.add(kind, "expression", (a.rhs.start, a.rhs.end), mutated, change, tok,
+                         (a.start, a.end), -1, targets, -1, ", ", block)
+        self.sites.sort(key=lambda m: (m.start, m.line, m.column, KINDS.index(m.kind), m.mutated))
+        return self.sites
+
+    def statement(self, s, after):
+        """Sites of statement `s`; `after`: the statement lists that run after it, innermost first."""
+        index, sens, sep, block = self.proc_args
+        text = self.text
+        if s.kind == "block":
+            for k, c in enumerate(s.stmts):
+                self.statement(c, [s.stmts[k + 1:]] + after)
+        elif s.kind == "if":
+            targets = sorted(V.statement_writes(s))
+            c = s.cond
+            span = (c.start, c.end)
+            self.add("condition", "condition", span, f"!({text[c.start:c.end]})", "condition inverted", c.start,
+                     (s.start, c.end + 1), index, targets, sens, sep, block)
+            for kind, a, b, rep, change, tok in _expression_sites(text, c):
+                self.add(kind, "condition", span, text[c.start:a] + rep + text[b:c.end], change, tok,
+                         (s.start, c.end + 1), index, targets, sens, sep, block)
+            for c2 in s.children():
+                self.statement(c2, after)
+        elif s.kind == "case":
+            for _, c2 in s.items:
+                self.statement(c2, after)
+        elif s.kind == "loop":
+            self.statement(s.body, [[s]] + after)      # the loop again, then what follows it
+        elif s.kind == "assign":
+            if self.dead(s, after):
+                return
+            targets = V.lvalue_base(s.lhs)
+            for kind, a, b, rep, change, tok in _expression_sites(text, s.rhs):
+                mutated = text[s.start:a] + rep + text[b:s.end]
+                self.add(kind, "statement", (s.start, s.end), mutated, change, tok, (s.start, s.end), index,
+                         targets, sens, sep, block)
+            if (s.op == "<=" and self.process.clocked and s.lhs.kind == "id" and "." not in s.lhs.name
+                    and _one_line(text[s.rhs.start:s.rhs.end]) != s.lhs.name):
+                decl = self.mod.declarations.get(s.lhs.name)
+                if decl is None or not decl.is_memory:
+                    mutated = text[s.start:s.rhs.start] + s.lhs.name + text[s.rhs.end:s.end]
+                    self.add("stuck", "statement", (s.start, s.end), mutated, "stuck (keeps its value)",
+                             s.start, (s.start, s.end), index, targets, sens, sep, block)
+
+
+def find_sites(verilog_text, module=None, design_map=None) -> List[Mutation]:
+    """Every mutation site of the design module (`module`, default: the text's top module).
+    `design_map`: a cosim.sim.codecov.DesignMap of the same text (its file), which names the
+    sub-block of every site; without one every site's block is the module's name.  Sites are
+    numbered 1.. in order (select() renumbers its choice)."""
+    src = V.parse(verilog_text)
+    mod = src.module(module)
+    sites = _Finder(src, mod, design_map).run()
+    for k, m in enumerate(sites, 1):
+        m.id = k
+    return sites
+
+
+def select(sites, n, seed) -> List[Mutation]:
+    """`n` mutants drawn from `sites`, deterministic in `seed`, spread over every block: the blocks
+    take turns in an order drawn from the seed, each giving its next site, until `n` are chosen or
+    every block is spent; within a block the kinds take turns too (each kind's sites in an order
+    drawn from the seed), so a block's share mixes operators, constants, conditions and stuck
+    registers.  The chosen mutations are copies, numbered 1..n in the order returned."""
+    if n < 0:
+        raise ValueError(f"select: n must be >= 0, got {n}")
+    rng = random.Random(seed)
+    by_block = OrderedDict()
+    for m in sites:
+        by_block.setdefault(m.block, {}).setdefault(m.kind, []).append(m)
+    queues = {}
+    for block in sorted(by_block):
+        kinds = by_block[block]
+        order = sorted(kinds)
+        rng.shuffle(order)
+        lists = []
+        for kind in order:
+            ms = list(kinds[kind])
+            rng.shuffle(ms)
+            lists.append(ms)
+        mixed = []
+        for k in range(max(len(x) for x in lists)):
+            mixed += [x[k] for x in lists if k < len(x)]
+        queues[block] = mixed
+    blocks = sorted(queues)
+    rng.shuffle(blocks)
+    chosen, turn = [], 0
+    while len(chosen) < n and blocks:
+        alive = []
+        for b in blocks:
+            if len(chosen) < n and turn < len(queues[b]):
+                chosen.append(queues[b][turn])
+            if turn + 1 < len(queues[b]):
+                alive.append(b)
+        blocks = alive
+        turn += 1
+    return [replace(m, id=k) for k, m in enumerate(chosen, 1)]
+
+
+def count_by_block(sites):
+    """{block: Counter of kinds}, blocks in order of first appearance."""
+    out = OrderedDict()
+    for m in sites:
+        out.setdefault(m.block, Counter())[m.kind] += 1
+    return out
