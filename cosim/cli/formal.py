@@ -4,8 +4,10 @@ Each target's property harness is converted by the project's tool chain, proved 
 k-induction (sby jobs in `--out`, default build/formal), and reported one line per
 property: proved (with k), bounded (BMC depth, and why induction did not close) or failed
 (with the counterexample's VCD and a stimulus file that `prism formal --replay FILE`
-runs on Icarus and on MyHDL).  `--fault F` proves a broken variant instead: its
-properties must fail.
+runs on Icarus and on MyHDL), and whether a run reaches the property's trigger (its cover,
+with the step).  A target fails when a property fails or a trigger is unreached (the proof
+could be vacuous).  `--fault F` proves a broken variant instead: its properties must fail
+and the triggers it names must be unreachable.
 """
 import os
 
@@ -26,6 +28,8 @@ def add_parser(sub):
                    help="prove only this property (repeatable)")
     p.add_argument("--replay", metavar="FILE",
                    help="replay a counterexample's stimulus file on Icarus and MyHDL, and exit")
+    p.add_argument("--no-cover", action="store_true",
+                   help="skip the cover jobs (the proofs alone; a vacuous proof is not detected)")
     p.add_argument("--no-myhdl", action="store_true", help="with --replay: Icarus only")
     p.add_argument("--vcd", help="with --replay: write the Icarus replay's waveform here")
 
@@ -41,24 +45,39 @@ def _list():
             kind = "lemma" if p.inside else "property"
             env = " (own environment)" if p.id in groups else ""
             print(f"  {kind} {p.id}: {p.statement}{env}")
+            if p.cover:
+                print(f"    trigger (covered): {p.cover}")
         if t.faults:
             print(f"  broken variants (--fault): {', '.join(t.faults)}")
+            for name, f in t.faults.items():
+                how = "mutation of the converted Verilog" if f.edits else "parameters"
+                must = [f"fails {', '.join(f.props)}"] if f.props else []
+                if f.unreached:
+                    must.append(f"leaves unreachable the triggers of {', '.join(f.unreached)}")
+                print(f"    {name} ({how}): {f.what}; {' and '.join(must)}")
     return 0
 
 
 def table(verdicts):
-    """The verdict table: target, property, verdict, k/depth, seconds."""
-    rows = [("target", "property", "verdict", "k / depth", "seconds")]
+    """The verdict table: target, property, verdict, k/depth, cover (the trigger's step), seconds;
+    for a broken variant also whether it was caught."""
+    variant = any(v.fault for v in verdicts)
+    head = ("target", "property", "verdict", "k / depth", "cover") + (("caught",) if variant else ()) + ("seconds",)
+    rows = [head]
     for v in verdicts:
         kd = f"k={v.k}" if v.verdict == "proved" else (
             f"depth {v.depth}" if v.verdict == "bounded" else
             f"cycle {v.depth - 2}" if v.verdict == "failed" and v.depth is not None else "-")
         tgt = v.target + (f"[{v.fault}]" if v.fault else "")
-        rows.append((tgt, v.prop, v.verdict, kd, f"{v.seconds:.1f}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        row = (tgt, v.prop, v.verdict, kd, v.cover_text)
+        if variant:
+            row += ("yes" if v.caught else "NO",)
+        rows.append(row + (f"{v.seconds:.1f}",))
+    n = len(head)
+    widths = [max(len(r[i]) for r in rows) for i in range(n)]
     lines = []
     for j, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(widths[i]) if i < 4 else c.rjust(widths[i]) for i, c in enumerate(r)))
+        lines.append("  ".join(c.ljust(widths[i]) if i < n - 1 else c.rjust(widths[i]) for i, c in enumerate(r)))
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -81,9 +100,10 @@ def run(args):
         if args.targets:
             raise UsageError("--replay takes no TARGET (the stimulus file names it)")
         return _replay(args)
+    from cosim.formal.mutate import MutationError
     from cosim.formal.sby import FormalToolError
     from cosim.formal.targets import ALIASES, TARGET_NAMES, get_target
-    from cosim.formal.runner import run_target
+    from cosim.formal.runner import UNREACHED, run_target
     names = args.targets or list(TARGET_NAMES)
     for n in names:
         if ALIASES.get(n, n) not in TARGET_NAMES:
@@ -114,15 +134,25 @@ def run(args):
               flush=True)
         try:
             verdicts += run_target(n, depth=args.depth, out=out, fault=args.fault, only=args.property or None,
-                                   log=lambda m: print(m, flush=True))
-        except FormalToolError as e:
+                                   log=lambda m: print(m, flush=True), covers=not args.no_cover)
+        except (FormalToolError, MutationError) as e:
             raise UsageError(str(e).splitlines()[0])
     print()
     print(table(verdicts))
     print()
     for v in verdicts:
-        if v.verdict != "proved":
+        if v.verdict != "proved" or v.cover == UNREACHED:
             print(v.line())
-    expected_fail = bool(args.fault)
-    bad = [v for v in verdicts if (v.verdict != "failed" if expected_fail else v.verdict in ("failed", "error"))]
-    return 1 if bad else 0
+    if args.fault:
+        bad = [v for v in verdicts if not v.caught]
+        if bad:
+            print(f"prism formal: the broken variant {args.fault} was NOT caught: "
+                  + ", ".join(f"{v.prop} {'holds' if v.verdict != 'failed' else 'failed'}"
+                              f"{'' if v.cover != UNREACHED else ', trigger unreached'}" for v in bad))
+        return 1 if bad else 0
+    bad = [v for v in verdicts if v.verdict in ("failed", "error")]
+    vacuous = [v for v in verdicts if v.cover == UNREACHED]
+    for v in vacuous:
+        print(f"prism formal: FAIL {v.target} {v.prop}: its trigger is never reached within {v.cover_depth} "
+              "steps, so its proof may be vacuous")
+    return 1 if bad or vacuous else 0

@@ -121,6 +121,10 @@ AXIS_REGISTER_PROPERTIES = (
     ("no_duplicate", "no output beat without an accepted input beat still inside (count never below 0)"),
     ("no_loss", "at most 2 accepted beats inside the slice (a lost beat would leave the count behind)"),
     ("tracked_beat", "the tracked input beat leaves as the output beat its position names, same tdata/tlast"),
+    ("input_live", "bounded liveness: the slice takes an offered input beat in every cycle after one in which its "
+                   "output was free (nothing waiting, or tready high), from its first cycle out of reset"),
+    ("output_live", "bounded liveness: a beat accepted at an edge is offered on m_axis from the next cycle until "
+                    "it is taken (a beat inside the slice means m_axis_tvalid)"),
 )
 CAPACITY = 2          # beats the slice holds: its output register and its skid buffer
 
@@ -150,7 +154,13 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
     tr_data = Signal(intbv(0)[width:])
     tr_last = Signal(bool(0))
     dup, lost, wrong = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    out_free = Signal(bool(0))                # at the last edge, out of reset, the output could move
+    slow_in, slow_out = Signal(bool(0)), Signal(bool(0))
     occupancy = beat_balance(clk, rst, s_axis_tvalid, s_axis_tready, m_axis_tvalid, m_axis_tready, held_beats)
+
+    @always_seq(clk.posedge, reset=rst)
+    def liveness_history():
+        out_free.next = not m_axis_tvalid or m_axis_tready
 
     @always_seq(clk.posedge, reset=rst)
     def track_beat():
@@ -179,13 +189,15 @@ def axis_register_harness(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, m
         lost.next = not rst and held_beats > CAPACITY
         wrong.next = not rst and tracking and m_fire and ahead == 0 and \
             (m_axis_tdata != tr_data or m_axis_tlast != tr_last)
+        slow_in.next = not rst and out_free and not s_axis_tready
+        slow_out.next = not rst and held_beats != 0 and not m_axis_tvalid
 
     @always_comb
     def pack():
-        prop_bad.next = concat(wrong, lost, dup, bad_data, bad_valid)
+        prop_bad.next = concat(slow_out, slow_in, wrong, lost, dup, bad_data, bad_valid)
         env_ok.next = src_ok
 
-    return dut, out_rules, in_rules, occupancy, track_beat, check, pack
+    return dut, out_rules, in_rules, occupancy, liveness_history, track_beat, check, pack
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,6 +212,13 @@ EGRESS_PROPERTIES = (
     ("whole_frames_tx0", "TX port 0: no response beat inside a RESULT frame (between its first beat and TLAST)"),
     ("result_beats_tx0", "every RESULT beat masked for TX port 0 leaves it once: sent - accepted stays in -1..1"),
     ("result_beats_tx1", "every RESULT beat masked for TX port 1 leaves it once: sent - accepted stays in -1..1"),
+    ("tracked_result_tx0", "the tracked RESULT beat, if masked for TX port 0, leaves it as the RESULT beat its "
+                           "position names, with its tdata and tlast"),
+    ("tracked_result_tx1", "the same on TX port 1"),
+    ("result_live", "bounded liveness: a RESULT beat offered while every port of its mask takes beats is taken "
+                    "(res_ready) within 2 cycles"),
+    ("response_live", "bounded liveness: a response waiting while TX port 0 takes beats is popped within 2 cycles, "
+                      "unless TX port 0 is inside a RESULT frame (frame-atomic: the protocol holds it)"),
 )
 EGRESS_ENV = ("the result sender holds res_valid/data/last/mask until res_ready; a response is held until "
               "resp_pop; RESULT beats carry their top data bit set (responses are zero-extended, so it is clear); "
@@ -207,10 +226,37 @@ EGRESS_ENV = ("the result sender holds res_valid/data/last/mask until res_ready;
 
 
 @block
-def egress_result_count(clk, rst, sender_fire, masked, port_fire, port_result, bad):
-    """Accepted-minus-sent RESULT beats of one port (a small signed count): a port register
-    holds one beat and may send it before the sender advances, so -1..1 is legal."""
-    diff = Signal(intbv(0, min=-4, max=4))
+def egress_tracked_port(clk, rst, mark, start_ahead, masked, port_fire, port_result, tdata, tlast, tr_data, tr_last,
+                        pending, ahead, bad):
+    """The tracked RESULT beat on one TX port: at `mark` (the beat's first cycle at the sender, so it
+    has not been loaded yet) `start_ahead` RESULT beats for this port are in front of it; each RESULT
+    beat that leaves the port takes one off, and the one that leaves with none in front must be it."""
+    @always_seq(clk.posedge, reset=rst)
+    def follow():
+        if mark:
+            pending.next = masked
+            if port_fire and port_result and start_ahead != 0:
+                ahead.next = start_ahead - 1
+            else:
+                ahead.next = start_ahead
+        elif pending and port_fire and port_result:
+            if ahead == 0:
+                pending.next = 0
+            else:
+                ahead.next = ahead - 1
+
+    @always_comb
+    def check():
+        bad.next = not rst and pending and ahead == 0 and port_fire and port_result and \
+            (tdata != tr_data or tlast != tr_last)
+
+    return follow, check
+
+
+@block
+def egress_result_count(clk, rst, sender_fire, masked, port_fire, port_result, diff, bad):
+    """Accepted-minus-sent RESULT beats of one port (`diff`, a small signed count, -4..3): a port
+    register holds one beat and may send it before the sender advances, so -1..1 is legal."""
     balance = beat_balance(clk, rst, sender_fire, masked, port_fire, port_result, diff)
 
     @always_comb
@@ -222,11 +268,15 @@ def egress_result_count(clk, rst, sender_fire, masked, port_fire, port_result, b
 
 @block
 def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, res_last, res_mask,
-                         m_axis_0_tready, m_axis_1_tready,
+                         m_axis_0_tready, m_axis_1_tready, track,
                          resp_pop, res_ready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tlast,
                          m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tlast, sent_response, sent_result0,
                          sent_result1, prop_bad, env_ok, FAULT=0):
-    """FAULT: prism_egress's test-only broken variants (hdl/node/prism_egress.py FAULT_*)."""
+    """`track`: the environment marks one RESULT beat (the first one offered for the first time with
+    track high after reset); the checker follows it to each port of its mask (how many RESULT beats
+    for that port are in front of it) and requires it to leave with its tdata and tlast.  The solver
+    may choose any beat, so this covers every beat's data on both ports.
+    FAULT: prism_egress's test-only broken variants (hdl/node/prism_egress.py FAULT_*)."""
     width = len(res_data)
     top = width - 1
     dut = prism_egress(clk=clk, rst=rst, responses=Responses.wrap(valid=resp_valid, data=resp_data, pop=resp_pop),
@@ -238,7 +288,7 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
                        m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast,
                        sent=SentEvents.wrap(response=sent_response, result0=sent_result0, result1=sent_result1),
                        FAULT=FAULT)
-    b0, b1, b2, b3, b4, b5, b6, b7 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
+    b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
     r1 = stream_output_rules(clk, rst, m_axis_1_tdata, m_axis_1_tlast, m_axis_1_tvalid, m_axis_1_tready, b2, b3)
     in_frame0 = Signal(bool(0))          # a RESULT beat without TLAST has left TX port 0
@@ -246,12 +296,29 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
     port0_fire, port1_fire = Signal(bool(0)), Signal(bool(0))
     port0_result, port1_result = Signal(bool(0)), Signal(bool(0))
     mask0, mask1 = Signal(bool(0)), Signal(bool(0))
-    c0 = egress_result_count(clk, rst, sender_fire, mask0, port0_fire, port0_result, b6)
-    c1 = egress_result_count(clk, rst, sender_fire, mask1, port1_fire, port1_result, b7)
+    result_diff0, result_diff1 = Signal(intbv(0, min=-4, max=4)), Signal(intbv(0, min=-4, max=4))
+    c0 = egress_result_count(clk, rst, sender_fire, mask0, port0_fire, port0_result, result_diff0, b6)
+    c1 = egress_result_count(clk, rst, sender_fire, mask1, port1_fire, port1_result, result_diff1, b7)
     waiting_res = Signal(bool(0))
     held_res = Signal(intbv(0)[width + 3:])
     waiting_resp = Signal(bool(0))
     held_resp = Signal(intbv(0)[len(resp_data):])
+    # the tracked RESULT beat
+    tracking = Signal(bool(0))
+    mark = Signal(bool(0))
+    tr_data = Signal(intbv(0)[width:])
+    tr_last = Signal(bool(0))
+    tr_mask = Signal(intbv(0)[2:])
+    start0, start1 = Signal(intbv(0)[2:]), Signal(intbv(0)[2:])
+    pending0, pending1 = Signal(bool(0)), Signal(bool(0))
+    ahead0, ahead1 = Signal(intbv(0)[2:]), Signal(intbv(0)[2:])
+    t0 = egress_tracked_port(clk, rst, mark, start0, mask0, port0_fire, port0_result, m_axis_0_tdata, m_axis_0_tlast,
+                             tr_data, tr_last, pending0, ahead0, b8)
+    t1 = egress_tracked_port(clk, rst, mark, start1, mask1, port1_fire, port1_result, m_axis_1_tdata, m_axis_1_tlast,
+                             tr_data, tr_last, pending1, ahead1, b9)
+    # bounded liveness: a beat or response that could have moved in the last cycle and did not
+    stuck_res, stuck_resp = Signal(bool(0)), Signal(bool(0))
+    stuck_res_prev, stuck_resp_prev = Signal(bool(0)), Signal(bool(0))
 
     @always_comb
     def events():
@@ -262,6 +329,15 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
         port1_result.next = m_axis_1_tdata[top]
         mask0.next = res_mask[0]
         mask1.next = res_mask[1]
+        # the beat's first cycle at the sender: it has not been loaded into a port yet
+        mark.next = track and res_valid and not waiting_res and not tracking and not rst
+        # accepted - sent of each port (the beats in front of a beat that is offered for the first time)
+        start0.next = 1 if result_diff0 > 0 else 0
+        start1.next = 1 if result_diff1 > 0 else 0
+        stuck_res.next = res_valid and not res_ready and (not res_mask[0] or m_axis_0_tready) and \
+            (not res_mask[1] or m_axis_1_tready)
+        stuck_resp.next = resp_valid and not resp_pop and m_axis_0_tready and not in_frame0 and \
+            not (m_axis_0_tvalid and m_axis_0_tdata[top] and not m_axis_0_tlast)
 
     @always_seq(clk.posedge, reset=rst)
     def history():
@@ -271,11 +347,20 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
         held_res.next = concat(res_mask, res_last, res_data)
         waiting_resp.next = resp_valid and not resp_pop
         held_resp.next = resp_data
+        if mark:
+            tracking.next = 1
+            tr_data.next = res_data
+            tr_last.next = res_last
+            tr_mask.next = res_mask
+        stuck_res_prev.next = stuck_res
+        stuck_resp_prev.next = stuck_resp
 
     @always_comb
     def check():
         b4.next = not rst and port1_fire and not port1_result
         b5.next = not rst and port0_fire and in_frame0 and not port0_result
+        b10.next = not rst and stuck_res_prev and stuck_res
+        b11.next = not rst and stuck_resp_prev and stuck_resp
 
     @always_comb
     def environment():
@@ -292,9 +377,9 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
 
     @always_comb
     def pack():
-        prop_bad.next = concat(b7, b6, b5, b4, b3, b2, b1, b0)
+        prop_bad.next = concat(b11, b10, b9, b8, b7, b6, b5, b4, b3, b2, b1, b0)
 
-    return dut, r0, r1, c0, c1, events, history, check, environment, pack
+    return dut, r0, r1, c0, c1, t0, t1, events, history, check, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,6 +393,9 @@ INGRESS_PROPERTIES = (
     ("bank_free", "a completed frame's bank holds no other frame (none waiting for a verdict, none admitted)"),
     ("reader_queue", "the reader sees exactly the admitted frames' banks, in admission order, each once "
                      "(rd_avail and rd_bank follow the admissions and releases)"),
+    ("beat_live", "bounded liveness: from the second cycle out of reset an offered beat is taken at once inside a "
+                  "frame, as an unsupported frame's header, and as a stored frame's header when the bank to fill "
+                  "(the next in round robin) holds no frame and room_ok is high"),
 )
 INGRESS_ENV = ("the source holds a waiting beat (AXI-Stream); the validation stage answers each completed frame "
                "once, oldest first (res_bank = the oldest frame without a verdict), in a later cycle than its "
@@ -383,7 +471,10 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     adm0, adm1, adm2 = (Signal(intbv(0)[2:]) for _ in range(3))
     pending = bank_fifo(clk, rst, pend_push, frm_bank, pend_pop, pend_head, pend_n, pend0, pend1, pend2)
     admitted = bank_fifo(clk, rst, adm_push, res_bank, adm_pop, adm_head, adm_n, adm0, adm1, adm2)
-    b0, b1, b2, b3 = (Signal(bool(0)) for _ in range(4))
+    b0, b1, b2, b3, b4 = (Signal(bool(0)) for _ in range(5))
+    up = Signal(bool(0))                       # out of reset for a cycle (the ingress starts then)
+    fill_bank = Signal(intbv(0)[2:])           # the bank the next stored frame fills: stored frames mod 3
+    must_take = Signal(bool(0))                # an offered beat the ingress may not hold back
 
     @always_comb
     def fifo_events():
@@ -398,6 +489,18 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
         cls[:] = s_axis_tdata[4:0]
         expect_frm.next = 0
         expect_uns.next = 0
+        up.next = 1
+        completes = False          # a stored frame's TLAST beat is taken: the next frame fills the next bank
+        if s_axis_tvalid and s_axis_tready and s_axis_tlast:
+            if frame_open:
+                completes = bool(stored)
+            else:
+                completes = cls == CLASS_CONTROL or cls == CLASS_DATA
+        if completes:
+            if fill_bank == 2:
+                fill_bank.next = 0
+            else:
+                fill_bank.next = fill_bank + 1
         if s_axis_tvalid and s_axis_tready:
             if not frame_open:
                 is_stored = cls == CLASS_CONTROL or cls == CLASS_DATA
@@ -431,6 +534,17 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
         b1.next = not rst and frm_valid and frm_beats != expect_beats
         b2.next = not rst and frm_valid and (frm_bank == 3 or in_pend or in_adm)
         b3.next = not rst and (rd_avail != (adm_n != 0) or (rd_avail and rd_bank != adm_head))
+        b4.next = not rst and must_take and not s_axis_tready
+
+    @always_comb
+    def liveness():
+        cls = intbv(0)[4:]
+        cls[:] = s_axis_tdata[4:0]
+        busy = fill_bank == pend0 and pend_n >= 1 or fill_bank == pend1 and pend_n >= 2 or \
+            fill_bank == pend2 and pend_n >= 3 or fill_bank == adm0 and adm_n >= 1 or \
+            fill_bank == adm1 and adm_n >= 2 or fill_bank == adm2 and adm_n >= 3
+        must_take.next = up and s_axis_tvalid and (frame_open or not (cls == CLASS_CONTROL or cls == CLASS_DATA) or
+                                                   (room_ok and not busy))
 
     @always_comb
     def environment():
@@ -445,51 +559,143 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
 
     @always_comb
     def pack():
-        prop_bad.next = concat(b3, b2, b1, b0)
+        prop_bad.next = concat(b4, b3, b2, b1, b0)
 
-    return dut, in_rules, pending, admitted, fifo_events, frames, check, environment, pack
+    return dut, in_rules, pending, admitted, fifo_events, frames, check, liveness, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------
-# prism_fp32_bank (the node's FP32_ARRIVAL banks): reservations against read-after-write hazards
+# prism_fp32_bank (the node's FP32_ARRIVAL banks): reservations against read-after-write hazards,
+# and the sums the lanes hand out, with the FP32 adder abstracted
 # ---------------------------------------------------------------------------------------------
 FP32_BANK_PROPERTIES = (
     ("no_raw_hazard", "no operation reaches the lanes for a range that one of the last FP32_LATENCY operations "
                       "touched (its sum is still in the adder: a read-after-write hazard)"),
     ("reservations_exact", "p0_free, p1_free and rd_free are low exactly when their range is one of the last "
                            "FP32_LATENCY operations' (no needless stall: other ranges enter every cycle)"),
+    ("sums_exact", "every read-out gives o_valid exactly 3 cycles after it is taken, and a read-out of the tracked "
+                   "range hands out on the tracked lane the sum of every value added to that lane since the last "
+                   "read-out, clear or reset (no update lost, none counted twice)"),
 )
 FP32_BANK_ENV = ("the arbiter's contract (prism_arrival_banks): a port group or a read-out that uses this bank is "
                  "taken only while its free output is high; never both ports' groups in this bank in one cycle; a "
-                 "read-out only in a cycle where no group uses the bank; ranges below BANKS x ROWS")
+                 "read-out only in a cycle where no group uses the bank; ranges below BANKS x ROWS; clear only "
+                 "with nothing in flight (no operation taken in the last FP32_LATENCY + 1 cycles); the tracked "
+                 "range is one of the bank's")
+STANDIN_WIDTH = 4           # bits of the stand-in adder's sums
+
+
+@block
+def int_add_standin(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag, LATENCY=4, WIDTH=4):
+    """A stand-in for fp32_add with its ports, its LATENCY and its valid/tag pipeline: out_result is
+    (in_a + in_b) mod 2^WIDTH on the low WIDTH bits (the rest 0), LATENCY edges after in_valid.  An
+    integer sum the solver can follow, where an FP32 sum would have to be bit-blasted; -0.0, the
+    operand an empty row starts from (0x80000000), is its identity, as it is for fp32_add.  The
+    pipeline is three shift registers, stage j (0: the first register) at bit j of `valids` and
+    field j of `tags` and `sums`; as in fp32_add, a reset clears the valid flags only."""
+    n = LATENCY
+    tw = len(in_tag)
+    mask = (1 << WIDTH) - 1
+    valids = Signal(modbv(0)[n:])
+    tags = Signal(modbv(0)[n * tw:])
+    sums = Signal(modbv(0)[n * WIDTH:])
+
+    @always_seq(clk.posedge, reset=None)
+    def pipeline():
+        s = modbv(0)[WIDTH:]
+        s[:] = in_a[WIDTH:] + in_b[WIDTH:]
+        if rst:
+            valids.next = 0
+        else:
+            valids.next = (valids << 1) | in_valid
+        tags.next = (tags << tw) | in_tag
+        sums.next = (sums << WIDTH) | s
+
+    @always_comb
+    def outputs():
+        out_valid.next = valids[n - 1]
+        out_tag.next = tags[n * tw:(n - 1) * tw]
+        out_result.next = sums[n * WIDTH:(n - 1) * WIDTH]
+
+    return pipeline, outputs
+
+
+def _standin_adder(extra):
+    """fp32_add's signature, built as int_add_standin with EXTRA cycles of latency on top of the
+    LATENCY the lane asks for (extra = 1: lanes one cycle slower than the bank's reservations)."""
+    @block
+    def fp32_add_standin(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag, LATENCY=4):
+        return int_add_standin(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_tag,
+                               LATENCY=LATENCY + extra, WIDTH=STANDIN_WIDTH)
+    return fp32_add_standin
 
 
 @block
 def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value, p1_take, p1_row, p1_lanes,
-                            p1_value, rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_data, prop_bad, env_ok,
-                            BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, FAULT=0):
-    """One FP32 bank with its lanes.  The checker works out from the inputs which operation the bank
-    takes at each edge (port 0's range in this bank, else port 1's, else a read-out of this bank)
-    and keeps the last FP32_LATENCY of them: a new operation on one of those ranges is a hazard.
-    Every element of a port's group carries the same free 32-bit value (p{P}_value): the checks are
-    about which ranges enter, not about the sums.  FAULT: hdl/node/prism_fp32_bank.py FAULT_*."""
+                            p1_value, rd_take, rd_row, trk_row, trk_lane, p0_free, p1_free, rd_free, o_valid, o_data,
+                            prop_bad, env_ok, BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, FAULT=0, LANE_EXTRA=0):
+    """One FP32 bank with its lanes, each lane's fp32_add replaced by int_add_standin (same ports,
+    same latency, an integer sum of STANDIN_WIDTH bits): the bank is built while the lanes' module
+    names the stand-in as its adder (the design's files are not touched), so the proof, the
+    Icarus replay and the MyHDL replay all run the same abstraction.
+
+    The checker works out from the inputs which operation the bank takes at each edge (port 0's
+    range in this bank, else port 1's, else a read-out of this bank) and keeps the last FP32_LATENCY
+    of them: a new operation on one of those ranges is a hazard.  It also follows one element, the
+    tracked lane `trk_lane` of the tracked row `trk_row` (range trk_row x BANKS + BANK; free inputs
+    held constant, so the solver picks any): the sum of the values added to it since the last
+    read-out, clear or reset, which a read-out must hand out 3 cycles after it is taken.  Every
+    element of a port's group carries the same free 32-bit value (p{P}_value), so the tracked lane
+    gets it whenever the group's mask includes it.
+    FAULT: hdl/node/prism_fp32_bank.py FAULT_*.  LANE_EXTRA: cycles added to the lanes' adders
+    (1: the lanes one cycle slower than the reservation window, a broken variant)."""
     from myhdl import ConcatSignal
+    import hdl.arith.fp32_arrival_lane as lane_module
     from hdl.node.prism_fp32_bank import prism_fp32_bank
     L = FP32_LATENCY
+    W = STANDIN_WIDTH
     BB = BANKS.bit_length() - 1
     LIMIT = BANKS * ROWS
+    QUIET = L + 1                           # cycles without an operation before a clear
     values0 = ConcatSignal(*([p0_value] * 64))
     values1 = ConcatSignal(*([p1_value] * 64))
     chain = Signal(intbv(0)[512:])
-    dut = prism_fp32_bank(**ports_of(prism_fp32_bank, locals(), p0_values=values0, p1_values=values1, o_chain=chain),
-                          BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L, FAULT=FAULT)
+    real_adder = lane_module.fp32_add
+    lane_module.fp32_add = _standin_adder(LANE_EXTRA)
+    try:
+        dut = prism_fp32_bank(**ports_of(prism_fp32_bank, locals(), p0_values=values0, p1_values=values1,
+                                         o_chain=chain),
+                              BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L, FAULT=FAULT)
+    finally:
+        lane_module.fp32_add = real_adder
     seen = Signal(modbv(0)[9 * L:])        # the checker's last L operations (valid | range), newest lowest
     in0, in1, in_rd = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))     # each uses this bank
     r0, r1 = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    m0, m1 = Signal(intbv(0)[16:]), Signal(intbv(0)[16:])                  # the group's lanes in this bank
     op_valid = Signal(bool(0))
     op_range = Signal(intbv(0)[8:])
     busy0, busy1, busy_rd = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
-    bad_hazard, bad_free = Signal(bool(0)), Signal(bool(0))
+    bad_hazard, bad_free, bad_sum = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    # the tracked element
+    trk_range = Signal(intbv(0)[8:])
+    trk_add = Signal(bool(0))              # this cycle's operation adds to it ...
+    trk_value = Signal(intbv(0)[W:])       # ... this value
+    trk_read = Signal(bool(0))             # this cycle's operation reads its range out
+    rd_now = Signal(bool(0))               # this cycle's operation is a read-out (any range of the bank)
+    exp_sum = Signal(modbv(0)[W:])         # its sum as of the operations taken so far
+    exp_next = Signal(modbv(0)[W:])        # ... after this cycle's
+    exp_line = Signal(modbv(0)[W * (L + 2):])   # exp_sum after each of the last L + 2 edges, newest lowest:
+    #                                      the sum the row holds once the lanes have written them back
+    rd_pipe = Signal(intbv(0)[3:])         # read-outs taken 1, 2, 3 cycles ago (bit 0: 1 cycle); read_line
+    #                                        below says which were of the tracked range
+    add_line = Signal(modbv(0)[L + 2:])    # the operations taken at each of the last L + 2 edges (newest at
+    read_line = Signal(modbv(0)[L + 2:])   # bit 0): an add to the tracked element, a read-out of its range
+    exp_pipe = Signal(modbv(0)[3 * W:])    # ... and the sum each must hand out
+    since_op = Signal(intbv(15, min=0, max=16))  # cycles since an operation was last taken (saturating)
+    n_adds = Signal(intbv(0)[2:])          # values in the tracked sum (saturating at 3)
+    n_adds_next = Signal(intbv(0)[2:])
+    many_pipe = Signal(intbv(0)[3:])       # read-outs of a tracked sum of two values or more
+    lane_sum = Signal(intbv(0)[W:])        # o_data's tracked lane
 
     @always_comb
     def decode():
@@ -501,11 +707,13 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
         m[:] = p0_lanes >> (kb * 16)
         in0.next = kb < 4 and m[0] == 1
         r0.next = r
+        m0.next = m[16:0]
         kb[:] = BANK - p1_row[BB:0]
         r[:] = p1_row + kb
         m[:] = p1_lanes >> (kb * 16)
         in1.next = kb < 4 and m[0] == 1
         r1.next = r
+        m1.next = m[16:0]
         in_rd.next = rd_row[BB:0] == BANK
 
     @always_comb
@@ -522,6 +730,44 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
         else:
             op_valid.next = 0
             op_range.next = 0
+
+    @always_comb
+    def tracked():
+        tr = intbv(0)[8:]
+        tr[:] = trk_row * BANKS + BANK
+        trk_range.next = tr
+        trk_add.next = 0
+        trk_read.next = 0
+        rd_now.next = 0
+        trk_value.next = 0
+        if p0_take and in0:
+            trk_add.next = r0 == tr and m0[trk_lane] == 1
+            trk_value.next = p0_value[W:0]
+        elif p1_take and in1:
+            trk_add.next = r1 == tr and m1[trk_lane] == 1
+            trk_value.next = p1_value[W:0]
+        elif rd_take and in_rd:
+            rd_now.next = 1
+            trk_read.next = rd_row == tr
+
+    @always_comb
+    def expected():
+        e = modbv(0)[W:]
+        n = intbv(0)[2:]
+        e[:] = exp_sum
+        n[:] = n_adds
+        if clear:
+            e[:] = 0
+            n[:] = 0
+        if trk_read:
+            e[:] = 0
+            n[:] = 0
+        elif trk_add:
+            e[:] = e + trk_value
+            if n != 3:
+                n[:] = n + 1
+        exp_next.next = e
+        n_adds_next.next = n
 
     @always_comb
     def reserved():
@@ -550,6 +796,33 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
             ent[8:0] = op_range
         seen.next = (seen << 9) | ent
 
+    @always_seq(clk.posedge, reset=rst)
+    def follow():
+        e = modbv(0)[3 * W:]
+        line = modbv(0)[W * (L + 2):]
+        e[:] = exp_pipe << W
+        line[:] = exp_line << W
+        exp_sum.next = exp_next
+        if clear:                   # nothing in flight (the environment's rule): every row is empty now
+            exp_line.next = 0
+            exp_pipe.next = e       # a read-out taken with the clear finds its row empty
+        else:
+            exp_line.next = line | exp_sum
+            exp_pipe.next = e | exp_sum
+        rd_pipe.next = concat(rd_pipe[2:0], rd_now)
+        add_line.next = (add_line << 1) | trk_add
+        read_line.next = (read_line << 1) | trk_read
+        n_adds.next = n_adds_next
+        many_pipe.next = concat(many_pipe[2:0], trk_read and n_adds >= 2 and not clear)
+        if op_valid:
+            since_op.next = 0
+        elif since_op != 15:
+            since_op.next = since_op + 1
+
+    @always_comb
+    def read_lane():
+        lane_sum.next = (o_data >> (32 * trk_lane)) & ((1 << W) - 1)
+
     @always_comb
     def check():
         hazard = bool(0)
@@ -562,6 +835,8 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
                 hazard = bool(busy_rd)
         bad_hazard.next = not rst and hazard
         bad_free.next = not rst and (p0_free == busy0 or p1_free == busy1 or rd_free == busy_rd)
+        bad_sum.next = not rst and (o_valid != rd_pipe[2] or
+                                    (read_line[2] and lane_sum != exp_pipe[3 * W:2 * W]))
 
     @always_comb
     def environment():
@@ -580,13 +855,17 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
             ok = False
         if rd_take and in_rd and rd_row >= LIMIT:
             ok = False
+        if clear and since_op < QUIET:
+            ok = False
+        if trk_row >= ROWS:
+            ok = False
         env_ok.next = ok
 
     @always_comb
     def pack():
-        prop_bad.next = concat(bad_free, bad_hazard)
+        prop_bad.next = concat(bad_sum, bad_free, bad_hazard)
 
-    return dut, decode, taken, reserved, history, check, environment, pack
+    return dut, decode, taken, tracked, expected, reserved, history, follow, read_lane, check, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------
@@ -598,15 +877,24 @@ CONTROL_PROPERTIES = (
                       "without a frame: a frame is answered once, so its bank is never admitted twice"),
     ("verdict_kind", "a CONTROL frame is never admitted (its bank is freed) and counts as CONTROL; a DATA frame "
                      "is admitted exactly when its counter event says admitted"),
-    ("closed_after_reset", "after a reset no DATA frame is admitted until a COMMIT has been processed"),
+    ("closed_after_reset", "after a reset no DATA frame is admitted until a COMMIT the node accepted (answered ACK) "
+                           "has been processed"),
     ("closed_after_abort", "no DATA frame carrying the op_id and generation of an ABORT processed since the last "
-                           "COMMIT is admitted (nothing enters the datapath for an aborted operation)"),
+                           "COMMIT the node accepted (answered ACK) is admitted (nothing enters the datapath for an "
+                           "aborted operation)"),
+    ("response_order", "every answered CONTROL frame queues exactly one response, in processing order, carrying "
+                       "its request opcode and op_id/generation (the response each COMMIT's and ABORT's outcome "
+                       "is read from)"),
+    ("verdict_live", "bounded liveness: the oldest frame waiting for a verdict is answered in the cycle after it "
+                     "completes, unless it is a COMMIT and the datapath is busy (the protocol holds it)"),
 )
 CONTROL_ENV = ("each port has at most three frames waiting for a verdict (its ingress has three banks: a frame "
-               "completes only while fewer are waiting); headers, beat counts, op_finished, dp_idle, resp_pop and "
-               "ord_pop are free")
+               "completes only while fewer are waiting); the responses queued, plus one per CONTROL frame waiting "
+               "or completing, stay within RESPONSES (16, the queue's size, is what the ingresses' room_ok "
+               "guarantees); headers, beat counts, op_finished, dp_idle, resp_pop and ord_pop are free")
 CONTROL_DEPTH = 6          # frames waiting for a verdict at most: 3 banks x 2 ports
 CE = 36                    # checker entry: ids[35:12] one_beat[11] opcode[10:7] class[6:3] bank[2:1] port[0]
+RQ = 16                    # the response queue's entries
 
 
 @block
@@ -635,13 +923,32 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                           r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank, ev0_valid, ev0_code,
                           ev1_valid, ev1_code, resp_valid, resp_data, room_ok, clear, act_policy, act_in_fmt,
                           act_out_fmt, act_count, act_contributors, act_expected, act_recipients, act_op_id,
-                          act_generation, act_busy, ord_valid, ord_port, prop_bad, env_ok, CAPACITY=32, FAULT=0):
+                          act_generation, act_busy, ord_valid, ord_port, prop_bad, env_ok, CAPACITY=32, FAULT=0,
+                          RESPONSES=RQ):
     """The checker keeps the frames waiting for a verdict in processing order (each frame's port,
     bank, class, opcode, one-beat flag and op_id/generation) and follows the verdicts: they must
-    take the oldest frames, in order.  From the frames they answer it knows which COMMITs and
-    ABORTs were processed, in processing order, without modelling their outcome.
+    take the oldest frames, in order.
+
+    A COMMIT's and an ABORT's outcome is what the node answers: ACK or NACK, in the response it
+    queues for TX port 0.  The checker mirrors the response queue (one entry per answered CONTROL
+    frame, in processing order: COMMIT, one-beat ABORT or other, and its op_id/generation) and
+    reads each outcome when its response leaves the head (resp_valid and resp_pop).  It keeps the
+    operation state as the responses resolved so far give it (`res_*`: no accepted COMMIT since
+    the reset; the last ABORT, not followed by an accepted COMMIT of its op_id/generation).  A DATA
+    frame is admitted correctly only if the responses ahead of it (resolved, or still queued)
+    hold an accepted COMMIT since the reset, and, if the last ABORT ahead of it carries its
+    op_id/generation, an accepted COMMIT of that op_id/generation after it.  Where the outcomes
+    of the queued COMMITs decide, the admission waits (`sus_*`) with the set of COMMITs that
+    could justify it, and fails when the last of them is refused (NACK): a refused COMMIT never
+    reopens anything.  One such waiting admission is followed per property at a time (a later
+    one admitted before it is judged is not checked).  (An operation is only ever reopened by a
+    COMMIT of its own op_id/generation, so an admission after its ABORT needs one.)
+    RESPONSES: the environment keeps the responses queued, plus one per CONTROL frame waiting or
+    completing, within this many (RQ, the queue's size, is what the ingresses' room_ok guarantees;
+    a smaller bound restricts the environment, for a faster proof).
     FAULT: hdl/node/prism_control.py FAULT_*."""
     from hdl.node.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
+    from spec.frames import OP_ACK
     dut = prism_control(
         clk=clk, rst=rst,
         p0_frame=Frame.wrap(valid=f0_valid, header=f0_header, beats=f0_beats, too_long=f0_too_long, bank=f0_bank),
@@ -658,19 +965,46 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         order=AdmissionOrder.wrap(valid=ord_valid, port=ord_port, pop=ord_pop), CAPACITY=CAPACITY, FAULT=FAULT)
     QW = CE * CONTROL_DEPTH
     ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
+    IDS = (1 << 24) - 1
     waiting = Signal(intbv(0)[QW:])            # frames without a verdict, oldest lowest
     n_wait = Signal(intbv(0, min=0, max=8))
     n_wait0 = Signal(intbv(0, min=0, max=8))   # ... of port 0
-    closed = Signal(bool(1))                   # no COMMIT processed since the reset
-    aborted = Signal(bool(0))                  # an ABORT processed since the last COMMIT ...
-    aborted_ids = Signal(intbv(0)[24:])        # ... with these op_id/generation
     arrive0 = Signal(intbv(0)[CE:])
     arrive1 = Signal(intbv(0)[CE:])
     n_ans = Signal(intbv(0, min=0, max=3))     # verdicts this cycle
-    closed_after = Signal(bool(0))             # closed, aborted, aborted_ids once this cycle's verdicts are
-    aborted_after = Signal(bool(0))            # taken into account (the control block's state already
-    aborted_ids_after = Signal(intbv(0)[24:])  # reflects them: they were decided at the last edge)
-    bad_order, bad_kind, bad_reset, bad_abort = (Signal(bool(0)) for _ in range(4))
+    # The response queue's mirror, oldest lowest: a COMMIT's response, a one-beat ABORT's, the ids.
+    # Registered (`rq_*`), with this cycle's answered CONTROL frames (`*_now`: the block's queue in
+    # this cycle), after this cycle's pop (`*_next`).
+    rq_commit, rq_abort = Signal(intbv(0)[RQ:]), Signal(intbv(0)[RQ:])
+    rq_ids = Signal(intbv(0)[24 * RQ:])
+    n_rq = Signal(intbv(0, min=0, max=RQ + 3))
+    rq_commit_now, rq_abort_now = Signal(modbv(0)[RQ:]), Signal(modbv(0)[RQ:])
+    rq_ids_now = Signal(modbv(0)[24 * RQ:])
+    n_rq_now = Signal(intbv(0, min=0, max=RQ + 3))
+    rq_commit_next, rq_abort_next = Signal(modbv(0)[RQ:]), Signal(modbv(0)[RQ:])
+    rq_ids_next = Signal(modbv(0)[24 * RQ:])
+    n_rq_next = Signal(intbv(0, min=0, max=RQ + 3))
+    # the operation state as the responses resolved so far give it
+    res_closed, res_closed_next = Signal(bool(1)), Signal(bool(1))
+    # the last ABORT processed (in processing order), its ids, and the queued COMMITs of those ids after
+    # it (a mask of queue positions): it stays aborted unless one of them turns out accepted
+    abt, abt_next = Signal(bool(0)), Signal(bool(0))
+    abt_ids, abt_ids_next = Signal(intbv(0)[24:]), Signal(intbv(0)[24:])
+    abt_cand, abt_cand_next = Signal(modbv(0)[RQ:]), Signal(modbv(0)[RQ:])
+    # an admission waiting for the outcome of the queued COMMITs that could justify it (a mask of
+    # queue positions, like the mirror: it shifts as responses leave)
+    sus_r, sus_r_now, sus_r_next = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    mask_r, mask_r_now, mask_r_next = (Signal(modbv(0)[RQ:]) for _ in range(3))
+    sus_a, sus_a_now, sus_a_next = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    mask_a, mask_a_now, mask_a_next = (Signal(modbv(0)[RQ:]) for _ in range(3))
+    # ... with this cycle's answered frames (for the lemmas)
+    cur_aborted = Signal(bool(0))
+    cur_ids = Signal(intbv(0)[24:])
+    cur_cand = Signal(modbv(0)[RQ:])
+    held = Signal(bool(0))                     # the oldest waiting frame is a COMMIT and the datapath is busy
+    data_closed = Signal(bool(0))              # triggers: a DATA frame answered while no accepted COMMIT ...
+    data_aborted = Signal(bool(0))             # ... one of an aborted operation answered
+    bad_order, bad_kind, bad_reset, bad_abort, bad_resp, bad_live = (Signal(bool(0)) for _ in range(6))
     entry0 = control_entry(f0_bank, f0_header, f0_beats, arrive0, PORT=0)
     entry1 = control_entry(f1_bank, f1_header, f1_beats, arrive1, PORT=1)
 
@@ -682,14 +1016,37 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         kind_bad = bool(0)
         reset_bad = bool(0)
         abort_bad = bool(0)
-        is_closed = bool(0)
-        is_aborted = bool(0)
-        ids = intbv(0)[24:]
+        resp_bad = bool(0)
+        t_closed = bool(0)
+        t_aborted = bool(0)
         admit = bool(0)
         code = intbv(0)[4:]
-        is_closed = bool(closed)
-        is_aborted = bool(aborted)
-        ids[:] = aborted_ids
+        qc = modbv(0)[RQ:]
+        qa = modbv(0)[RQ:]
+        qi = modbv(0)[24 * RQ:]
+        v = modbv(0)[24 * RQ:]
+        nq = intbv(0, min=0, max=RQ + 3)
+        sr = bool(0)
+        mr = modbv(0)[RQ:]
+        sa = bool(0)
+        ma = modbv(0)[RQ:]
+        ab = bool(0)
+        abi = intbv(0)[24:]
+        cand = modbv(0)[RQ:]
+        rc = bool(0)
+        ack = bool(0)
+        qc[:] = rq_commit
+        qa[:] = rq_abort
+        qi[:] = rq_ids
+        nq[:] = n_rq
+        sr = bool(sus_r)
+        mr[:] = mask_r
+        sa = bool(sus_a)
+        ma[:] = mask_a
+        rc = bool(res_closed)
+        ab = bool(abt)
+        abi[:] = abt_ids
+        cand[:] = abt_cand
         n[:] = 0
         if r0_valid:
             n[:] = n + 1
@@ -727,27 +1084,120 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                 if e[7:3] == CLASS_CONTROL:
                     if admit or code != EV_CONTROL:
                         kind_bad = True
-                    if e[11] and e[11:7] == OP_COMMIT:
-                        is_closed = False
-                        is_aborted = False
-                    if e[11] and e[11:7] == OP_ABORT:
-                        is_aborted = True
-                        ids[:] = e[CE:12]
+                    # its response joins the queue
+                    if nq < RQ:
+                        if e[11:7] == OP_COMMIT:
+                            qc[nq] = 1
+                        if e[11] and e[11:7] == OP_ABORT:
+                            qa[nq] = 1
+                        v[:] = e[CE:12]
+                        qi[:] = (qi & ~(IDS << (24 * nq))) | (v << (24 * nq))
+                        if e[11] and e[11:7] == OP_ABORT:
+                            ab = True
+                            abi[:] = e[CE:12]
+                            cand[:] = 0
+                        elif e[11:7] == OP_COMMIT and ab and e[CE:12] == abi:
+                            cand[nq] = 1
+                    nq[:] = nq + 1
                 else:
                     if code == EV_CONTROL or admit != (code == EV_ADMITTED):
                         kind_bad = True
-                    if admit and is_closed:
-                        reset_bad = True
-                    if admit and is_aborted and e[CE:12] == ids:
-                        abort_bad = True
+                    if rc:
+                        t_closed = True
+                    if ab and e[CE:12] == abi:
+                        t_aborted = True
+                    if admit:
+                        # After the reset: an accepted COMMIT resolved, or one of the queued COMMITs
+                        # ahead of it (the first to be refused... the last refusal fails it).
+                        if rc:
+                            if qc == 0:
+                                reset_bad = True
+                            elif not sr:
+                                sr = True
+                                mr[:] = qc
+                        # The last ABORT ahead of it: if it carries its ids, a queued COMMIT of those
+                        # ids after it must be accepted.
+                        if ab and e[CE:12] == abi:
+                            if cand == 0:
+                                abort_bad = True
+                            elif not sa:
+                                sa = True
+                                ma[:] = cand
         n_ans.next = n
-        closed_after.next = is_closed
-        aborted_after.next = is_aborted
-        aborted_ids_after.next = ids
+        data_closed.next = t_closed
+        data_aborted.next = t_aborted
+        # the head of the response queue: one response per answered CONTROL frame, in order, with its
+        # request opcode and op_id/generation
+        if resp_valid != (nq != 0):
+            resp_bad = True
+        if resp_valid and ((resp_data[44:40] == OP_COMMIT) != qc[0] or resp_data[32:8] != qi[24:0] or
+                           (qa[0] and resp_data[44:40] != OP_ABORT)):
+            resp_bad = True
+        rq_commit_now.next = qc
+        rq_abort_now.next = qa
+        rq_ids_now.next = qi
+        n_rq_now.next = nq
+        sus_r_now.next = sr
+        mask_r_now.next = mr
+        sus_a_now.next = sa
+        mask_a_now.next = ma
+        cur_aborted.next = ab
+        cur_ids.next = abi
+        cur_cand.next = cand
+        # the head leaves: its outcome resolves
+        if resp_valid and resp_pop and nq != 0:
+            ack = resp_data[8:4] == OP_ACK
+            if qc[0] and ack:
+                rc = False
+                if cand[0]:         # a COMMIT of the aborted ids after the ABORT was accepted
+                    ab = False
+                    cand[:] = 0
+                if mr[0]:           # a COMMIT that justifies the waiting admission was accepted
+                    sr = False
+                if ma[0]:
+                    sa = False
+            qc[:] = qc >> 1
+            cand[:] = cand >> 1
+            qa[:] = qa >> 1
+            qi[:] = qi >> 24
+            mr[:] = mr >> 1
+            ma[:] = ma >> 1
+            nq[:] = nq - 1
+            if sr and mr == 0:      # every COMMIT that could justify it was refused
+                reset_bad = True
+                sr = False
+            if sa and ma == 0:
+                abort_bad = True
+                sa = False
+        if not sr:
+            mr[:] = 0
+        if not sa:
+            ma[:] = 0
+        rq_commit_next.next = qc
+        rq_abort_next.next = qa
+        rq_ids_next.next = qi
+        n_rq_next.next = nq
+        res_closed_next.next = rc
+        abt_next.next = ab
+        abt_ids_next.next = abi
+        abt_cand_next.next = cand
+        sus_r_next.next = sr
+        mask_r_next.next = mr
+        sus_a_next.next = sa
+        mask_a_next.next = ma
         bad_order.next = not rst and order_bad
         bad_kind.next = not rst and kind_bad
         bad_reset.next = not rst and reset_bad
         bad_abort.next = not rst and abort_bad
+        bad_resp.next = not rst and resp_bad
+
+    @always_comb
+    def liveness():
+        hold = bool(0)
+        if n_wait != 0 and waiting[7:3] == CLASS_CONTROL and waiting[11] and waiting[11:7] == OP_COMMIT and act_busy:
+            hold = True
+        held.next = hold
+        bad_live.next = not rst and n_wait != 0 and n_ans == 0 and not hold
 
     @always_seq(clk.posedge, reset=rst)
     def follow():
@@ -756,12 +1206,6 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         v = modbv(0)[QW + 2 * CE:]
         cnt = intbv(0, min=0, max=10)
         cnt0 = intbv(0, min=0, max=10)
-        is_closed = bool(0)
-        is_aborted = bool(0)
-        ids = intbv(0)[24:]
-        is_closed = bool(closed)
-        is_aborted = bool(aborted)
-        ids[:] = aborted_ids
         q[:] = waiting
         cnt[:] = n_wait
         cnt0[:] = n_wait0
@@ -769,12 +1213,6 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         for i in range(2):
             if i < n_ans and cnt != 0:
                 e[:] = q[CE:0]
-                if e[7:3] == CLASS_CONTROL and e[11] and e[11:7] == OP_COMMIT:
-                    is_closed = False
-                    is_aborted = False
-                if e[7:3] == CLASS_CONTROL and e[11] and e[11:7] == OP_ABORT:
-                    is_aborted = True
-                    ids[:] = e[CE:12]
                 if not e[0] and cnt0 != 0:
                     cnt0[:] = cnt0 - 1
                 q[:] = q >> CE
@@ -792,24 +1230,47 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         waiting.next = q[QW:]
         n_wait.next = cnt
         n_wait0.next = cnt0
-        closed.next = is_closed
-        aborted.next = is_aborted
-        aborted_ids.next = ids
+        rq_commit.next = rq_commit_next
+        rq_abort.next = rq_abort_next
+        rq_ids.next = rq_ids_next
+        n_rq.next = n_rq_next
+        res_closed.next = res_closed_next
+        abt.next = abt_next
+        abt_ids.next = abt_ids_next
+        abt_cand.next = abt_cand_next
+        sus_r.next = sus_r_next
+        mask_r.next = mask_r_next
+        sus_a.next = sus_a_next
+        mask_a.next = mask_a_next
 
     @always_comb
     def environment():
         ok = True
+        control = intbv(0, min=0, max=CONTROL_DEPTH + 3)      # CONTROL frames waiting or arriving: each
+        ww = modbv(0)[QW:]                                     # will queue a response
+        control[:] = 0
+        ww[:] = waiting
+        for i in range(CONTROL_DEPTH):
+            if i < n_wait and ww[7:3] == CLASS_CONTROL:
+                control[:] = control + 1
+            ww[:] = ww >> CE
+        if f0_valid and f0_header[4:0] == CLASS_CONTROL:
+            control[:] = control + 1
+        if f1_valid and f1_header[4:0] == CLASS_CONTROL:
+            control[:] = control + 1
         if f0_valid and n_wait0 >= 3:
             ok = False
         if f1_valid and n_wait - n_wait0 >= 3:
+            ok = False
+        if n_rq + control > RESPONSES:
             ok = False
         env_ok.next = ok
 
     @always_comb
     def pack():
-        prop_bad.next = concat(bad_abort, bad_reset, bad_kind, bad_order)
+        prop_bad.next = concat(bad_live, bad_resp, bad_abort, bad_reset, bad_kind, bad_order)
 
-    return dut, entry0, entry1, check, follow, environment, pack
+    return dut, entry0, entry1, check, liveness, follow, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,14 +10,20 @@ target, its broken variant, the failing property and one vector of input values 
 and reports the first sample at which the property's failure output is high on each.  The
 replay reaches the same failure when both show it first at the cycle the solver named and
 the two simulations agree on every output at every cycle.
+
+A broken variant made by edits of the converted Verilog (cosim/formal/mutate.py) exists only
+as that text: its replay runs the edited Verilog under Icarus, and MyHDL is not run.
 """
+import hashlib
 import json
 import os
+import subprocess
 from dataclasses import dataclass
 
-from cosim.sim.vector_batch import VectorBench, run_myhdl
+from cosim.sim.vector_batch import VectorBench, _tb_source, run_myhdl
+from cosim.sim.vpi import ToolchainError, require_tool
 
-from .runner import build_harness
+from .runner import build_harness, design_text
 from .targets import get_target
 
 
@@ -44,9 +50,12 @@ class ReplayResult:
                 (self.first_myhdl is None or self.first_myhdl == self.expected_cycle) and
                 self.samples_agree is not False)
 
+    mutation: bool = False    # an edit of the converted Verilog: Icarus only
+
     def line(self):
         tag = f"{self.target}{'[' + self.fault + ']' if self.fault else ''} {self.prop}"
-        my = "not run" if self.first_myhdl is None else f"cycle {self.first_myhdl}"
+        my = ("not run (the variant is an edit of the converted Verilog)" if self.mutation else
+              "not run" if self.first_myhdl is None else f"cycle {self.first_myhdl}")
         agree = "" if self.samples_agree is None else (
             ", MyHDL and Icarus agree on every output" if self.samples_agree else f", outputs differ: {self.mismatch}")
         verdict = "reproduced" if self.reproduced else "NOT reproduced"
@@ -75,6 +84,51 @@ def _first(samples, port, bit):
     return None
 
 
+def _mutated_executable(bench, target, fault):
+    """Compile the edited harness with the bench's vector test bench; the executable's path."""
+    folder = bench.folder
+    text = design_text(target, fault, os.path.join(folder, bench.module + ".v"))
+    tb = _tb_source(bench.module, bench.ports, bench.inputs, bench.outputs, bench.reset_cycles, bench.max_vectors)
+    key = hashlib.sha256((text + tb).encode()).hexdigest()[:12]
+    mdir = os.path.join(folder, f"mutant-{fault}-{key}")
+    exe = os.path.join(mdir, "vector.vvp")
+    if os.path.exists(exe):
+        return exe
+    os.makedirs(mdir, exist_ok=True)
+    with open(os.path.join(mdir, bench.module + ".v"), "w") as fh:
+        fh.write(text)
+    with open(os.path.join(mdir, "vector_tb.v"), "w") as fh:
+        fh.write(tb)
+    require_tool("iverilog")
+    r = subprocess.run(["iverilog", f"-g{bench.generation}", "-o", exe + ".tmp", "-s", "vector_tb",
+                        bench.module + ".v", "vector_tb.v"], cwd=mdir, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ToolchainError(f"iverilog could not build the edited harness in {mdir}: {r.stderr.strip()[-2000:]}")
+    os.replace(exe + ".tmp", exe)
+    return exe
+
+
+def simulate(target, vectors, fault=None, myhdl=False, vcd=None):
+    """Run input vectors (one {input: value} per cycle, after the power-on reset) on the target's
+    converted harness under Icarus (the broken variant's, edited if it is a mutation) and, with
+    myhdl=True and a variant that is not a mutation, on the MyHDL blocks.  Returns (Icarus samples,
+    MyHDL samples or None, mutation?): one {output: value} per cycle, len(vectors) + 1 of them."""
+    if isinstance(target, str):
+        target = get_target(target)
+    _, _, _, params = build_harness(target, fault)
+    block = target.block()
+    bench = VectorBench(block, simulator="icarus", generation="2012", max_vectors=max(64, len(vectors)),
+                        drive_reset=True, **target.signals(), **params)
+    mutation = bool(fault and target.faults[fault].edits)
+    if mutation:
+        bench.exe = _mutated_executable(bench, target, fault)
+    icarus = bench.run(vectors, vcd=vcd).samples
+    mine = None
+    if myhdl and not mutation:
+        mine = run_myhdl(block, vectors, **target.signals(), **params, outputs=bench.outputs).samples
+    return icarus, mine, mutation
+
+
 def replay(path, myhdl=True, vcd=None):
     """Replay a stimulus file on Icarus (and MyHDL); a ReplayResult."""
     stim = load_stimulus(path)
@@ -90,17 +144,12 @@ def replay(path, myhdl=True, vcd=None):
                             f"VCD instead")
     port, bit = stim["port"], stim.get("bit")
     vectors = stim["vectors"]
-    _, _, _, params = build_harness(target, fault)
-    block = target.block()
     res = ReplayResult(target.name, stim.get("fault", ""), stim["property"], stim["cycle"], cycles=len(vectors) + 1)
-    bench = VectorBench(block, simulator="icarus", generation="2012", max_vectors=max(64, len(vectors)),
-                        drive_reset=True, **target.signals(), **params)
     if vcd:
         res.vcd = os.path.abspath(vcd)
-    icarus = bench.run(vectors, vcd=vcd).samples
+    icarus, mine, res.mutation = simulate(target, vectors, fault, myhdl=myhdl, vcd=vcd)
     res.first_icarus = _first(icarus, port, bit)
-    if myhdl:
-        mine = run_myhdl(block, vectors, **target.signals(), **params, outputs=bench.outputs).samples
+    if mine is not None:
         res.first_myhdl = _first(mine, port, bit)
         res.samples_agree = mine == icarus
         if not res.samples_agree:

@@ -1,6 +1,16 @@
 """Running a formal target: convert its harness, generate the sby jobs in a build folder,
 run them in rounds (cosim/formal/sby.py) and return one Verdict per property; a failed
-property's counterexample is written as a VCD and as a replayable stimulus (JSON)."""
+property's counterexample is written as a VCD and as a replayable stimulus (JSON).
+
+Each property's trigger (the situation in which it has something to check) is covered by one
+cover job per group of properties: a verdict says whether, and at which step, a run reached it.
+A proof whose trigger is never reached may be vacuous (a design that never moves proves every
+"nothing goes wrong" property), so an unreached cover fails the target.
+
+A broken variant is made by block parameters (the design's own test-only faults, a harness
+variant) or by edits of the converted Verilog (cosim/formal/mutate.py), applied to the text
+sby reads; it is caught when each property it names fails and each cover it names is
+unreachable."""
 import json
 import os
 import shutil
@@ -10,7 +20,10 @@ from cosim.sim import toolchain
 from cosim.sim.batch import module_ports
 
 from cosim.formal import sby as S
+from .mutate import apply_edits
 from .targets import get_target
+
+UNREACHED = -1            # Verdict.cover of a trigger that no run within the cover depth reaches
 
 
 @dataclass
@@ -26,6 +39,18 @@ class Verdict:
     stimulus: str = ""
     fault: str = ""
     statement: str = ""
+    cover: int = None         # step at which a run first reached the trigger; UNREACHED; None: no cover run
+    cover_depth: int = None   # depth of the cover job
+    cover_vcd: str = ""       # the run that reaches it
+    caught: bool = None       # broken variant: the property failed / its cover is unreachable, as expected
+
+    @property
+    def cover_text(self):
+        if self.cover is None:
+            return "-"
+        if self.cover == UNREACHED:
+            return f"UNREACHED (depth {self.cover_depth})"
+        return f"step {self.cover} (cycle {self.cover - S.RESET_STEPS})"
 
     def line(self):
         tag = f"{self.target}{'[' + self.fault + ']' if self.fault else ''}"
@@ -39,7 +64,11 @@ class Verdict:
                 how += f", stimulus {self.stimulus}"
         else:
             how = self.reason
-        return f"{tag} {self.prop}: {self.verdict} ({how})"
+        text = f"{tag} {self.prop}: {self.verdict} ({how})"
+        if self.cover == UNREACHED:
+            text += (f"; its trigger is never reached within {self.cover_depth} steps"
+                     + (" (as the broken variant must)" if self.caught else ": the property holds vacuously"))
+        return text
 
 
 def default_out():
@@ -57,19 +86,30 @@ def build_harness(target, fault=None):
     return folder, module, ports, params
 
 
-def _job(job_dir, design_v, module, ports, props, target, env_verilog, mode, depth, engine_opts):
+def design_text(target, fault, design_v):
+    """The converted harness as the formal tools read it: with the broken variant's edits, if any."""
+    with open(design_v) as fh:
+        text = fh.read()
+    if fault and target.faults[fault].edits:
+        text = apply_edits(text, target.faults[fault].edits, f"{target.name} --fault {fault}")
+    return text
+
+
+def _job(job_dir, text, module, ports, props, target, env_verilog, mode, depth, engine_opts, covers=()):
     if os.path.isdir(job_dir):
         shutil.rmtree(job_dir)
     os.makedirs(job_dir)
-    with open(design_v) as fh:
-        text = fh.read()
     dut = os.path.join(job_dir, f"{module}.v")
     with open(dut, "w") as fh:
-        fh.write(S.with_lemmas(text, module, props))
+        # undeclared names are errors: a lemma or trigger that misspells a signal must not
+        # silently name a new, free wire
+        fh.write("`default_nettype none\n" + S.with_lemmas(text, module, props, covers, target.lemma_verilog) +
+                 "`default_nettype wire\n")
     top = os.path.join(job_dir, "formal_top.v")
     env = "\n".join(x for x in (target.env_verilog, env_verilog) if x)
     with open(top, "w") as fh:
-        fh.write(S.formal_top(module, ports, props, target.assumes, env, target.free_reset))
+        fh.write(S.formal_top(module, ports, props, target.assumes, env, target.free_reset, covers,
+                              target.stable_inputs))
     sby_file = os.path.join(job_dir, "job.sby")
     with open(sby_file, "w") as fh:
         fh.write(S.sby_text(mode, depth, [dut, top], engine_opts, target.timeout))
@@ -93,7 +133,7 @@ def prove_group(target, props, env_verilog, out_dir, depth, mode="prove", fault=
     rest, each round dropping the property whose induction step failed (bounded), until the
     induction closes for all that remain (proved)."""
     folder, module, ports, params = build_harness(target, fault or None)
-    design_v = os.path.join(folder, module + ".v")
+    text = design_text(target, fault or None, os.path.join(folder, module + ".v"))
     by_label = {p.label: p for p in props}
     k = min(k or depth, depth)
     pending = list(props)
@@ -102,7 +142,7 @@ def prove_group(target, props, env_verilog, out_dir, depth, mode="prove", fault=
     while pending:
         job_dir = os.path.join(out_dir, f"round{rnd}")
         job_mode, job_depth, opts = ("bmc", depth, "--keep-going") if rnd == 0 else ("prove", k, "--induction")
-        sby_file = _job(job_dir, design_v, module, ports, pending, target, env_verilog, job_mode, job_depth, opts)
+        sby_file = _job(job_dir, text, module, ports, pending, target, env_verilog, job_mode, job_depth, opts)
         if log:
             log(f"  sby {sby_file} ({'BMC' if rnd == 0 else 'k-induction'}, depth {job_depth}, "
                 f"{len(pending)} properties)")
@@ -168,36 +208,90 @@ def prove_group(target, props, env_verilog, out_dir, depth, mode="prove", fault=
     return [verdicts[p.id] for p in props]
 
 
-def run_target(name, depth=None, out=None, fault=None, only=None, log=None):
-    """Verdicts for every property of target `name` (or those in `only`); with `fault`, the
-    broken variant's properties by BMC (they must fail)."""
+def cover_group(target, props, env_verilog, out_dir, depth, fault="", log=None):
+    """{property id: (step or UNREACHED, cover trace VCD)} for the triggers of `props` (those that
+    have one), from one sby cover job to `depth` under the same environment as their proof (no
+    assertions: a trigger is reached by any run the environment allows).  Also the job's time."""
+    covers = [p for p in props if p.cover]
+    if not covers:
+        return {}, 0.0
+    folder, module, ports, params = build_harness(target, fault or None)
+    text = design_text(target, fault or None, os.path.join(folder, module + ".v"))
+    job_dir = os.path.join(out_dir, "cover")
+    sby_file = _job(job_dir, text, module, ports, [], target, env_verilog, "cover", depth, "", covers=covers)
+    if log:
+        log(f"  sby {sby_file} (cover, depth {depth}, {len(covers)} triggers)")
+    status, seconds = S.run_sby(job_dir, sby_file, target.timeout)
+    res = S.parse_cover_log(os.path.join(job_dir, "run", "engine_0", "logfile.txt"), [p.cover_label for p in covers])
+    found = {}
+    for p in covers:
+        step = res["reached"].get(p.cover_label)
+        vcd = res["traces"].get(p.cover_label, {}).get("vcd", "")
+        if step is None and (p.cover_label in res["unreached"] or res["status"] in ("PASSED", "FAILED")):
+            found[p.id] = (UNREACHED, "")
+        elif step is None:
+            raise S.FormalToolError(f"cover job {job_dir} gave no answer for {p.cover_label} "
+                                    f"(sby status {status})")
+        else:
+            found[p.id] = (step, os.path.join(job_dir, "run", vcd) if vcd else "")
+    return found, seconds
+
+
+def _attach_covers(verdicts, found, depth, seconds):
+    for v in verdicts:
+        if v.prop in found:
+            v.cover, v.cover_vcd = found[v.prop]
+            v.cover_depth = depth
+            v.seconds += seconds
+
+
+def run_target(name, depth=None, out=None, fault=None, only=None, log=None, covers=True):
+    """Verdicts for every property of target `name` (or those in `only`), each with its cover
+    (unless covers=False); with `fault`, the broken variant's properties by BMC (they must fail)
+    and the covers it names (they must be unreachable): Verdict.caught says whether each did."""
     target = get_target(name)
     if fault and fault in target.faults:
         depth = depth or target.faults[fault].depth or target.fault_depth
     depth = depth or target.depth
+    cover_depth = target.cover_depth or depth
     out = os.path.abspath(out or default_out())
     all_props = target.all_props()
     if fault:
         if fault not in target.faults:
             raise KeyError(fault)
         f = target.faults[fault]
-        props = [target.prop(pid) for pid in f.props]
+        ids = list(dict.fromkeys(tuple(f.props) + tuple(f.unreached)))
+        props = [target.prop(pid) for pid in ids]
         job = os.path.join(out, target.name, f"fault-{fault}")
-        return prove_group(target, props, f.env_verilog, job, depth, mode="bmc", fault=fault, log=log)
+        verdicts = prove_group(target, props, f.env_verilog, job, depth, mode="bmc", fault=fault, log=log)
+        if f.unreached:
+            cdepth = f.cover_depth or cover_depth
+            found, secs = cover_group(target, [target.prop(pid) for pid in f.unreached], f.env_verilog, job, cdepth,
+                                      fault=fault, log=log)
+            _attach_covers(verdicts, found, cdepth, secs)
+        for v in verdicts:
+            v.caught = ((v.prop not in f.props or v.verdict == "failed") and
+                        (v.prop not in f.unreached or v.cover == UNREACHED))
+        return verdicts
     if only:
         all_props = [p for p in all_props if p.id in set(only)]
     grouped = set()
     results = []
+    jobs = []
     for gi, g in enumerate(target.groups):
         ps = [p for p in all_props if p.id in g.props]     # its properties and its own lemmas
         grouped.update(g.props)
         if ps:
-            results += prove_group(target, ps, g.env_verilog, os.path.join(out, target.name, f"group{gi + 1}"),
-                                   depth, target.mode, log=log, k=target.k)
+            jobs.append((ps, g.env_verilog, os.path.join(out, target.name, f"group{gi + 1}")))
     rest = [p for p in all_props if p.id not in grouped]
     if rest:
-        results += prove_group(target, rest, "", os.path.join(out, target.name, "main"), depth, target.mode, log=log,
-                               k=target.k)
+        jobs.append((rest, "", os.path.join(out, target.name, "main")))
+    for ps, env, job in jobs:
+        verdicts = prove_group(target, ps, env, job, depth, target.mode, log=log, k=target.k)
+        if covers:
+            found, secs = cover_group(target, ps, env, job, cover_depth, log=log)
+            _attach_covers(verdicts, found, cover_depth, secs)
+        results += verdicts
     order = {p.id: i for i, p in enumerate(all_props)}
     return sorted(results, key=lambda v: order[v.prop])
 

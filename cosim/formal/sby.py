@@ -8,8 +8,11 @@ input still 0, then free inputs.  So a counterexample's input at formal step s i
 replay vector s - 3, and a failure at step s is seen in sample s - 2 of the replay.
 
 Properties are asserted low, each under its own label (`prop_<id>`); environment rules are
-assumed high.  How the jobs are sequenced into per-property verdicts (a BMC round, then
-induction rounds) is cosim/formal/runner.py's `prove_group`.
+assumed high.  Each property may name its trigger, a condition in which it has something to
+check; a cover job (`mode cover`) looks for a run that reaches it (label `cov_<id>`), so a
+property that could only hold because its trigger never happens is caught.  How the jobs are
+sequenced into per-property verdicts (a BMC round, induction rounds, a cover job) is
+cosim/formal/runner.py's `prove_group`.
 """
 import os
 import re
@@ -55,6 +58,8 @@ class Prop:
     statement: str = ""
     expr: str = None     # else: a Verilog condition that is true when it fails
     inside: bool = False # expr names the harness's internal signals (a lemma, asserted inside it)
+    cover: str = None    # the property's trigger: a Verilog condition in which it has something to check
+    cover_inside: bool = False   # cover names the harness's internal signals (covered inside it)
 
     def __post_init__(self):
         if self.expr is None:
@@ -64,12 +69,18 @@ class Prop:
     def label(self):
         return "prop_" + re.sub(r"\W", "_", self.id)
 
+    @property
+    def cover_label(self):
+        return "cov_" + re.sub(r"\W", "_", self.id)
 
-def formal_top(module, ports, props, assumes=(), env_verilog="", free_reset=True):
+
+def formal_top(module, ports, props, assumes=(), env_verilog="", free_reset=True, covers=(), stable=()):
     """Verilog of the formal top: the harness `module` (ports: {name: (direction, width)})
     with every input free, `props` asserted low, `assumes` (expressions over the harness's
     ports) assumed, `env_verilog` (more assumptions, Verilog statements) inside the
-    combinational check process."""
+    combinational check process; `covers` (properties whose trigger is over the ports) covered
+    once the inputs are free; `stable` inputs are free but constant from the first step on
+    (a checker's choice, such as which lane it tracks, that must not change under it)."""
     ins = [(n, w) for n, (d, w) in ports.items() if d == "input" and n != "clk"]
     outs = [(n, w) for n, (d, w) in ports.items() if d == "output"]
     rng = lambda w: f"[{w - 1}:0] " if w > 1 else ""
@@ -80,13 +91,20 @@ def formal_top(module, ports, props, assumes=(), env_verilog="", free_reset=True
     conn = ", ".join(f".{n}({n})" for n in ports)
     L.append(f"{module} dut({conn});")
     L += ["reg [1:0] f_step = 0;   // 0, 1: reset; 2: idle; 3: free",
-          "always @(posedge clk) if (f_step != 2'd3) f_step <= f_step + 2'd1;",
-          "always @* begin"]
+          "always @(posedge clk) if (f_step != 2'd3) f_step <= f_step + 2'd1;"]
+    widths = dict(ins)
+    for n in stable:
+        w = widths[n]
+        L.append(f"reg {rng(w)}f_held_{n} = 0;")
+        L.append(f"always @(posedge clk) f_held_{n} <= {n};")
+    L.append("always @* begin")
+    for n in stable:
+        L.append(f"    if (f_step != 2'd0) assume({n} == f_held_{n});")
     L.append(f"    if (f_step < 2'd{RESET_STEPS}) assume(rst);")
     L.append(f"    else if (f_step == 2'd{RESET_STEPS}) assume(!rst);")
     if not free_reset:
         L.append("    else assume(!rst);")
-    zero = [n for n, _ in ins if n != "rst"]
+    zero = [n for n, _ in ins if n != "rst" and n not in stable]
     if zero:
         L.append(f"    if (f_step != 2'd3) assume({' == 0 && '.join(zero)} == 0);")
     for a in assumes:
@@ -98,18 +116,54 @@ def formal_top(module, ports, props, assumes=(), env_verilog="", free_reset=True
     for p in props:
         if not p.inside:
             L.append(f"    {p.label}: assert(!({p.expr}));")
+    for p in covers:
+        if p.cover and not p.cover_inside:
+            bad = undeclared(p.cover, ports)
+            if bad:
+                raise FormalToolError(f"{module}: the trigger of {p.id} names no port of the harness: {', '.join(bad)}")
+            L.append(f"    if (f_step == 2'd3 && !rst) {p.cover_label}: cover({p.cover});")
     L += ["end", "endmodule", "`default_nettype wire"]
     return "\n".join(L) + "\n"
 
 
-def with_lemmas(design_text, module, props):
-    """The converted harness with the lemma properties asserted inside it (`ifdef FORMAL)."""
+_DECL_RE = re.compile(r"^\s*(?:reg|wire|input|output|integer)\s+(?:signed\s+)?(?:\[[^\]]*\]\s*)?(\w+)", re.M)
+_LITERAL_RE = re.compile(r"\d*'s?[bdhoBDHO][0-9a-fA-FxXzZ_]+")
+_NAME_RE = re.compile(r"(?<![\w$.])[A-Za-z_]\w*")
+
+
+def undeclared(expr, declared):
+    """The names in a Verilog expression that are not in `declared` (a set of names): yosys
+    would take such a name as a new, free wire, and a lemma or trigger naming it would check
+    nothing (or be reached by any value)."""
+    return sorted({n for n in _NAME_RE.findall(_LITERAL_RE.sub(" ", expr))} - set(declared))
+
+
+def declared_names(design_text):
+    return set(_DECL_RE.findall(design_text))
+
+
+def with_lemmas(design_text, module, props, covers=(), helper=""):
+    """The converted harness with the lemma properties asserted inside it (`ifdef FORMAL), and
+    the triggers of `covers` that name its internal signals covered inside it (out of reset).
+    `helper`: Verilog declarations and processes the lemmas read (a checker's view computed from
+    the design's internals, such as a fold over a queue), inserted with them.  A name the harness
+    (or the helper) does not declare is an error (FormalToolError)."""
     lem = [p for p in props if p.inside]
-    if not lem:
+    cov = [p for p in covers if p.cover and p.cover_inside]
+    if not lem and not cov:
         return design_text
+    if not lem:
+        helper = ""
+    names = declared_names(design_text) | declared_names(helper)
+    for p, expr in [(p, p.expr) for p in lem] + [(p, p.cover) for p in cov]:
+        bad = undeclared(expr, names)
+        if bad:
+            raise FormalToolError(f"{module}: {p.id} names signals the converted harness does not declare: "
+                                  f"{', '.join(bad)}")
     head, sep, tail = design_text.rpartition("endmodule")
-    body = ["`ifdef FORMAL", "always @* begin"]
+    body = ["`ifdef FORMAL"] + ([helper.strip()] if helper else []) + ["always @* begin"]
     body += [f"    {p.label}: assert(!({p.expr}));" for p in lem]
+    body += [f"    if (!rst) {p.cover_label}: cover({p.cover});" for p in cov]
     body += ["end", "`endif", ""]
     return head + "\n".join(body) + sep + tail
 
@@ -127,6 +181,9 @@ def sby_text(mode, depth, design_files, engine_opts="", timeout=None):
     return "\n".join(L) + "\n"
 
 
+_REACHED_RE = re.compile(r"Reached cover statement in step (\d+) at [^:]+: (\S+)")
+_UNREACHED_RE = re.compile(r"Unreached cover statement at [^:]+: (\S+)")
+_COVER_STEP_RE = re.compile(r"Checking cover reachability in step (\d+)")
 _FAIL_RE = re.compile(r"Assert failed in [^:]+: (\S+)(?: \((\S+)\))?")
 _STEP_RE = re.compile(r"Checking assertions in step (\d+)")
 _TRACE_RE = re.compile(r"Writing trace to (VCD|Yosys witness) file: (\S+)")
@@ -176,6 +233,45 @@ def parse_engine_log(path, labels):
         res["failures"].append((lab, step, {}))
     if ind:
         res["induction_steps"] = ind
+    return res
+
+
+def parse_cover_log(path, labels):
+    """{'status', 'reached': {label: step}, 'unreached': [label], 'last_step', 'traces': {label: files}}
+    from one smtbmc log of a cover job (engine_0/logfile.txt)."""
+    res = dict(status=None, reached={}, unreached=[], last_step=None, traces={})
+    if not os.path.exists(path):
+        return res
+
+    def label_of(name):
+        return next((l for l in labels if name == l or name.endswith("." + l) or name.endswith(l)), name)
+    pending = []
+    with open(path, errors="replace") as fh:
+        for line in fh:
+            m = _COVER_STEP_RE.search(line)
+            if m:
+                res["last_step"] = int(m.group(1))
+                pending = []
+                continue
+            m = _REACHED_RE.search(line)
+            if m:
+                lab = label_of(m.group(2))
+                res["reached"].setdefault(lab, int(m.group(1)))
+                pending.append(lab)
+                continue
+            m = _UNREACHED_RE.search(line)
+            if m:
+                res["unreached"].append(label_of(m.group(1)))
+                continue
+            m = _TRACE_RE.search(line)
+            if m:
+                kind = "vcd" if m.group(1) == "VCD" else "yw"
+                for lab in pending:
+                    res["traces"].setdefault(lab, {}).setdefault(kind, m.group(2))
+                continue
+            m = _STATUS_RE.search(line)
+            if m:
+                res["status"] = m.group(1).upper()
     return res
 
 

@@ -10,6 +10,7 @@ from typing import Callable, Dict, List, Tuple
 
 from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
 
+from .mutate import Edit
 from .sby import Prop
 
 
@@ -18,20 +19,39 @@ def _lemma_props(lemmas):
     return [Prop(i, None, None, s, expr=e, inside=True) for i, e, s in lemmas]
 
 
-def _bit_props(table):
-    """The properties of a harness table ((id, statement), ...): bit k of its prop_bad port each."""
-    return [Prop(pid, "prop_bad", k, text) for k, (pid, text) in enumerate(table)]
+def _bit_props(table, triggers=None):
+    """The properties of a harness table ((id, statement), ...): bit k of its prop_bad port each.
+    triggers: {id: (Verilog condition, names internal signals?)}, each property's trigger (covered)."""
+    triggers = triggers or {}
+    props = []
+    for k, (pid, text) in enumerate(table):
+        cover, inside = triggers.get(pid, (None, False))
+        props.append(Prop(pid, "prop_bad", k, text, cover=cover, cover_inside=inside))
+    return props
 
 
 @dataclass
 class Fault:
-    """A broken variant: block parameters that break it, the properties that must fail,
+    """A broken variant: block parameters and/or edits of the converted Verilog (mutate.Edit)
+    that break it, the properties that must fail, the properties whose trigger (cover) must
+    become unreachable (a dead design: nothing moves, so the safety properties hold vacuously),
     extra environment for its job (Verilog statements, optional)."""
     params: dict
     props: Tuple[str, ...]
     what: str = ""
     env_verilog: str = ""
     depth: int = None        # BMC depth (default: the target's fault_depth)
+    edits: Tuple[Edit, ...] = ()
+    unreached: Tuple[str, ...] = ()
+    cover_depth: int = None  # depth of the cover job that shows them unreachable (default: the target's)
+
+
+def _mutant(edits, props, what, unreached=(), depth=None, env_verilog=""):
+    """A broken variant made by edits of the converted harness alone (no design parameter)."""
+    if isinstance(edits, Edit):
+        edits = (edits,)
+    return Fault({}, tuple(props), what, env_verilog=env_verilog, depth=depth, edits=tuple(edits),
+                 unreached=tuple(unreached))
 
 
 @dataclass
@@ -68,6 +88,9 @@ class Target:
     timeout: int = 600
     faults: Dict[str, Fault] = field(default_factory=dict)
     bounded_reason: Dict[str, str] = field(default_factory=dict)
+    cover_depth: int = None              # depth of the cover job (default: depth)
+    stable_inputs: Tuple[str, ...] = ()  # free inputs held constant from the first step (a checker's choice)
+    lemma_verilog: str = ""              # helper Verilog the lemmas read (sby.with_lemmas)
 
     def all_props(self):
         return list(self.props) + _lemma_props(self.lemmas) + [p for g in self.groups for p in g.lemma_props()]
@@ -92,7 +115,17 @@ def _axis_register_target():
                     m_axis_tlast=_b(), m_axis_tvalid=_b(), prop_bad=_u(len(h.AXIS_REGISTER_PROPERTIES)),
                     env_ok=_b())
 
-    props = _bit_props(h.AXIS_REGISTER_PROPERTIES)
+    # Triggers: the situation in which each property has something to check.
+    triggers = {
+        "m_tvalid_held": ("m_axis_tvalid && !m_axis_tready", False),
+        "m_tdata_held": ("m_axis_tvalid && !m_axis_tready && s_axis_tvalid && s_axis_tready", False),
+        "no_duplicate": ("m_axis_tvalid && m_axis_tready && held_beats == 1", True),
+        "no_loss": ("held_beats == 2 && s_axis_tvalid", True),
+        "tracked_beat": ("tracking && ahead == 0 && m_axis_tvalid && m_axis_tready", True),
+        "input_live": ("out_free && s_axis_tvalid", True),
+        "output_live": ("held_beats != 0 && !m_axis_tready", True),
+    }
+    props = _bit_props(h.AXIS_REGISTER_PROPERTIES, triggers)
     # Lemmas over the slice's own state tie the checker's counters to it, so the induction
     # closes: without them a k-step stall from an unreachable state breaks it for every k.
     r = "axis_register0_"
@@ -108,14 +141,38 @@ def _axis_register_target():
         ("inv_tracked_skid", f"tracking && ahead == 1 && !({r}skid_data == tr_data && {r}skid_last == tr_last)",
          "a tracked beat with one ahead sits in the skid buffer"),
     )
+    stall = f"(({r}out_valid && (!m_axis_tready)))"
+    faults = {
+        "no_skid": Fault(dict(VARIANT="no_skid"), ("no_loss", "tracked_beat"),
+                         "test-only broken slice: a beat arriving while the output waits is dropped "
+                         "instead of parked in the skid buffer"),
+        # mutations of the converted slice (cosim/formal/mutate.py)
+        "dead": _mutant(Edit(f"{r}running <= 1;", f"{r}running <= 0;"), ("input_live",),
+                        "dead slice: `running` never rises, so tready stays low and no beat ever enters (every "
+                        "stream rule then holds vacuously)",
+                        unreached=("m_tvalid_held", "m_tdata_held", "no_duplicate", "no_loss", "tracked_beat",
+                                   "output_live")),
+        "drops_waiting": _mutant(Edit(f"assign m_axis_tvalid = {r}out_valid;",
+                                      f"assign m_axis_tvalid = ({r}out_valid && (!{r}skid_valid));"),
+                                 ("m_tvalid_held", "output_live"),
+                                 "tvalid is withdrawn while the skid buffer is full: a waiting beat disappears"),
+        "overwrites_waiting": _mutant(Edit(f"if {stall} begin", f"if (({r}out_valid && (!m_axis_tready) && "
+                                                                  "(!s_axis_tvalid))) begin"),
+                                      ("m_tdata_held",),
+                                      "a new beat replaces the waiting output beat instead of entering the skid "
+                                      "buffer"),
+        "repeats_beat": _mutant(Edit(rf"else begin\n(\s*){r}out_valid <= 0;", rf"else begin\n\1{r}out_valid <= 1;",
+                                     regex=True), ("no_duplicate",),
+                                "the output register is not emptied when its beat is taken: the beat leaves again"),
+        "flips_data": _mutant(Edit("m_axis_tdata <= s_axis_tdata;", "m_axis_tdata <= (s_axis_tdata ^ 1);"),
+                              ("tracked_beat",),
+                              "bit 0 of a beat loaded straight into the output register is inverted"),
+    }
     return Target(
         name="axis_register", summary="AXI-Stream register slice: stream rules on its output, no beat lost "
-                                      "or duplicated", block=lambda: h.axis_register_harness,
+                                      "or duplicated, bounded liveness", block=lambda: h.axis_register_harness,
         signals=signals, props=props, parameters_text=f"DATA_WIDTH={width} (the slice never looks at the data)",
-        assumes=("env_ok",), lemmas=lemmas, depth=6, k=2,
-        faults={"no_skid": Fault(dict(VARIANT="no_skid"), ("no_loss", "tracked_beat"),
-                                 "test-only broken slice: a beat arriving while the output waits is dropped "
-                                 "instead of parked in the skid buffer")})
+        assumes=("env_ok",), lemmas=lemmas, depth=6, k=2, faults=faults)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -134,23 +191,41 @@ def _ingress_fault(name):
 def _egress_target():
     from cosim.formal import harness as h
     width, resp_w = 4, 3
+    top = width - 1
 
     def signals():
         return dict(clk=_b(), rst=_rst(), resp_valid=_b(), resp_data=_u(resp_w), res_valid=_b(),
                     res_data=_u(width), res_last=_b(), res_mask=_u(2), m_axis_0_tready=_b(), m_axis_1_tready=_b(),
-                    resp_pop=_b(), res_ready=_b(), m_axis_0_tdata=_u(width), m_axis_0_tvalid=_b(),
+                    track=_b(), resp_pop=_b(), res_ready=_b(), m_axis_0_tdata=_u(width), m_axis_0_tvalid=_b(),
                     m_axis_0_tlast=_b(), m_axis_1_tdata=_u(width), m_axis_1_tvalid=_b(), m_axis_1_tlast=_b(),
                     sent_response=_b(), sent_result0=_b(), sent_result1=_b(),
                     prop_bad=_u(len(h.EGRESS_PROPERTIES)), env_ok=_b())
 
-    props = _bit_props(h.EGRESS_PROPERTIES)
     e = "prism_egress0_"
-    lemmas = (
+    triggers = {
+        "tx0_tvalid_held": ("m_axis_0_tvalid && !m_axis_0_tready", False),
+        "tx0_tdata_held": ("m_axis_0_tvalid && !m_axis_0_tready && (resp_valid || (res_valid && res_mask[0]))", False),
+        "tx1_tvalid_held": ("m_axis_1_tvalid && !m_axis_1_tready", False),
+        "tx1_tdata_held": ("m_axis_1_tvalid && !m_axis_1_tready && res_valid && res_mask[1]", False),
+        "response_only_tx0": ("m_axis_1_tvalid && m_axis_1_tready && resp_valid", False),
+        "whole_frames_tx0": ("in_frame0 && m_axis_0_tvalid && m_axis_0_tready && resp_valid", True),
+        "result_beats_tx0": ("result_diff0 == -1", True),
+        "result_beats_tx1": ("result_diff1 == -1", True),
+        "tracked_result_tx0": ("egress_tracked_port0_pending && egress_tracked_port0_ahead == 0 && port0_fire && "
+                               "port0_result && tr_mask == 3", True),
+        "tracked_result_tx1": ("egress_tracked_port1_pending && egress_tracked_port1_ahead == 0 && port1_fire && "
+                               "tr_mask == 3", True),
+        "result_live": ("stuck_res_prev && res_valid", True),
+        "response_live": ("stuck_resp_prev && resp_valid", True),
+    }
+    props = _bit_props(h.EGRESS_PROPERTIES, triggers)
+    held = f"(waiting_res && held_res == {{tr_mask, tr_last, tr_data}})"
+    lemmas = [
         ("inv_valid_registers", f"m_axis_0_tvalid != {e}out0_valid || m_axis_1_tvalid != {e}out1_valid",
          "the port valids are the output registers"),
-        ("inv_result_tag", f"{e}out0_valid && ({e}result0 != m_axis_0_tdata[{width - 1}])",
+        ("inv_result_tag", f"{e}out0_valid && ({e}result0 != m_axis_0_tdata[{top}])",
          "port 0's register holds a RESULT beat exactly when its beat carries the RESULT tag"),
-        ("inv_tx1_results_only", f"{e}out1_valid && !m_axis_1_tdata[{width - 1}]",
+        ("inv_tx1_results_only", f"{e}out1_valid && !m_axis_1_tdata[{top}]",
          "port 1's register only ever holds RESULT beats"),
         ("inv_frame_open", f"in_frame0 && {e}out0_valid && !{e}result0",
          "inside a RESULT frame port 0's register holds RESULT beats only"),
@@ -158,27 +233,81 @@ def _egress_target():
          "inside a RESULT frame port 0 stays locked until the frame's last beat is loaded"),
         ("inv_open_frame_locks", f"{e}out0_valid && {e}result0 && !m_axis_0_tlast && !{e}locked0",
          "a RESULT beat without TLAST in port 0's register keeps port 0 locked to its frame"),
+        ("inv_lock_in_frame", f"{e}locked0 && !(in_frame0 || ({e}out0_valid && {e}result0 && !m_axis_0_tlast))",
+         "port 0 is locked only inside a RESULT frame: its first beat has left, or waits in the register"),
+        ("inv_lock_not_last", f"{e}locked0 && {e}out0_valid && {e}result0 && m_axis_0_tlast",
+         "loading a frame's last beat ends the lock"),
         ("inv_taken_tx0", f"{e}taken0 && !(waiting_res && held_res[{width + 1}])",
          "a beat loaded early into port 0 is the sender's waiting beat, masked for port 0"),
         ("inv_taken_tx1", f"{e}taken1 && !(waiting_res && held_res[{width + 2}])",
          "the same for port 1"),
-        ("inv_count_tx0", f"egress_result_count0_diff != $signed({{2'b0, {e}out0_valid && {e}result0}}) - "
+        ("inv_count_tx0", f"result_diff0 != $signed({{2'b0, {e}out0_valid && {e}result0}}) - "
                           f"$signed({{2'b0, {e}taken0}})",
          "accepted - sent RESULT beats of port 0 = (a RESULT beat waits in its register) - (beat loaded early)"),
-        ("inv_count_tx1", f"egress_result_count1_diff != $signed({{2'b0, {e}out1_valid}}) - "
-                          f"$signed({{2'b0, {e}taken1}})",
+        ("inv_count_tx1", f"result_diff1 != $signed({{2'b0, {e}out1_valid}}) - $signed({{2'b0, {e}taken1}})",
          "the same for port 1"),
-    )
+    ]
+    for p, res in ((0, f"{e}result0"), (1, f"m_axis_{1}_tdata[{top}]")):
+        reg = f"({e}out{p}_valid && {res})"
+        pending, ahead = f"egress_tracked_port{p}_pending", f"egress_tracked_port{p}_ahead"
+        lemmas += [
+            (f"inv_tracked{p}_ahead", f"{pending} && {ahead} > 1",
+             f"at most one RESULT beat is in front of the tracked beat on port {p}"),
+            (f"inv_tracked{p}_behind", f"{pending} && {ahead} == 1 && !({reg} && !{e}taken{p} && {held})",
+             f"with one in front, that beat waits in port {p}'s register and the tracked one at the sender"),
+            (f"inv_tracked{p}_place", f"{pending} && {ahead} == 0 && !(({reg} && m_axis_{p}_tdata == tr_data && "
+                                      f"m_axis_{p}_tlast == tr_last) || (!{reg} && !{e}taken{p} && {held}))",
+             f"with none in front, the tracked beat is in port {p}'s register, or still at the sender (not loaded, "
+             "the register holding no RESULT beat)"),
+            (f"inv_tracked{p}_masked", f"{pending} && !tr_mask[{p}]",
+             f"the tracked beat is followed on port {p} only if it is masked for it"),
+        ]
+    free0 = f"{e}arbitrate_free0 = ((!{e}out0_valid) || m_axis_0_tready);"
+    free1 = f"{e}arbitrate_free1 = ((!{e}out1_valid) || m_axis_1_tready);"
+    rr = f"{e}arbitrate_res_wins = ({e}last_grant == 0);"
+    every = tuple(pid for pid, _ in h.EGRESS_PROPERTIES)
+    faults = {
+        "no_frame_lock": Fault(dict(FAULT=_egress_fault("no_frame_lock")), ("whole_frames_tx0",),
+                               "test-only FAULT_NO_FRAME_LOCK: port 0 forgets that it is inside a RESULT "
+                               "frame, so a response may cut into it"),
+        # mutations of the converted egress (cosim/formal/mutate.py)
+        "dead": _mutant((Edit(free0, f"{e}arbitrate_free0 = 1'b0;"), Edit(free1, f"{e}arbitrate_free1 = 1'b0;")),
+                        ("result_live", "response_live"),
+                        "dead egress: no port register is ever free, so nothing is loaded, offered or taken (every "
+                        "stream rule then holds vacuously)",
+                        unreached=tuple(p for p in every if p not in ("result_live", "response_live"))),
+        "tx0_drops_waiting": _mutant(Edit("else if (m_axis_0_tready) begin", "else begin"), ("tx0_tvalid_held",),
+                                     "port 0's register empties after one cycle whether or not its beat was taken"),
+        "tx1_drops_waiting": _mutant(Edit("else if (m_axis_1_tready) begin", "else begin"), ("tx1_tvalid_held",),
+                                     "the same on port 1"),
+        "tx0_overwrites": _mutant(Edit(free0, f"{e}arbitrate_free0 = 1'b1;"), ("tx0_tdata_held",),
+                                  "port 0's register counts as free while its beat waits: the next beat replaces it"),
+        "tx1_overwrites": _mutant(Edit(free1, f"{e}arbitrate_free1 = 1'b1;"), ("tx1_tdata_held",),
+                                  "the same on port 1"),
+        "tx1_sends_response": _mutant(Edit("m_axis_1_tdata <= res_data;", "m_axis_1_tdata <= resp_data;"),
+                                      ("response_only_tx0",),
+                                      "port 1 loads the response queue's head instead of the RESULT beat"),
+        "tx0_loads_twice": _mutant(Edit(f"{e}taken0 <= 1;", f"{e}taken0 <= 0;"), ("result_beats_tx0",),
+                                   "port 0 forgets that it loaded the waiting beat early, and loads it again"),
+        "tx1_loads_twice": _mutant(Edit(f"{e}taken1 <= 1;", f"{e}taken1 <= 0;"), ("result_beats_tx1",),
+                                   "the same on port 1"),
+        "tx0_flips_bit0": _mutant(Edit("m_axis_0_tdata <= res_data;", "m_axis_0_tdata <= (res_data ^ 1);"),
+                                  ("tracked_result_tx0",), "bit 0 of every RESULT beat on TX port 0 is inverted"),
+        "tx1_flips_bit0": _mutant(Edit("m_axis_1_tdata <= res_data;", "m_axis_1_tdata <= (res_data ^ 1);"),
+                                  ("tracked_result_tx1",), "bit 0 of every RESULT beat on TX port 1 is inverted"),
+        "responses_first": _mutant(Edit(rr, f"{e}arbitrate_res_wins = 1'b0;"), ("result_live",),
+                                   "between frames a waiting response always wins port 0: RESULT beats starve"),
+        "results_first": _mutant(Edit(rr, f"{e}arbitrate_res_wins = 1'b1;"), ("response_live",),
+                                 "between frames a waiting RESULT beat always wins port 0: responses starve"),
+    }
     return Target(
         name="prism_egress", summary="the node's egress: stream rules on both TX ports, whole frames, "
-                                     "CONTROL responses only on TX port 0, no RESULT beat lost or duplicated",
+                                     "CONTROL responses only on TX port 0, every RESULT beat leaves each port of its "
+                                     "mask once with its data, bounded liveness",
         block=lambda: h.prism_egress_harness, signals=signals, props=props,
-        parameters_text=f"beat {width} bits, response header {resp_w} bits (the egress moves data without "
-                        "looking at it; the top bit tags RESULT beats)",
-        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2,
-        faults={"no_frame_lock": Fault(dict(FAULT=_egress_fault("no_frame_lock")), ("whole_frames_tx0",),
-                                       "test-only FAULT_NO_FRAME_LOCK: port 0 forgets that it is inside a RESULT "
-                                       "frame, so a response may cut into it")})
+        parameters_text=f"beat {width} bits, response header {resp_w} bits (the top bit tags RESULT beats; the "
+                        "tracked beat's data is checked on every bit)",
+        assumes=("env_ok",), lemmas=tuple(lemmas), depth=8, k=2, faults=faults)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -327,7 +456,14 @@ def _ingress_target():
                     rd_header=_u(hdr), rd_next_avail=_b(), rd_next_bank=_u(2), rd_next_header=_u(hdr),
                     mem_rdata=_u(width), prop_bad=_u(len(h.INGRESS_PROPERTIES)), env_ok=_b())
 
-    props = _bit_props(h.INGRESS_PROPERTIES)
+    triggers = {
+        "frame_once": ("expect_frm && expect_beats >= 2", True),
+        "frame_beats": ("frm_valid && expect_beats >= 3", True),
+        "bank_free": ("frm_valid && pend_n + adm_n == 2", True),
+        "reader_queue": ("rd_release && adm_n == 2", True),
+        "beat_live": ("must_take && !frame_open && pend_n + adm_n == 2", True),
+    }
+    props = _bit_props(h.INGRESS_PROPERTIES, triggers)
     # Lemmas: the checker's frame tracking and bank queues equal the ingress's own state
     # (frame_open, draining, beat_count, bank_states, queue); with them the induction closes.
     r = "prism_ingress0_"
@@ -360,6 +496,8 @@ def _ingress_target():
         ("inv_admitted_distinct", distinct(1), "admitted frames are in distinct banks"),
         ("inv_frame_bank", f"frm_valid && {r}wr_bank != (frm_bank == 2 ? 0 : frm_bank + 1)",
          "a completed frame's bank is the one before the bank to fill next"),
+        ("inv_fill_bank", f"{r}wr_bank != fill_bank", "the bank to fill is the checker's (stored frames mod 3)"),
+        ("inv_running", f"{r}running != up", "the ingress runs from its second cycle out of reset"),
     ]
     for b in range(3):
         st = f"{r}bank_states[{2 * b + 1}:{2 * b}]"
@@ -381,7 +519,27 @@ def _ingress_target():
         assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900,
         faults={"bank_reuse": Fault(dict(FAULT=_ingress_fault("bank_reuse")), ("bank_free",),
                                     "test-only FAULT_BANK_REUSE: a header beat is taken whatever the state of the "
-                                    "bank to fill, so a frame overwrites a bank that still holds one")})
+                                    "bank to fill, so a frame overwrites a bank that still holds one"),
+                # mutations of the converted ingress (cosim/formal/mutate.py)
+                "dead": _mutant(Edit(f"{r}running <= 1;", f"{r}running <= 0;"), ("beat_live",),
+                                "dead ingress: `running` never rises, so tready stays low and no frame ever arrives "
+                                "(every frame and bank property then holds vacuously)",
+                                unreached=("frame_once", "frame_beats", "bank_free", "reader_queue")),
+                "no_unsupported": _mutant(Edit("unsupported <= 1;", "unsupported <= 0;"), ("frame_once",),
+                                          "an unsupported frame is drained without its `unsupported` pulse"),
+                "count_stuck": _mutant(Edit(f"{r}track_frames_count = ({r}track_frames_count + 1);",
+                                            f"{r}track_frames_count = {r}track_frames_count;"), ("frame_beats",),
+                                       "beats after a frame's header are not counted"),
+                "queue_at_head": _mutant(Edit(f"({r}track_frames_v << (2 * {r}track_frames_qc))",
+                                              f"({r}track_frames_v << 0)"), ("reader_queue",),
+                                         "an admitted bank is merged into the reader queue's head instead of "
+                                         "appended"),
+                "needless_stall": _mutant(Edit(f"(({r}accept_beats_st == 0) && room_ok)",
+                                               f"(({r}accept_beats_st == 0) && room_ok && ({r}q_count == 0))"),
+                                          ("beat_live",),
+                                          "a stored frame's header waits until the reader queue is empty, though "
+                                          "its bank is free"),
+                })
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,38 +553,140 @@ def _fp32_bank_target():
     from hdl.node.prism_fp32_bank import FAULTS
     p = FP32_BANK_SMALL
     L = p["FP32_LATENCY"]
+    W = h.STANDIN_WIDTH
+    row_w = max(1, (p["ROWS"] - 1).bit_length())
 
     def signals():
         return dict(clk=_b(), rst=_rst(), clear=_b(), p0_take=_b(), p0_row=_u(8), p0_lanes=_u(64), p0_value=_u(32),
                     p1_take=_b(), p1_row=_u(8), p1_lanes=_u(64), p1_value=_u(32), rd_take=_b(), rd_row=_u(8),
-                    p0_free=_b(), p1_free=_b(), rd_free=_b(), o_valid=_b(), o_data=_u(512),
-                    prop_bad=_u(len(h.FP32_BANK_PROPERTIES)), env_ok=_b())
+                    trk_row=_u(row_w), trk_lane=_u(4), p0_free=_b(), p1_free=_b(), rd_free=_b(), o_valid=_b(),
+                    o_data=_u(512), prop_bad=_u(len(h.FP32_BANK_PROPERTIES)), env_ok=_b())
 
-    props = _bit_props(h.FP32_BANK_PROPERTIES)
+    triggers = {
+        # a group offered for a range whose sum is still in the adder (the bank must hold it back)
+        "no_raw_hazard": ("in0 && busy0", True),
+        # a group for one range while the bank's other range was taken the cycle before (it enters)
+        "reservations_exact": ("in0 && !busy0 && seen[8] && seen[7:0] != r0", True),
+        # a read-out of the tracked element hands out a sum of two values or more
+        "sums_exact": ("read_line[2] && many_pipe[2]", True),
+    }
+    props = _bit_props(h.FP32_BANK_PROPERTIES, triggers)
+    lane = "prism_fp32_bank0_fp32_arrival_lane{}_"
+    line_old = f"exp_line[{W * (L + 2) - 1}:{W * (L + 1)}]"
+    row_sum = " || ".join(
+        f"(trk_lane == {i} && (({lane.format(i)}filled[trk_row] ? {lane.format(i)}ram[trk_row][{W - 1}:0] : "
+        f"{W}'d0) != {line_old}))" for i in range(16))
+    bank = "prism_fp32_bank0_"
+
+    def in_flight(i):
+        """Lane i's operations on the tracked row differ from the checker's, stage by stage: the bank's
+        operation register (taken at the last edge), the lane's operand stage, the adder's L stages."""
+        ln, ad = lane.format(i), lane.format(i) + f"fp32_add_standin{i}_int_add_standin{i}_"
+        add_row, read_row = "{1'b0, trk_row}", "{1'b1, trk_row}"
+        at = [(f"({bank}op_lanes[{i}] && {bank}op_row == trk_row && !{bank}op_read)",
+               f"({bank}op_lanes[{i}] && {bank}op_row == trk_row && {bank}op_read)"),
+              (f"({ln}a_valid && {ln}a_tag == {add_row})", f"({ln}a_valid && {ln}a_tag == {read_row})")]
+        at += [(f"({ad}valids[{j}] && {ad}tags[{2 * j + 1}:{2 * j}] == {add_row})",
+                f"({ad}valids[{j}] && {ad}tags[{2 * j + 1}:{2 * j}] == {read_row})") for j in range(L)]
+        return " || ".join(f"{a} != add_line[{d}] || {r} != read_line[{d}]" for d, (a, r) in enumerate(at))
+
+    pipeline = " || ".join(f"(trk_lane == {i} && ({in_flight(i)}))" for i in range(16))
+    op = lambda d: f"(add_line[{d}] || read_line[{d}])"
+    in_seen = " || ".join(f"({op(d)} && !(seen[{9 * d + 8}] && seen[{9 * d + 7}:{9 * d}] == trk_range))"
+                          for d in range(L))
+    spaced = " || ".join(f"({op(d1)} && {op(d2)})" for d1 in range(L + 2) for d2 in range(d1 + 1, min(d1 + L, L + 1) + 1))
+    line = lambda j: f"exp_line[{W * j + W - 1}:{W * j}]"
+    lo = lambda sig: f"{sig}[{W - 1}:0]"
+    # the checker's own bookkeeping: its sums change only with an operation on the element, a read-out
+    # empties it, and each read-out in flight carries the sum before it
+    chain = [f"(!{op(0)} && exp_sum != {line(0)})", f"(read_line[0] && exp_sum != {W}'d0)"]
+    chain += [f"(!{op(j + 1)} && {line(j)} != {line(j + 1)})" for j in range(L + 1)]
+    chain += [f"(read_line[{j + 1}] && {line(j)} != {W}'d0)" for j in range(L + 1)]
+    chain += [f"(read_line[{j}] && exp_pipe[{W * j + W - 1}:{W * j}] != {line(j)})" for j in range(3)]
+    chain += [f"(read_line[{j}] && !rd_pipe[{j}])" for j in range(3)]
+    chain += [f"({op(d)} && since_op > {d})" for d in range(L + 2)]
+
+    def values(i):
+        """Lane i's values for the tracked row, stage by stage, are the checker's sums."""
+        ln, ad = lane.format(i), lane.format(i) + f"fp32_add_standin{i}_int_add_standin{i}_"
+        v = [f"(add_line[0] && {bank}op_values[{32 * i + W - 1}:{32 * i}] != exp_sum - {line(0)})",
+             f"(add_line[1] && {lo(ln + 'a_sum')} + {lo(ln + 'a_value')} != {line(0)})",
+             f"(read_line[1] && ({ln}a_filled ? {lo(ln + 'a_sum')} : {W}'d0) != {line(1)})",
+             # the lanes hand out a read-out together (lane 0's rd_valid is o_valid, the sums are o_data)
+             f"(read_line[2] && !(o_valid && o_data[{32 * i + W - 1}:{32 * i}] == {line(2)}))"]
+        v += [f"(add_line[{j + 2}] && {ad}sums[{W * j + W - 1}:{W * j}] != {line(j + 1)})" for j in range(L)]
+        return " || ".join(v)
+
+    values_bad = " || ".join(f"(trk_lane == {i} && ({values(i)}))" for i in range(16))
+    l0 = lane.format(0)
+    read_pipe = (f"rd_pipe[0] != ({bank}op_lanes[0] && {bank}op_read) || "
+                 f"rd_pipe[1] != ({l0}a_valid && {l0}a_tag[1]) || rd_pipe[2] != o_valid")
     lemmas = (("inv_history", "seen != prism_fp32_bank0_hist",
-               f"the checker's last {L} operations are the bank's reservation history"),)
+               f"the checker's last {L} operations are the bank's reservation history"),
+              ("inv_tracked_pipeline", pipeline,
+               f"the tracked lane's operations on the tracked row, at each of its {L + 2} pipeline stages, are "
+               "the checker's adds to the tracked element and read-outs of its range taken that many edges ago"),
+              ("inv_tracked_seen", in_seen,
+               "an operation on the tracked element is in the checker's history of the bank's operations"),
+              ("inv_tracked_spaced", spaced,
+               f"two operations on the tracked row are more than {L} edges apart (the reservations)"),
+              ("inv_tracked_chain", " || ".join(chain),
+               "the checker's sums change only with an operation on the tracked element, a read-out empties it, "
+               "and a read-out in flight carries the sum it must hand out"),
+              ("inv_tracked_values", values_bad,
+               "at each pipeline stage the tracked lane's operand, partial sum or read-out value for the tracked "
+               "row is the checker's sum after that operation"),
+              ("inv_read_pipeline", read_pipe,
+               "the checker's read-outs in flight are the bank's and lane 0's (o_valid is lane 0's rd_valid)"),
+              ("inv_tracked_row", row_sum,
+               f"the tracked lane's row holds (empty: 0) the tracked sum as of {L + 2} edges ago: the lanes write "
+               f"an operation back {L + 2} edges after the bank takes it"))
+    faults = {
+        "short_reservation": Fault(dict(FAULT=FAULTS["short_reservation"]), ("no_raw_hazard",),
+                                   "test-only FAULT_SHORT_RESERVATION: a range stays reserved for one operation "
+                                   "fewer than the adder's latency"),
+        "slow_lanes": Fault(dict(LANE_EXTRA=1), ("sums_exact",),
+                            "the lanes' adders one cycle slower than the bank's reservation window (FP32_LATENCY "
+                            "+ 1): a value added as soon as the reservation ends reads the row before the earlier "
+                            "sum is written back, and that update is lost", depth=18),
+        # mutations of the converted bank (cosim/formal/mutate.py)
+        "dead": _mutant((Edit(f"p0_free = {bank}reservations_f0;", "p0_free = 1'b0;"),
+                         Edit(f"p1_free = {bank}reservations_f1;", "p1_free = 1'b0;"),
+                         Edit(f"rd_free = {bank}reservations_fr;", "rd_free = 1'b0;")), ("reservations_exact",),
+                        "dead bank: no range is ever free, so nothing enters and nothing is read out (the hazard and "
+                        "sum properties then hold vacuously)", unreached=("no_raw_hazard", "sums_exact")),
+        "no_bypass": _mutant(Edit(r"\(\((prism_fp32_bank0_fp32_arrival_lane\d+)_add_valid && \(\1_issue_and_track_tag"
+                                  r"\[1-1:0\] == prism_fp32_bank0_op_row\)\)\)",
+                                  r"((\1_add_valid && 1'b0))", count=16, regex=True),
+                             ("sums_exact",),
+                             "the lanes' write-back bypass is gone: an operation entering as the row's earlier sum "
+                             "leaves the adder reads the stale row (the reservations alone are one cycle short)",
+                             depth=18),
+    }
     return Target(
-        name="prism_fp32_bank", summary="one FP32_ARRIVAL bank of the node with its 16 lanes: reservations "
-                                        "prevent a read-after-write hazard, and stall nothing else",
+        name="prism_fp32_bank", summary="one FP32_ARRIVAL bank of the node with its 16 lanes (adders abstracted): "
+                                        "reservations prevent a read-after-write hazard and stall nothing else, "
+                                        "and every read-out hands out the sum of what was added",
         block=lambda: h.prism_fp32_bank_harness, signals=signals, props=props, params=dict(p),
         parameters_text=(f"BANK={p['BANK']} of BANKS={p['BANKS']}, ROWS={p['ROWS']} (ranges {p['BANK']} and "
-                         f"{p['BANK'] + p['BANKS']}), FP32_LATENCY={L}; 16 lanes with their fp32_add; every "
-                         "element of a group carries one free 32-bit value"),
-        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2, fault_depth=10,
-        faults={"short_reservation": Fault(dict(FAULT=FAULTS["short_reservation"]), ("no_raw_hazard",),
-                                           "test-only FAULT_SHORT_RESERVATION: a range stays reserved for one "
-                                           "operation fewer than the adder's latency")})
+                         f"{p['BANK'] + p['BANKS']}), FP32_LATENCY={L}; 16 lanes, each fp32_add replaced by a "
+                         f"{W}-bit integer adder of the same latency; every element of a group carries one free "
+                         "32-bit value; one tracked element (row, lane) chosen by the solver"),
+        assumes=("env_ok",), lemmas=lemmas, depth=8, k=2, fault_depth=10, cover_depth=18,
+        stable_inputs=("trk_row", "trk_lane"), faults=faults)
 
 
 # ---------------------------------------------------------------------------------------------
 # prism_control (validation, admission, STAGE/COMMIT/ABORT)
 # ---------------------------------------------------------------------------------------------
 CONTROL_CAPACITY = 32
+CONTROL_RESPONSES = 6       # responses queued or still to be queued, at most (the queue holds 16): see the note
 
 
 def _control_target():
     from cosim.formal import harness as h
     from hdl.node.prism_control import FAULTS
+    from spec.frames import BAD_LENGTH, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK
     hdr = 96
 
     def signals():
@@ -445,24 +705,97 @@ def _control_target():
                  ord_port=_b(), prop_bad=_u(len(h.CONTROL_PROPERTIES)), env_ok=_b())
         return s
 
-    props = _bit_props(h.CONTROL_PROPERTIES)
+    triggers = {
+        "verdict_order": ("r0_valid && r1_valid", False),
+        # a DATA frame admitted: a STAGE, an accepted COMMIT and a DATA frame were processed
+        "verdict_kind": ("(r0_valid && r0_admit) || (r1_valid && r1_admit)", False),
+        "closed_after_reset": ("data_closed", True),
+        "closed_after_abort": ("data_aborted", True),
+        # a refused COMMIT's response at the head of the queue
+        "response_order": (f"resp_valid && rq_commit_now[0] && resp_data[7:4] == 4'd{OP_NACK}", True),
+        "verdict_live": ("n_wait >= 2 && !held", True),
+    }
+    props = _bit_props(h.CONTROL_PROPERTIES, triggers)
     lemmas = _control_lemmas()
+    c = "prism_control0_"
+    # The queued responses that are accepted COMMITs', as the lemmas read them: which entries are
+    # COMMITs' comes from the checker's mirror (the entry lemmas tie it to the block's queue), their
+    # ACK from the block's queue itself.
+    # (the ACK bits read slot by slot, at constant indices, then rotated into queue order: position
+    # i is slot resp_rp + i)
+    acks = ", ".join(f"({c}resp_mem[{j}][7:4] == 4'd{OP_ACK})" for j in reversed(range(h.RQ)))
+    fold = f"""
+wire [{h.RQ - 1}:0] q_ack_slots = {{{acks}}};
+wire [{2 * h.RQ - 1}:0] q_ack_twice = {{q_ack_slots, q_ack_slots}} >> {c}resp_rp;
+wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
+"""
+    lemmas = list(lemmas) + [
+        ("inv_closed", f"res_closed && q_ackc == 0 && {c}op_open",
+         "no operation is open while no COMMIT was accepted since the reset (among the responses resolved so "
+         "far and those still queued)"),
+        ("inv_aborted", f"cur_aborted && {c}op_open && {c}act_word[31:8] == cur_ids && (cur_cand & q_ackc) == 0",
+         "after the last ABORT (resolved or queued), an operation of its op_id/generation is open only if a COMMIT "
+         "of those ids queued after it was accepted"),
+        ("inv_pending_reset", "sus_r_now && ((mask_r_now & q_ackc) == 0 || (mask_r_now & ~rq_commit_now) != 0)",
+         "a DATA frame admitted while the COMMITs ahead of it were unresolved: one of them was accepted"),
+        ("inv_pending_abort", "sus_a_now && ((mask_a_now & q_ackc) == 0 || (mask_a_now & ~rq_commit_now) != 0)",
+         "the same for one admitted after an ABORT of its op_id/generation: a COMMIT of those ids after the ABORT "
+         "was accepted"),
+    ]
+    a = "prism_control0_admit_control_"
+    ids_field = f"{a}hdr[32-1:8], 4'h8"
     return Target(
         name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "
                                       "frame in processing order, nothing admitted after a reset or for an "
                                       "aborted operation",
-        block=lambda: h.prism_control_harness, signals=signals, props=props, params=dict(CAPACITY=CONTROL_CAPACITY),
+        block=lambda: h.prism_control_harness, signals=signals, props=props,
+        params=dict(CAPACITY=CONTROL_CAPACITY, RESPONSES=CONTROL_RESPONSES),
         parameters_text=f"CAPACITY={CONTROL_CAPACITY}, header {hdr} bits (the fields it reads), frm_beats 9 bits; "
+                        f"at most {CONTROL_RESPONSES} responses queued or pending (environment); "
                         "response queue 16, hold queue 8, duplicate map 8 x 256 ranges (fixed)",
-        assumes=("env_ok",), lemmas=lemmas, depth=3, k=2, fault_depth=6, timeout=1500,
-        faults={"abort_keeps_open": Fault(dict(FAULT=FAULTS["abort_keeps_open"]), ("closed_after_abort",),
-                                          "test-only FAULT_ABORT_KEEPS_OPEN: an ABORT is acknowledged but leaves the "
-                                          "operation open")})
+        assumes=("env_ok",), lemmas=tuple(lemmas), lemma_verilog=fold, depth=6, k=1, fault_depth=7, cover_depth=8,
+        timeout=3600,
+        faults={
+            "abort_keeps_open": Fault(dict(FAULT=FAULTS["abort_keeps_open"]), ("closed_after_abort",),
+                                      "test-only FAULT_ABORT_KEEPS_OPEN: an ABORT is acknowledged but leaves the "
+                                      "operation open"),
+            # mutations of the converted block (cosim/formal/mutate.py)
+            "dead": _mutant(Edit(f"if (({a}frame_valid && (!{a}stopped))) begin\n                {a}hdr = ",
+                                 f"if (1'b0) begin\n                {a}hdr = "), ("verdict_live",),
+                            "dead block: no frame is ever processed (no verdict, no response, no operation; every "
+                            "safety property then holds vacuously)",
+                            unreached=("verdict_order", "verdict_kind", "closed_after_reset", "closed_after_abort",
+                                       "response_order")),
+            "wrong_bank": _mutant(Edit(f"r0_bank <= {a}bank;", f"r0_bank <= ({a}bank ^ 1);"), ("verdict_order",),
+                                  "port 0's verdicts name the wrong bank"),
+            "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;"), ("verdict_kind",),
+                                     "an admitted DATA frame's counter event says CONTROL"),
+            "nack_opens": _mutant(Edit(f"{a}reason = 8;", f"{a}reason = 8; {a}active = {a}staged; "
+                                                         f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
+                                  ("closed_after_reset",),
+                                  "a COMMIT refused for a mismatched op_id/generation (NACK) still opens the staged "
+                                  "operation: DATA frames are admitted though no COMMIT was accepted",
+                                  depth=6),
+            "nack_reopens_aborted": _mutant(Edit(f"{a}reason = 8;", f"{a}reason = 8; {a}active = {a}staged; "
+                                                                   f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
+                                            ("closed_after_abort",),
+                                            "the same refused COMMIT, after an ABORT: the aborted operation, staged "
+                                            "again, admits DATA frames though no COMMIT was accepted since the ABORT",
+                                            depth=8),
+            "response_wrong_ids": _mutant(Edit(ids_field, f"({a}hdr[32-1:8] ^ 24'h1), 4'h8"), ("response_order",),
+                                          "a response carries an op_id one off its request's"),
+            "commit_held_idle": _mutant(Edit(f"else if ({a}is_busy) begin\n                            {a}stopped",
+                                             f"else if (1'b1) begin\n                            {a}stopped"),
+                                        ("verdict_live",),
+                                        "a COMMIT that passes its checks is held even while the datapath is idle"),
+        })
 
 
 def _control_lemmas():
     """The checker's waiting frames are the control block's hold queue (after this cycle's verdicts),
     field by field; its view of COMMITs and ABORTs bounds the operation state."""
+    from cosim.formal import harness as h
+    from spec.frames import BAD_LENGTH, OP_ABORT, OP_COMMIT
     from .harness import CE, CONTROL_DEPTH
     c = "prism_control0_"
     lemmas = [
@@ -489,11 +822,29 @@ def _control_lemmas():
                        f"held frame {i} is the checker's waiting frame behind this cycle's verdicts (port, bank, "
                        "class, opcode, one beat, op_id/generation)"))
     lemmas += [
-        ("inv_closed", f"closed_after && {c}op_open",
-         "no operation is open while no COMMIT was processed since the reset"),
-        ("inv_aborted", f"aborted_after && {c}op_open && {c}act_word[31:8] == aborted_ids_after",
-         "an operation with the op_id/generation of an ABORT processed since the last COMMIT is not open"),
+        ("inv_response_count", f"{c}resp_count != n_rq_now || {c}resp_count > {h.RQ} || "
+                               f"{c}resp_wp != {c}resp_rp + {c}resp_count[3:0]",
+         "the checker's mirror holds as many responses as the block's queue (at most 16, from its read pointer "
+         "to its write pointer)"),
+        ("inv_response_clean", "(rq_commit_now >> n_rq_now) != 0 || (rq_abort_now >> n_rq_now) != 0 || "
+                               "(rq_commit_now & rq_abort_now) != 0 || (!sus_r_now && mask_r_now != 0) || "
+                               "(!sus_a_now && mask_a_now != 0) || (cur_cand & ~rq_commit_now) != 0 || "
+                               "(!cur_aborted && cur_cand != 0)",
+         "the mirror holds zeros above its count; no entry is both a COMMIT's and an ABORT's; the masks name "
+         "queued COMMITs only"),
     ]
+    # slot by slot (the block's queue at a constant index; the mirror's entry at that slot's
+    # position behind the read pointer), which the solver follows far more easily than the
+    # queue's positions read through the moving pointer
+    for j in range(h.RQ):
+        m = f"{c}resp_mem[{j}]"
+        pos = f"((4'd{j} - {c}resp_rp) & 4'hf)"
+        lemmas.append((f"inv_response_slot{j}",
+                       f"{pos} < {c}resp_count && ((({m}[43:40] == 4'd{OP_COMMIT}) != rq_commit_now[{pos}]) || "
+                       f"(({m}[43:40] == 4'd{OP_ABORT} && {m}[39:32] != 8'd{BAD_LENGTH}) != rq_abort_now[{pos}]) || "
+                       f"{m}[31:8] != rq_ids_now[24 * {pos} +: 24])",
+                       f"response queue slot {j}, when it holds a response, holds the mirror's entry at its position "
+                       "(a COMMIT's, a one-beat ABORT's, its op_id/generation)"))
     return tuple(lemmas)
 
 

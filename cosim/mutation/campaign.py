@@ -36,7 +36,7 @@ CATCH = OrderedDict([
     ("counter", ("counter",)),
     ("response", ("response",)),
     ("missing or extra frame", ("result-missing", "result-unexpected", "result-order", "malformed")),
-    ("backpressure", ("rx-stall",)),
+    ("backpressure, line rate or arbitration", ("rx-stall", "line-rate", "tx-arbitration")),
     ("end state", ("end-state",)),
     ("hang", ("timeout",)),
     ("crash", ("crash",)),

@@ -14,20 +14,26 @@ Kinds of mutation (each site is one mutant):
               becomes `x <= x;` (whole-signal targets only: a memory word or a part select is left).
 
 Where: the `always` processes (with an event control: clocked or combinational) and the continuous
-`assign`s of the design module.  Not in `initial` blocks, declarations, functions and tasks (a
-MyHDL function is written once per call, but a hand-written one may serve many callers), loop
-headers (a mutated bound can loop for ever), case labels and case expressions, event controls,
-the index or bounds of a select (`a[i + 1]`, `a[7:0]`, `a[i +: 8]`: a mutated part select changes
-the width) and a replication's count.
+`assign`s of the design module, and the bodies of the functions one process calls (MyHDL writes
+a function per call, `MYHDL<n>_<name>`, so its body is that process's logic: the site takes the
+process's block, index and event list; a function `@*` calls is left, as `@*` does not wake on
+a name the function reads, and so is one that several processes, an assignment or another
+function call).  Not in `initial` blocks, declarations (a function's inputs and return value
+included), tasks, loop headers (a mutated bound can loop for ever), case labels and case
+expressions, event controls, the index or bounds of a select (`a[i + 1]`, `a[7:0]`, `a[i +: 8]`:
+a mutated part select changes the width) and a replication's count.
 
 Dead stores are no sites: MyHDL starts every process by setting each of its variables
 (`v = 4'h0;`) and then, most often, assigns the variable again before anything reads it (on
 every path: `if (rst) ... else begin v = ...; ... end`); a mutant of the first assignment would
 be equivalent by construction.  A blocking assignment of a whole name is dead when every path
 from it to the end of the process assigns the name whole before reading it, or reads it nowhere
-while no other process, assignment or port reads it and the process assigns it whole before
-reading it at its next run.  Where the analysis cannot tell (a partial or non-blocking write, a
-task call, a loop that may not run) the value counts as read.
+while no other process, assignment or port reads it and no path of the process reads it before
+assigning it whole, so no later run reads it either (in a function: no call reads it before
+assigning it, and it is not the return value).  A loop reads the value only when a path through its body (or its header)
+reads it before assigning it whole: every run of the body starts as the first did (MyHDL's loops
+over lanes assign their variables before reading them).  Where the analysis cannot tell (a
+partial or non-blocking write, a task call) the value counts as read.
 
 Every mutation records the span of the original text it replaces, in one of three forms (how
 `cosim.mutation.instrument` puts it behind the run-time select):
@@ -86,6 +92,7 @@ class Mutation:
     sensitivity_sep: str = ", "   # ", " or " or ", as the list is written
     statement_line: int = 0       # first line of the statement (or assignment) it belongs to
     module: str = ""
+    function: str = ""            # the Verilog function the site is in ("" for a process or assignment)
 
 
 def _one_line(text):
@@ -251,9 +258,18 @@ class _Fate:
             has_default = any(not labels for labels, _ in st.items)
             return _WRITTEN if has_default and fates and all(f == _WRITTEN for f in fates) else _NEITHER
         if k == "loop":                 # may run no time at all: at best "neither"
-            if name in V.statement_reads(st) or name in V.statement_writes(st):
+            header_reads, header_writes = set(), set()
+            for h in st.header:
+                if isinstance(h, V.Stmt):
+                    header_reads |= self.reads(h.rhs) | V.lvalue_reads(h.lhs)
+                    header_writes.update(V.lvalue_base(h.lhs))
+                else:
+                    header_reads |= self.reads(h)
+            if name in header_reads or name in header_writes:
                 return _READ
-            return _NEITHER
+            # each run of the body starts as the first did: if no path of it reads the name before
+            # assigning it whole, no run does
+            return _READ if self.statement(st.body, name) == _READ else _NEITHER
         if k == "other" and st.end - st.start <= 1:
             return _NEITHER             # a null statement
         return _READ                    # a call, a timing control, a disable: be safe
@@ -261,6 +277,14 @@ class _Fate:
 
 # ---- the finder ----
 # ---- the finder ----
+
+class _FunctionBody:
+    """A function's body where the finder expects a process (blocking assignments only)."""
+    clocked = False
+
+    def __init__(self, body):
+        self.body = body
+
 
 class _ReadElsewhere:
     """How many readers other than process `me` a name has (a mapping for `dead`)."""
@@ -278,6 +302,7 @@ class _Finder:
         self.src, self.text, self.mod = src, src.text, module
         self.design_map = design_map
         self.sites: List[Mutation] = []
+        self.function = ""
         # functions that read module names (MyHDL's read only their arguments: then none)
         self.function_reads = {f: g for f in module.functions if (g := V.function_globals(module, f))}
         self._statement_text = {}
@@ -305,8 +330,9 @@ class _Finder:
     def dead(self, s, after):
         """A blocking assignment of a whole name whose value nothing can read: every path after it
         assigns the name whole before reading it, or none reads it up to the end of the process,
-        no other process or assignment reads it, and the process assigns it whole before reading
-        it at its next run (MyHDL's variables: set at the top of every run)."""
+        no other process or assignment reads it, and no path of the process reads it before
+        assigning it whole (MyHDL's variables: set at the top of every run, or of every run that
+        uses them), so no later run reads what it holds."""
         if s.kind != "assign" or s.op != "=" or s.lhs.kind != "id":
             return False
         name = s.lhs.name
@@ -319,7 +345,7 @@ class _Finder:
             return True
         if fate == _READ or self.read_elsewhere.get(name, 0) > 0:
             return False
-        return self.fate.statement(self.process.body, name) == _WRITTEN
+        return self.fate.statement(self.process.body, name) != _READ
 
     def block_of(self, offset):
         if self.design_map is None:
@@ -333,26 +359,44 @@ class _Finder:
         stmt_text = self._statement_text.get(statement)
         if stmt_text is None:
             stmt_text = self._statement_text[statement] = _short(text[statement[0]:statement[1]].rstrip(";"))
+        where = f" (function {self.function})" if self.function else ""
         self.sites.append(Mutation(
             0, kind, self.src.line(token), block, original, _one_line(mutated),
-            f"{change} in {stmt_text}", span[0], span[1], form, process,
+            f"{change} in {stmt_text}{where}", span[0], span[1], form, process,
             token - self.src.line_start(token) + 1, change, tuple(targets), sens, sep,
-            self.src.line(statement[0]), self.mod.name))
+            self.src.line(statement[0]), self.mod.name, self.function))
+
+    def _process_args(self, p):
+        sens, sep = -1, ", "
+        if p.combinational and not p.star:
+            sens = p.events[1]
+            sep = " or " if re.search(r"\bor\b", self.text[p.events[0]:p.events[1]]) else ", "
+        return (p.index, sens, sep, self.block_of(p.start))
+
+    @staticmethod
+    def _sites_in(p):
+        return p.kind == "always" and (p.edges or p.star or p.events is not None) and not any(
+            s.kind == "timing" for s in p.body.walk())      # a process that waits inside: not synthesisable logic
 
     def run(self):
+        self.function = ""
         for p in self.mod.processes:
-            if p.kind != "always" or not (p.edges or p.star or p.events is not None):
+            if not self._sites_in(p):
                 continue
-            if any(s.kind == "timing" for s in p.body.walk()):
-                continue                            # a process that waits inside: not synthesisable logic
-            sens, sep = -1, ", "
-            if p.combinational and not p.star:
-                sens = p.events[1]
-                sep = " or " if re.search(r"\bor\b", self.text[p.events[0]:p.events[1]]) else ", "
             self.process = p
-            self.proc_args = (p.index, sens, sep, self.block_of(p.start))
+            self.proc_args = self._process_args(p)
             self.read_elsewhere = _ReadElsewhere(self.readers, id(p))
             self.statement(p.body, [])
+        for fn, caller in self.function_callers():
+            # a function called from one process only (MyHDL writes one per call): its body is
+            # that process's logic, named by the process's block and made sensitive to the select
+            # through the process's event list
+            self.function = fn.name
+            self.process = _FunctionBody(fn.body)
+            self.proc_args = self._process_args(caller)
+            self.read_elsewhere = {fn.name: 1}         # the return value: the caller reads it
+            self.statement(fn.body, [])
+        self.function = ""
         for a in self.mod.assigns:
             if a.end < 0 or self.text[a.start:a.start + 6] != "assign":
                 continue                            # a net declaration's initialiser
@@ -364,6 +408,33 @@ class _Finder:
                          (a.start, a.end), -1, targets, -1, ", ", block)
         self.sites.sort(key=lambda m: (m.start, m.line, m.column, KINDS.index(m.kind), m.mutated))
         return self.sites
+
+    def function_callers(self):
+        """[(Function, the process calling it)] of every function with a body that processes call
+        and only one process calls (directly, not from another function or an assignment), when that
+        process is clocked or lists its events (`@*` does not wake on a name a function reads)."""
+        callers = {}
+        for p in self.mod.processes:
+            for f in V.statement_calls(p.body):
+                callers.setdefault(f, []).append(p)
+        elsewhere = set()
+        for a in self.mod.assigns:
+            elsewhere |= V.calls(a.rhs)
+        for f in self.mod.functions.values():
+            if f.body is not None:
+                elsewhere |= V.statement_calls(f.body)
+        for o in self.mod.opaque:
+            elsewhere |= o.names
+        out = []
+        for name, fn in self.mod.functions.items():
+            ps = callers.get(name, [])
+            if fn.body is None or name in elsewhere or len(ps) != 1:
+                continue
+            p = ps[0]
+            if not self._sites_in(p) or p.star or (not p.clocked and not p.combinational):
+                continue
+            out.append((fn, p))
+        return out
 
     def statement(self, s, after):
         """Sites of statement `s`; `after`: the statement lists that run after it, innermost first."""

@@ -161,6 +161,61 @@ def _best_line(lines, first, end, target, names, ops, ints, is_if, position):
     return best
 
 
+def _find_def(block, name):
+    """(file, first body line index, end index) of a Python function `name` (at any depth: a
+    helper MyHDL converts into a Verilog function), in the block's module first, then in hdl/."""
+    candidates = [_module_file(block)] + sorted(filter(None, (_module_file(b) for b in _blocks() if b != block)))
+    pattern = re.compile(rf"^(\s*)def\s+{re.escape(name)}\s*\(")
+    for path in candidates:
+        if not path or not os.path.exists(path):
+            continue
+        lines = _python_lines(path, os.path.getmtime(path))
+        for i, text in enumerate(lines):
+            m = pattern.match(text)
+            if not m:
+                continue
+            indent = len(m.group(1))
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent
+                                      or lines[j].lstrip().startswith("#")):
+                j += 1
+            return path, i + 1, j
+    return None
+
+
+def _function_source(mod, fn, labels, line_text, position):
+    """The Python line of a statement inside a Verilog function MyHDL wrote for a call
+    (`MYHDL<n>_<name>`): in the Python function `<name>`, looked for first in the block of the
+    process that calls it."""
+    name = re.sub(r"^MYHDL\d+_", "", fn.name)
+    block = mod.name
+    caller = next((p for p in mod.processes if p.kind == "always" and fn.name in V.statement_calls(p.body)), None)
+    if caller is not None and labels is not None and caller.index < len(labels) and labels[caller.index]:
+        block = split_label(labels[caller.index], mod.name)[1]
+    found = _find_def(block, name)
+    if found is None:
+        return None
+    path, first, end = found
+    lines = _python_lines(path, os.path.getmtime(path))
+    stmt = line_text.strip()
+    if re.match(rf"{re.escape(fn.name)}\s*=(?!=)", stmt):          # the return value
+        for i in range(end - 1, first - 1, -1):
+            if lines[i].strip().startswith("return"):
+                return _relative(path), i + 1
+        return None
+    is_if = bool(re.match(r"(end\s+)?(else\s+)?if\b", stmt))
+    m = re.match(r"([A-Za-z_]\w*)\s*(?:\[[^=]*\])?\s*=(?!=)", stmt)
+    target = m.group(1) if m and not is_if else None
+    names, ops, ints = _features(stmt)
+    i = _best_line(lines, first, end, target, names, ops, ints, is_if, position)
+    return None if i is None else (_relative(path), i + 1)
+
+
+def _relative(path):
+    rel = os.path.relpath(path, _ROOT)
+    return rel if not rel.startswith("..") else path
+
+
 def myhdl_source(verilog_path, line):
     """(Python file, 1-based line) of the MyHDL statement the converted design's `line` came from,
     or None.  The file is relative to the project when it lies in it."""
@@ -174,6 +229,10 @@ def myhdl_source(verilog_path, line):
     if offset is None:
         return None
     line_text = text[offset:text.find("\n", offset) if text.find("\n", offset) >= 0 else len(text)]
+    fn = next((f for f in mod.functions.values() if f.start <= offset < f.end), None)
+    if fn is not None:
+        return _function_source(mod, fn, labels, line_text, (line - src.line(fn.start)) / max(
+            1, src.line(fn.end) - src.line(fn.start)))
     process = next((p for p in mod.processes if p.kind == "always" and p.start <= offset < p.end), None)
     if process is not None:
         if labels is None or process.index >= len(labels) or labels[process.index] is None:

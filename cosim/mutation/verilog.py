@@ -117,11 +117,12 @@ class Expr:
     unary (op, kids[0]), binary (op, kids[0], kids[1]), cond (kids: condition, then, else),
     concat (kids), repl (kids[0] the count, kids[1] a concat), select (kids[0] the base, kids[1:]
     the index or bounds; op: "[]", ":", "+:" or "-:")."""
-    __slots__ = ("kind", "start", "end", "op", "op_start", "kids", "name")
+    __slots__ = ("kind", "start", "end", "op", "op_start", "kids", "name", "typ")
 
     def __init__(self, kind, start, end, kids=(), op=None, op_start=-1, name=None):
         self.kind, self.start, self.end, self.kids = kind, start, end, list(kids)
         self.op, self.op_start, self.name = op, op_start, name
+        self.typ = None                   # (width, signed) once Types has worked it out; False: unknown
 
     def walk(self):
         yield self
@@ -278,6 +279,12 @@ class Function:
     end: int
     body: Optional[Stmt]
     locals: set                   # its inputs and local variables (everything else is the module's)
+    range: str = ""               # the return value's range as written ("[7:0]"), "" for one bit
+    signed: bool = False
+    kind: str = ""                # "integer" or "real" for such a return type, else ""
+    inputs: List[str] = field(default_factory=list)                   # in order (declared in the body)
+    declarations: Dict[str, "Declaration"] = field(default_factory=dict)   # its inputs and variables
+    header_end: int = -1          # offset just after the `;` that ends the header
 
 
 @dataclass
@@ -671,30 +678,44 @@ class _Parser:
         kw = self.next()
         local = set()
         name = None
+        rng, signed, kind, ansi = "", False, "", False
         while True:                                  # header: [automatic] [signed] [range] name [(ports)] ;
             t = self.next()
             if t.text == "[":
                 self.i -= 1
+                s = t.start
                 self._balanced()
+                if name is None:
+                    rng = self.text[s:self.last_end()]
             elif t.text == "(":
                 self.i -= 1
                 local |= self._balanced_names()
+                ansi = True
             elif t.text == ";":
                 break
+            elif t.kind == "id" and t.text == "signed" and name is None:
+                signed = True
+            elif t.kind == "id" and t.text in ("integer", "real", "realtime", "time") and name is None:
+                kind = t.text
             elif t.kind == "id" and t.text not in KEYWORDS:
                 name = name or t.text
+        header_end = self.last_end()
         local.add(name)
+        decls = {}
         while self.peek().kind == "id" and self.peek().text in DECLARATION_KEYWORDS:
             d = {}
             self.parse_declaration(d)
             local |= set(d)
+            decls.update(d)
         body = self.stmt() if not self.at("endfunction") else None
         self.expect("endfunction")
         if body is not None:
             for s in body.walk():
                 if s.kind == "block":
                     local |= s.locals
-        self.mod.functions[name] = Function(name, kw.start, self.last_end(), body, local)
+        inputs = [] if ansi else [n for n, d in decls.items() if "input" in d.kinds]
+        self.mod.functions[name] = Function(name, kw.start, self.last_end(), body, local, rng, signed, kind, inputs,
+                                            decls, header_end)
 
     def _balanced_names(self):
         s = self.i
@@ -1021,3 +1042,704 @@ def function_globals(module, name, _seen=None):
     for c in statement_calls(f.body):
         out |= function_globals(module, c, seen)
     return out
+
+
+# ---- widths, constant values and changed bits of expressions ----
+#
+# IEEE 1364-2005 5.4 and 5.5: an expression's width is the largest of its context-determined
+# operands and of the context (the target of an assignment), its signedness is signed only when
+# every context-determined operand is; operands are extended to that width (sign-extended when
+# the expression is signed) before the operation.  Self-determined: concatenation items, the
+# right operand of a shift or power, the operands of comparisons (sized to each other), logical
+# and reduction operators, conditions, indices, function arguments.
+#
+# Values are two-state (x and z unknown: no value) and unsigned-represented (an int below 2**w).
+# A *mask* is a set of bit positions as an int.
+
+_LITERAL = re.compile(r"^(\d[\d_]*)?\s*'([sS]?)([bBoOdDhH])\s*([0-9a-fA-FxXzZ?_]+)$")
+_LITERAL_RADIX = {"b": 2, "o": 8, "d": 10, "h": 16}
+_ARITH = {"+", "-", "*", "/", "%", "&", "|", "^", "~^", "^~"}
+_SHIFTS = {"<<", ">>", "<<<", ">>>", "**"}
+_COMPARE = {"<", "<=", ">", ">=", "==", "!=", "===", "!=="}
+_LOGICAL = {"&&", "||"}
+_REDUCE = {"&", "~&", "|", "~|", "^", "~^", "^~"}
+
+
+def full(w):
+    return (1 << w) - 1 if w > 0 else 0
+
+
+def literal(text):
+    """(value or None for x/z digits, width, signed) of a numeric literal, or None (a real)."""
+    m = _LITERAL.match(text)
+    if m:
+        size, signed, base, digits = m.group(1), bool(m.group(2)), m.group(3).lower(), m.group(4).replace("_", "")
+        radix = _LITERAL_RADIX[base]
+        try:
+            value = int(digits, radix)
+        except ValueError:
+            value = None
+        if size:
+            w = int(size.replace("_", ""))
+            if w < 1:
+                return None
+        else:
+            w = 32
+            if value is not None:
+                w = max(32, value.bit_length())
+        return (value & full(w) if value is not None else None), w, signed
+    if re.fullmatch(r"\d[\d_]*", text):
+        value = int(text.replace("_", ""))
+        return value & full(32), 32, True
+    return None
+
+
+def _extend(v, w, signed, W):
+    """A w-bit value (or mask) extended to W bits: sign-extended when `signed`."""
+    if signed and W > w and w > 0 and (v >> (w - 1)) & 1:
+        return v | (full(W) ^ full(w))
+    return v
+
+
+def _from_lowest(m, W):
+    """Every bit from the lowest bit of `m` up: what a carry can reach."""
+    if not m:
+        return 0
+    low = (m & -m).bit_length() - 1
+    return full(W) ^ full(low)
+
+
+def _to_signed(v, w):
+    return v - (1 << w) if w > 0 and (v >> (w - 1)) & 1 else v
+
+
+class NameType:
+    __slots__ = ("width", "signed", "msb", "lsb", "memory", "words")
+
+    def __init__(self, width, signed, msb, lsb, memory=False, words=None):
+        self.width, self.signed, self.msb, self.lsb = width, signed, msb, lsb
+        self.memory, self.words = memory, words
+
+    def offset(self, index):
+        """Bit position of a declared index, or None when out of range."""
+        lo, hi = min(self.msb, self.lsb), max(self.msb, self.lsb)
+        if not lo <= index <= hi:
+            return None
+        return index - self.lsb if self.msb >= self.lsb else self.lsb - index
+
+
+class Types:
+    """Widths, constant values and changed bits of one module's expressions (see the notes above).
+
+    `value(e, env)` is the value of `e` when every name it reads has a value in `env` (name ->
+    unsigned value in the name's own width), else None; `changed(e, masks, leaves)` the bits of
+    `e`'s value that can differ when the bits `masks[name]` of names may differ and the nodes in
+    `leaves` (ids of Expr objects) may take any value.  Both take the width of the context.
+    Anything the rules do not cover gives None (a value) or every bit (a mask)."""
+
+    def __init__(self, module, text):
+        self.mod, self.text = module, text
+        self.params = {}                  # name -> (value, width, signed)
+        self._names = {}
+        self._ranges = {}
+        self._parameters()
+
+    # -- names --
+    def _parameters(self):
+        for start, end in self.mod.parameters:
+            seg = self.text[start:end].strip()
+            if seg.startswith("#"):
+                seg = seg[seg.index("(") + 1:seg.rindex(")")]
+            seg = seg.rstrip(";")
+            kind, rng, signed = "", "", False
+            for part in re.split(r",(?![^()\[\]{}]*[)\]}])", seg):
+                m = re.match(r"\s*(?:(parameter|localparam)\s+)?((?:(?:integer|signed|unsigned|real)\s+)*)"
+                             r"(\[[^\]]*\]\s*)?([A-Za-z_]\w*)\s*=\s*(.+?)\s*$", part, re.S)
+                if not m:
+                    continue
+                if m.group(1) or m.group(2) or m.group(3):
+                    kind, rng, signed = m.group(2) or "", (m.group(3) or "").strip(), "signed" in (m.group(2) or "")
+                try:
+                    e = parse_expression(m.group(5))
+                except VerilogSyntaxError:
+                    continue
+                t = self._fragment_type(e)
+                v = self.value(e, {}) if t else None
+                if v is None or "real" in kind:
+                    continue
+                w, s = t
+                if "integer" in kind:
+                    w, s = 32, True
+                elif rng:
+                    b = self.range_bounds(rng)
+                    if b is None:
+                        continue
+                    w = abs(b[0] - b[1]) + 1
+                    s = signed
+                self.params[m.group(4)] = (v & full(w), w, s)
+
+    def _fragment_type(self, e):
+        try:
+            return self.stype(e)
+        except Exception:  # noqa: BLE001 - a parameter this reader cannot size
+            return None
+
+    def range_bounds(self, rng):
+        """(msb, lsb) of a range as written ("[W-1:0]"), or None."""
+        got = self._ranges.get(rng, False)
+        if got is not False:
+            return got
+        out = None
+        inner = rng.strip()
+        if inner.startswith("[") and inner.endswith("]"):
+            parts = re.split(r":(?![^()\[\]{}]*[)\]}])", inner[1:-1])
+            if len(parts) == 2:
+                try:
+                    a, b = (parse_expression(p) for p in parts)
+                    va, vb = self.const_int(a), self.const_int(b)
+                    if va is not None and vb is not None:
+                        out = (va, vb)
+                except VerilogSyntaxError:
+                    out = None
+        self._ranges[rng] = out
+        return out
+
+    def const_int(self, e, function=None):
+        """A constant expression's value as a (signed) Python int, or None."""
+        t = self.stype(e, function)
+        if t is None:
+            return None
+        v = self.value(e, {}, function=function)
+        if v is None:
+            return None
+        return _to_signed(v, t[0]) if t[1] else v
+
+    def _declared(self, d):
+        kinds = d.kinds
+        if "real" in kinds or "realtime" in kinds or "event" in kinds:
+            return None
+        if "integer" in kinds:
+            w, s, msb, lsb = 32, True, 31, 0
+        elif "time" in kinds:
+            w, s, msb, lsb = 64, False, 63, 0
+        elif d.range:
+            b = self.range_bounds(d.range)
+            if b is None:
+                return None
+            msb, lsb = b
+            w, s = abs(msb - lsb) + 1, d.signed
+        else:
+            w, s, msb, lsb = 1, d.signed, 0, 0
+        if d.dims:
+            words = self.range_bounds(d.dims) if d.dims.count("[") == 1 else None
+            return NameType(w, s, msb, lsb, True, words)
+        return NameType(w, s, msb, lsb)
+
+    def name_type(self, name, function=None):
+        """NameType of a name (in `function`'s scope when given), or None."""
+        key = (function.name if function is not None else None, name)
+        got = self._names.get(key, False)
+        if got is not False:
+            return got
+        out = None
+        if function is not None and name in function.declarations:
+            out = self._declared(function.declarations[name])
+        elif function is not None and name == function.name:
+            d = Declaration(name, [function.kind] if function.kind else ["reg"], function.range, function.signed)
+            out = self._declared(d)
+        elif name in self.params:
+            _, w, s = self.params[name]
+            out = NameType(w, s, w - 1, 0)
+        elif name in self.mod.declarations:
+            out = self._declared(self.mod.declarations[name])
+        self._names[key] = out
+        return out
+
+    # -- self-determined types --
+    def stype(self, e, function=None):
+        """(width, signed) of `e` on its own, or None."""
+        t = e.typ
+        if t is None:
+            t = self._stype(e, function) or False
+            e.typ = t
+        return t or None
+
+    def _stype(self, e, f):
+        k = e.kind
+        if k == "num":
+            lit = literal(e.name)
+            return None if lit is None else (lit[1], lit[2])
+        if k == "str":
+            return (8 * max(1, len(e.name) - 2), False)
+        if k == "id":
+            nt = self.name_type(e.name, f)
+            return None if nt is None or nt.memory else (nt.width, nt.signed)
+        if k == "paren":
+            return self.stype(e.kids[0], f)
+        if k == "unary":
+            if e.op in ("+", "-", "~"):
+                return self.stype(e.kids[0], f)
+            return (1, False) if self.stype(e.kids[0], f) else None
+        if k == "binary":
+            a, b = self.stype(e.kids[0], f), self.stype(e.kids[1], f)
+            if a is None or b is None:
+                return None
+            if e.op in _ARITH:
+                return (max(a[0], b[0]), a[1] and b[1])
+            if e.op in _SHIFTS:
+                return a
+            return (1, False)
+        if k == "cond":
+            c, a, b = (self.stype(x, f) for x in e.kids)
+            if c is None or a is None or b is None:
+                return None
+            return (max(a[0], b[0]), a[1] and b[1])
+        if k == "concat":
+            ws = [self.stype(x, f) for x in e.kids]
+            if any(w is None for w in ws):
+                return None
+            return (sum(w[0] for w in ws), False)
+        if k == "repl":
+            n = self.const_int(e.kids[0], f)
+            inner = self.stype(e.kids[1], f)
+            if n is None or inner is None or n < 0:
+                return None
+            return (n * inner[0], False) if n else None
+        if k == "select":
+            sel = self._select(e, f)
+            return None if sel is None else (sel[1], False) if not sel[3] else (sel[1], sel[2])
+        if k == "call":
+            if e.name in ("$signed", "$unsigned"):
+                a = self.stype(e.kids[0], f) if e.kids else None
+                return None if a is None else (a[0], e.name == "$signed")
+            if e.name in ("$clog2", "$bits"):
+                return (32, True)
+            fn = self.mod.functions.get(e.name)
+            if fn is None:
+                return None
+            nt = self.name_type(fn.name, fn)
+            return None if nt is None else (nt.width, nt.signed)
+        return None
+
+    def _select(self, e, f):
+        """(base NameType or None, width, signed, is_word, base kind) of a select: a bit or part of a
+        name or of a memory word, or a memory word (is_word: its type is the word's)."""
+        base = e.kids[0]
+        if base.kind == "id":
+            nt = self.name_type(base.name, f)
+            if nt is None:
+                return None
+            if nt.memory:
+                if e.op != "[]":
+                    return None
+                return (nt, nt.width, nt.signed, True, "word")
+            bt = nt
+        elif base.kind == "select" and base.kids[0].kind == "id":
+            inner = self._select(base, f)
+            if inner is None or inner[4] != "word":
+                return None
+            bt = inner[0]
+        else:
+            return None
+        if e.op == "[]":
+            return (bt, 1, False, False, "bit")
+        if e.op == ":":
+            a, b = self.const_int(e.kids[1], f), self.const_int(e.kids[2], f)
+            if a is None or b is None:
+                return None
+            return (bt, abs(a - b) + 1, False, False, "part")
+        w = self.const_int(e.kids[2], f)
+        if w is None or w < 1:
+            return None
+        return (bt, w, False, False, "part")
+
+    def _bits_of_select(self, e, f, env):
+        """(low bit position, width) the select takes from its base, or None (an index not constant
+        or out of range)."""
+        sel = self._select(e, f)
+        if sel is None or sel[3]:
+            return None
+        bt, w = sel[0], sel[1]
+        if e.op == "[]":
+            i = self._index(e.kids[1], f, env)
+            off = bt.offset(i) if i is not None else None
+            return None if off is None else (off, 1)
+        if e.op == ":":
+            a, b = self.const_int(e.kids[1], f), self.const_int(e.kids[2], f)
+            oa, ob = bt.offset(a), bt.offset(b)
+            return None if oa is None or ob is None else (min(oa, ob), w)
+        i = self._index(e.kids[1], f, env)
+        if i is None:
+            return None
+        lo_i, hi_i = (i, i + w - 1) if e.op == "+:" else (i - w + 1, i)
+        oa, ob = bt.offset(lo_i), bt.offset(hi_i)
+        return None if oa is None or ob is None else (min(oa, ob), w)
+
+    def _index(self, e, f, env):
+        t = self.stype(e, f)
+        if t is None:
+            return None
+        v = self.value(e, env, function=f)
+        if v is None:
+            return None
+        return _to_signed(v, t[0]) if t[1] else v
+
+    # -- values --
+    def value(self, e, env, width=0, function=None):
+        """The value of `e` in a context of `width` bits (its own width at least), or None."""
+        t = self.stype(e, function)
+        if t is None:
+            return None
+        try:
+            return self._v(e, max(width, t[0]), t[1], env, function)
+        except (RecursionError, ValueError, OverflowError, MemoryError):
+            return None
+
+    def truth(self, e, env, function=None):
+        """True / False of a condition, or None."""
+        v = self.value(e, env, function=function)
+        return None if v is None else v != 0
+
+    def _leaf_value(self, name, env, f):
+        if name in env:
+            return env[name]
+        p = self.params.get(name)
+        if p is not None and not (f is not None and name in f.declarations):
+            return p[0]
+        return None
+
+    def _v(self, e, W, S, env, f):
+        k = e.kind
+        if k == "num":
+            lit = literal(e.name)
+            if lit is None or lit[0] is None:
+                return None
+            return _extend(lit[0], lit[1], S, W)
+        if k == "id":
+            t = self.stype(e, f)
+            v = self._leaf_value(e.name, env, f)
+            return None if v is None or t is None else _extend(v & full(t[0]), t[0], S, W)
+        if k == "paren":
+            return self._v(e.kids[0], W, S, env, f)
+        if k == "unary":
+            op, kid = e.op, e.kids[0]
+            if op in ("+", "-", "~"):
+                x = self._v(kid, W, S, env, f)
+                if x is None:
+                    return None
+                return x if op == "+" else (-x) & full(W) if op == "-" else (~x) & full(W)
+            t = self.stype(kid, f)
+            x = self._v(kid, t[0], t[1], env, f)
+            if x is None:
+                return None
+            w = t[0]
+            if op == "!":
+                r = int(x == 0)
+            elif op in ("&", "~&"):
+                r = int(x == full(w)) ^ (op == "~&")
+            elif op in ("|", "~|"):
+                r = int(x != 0) ^ (op == "~|")
+            else:
+                r = (bin(x).count("1") & 1) ^ (op in ("~^", "^~"))
+            return r
+        if k == "binary":
+            op, l, r = e.op, e.kids[0], e.kids[1]
+            if op in _ARITH:
+                a = self._v(l, W, S, env, f)
+                b = self._v(r, W, S, env, f)
+                if a is None or b is None:           # a few results that one operand decides
+                    known = a if a is not None else b
+                    if known is not None:
+                        if op == "&" and known == 0 or op == "*" and known == 0:
+                            return 0
+                        if op == "|" and known == full(W):
+                            return full(W)
+                    return None
+                if op == "+":
+                    return (a + b) & full(W)
+                if op == "-":
+                    return (a - b) & full(W)
+                if op == "*":
+                    return (a * b) & full(W)
+                if op in ("/", "%"):
+                    if b == 0:
+                        return None
+                    if S:
+                        sa, sb = _to_signed(a, W), _to_signed(b, W)
+                        q = abs(sa) // abs(sb) * (1 if (sa < 0) == (sb < 0) else -1)
+                        return (q if op == "/" else sa - q * sb) & full(W)
+                    return (a // b if op == "/" else a % b) & full(W)
+                if op == "&":
+                    return a & b
+                if op == "|":
+                    return a | b
+                if op == "^":
+                    return a ^ b
+                return (~(a ^ b)) & full(W)
+            if op in _SHIFTS:
+                a = self._v(l, W, S, env, f)
+                t = self.stype(r, f)
+                b = self._v(r, t[0], t[1], env, f)
+                if a is None or b is None:
+                    return 0 if a == 0 else None
+                if op == "**":
+                    if t[1] and _to_signed(b, t[0]) < 0:
+                        return None
+                    return pow(a, b, 1 << W) if W > 0 else 0
+                if b >= W + 64:
+                    b = W + 64
+                if op in ("<<", "<<<"):
+                    return (a << b) & full(W)
+                if op == ">>>" and S:
+                    return (_to_signed(a, W) >> b) & full(W)
+                return a >> b
+            if op in _COMPARE:
+                ta, tb = self.stype(l, f), self.stype(r, f)
+                w, s = max(ta[0], tb[0]), ta[1] and tb[1]
+                a, b = self._v(l, w, s, env, f), self._v(r, w, s, env, f)
+                if a is None or b is None:
+                    return None
+                if s:
+                    a, b = _to_signed(a, w), _to_signed(b, w)
+                return int({"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b,
+                            "===": a == b, "!==": a != b}[op])
+            if op in _LOGICAL:
+                ta, tb = self.stype(l, f), self.stype(r, f)
+                a, b = self._v(l, ta[0], ta[1], env, f), self._v(r, tb[0], tb[1], env, f)
+                if op == "&&":
+                    if a == 0 or b == 0:
+                        return 0
+                    return None if a is None or b is None else 1
+                if (a is not None and a != 0) or (b is not None and b != 0):
+                    return 1
+                return None if a is None or b is None else 0
+            return None
+        if k == "cond":
+            c, a, b = e.kids
+            tc = self.stype(c, f)
+            cv = self._v(c, tc[0], tc[1], env, f)
+            if cv is None:
+                va, vb = self._v(a, W, S, env, f), self._v(b, W, S, env, f)
+                return va if va is not None and va == vb else None
+            return self._v(a if cv else b, W, S, env, f)
+        if k == "concat":
+            out = 0
+            for x in e.kids:
+                t = self.stype(x, f)
+                v = self._v(x, t[0], t[1], env, f)
+                if v is None:
+                    return None
+                out = (out << t[0]) | v
+            return out
+        if k == "repl":
+            n = self.const_int(e.kids[0], f)
+            t = self.stype(e.kids[1], f)
+            v = self._v(e.kids[1], t[0], t[1], env, f)
+            if v is None or n is None:
+                return None
+            out = 0
+            for _ in range(n):
+                out = (out << t[0]) | v
+            return out
+        if k == "select":
+            sel = self._select(e, f)
+            if sel is None or sel[3]:
+                return None
+            base = e.kids[0]
+            if base.kind != "id":
+                return None
+            bv = self._leaf_value(base.name, env, f)
+            bits = self._bits_of_select(e, f, env)
+            if bv is None or bits is None:
+                return None
+            return (bv >> bits[0]) & full(bits[1])
+        if k == "call":
+            if e.name in ("$signed", "$unsigned") and e.kids:
+                t = self.stype(e.kids[0], f)
+                v = self._v(e.kids[0], t[0], t[1], env, f)
+                return None if v is None else _extend(v, t[0], S, W)
+            return None
+        return None
+
+    # -- changed bits --
+    def changed(self, e, masks, leaves, env, width=0, function=None):
+        """Mask of the bits of `e`'s value (in a context of `width` bits) that can differ when the bits
+        `masks[name]` of each name and any value of the nodes whose ids are in `leaves` may differ
+        (`leaves` a set, or a dict: id -> the bits of that node's own value that may differ, None
+        for every bit)."""
+        t = self.stype(e, function)
+        if t is None:
+            return full(max(width, 1)) if self._touched(e, masks, leaves) else 0
+        W = max(width, t[0])
+        try:
+            return self._c(e, W, t[1], masks, leaves, env, function)
+        except (RecursionError, ValueError, OverflowError, MemoryError):
+            return full(W) if self._touched(e, masks, leaves) else 0
+
+    def _touched(self, e, masks, leaves):
+        for x in e.walk():
+            if id(x) in leaves or (x.kind == "id" and masks.get(x.name)):
+                return True
+            if x.kind == "call" and x.name in self.mod.functions:
+                for g in function_globals(self.mod, x.name):
+                    if masks.get(g):
+                        return True
+        return False
+
+    def _self_sized(self, e):
+        k = e.kind
+        return (k in ("num", "id", "str", "concat", "repl", "select", "call")
+                or (k == "unary" and e.op not in ("+", "-", "~"))
+                or (k == "binary" and (e.op in _COMPARE or e.op in _LOGICAL)))
+
+    def _c(self, e, W, S, masks, leaves, env, f):
+        if id(e) in leaves:
+            bits = leaves[id(e)] if isinstance(leaves, dict) else None
+            if self._self_sized(e):
+                t = self.stype(e, f)
+                return _extend(full(t[0]) if bits is None else bits & full(t[0]), t[0], S and t[1], W)
+            return full(W)
+        k = e.kind
+        if k == "num" or k == "str":
+            return 0
+        if k == "id":
+            m = masks.get(e.name)
+            if not m:
+                return 0
+            t = self.stype(e, f)
+            return _extend(m & full(t[0]), t[0], S, W)
+        if k == "paren":
+            return self._c(e.kids[0], W, S, masks, leaves, env, f)
+        if k == "unary":
+            op, kid = e.op, e.kids[0]
+            if op in ("+", "~"):
+                return self._c(kid, W, S, masks, leaves, env, f)
+            if op == "-":
+                return _from_lowest(self._c(kid, W, S, masks, leaves, env, f), W)
+            t = self.stype(kid, f)
+            return 1 if self._c(kid, t[0], t[1], masks, leaves, env, f) else 0
+        if k == "binary":
+            op, l, r = e.op, e.kids[0], e.kids[1]
+            if op in _ARITH:
+                ml = self._c(l, W, S, masks, leaves, env, f)
+                mr = self._c(r, W, S, masks, leaves, env, f)
+                if not ml and not mr:
+                    return 0
+                if op in ("&", "|"):
+                    vl, vr = self._v(l, W, S, env, f), self._v(r, W, S, env, f)
+                    if op == "&":
+                        ol = vl if vl is not None else full(W)
+                        orr = vr if vr is not None else full(W)
+                    else:
+                        ol = (~vl) & full(W) if vl is not None else full(W)
+                        orr = (~vr) & full(W) if vr is not None else full(W)
+                    return (ml & orr) | (mr & ol)
+                if op in ("^", "~^", "^~"):
+                    return ml | mr
+                if op in ("+", "-", "*"):
+                    return _from_lowest(ml | mr, W)
+                return full(W)
+            if op in _SHIFTS:
+                t = self.stype(r, f)
+                mr = self._c(r, t[0], t[1], masks, leaves, env, f)
+                ml = self._c(l, W, S, masks, leaves, env, f)
+                if mr:
+                    return full(W) if (ml or self._v(l, W, S, env, f) != 0) else 0
+                if not ml:
+                    return 0
+                if op == "**":
+                    return full(W)
+                b = self._v(r, t[0], t[1], env, f)
+                if b is not None:
+                    b = min(b, W + 1)
+                    if op in ("<<", "<<<"):
+                        return (ml << b) & full(W)
+                    out = ml >> b
+                    if op == ">>>" and S and (ml >> (W - 1)) & 1:
+                        out |= full(W) ^ (full(W) >> b)
+                    return out
+                if op in ("<<", "<<<"):
+                    return _from_lowest(ml, W)
+                if op == ">>>" and S and (ml >> (W - 1)) & 1:
+                    return full(W)
+                return full(ml.bit_length())
+            if op in _COMPARE:
+                ta, tb = self.stype(l, f), self.stype(r, f)
+                w, s = max(ta[0], tb[0]), ta[1] and tb[1]
+                return 1 if (self._c(l, w, s, masks, leaves, env, f) or self._c(r, w, s, masks, leaves, env, f)) else 0
+            if op in _LOGICAL:
+                ta, tb = self.stype(l, f), self.stype(r, f)
+                ml = self._c(l, ta[0], ta[1], masks, leaves, env, f)
+                mr = self._c(r, tb[0], tb[1], masks, leaves, env, f)
+                if not ml and not mr:
+                    return 0
+                # an operand that does not change and decides the result alone
+                vl = None if ml else self._v(l, ta[0], ta[1], env, f)
+                vr = None if mr else self._v(r, tb[0], tb[1], env, f)
+                decided = 0 if op == "&&" else 1
+                if (vl is not None and (vl != 0) == decided) or (vr is not None and (vr != 0) == decided):
+                    return 0
+                return 1
+            return full(W)
+        if k == "cond":
+            c, a, b = e.kids
+            tc = self.stype(c, f)
+            mc = self._c(c, tc[0], tc[1], masks, leaves, env, f)
+            if not mc:
+                cv = self._v(c, tc[0], tc[1], env, f)
+                if cv is not None:
+                    return self._c(a if cv else b, W, S, masks, leaves, env, f)
+            ma = self._c(a, W, S, masks, leaves, env, f)
+            mb = self._c(b, W, S, masks, leaves, env, f)
+            if mc:
+                va, vb = self._v(a, W, S, env, f), self._v(b, W, S, env, f)
+                if va is not None and vb is not None:
+                    return (va ^ vb) | ma | mb
+                return full(W)
+            return ma | mb
+        if k == "concat":
+            out = 0
+            for x in e.kids:
+                t = self.stype(x, f)
+                out = (out << t[0]) | (self._c(x, t[0], t[1], masks, leaves, env, f) & full(t[0]))
+            return out
+        if k == "repl":
+            n = self.const_int(e.kids[0], f)
+            t = self.stype(e.kids[1], f)
+            m = self._c(e.kids[1], t[0], t[1], masks, leaves, env, f) & full(t[0])
+            out = 0
+            for _ in range(n):
+                out = (out << t[0]) | m
+            return out
+        if k == "select":
+            sel = self._select(e, f)
+            w = sel[1]
+            for x in e.kids[1:]:
+                tx = self.stype(x, f)
+                if tx is None or self._c(x, tx[0], tx[1], masks, leaves, env, f):
+                    return _extend(full(w), w, S and sel[2], W)
+            base = e.kids[0]
+            if sel[3]:                                    # a memory word: the memory's mask
+                m = masks.get(base.name, 0) & full(w)
+                return _extend(m, w, S and sel[2], W)
+            if base.kind == "id":
+                m = masks.get(base.name, 0)
+            else:                                         # a part of a memory word
+                bsel = self._select(base, f)
+                m = self._c(base, bsel[1], bsel[2], masks, leaves, env, f)
+            if not m:
+                return 0
+            bits = self._bits_of_select(e, f, env)
+            if bits is None:
+                return full(w)
+            return (m >> bits[0]) & full(bits[1])
+        if k == "call":
+            if e.name in ("$signed", "$unsigned") and e.kids:
+                t = self.stype(e.kids[0], f)
+                m = self._c(e.kids[0], t[0], t[1], masks, leaves, env, f) & full(t[0])
+                return _extend(m, t[0], S, W)
+            t = self.stype(e, f)
+            if self._touched(e, masks, leaves):
+                return _extend(full(t[0]), t[0], S and t[1], W)
+            return 0
+        return full(W) if self._touched(e, masks, leaves) else 0

@@ -178,6 +178,46 @@ def _block_zero_frames(rec, op, control_port, other):
     return picks[control_port], picks[other]
 
 
+PROBE_OP_ID = 0xF0            # the line-rate probe's operation (the generator's own ops are numbered from 1)
+PROBE_FRAME_BEATS = 16        # payload beats of each probe frame
+PROBE_QUIET = 1500            # cycles of silence before the probe, beyond the longest drain's RESULT beats
+
+
+def _result_beats(op):
+    """RESULT beats an operation sends on one port at most (EXACT: one per element; AUTO: as FP32)."""
+    fmt = P.FORMAT_CODES["fp32" if op.result_format == "auto" else op.result_format]
+    per = 1 if fmt == P.FMT_EXACT else P.ELEMS_PER_BEAT[fmt]
+    blocks = -(-op.elements // P.BLOCK_ELEMS)
+    return sum(1 + -(-min(P.BLOCK_ELEMS, op.elements - b * P.BLOCK_ELEMS) // per) for b in range(blocks))
+
+
+def add_line_rate_probe(sc, rng, control_port, capacity):
+    """An operation at the end of a run without backpressure, after PROBE_QUIET silent cycles: two
+    contributors, one per port, each sending its vector as back-to-back DATA frames of 256
+    elements.  The node must take every beat of them in consecutive cycles on each port (line
+    rate: a beat per cycle per port in every format under both policies; check_line_rate)."""
+    policy = rng.choice(("kulisch", "fp32-arrival"))
+    in_fmt = rng.choice(("int8", "fp16", "bf16", "fp32"))
+    elements = min(capacity, rng.choice((512, 1024, 4096)))
+    from cosim.node.scenarios import random_elements
+    per_beat = P.ELEMS_PER_BEAT[P.FORMAT_CODES[in_fmt]]
+    op = Operation(PROBE_OP_ID, rng.randint(0, 65535), policy, in_fmt, rng.choice(RESULTS[policy]),
+                   random_elements(rng, in_fmt, (2, elements)), frame_elems=PROBE_FRAME_BEATS * per_beat)
+    other = 1 - control_port
+    last_other = sc.frames[other][-1] if sc.frames[other] else None
+    # longer than any operation's drain could still be running: its RESULT beats on one port
+    drain = max((_result_beats(o) for o in sc.operations), default=0)
+    sc.add(control_port, op.stage(), delay=PROBE_QUIET + drain,
+           after=None if last_other is None else (other, last_other))
+    commit = sc.add(control_port, op.commit())
+    for c in (0, 1):
+        port = control_port if c == 0 else other
+        for k, frame in enumerate(op.data_frames(c)):
+            sc.add(port, frame, delay=2 if k == 0 else 0, after=(control_port, commit) if k == 0 and port == other
+                   else None)
+    sc.probe = {"op_id": PROBE_OP_ID, "generation": op.generation}
+
+
 def _aim_data(aux, drawn, width, capacity):
     """Aimed data for some operations (cosim/node/aimed.py), from the seed's second stream:
     sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, and,
@@ -333,6 +373,28 @@ def random_scenario(seed, capacity=4096):
                     sc.frames[control_port].append(AxisFrame(beats, delay=rng.randint(0, 3), after=cond))
                 first = False
             notes.append(f"op{op.op_id} window")
+        # aimed: bursts of requests spread over the drain, so CONTROL responses wait while RESULT
+        # frames leave TX port 0 (its arbitration between frames is then decided); each is answered
+        # NACK and changes nothing
+        if datas and aux.random() < 0.35:
+            last_other = rec["data"][other][-1] if rec["data"][other] else None
+            anchor = nxt["commit"] if nxt else None
+            harmless = [P.Abort(op.op_id, (op.generation + 1) % 65536).encode(),
+                        [P.set_field(op.stage().encode()[0], "opcode", 7)],
+                        P.Commit((op.op_id + 101) % 256, op.generation).encode(),
+                        [P.set_field(op.stage().encode()[0], "policy", 3)]]
+            first = True
+            for _ in range(aux.randint(2, 5)):
+                delay = aux.choice((5, 20, 40, 80, 150))
+                for _ in range(aux.randint(2, 3)):
+                    beats = aux.choice(harmless)
+                    cond = (other, last_other) if first and last_other is not None else None
+                    if anchor is not None and any(g is anchor for g in sc.frames[control_port]):
+                        insert_before(control_port, anchor, beats, after=cond, delay=delay)
+                    else:
+                        sc.frames[control_port].append(AxisFrame(beats, delay=delay, after=cond))
+                    first, delay = False, 0
+            notes.append(f"op{op.op_id} requests in the drain")
         # duplicates: an exact repeat and a partly overlapping frame of the same contributor
         if datas and rng.random() < 0.2:
             p, f = rng.choice(datas)
@@ -396,6 +458,7 @@ def random_scenario(seed, capacity=4096):
         sc.frames[control_port].append(AxisFrame(extra.commit().encode(), delay=1))
         notes.append(f"op{extra.op_id} left open")
     # unsupported traffic at random
+    probe_wanted = aux.random() < 0.5
     if rng.random() < 0.3:
         p = rng.choice((0, 1))
         sc.frames[p].insert(rng.randint(0, len(sc.frames[p])),
@@ -403,6 +466,9 @@ def random_scenario(seed, capacity=4096):
         notes.append("unsupported")
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
         sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
+    if probe_wanted and pause == 0 and sink == 0 and not any("left open" in n for n in notes):
+        add_line_rate_probe(sc, aux, control_port, capacity)
+        notes.append("line-rate probe")
     stuck = sc.stuck()
     if stuck:       # a generator bug, not a node failure: say so rather than time out
         raise ValueError(f"seed {seed}: the stimulus cannot finish, frames wait on each other ({', '.join(stuck)})")

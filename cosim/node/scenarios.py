@@ -75,6 +75,7 @@ class Scenario:
     source_burst: int = 1
     kulisch_w: int = 320        # the node build the scenario is meant for
     description: str = ""
+    probe: Optional[dict] = None    # a line-rate probe's operation (cosim.node.regress.add_line_rate_probe)
 
     def add_reset(self, event):
         """Schedule a mid-run reset (ResetEvent or cycle); returns how many resets are then

@@ -150,6 +150,15 @@ def _tb_source(module, ports, inputs, outputs, reset_cycles, max_vectors):
     return "\n".join(L) + "\n"
 
 
+def _check_options(simulator, generation, reset_cycles, max_vectors):
+    if simulator not in SIMULATORS:
+        raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
+    if generation not in GENERATIONS:
+        raise ValueError(f"unknown Icarus generation {generation!r}; choose one of {', '.join(GENERATIONS)}")
+    if max_vectors < 1 or reset_cycles < 0:
+        raise ValueError("max_vectors must be at least 1 and reset_cycles at least 0")
+
+
 class VectorBench:
     """A converted block plus the generic vector test bench, compiled for one simulator."""
 
@@ -161,14 +170,42 @@ class VectorBench:
         may assert it (a replayed formal counterexample resets when the solver did).
         reset_cycles=0: no power-on reset, `rst` is a vector input (drive_reset implied)."""
         drive_reset = drive_reset or reset_cycles == 0
-        if simulator not in SIMULATORS:
-            raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
-        if generation not in GENERATIONS:
-            raise ValueError(f"unknown Icarus generation {generation!r}; choose one of {', '.join(GENERATIONS)}")
-        if max_vectors < 1 or reset_cycles < 0:
-            raise ValueError("max_vectors must be at least 1 and reset_cycles at least 0")
+        _check_options(simulator, generation, reset_cycles, max_vectors)
         self.folder, self.module, self.bound = toolchain.build(block_func, *args, **kwargs)
         self.block_func, self.args, self.kwargs = block_func, args, kwargs
+        self._setup(simulator, generation, reset_cycles, max_vectors, outputs, drive_reset)
+
+    @classmethod
+    def from_verilog(cls, path, module, simulator="icarus", generation="2012", reset_cycles=2, max_vectors=1 << 16,
+                     outputs=None, drive_reset=False):
+        """The same bench around a design given as a Verilog file (`module` in `path`: an exported
+        or mutated design).  The file is copied into a build folder keyed by its contents; a file
+        converted by MyHDL gets the kit's Icarus-only rewrite, as in cosim.sim.batch."""
+        from cosim.sim.batch import _icarus_form, _owner
+        drive_reset = drive_reset or reset_cycles == 0
+        _check_options(simulator, generation, reset_cycles, max_vectors)
+        with open(path) as fh:
+            text = fh.read()
+        key = hashlib.sha256((module + "\n" + text).encode()).hexdigest()[:16]
+        folder = os.path.join(toolchain.build_root(), "dut", f"{module}-{key}")
+        os.makedirs(folder, exist_ok=True)
+        name = module + ".v"
+        if not os.path.exists(os.path.join(folder, name)):
+            part = os.path.join(folder, f".{name}.{_owner()}")
+            with open(part, "w") as fh:
+                fh.write(text)
+            os.replace(part, os.path.join(folder, name))
+        if _icarus_form(folder, name, text) == name:        # not MyHDL's: Icarus reads the file as given
+            target = os.path.join(folder, toolchain.icarus_source(folder, module))
+            if not os.path.exists(target):
+                shutil.copyfile(os.path.join(folder, name), target)
+        self = cls.__new__(cls)
+        self.folder, self.module, self.bound = folder, module, None
+        self.block_func, self.args, self.kwargs = None, (), {}
+        self._setup(simulator, generation, reset_cycles, max_vectors, outputs, drive_reset)
+        return self
+
+    def _setup(self, simulator, generation, reset_cycles, max_vectors, outputs, drive_reset):
         self.simulator, self.generation = simulator, generation
         self.reset_cycles, self.max_vectors = reset_cycles, max_vectors
         self.ports = module_ports(os.path.join(self.folder, self.module + ".v"), self.module)
@@ -236,9 +273,10 @@ class VectorBench:
             lines += [(mask >> (32 * k)) & 0xFFFFFFFF for k in range(mask_words)] + data
         return lines
 
-    def run(self, vectors, workdir=None, vcd=None):
+    def run(self, vectors, workdir=None, vcd=None, plusargs=(), timeout=None):
         """Apply `vectors` (see the module docstring); return a VectorRun of len(vectors) + 1 samples
-        (len(vectors) without a power-on reset)."""
+        (len(vectors) without a power-on reset).  plusargs: more `+name=value` arguments for the
+        simulator (a mutant's select); timeout: seconds of wall time, then SimulatorTimeout."""
         vectors = list(vectors)
         if len(vectors) > self.max_vectors:
             raise ValueError(f"{len(vectors)} vectors exceed the test bench's capacity ({self.max_vectors})")
@@ -250,9 +288,15 @@ class VectorBench:
         args = [f"+vectors={vec_path}", f"+n={len(vectors)}", f"+out={out_path}"]
         if vcd:
             args.append(f"+vcd={os.path.abspath(vcd)}")
-        cmd = (["vvp", "-n", self.exe] if self.simulator == "icarus" else [self.exe]) + args
+        cmd = (["vvp", "-n", self.exe] if self.simulator == "icarus" else [self.exe]) + args + list(plusargs)
         t0 = time.perf_counter()
-        r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        try:
+            r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            from cosim.sim.batch import SimulatorTimeout
+            if workdir is None:
+                shutil.rmtree(work, ignore_errors=True)
+            raise SimulatorTimeout(f"{self.simulator} run stopped after {timeout:.0f} s of wall time") from e
         wall = time.perf_counter() - t0
         if r.returncode != 0:
             raise ToolchainError(f"{self.simulator} run failed: {(r.stderr or r.stdout).strip()[-2000:]}")

@@ -161,3 +161,94 @@ def test_verilator_lints_and_builds_the_instrumented_design(tmp_path):
     for m in (sites[0], sites[len(sites) // 2], sites[-1]):
         want = randbench.run_icarus(str(tmp_path / "ivl"), apply(SMALL, m), bench, "-g2012", name="mutant")
         assert run(f"+prism_mutant={m.id}") == want, m.description
+
+
+# MyHDL's functions, one per call: mutants inside them read the module's select from the function
+FUNCTIONS = """
+module fsum (input clk, input rst, input [7:0] a, input [7:0] b, output reg [8:0] q = 0, output reg [7:0] y);
+function [8:0] MYHDL1_add;
+    input [7:0] x;
+    input [7:0] z;
+    reg [8:0] t;
+begin
+    t = 9'h0;
+    t = (x + z);
+    if ((x[7] && z[7])) begin
+        t[8] = 1'b1;
+    end
+    MYHDL1_add = t;
+end
+endfunction
+function [7:0] MYHDL2_mix;
+    input [7:0] x;
+    reg [7:0] t;
+begin
+    t = 8'h0;
+    t = (x ^ 8'h5a) & 8'h3c;
+    MYHDL2_mix = t;
+end
+endfunction
+always @(posedge clk) begin
+    if (rst) q <= 0;
+    else q <= MYHDL1_add(a, b);
+end
+always @(a, b) begin
+    y = MYHDL2_mix(a) | b;
+end
+endmodule
+"""
+
+
+@pytest.mark.parametrize("generation", ["-g2005", "-g2012"])
+def test_mutants_inside_functions_behind_the_select(tmp_path, generation):
+    sites = find_sites(FUNCTIONS)
+    inside = [m for m in sites if m.function]
+    assert {m.function for m in inside} == {"MYHDL1_add", "MYHDL2_mix"} and len(inside) == 10
+    text = instrument(FUNCTIONS, sites)
+    assert f"always @(a, b, {SELECT})" in text                 # the caller of MYHDL2_mix wakes on it
+    bench = randbench.testbench(FUNCTIONS, cycles=80)
+    folder = str(tmp_path)
+    base = randbench.run_icarus(folder, FUNCTIONS, bench, generation, name="original")
+    _write(str(tmp_path / "inst.v"), text)
+    exe = randbench.compile_design(str(tmp_path / "inst.v"), str(tmp_path / "tb.v"), str(tmp_path / "inst.vvp"),
+                                   generation)
+    assert randbench.simulate(exe) == base
+    killed = 0
+    for m in inside:
+        want = randbench.run_icarus(folder, apply(FUNCTIONS, m), bench, generation, name="mutant")
+        assert randbench.simulate(exe, [f"+prism_mutant={m.id}"]) == want, m.description
+        killed += want != base
+    assert killed == len(inside) - 2                           # bit 0 of 8'h5a is masked off
+
+
+@pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
+def test_verilator_lints_mutants_inside_functions(tmp_path):
+    _write(str(tmp_path / "fsum.v"), instrument(FUNCTIONS, find_sites(FUNCTIONS)))
+    lint = subprocess.run(["verilator", "--lint-only", "-Wno-fatal", "-Wall", "--top-module", "fsum",
+                           str(tmp_path / "fsum.v")], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stderr
+    assert not [line for line in lint.stderr.splitlines() if line.startswith("%") and SELECT in line]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
+def test_verilator_runs_mutants_inside_functions(tmp_path):
+    """A Verilator build (about 10 s) of the instrumented functions: select K is mutant K."""
+    sites = find_sites(FUNCTIONS)
+    _write(str(tmp_path / "fsum.v"), instrument(FUNCTIONS, sites))
+    bench = randbench.testbench(FUNCTIONS, cycles=60)
+    _write(str(tmp_path / "tb.v"), bench)
+    build = subprocess.run(["verilator", "--binary", "--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+                            "--x-initial", "fast", "-O0", "--top-module", "prism_rand_tb", "--Mdir",
+                            str(tmp_path / "obj"), "-o", "sim", str(tmp_path / "fsum.v"), str(tmp_path / "tb.v")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+
+    def run(*plusargs):
+        r = subprocess.run([str(tmp_path / "obj" / "sim"), *plusargs], capture_output=True, text=True)
+        return [line for line in r.stdout.splitlines() if line and line[0].isdigit()]
+    base = randbench.run_icarus(str(tmp_path / "ivl"), FUNCTIONS, bench, "-g2012", name="original")
+    assert run() == base
+    for m in (m for m in sites if m.function):
+        want = randbench.run_icarus(str(tmp_path / "ivl"), apply(FUNCTIONS, m), bench, "-g2012", name="mutant")
+        assert run(f"+prism_mutant={m.id}") == want, m.description

@@ -5,6 +5,7 @@ from collections import Counter
 import pytest
 
 from cosim.mutation import sites as S
+from cosim.mutation import verilog as V
 from cosim.mutation.sites import Mutation, find_sites, literal_variants, select
 
 
@@ -216,3 +217,113 @@ def test_select_is_deterministic_stratified_and_numbered():
     assert select(sites, 20, seed=6) != a
     assert len(select(sites, 500, seed=1)) == len(sites)
     assert sites[0].id == 0                                     # the originals are not renumbered
+
+
+def test_a_store_a_loop_overwrites_on_every_path_before_reading_is_dead():
+    # MyHDL's variables set at the top of a process and then again inside a loop that reads them
+    # only after that: the first value is never read, whichever way the loop goes
+    text = module("""
+reg [7:0] mag;
+reg [7:0] acc;
+integer i;
+always @(posedge clk) begin
+  mag = 8'h0;
+  acc = 8'h0;
+  if (rst) q <= 0;
+  else begin
+    for (i = 0; i < 4; i = i + 1) begin
+      mag = a >> i;
+      acc = acc + mag;
+    end
+    q <= acc;
+  end
+end""")
+    originals = {m.original for m in find_sites(text)}
+    assert "mag = 8'h0;" not in originals          # assigned in the loop before it is read
+    assert "acc = 8'h0;" in originals              # read in the loop before it is assigned
+
+
+FUNCTION_MODULE = """
+module f (input clk, input [7:0] a, input [7:0] b, output reg [8:0] q = 0, output reg [7:0] y, output reg [7:0] z,
+          output [7:0] w, output reg [7:0] v = 0);
+function [8:0] MYHDL3_add;
+    input [7:0] x;
+    input [7:0] c;
+    reg [8:0] t;
+begin
+    t = 9'h0;
+    t = (x + c);
+    if (x[7]) begin
+        t[8] = 1'b1;
+    end
+    MYHDL3_add = t;
+end
+endfunction
+function [7:0] star_only;
+    input [7:0] x;
+begin
+    star_only = x + 8'd1;
+end
+endfunction
+function [7:0] shared;
+    input [7:0] x;
+begin
+    shared = x ^ 8'h0f;
+end
+endfunction
+function [7:0] in_assign;
+    input [7:0] x;
+begin
+    in_assign = x - 8'd2;
+end
+endfunction
+always @(posedge clk) q <= MYHDL3_add(a, b);
+always @* y = star_only(a);
+always @(a) z = shared(a);
+always @(posedge clk) v <= shared(b);
+assign w = in_assign(b);
+endmodule
+"""
+
+
+def test_sites_inside_a_function_one_process_calls():
+    sites = find_sites(FUNCTION_MODULE)
+    inside = [m for m in sites if m.function]
+    assert {m.function for m in inside} == {"MYHDL3_add"}
+    # not `t = 9'h0` (a dead store), not the declarations; the `if` and the assignments
+    assert sorted({m.original for m in inside}) == ["t = (x + c);", "t[8] = 1'b1;", "x[7]"]
+    assert {m.kind for m in inside} == {"operator", "constant", "condition"}     # no stuck register
+    caller = next(p for p in V.parse(FUNCTION_MODULE).module().processes if "MYHDL3_add" in V.statement_calls(p.body))
+    assert all(m.process == caller.index and m.sensitivity == -1 for m in inside)     # clocked: no list
+    assert all("(function MYHDL3_add)" in m.description for m in inside)
+    # a function `@*` calls (it would not wake on the select), one two processes call, one an
+    # assignment calls: no sites
+    others = (FUNCTION_MODULE.index("function [7:0] star_only"), FUNCTION_MODULE.index("always @(posedge clk) q"))
+    assert not any(others[0] <= m.start < others[1] for m in sites)
+
+
+def test_a_function_site_of_a_combinational_caller_wakes_it_through_its_event_list():
+    text = FUNCTION_MODULE.replace("always @(posedge clk) q <= MYHDL3_add(a, b);",
+                                   "always @(a, b) q = MYHDL3_add(a, b);")
+    inside = [m for m in find_sites(text) if m.function]
+    events = text.index("always @(a, b) q") + len("always @(a, b")
+    assert inside and all(m.sensitivity == events for m in inside)
+
+
+def test_a_store_no_later_run_can_read_is_dead_though_not_every_run_assigns_it():
+    # MyHDL's variables of a pipeline stage, set at the top of the stage's `if (valid)`: a run
+    # that skips the stage neither reads nor sets them, so what one run leaves no run reads
+    text = module("""
+reg [3:0] t;
+always @(posedge clk) begin
+  if (b[0]) begin
+    t = 4'h0;
+    if (b[1]) begin
+      t = a[3:0];
+      q <= {4'h0, t};
+    end
+  end
+end""")
+    assert "t = 4'h0;" not in {m.original for m in find_sites(text)}
+    read_next_run = text.replace("  if (b[0]) begin\n    t = 4'h0;", "  q <= {4'h0, t};\n  if (b[0]) begin\n    t = 4'h0;")
+    assert "t = 4'h0;" in {m.original for m in find_sites(read_next_run)}

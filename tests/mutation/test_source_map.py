@@ -1,5 +1,6 @@
 """The MyHDL line of a converted node statement (cosim/mutation/source_map.py): signals, process
-variables, conditions, a deep arrival-lane adder, an interface's field and a top-level assignment."""
+variables, conditions, a deep arrival-lane adder, an interface's field, a top-level assignment and
+statements inside the functions MyHDL writes per call.  The node's cases are slow (its parse)."""
 import os
 
 import pytest
@@ -20,6 +21,10 @@ CASES = [
      "cmd.valid.next = level != 0"),
     ("prism_arrival_banks0_prism_fp32_bank1_fp32_arrival_lane16_a_valid <=", "hdl/arith/fp32_arrival_lane.py",
      "a_valid.next ="),
+    # inside the functions MyHDL writes for calls (MYHDL<n>_<name>): the Python function <name>
+    ("total = (a + b);", "hdl/arith/kulisch_lane.py", "total[:] = a + b"),
+    ("MYHDL43_kulisch_add = word;", "hdl/arith/kulisch_lane.py", "return word"),
+    ("special = (ex == 255);", "hdl/arith/number_decoder.py", "special = ex == 255"),
 ]
 
 
@@ -31,6 +36,7 @@ def _line_of(text, start):
     pytest.fail(f"no line starts with {start!r} in the converted node")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("statement, python_file, holds", CASES)
 def test_a_node_statement_maps_to_its_myhdl_line(node, statement, python_file, holds):
     path, text, _, _ = node
@@ -41,6 +47,7 @@ def test_a_node_statement_maps_to_its_myhdl_line(node, statement, python_file, h
         assert holds in fh.read().split("\n")[found[1] - 1]
 
 
+@pytest.mark.slow
 def test_lines_outside_processes_and_designs_without_a_raw_file(node, tmp_path):
     path, text, _, _ = node
     assert myhdl_source(path, 1) is None                          # a comment of the header

@@ -232,3 +232,48 @@ def test_an_output_lost_long_before_a_reset_is_caught():
         lost = [m for m in report.mismatches if "never sent before reset 1" in m.message]
         assert lost and lost[0].kind == ("response" if cls == P.CLASS_CONTROL else "result-missing"), \
             [str(m) for m in report.mismatches]
+
+
+@pytest.fixture(scope="module")
+def drain_with_requests():
+    """A Reduce to TX0 of 16 blocks, CONTROL requests (each NACKed) arriving while its RESULT
+    frames leave, then a line-rate probe: TX0's arbitration and the probe are both decided."""
+    from cosim.node.regress import add_line_rate_probe
+    rng = random.Random(9)
+    op = Operation(1, 2, "fp32-arrival", "fp32", "fp32", random_elements(rng, "fp32", (2, 4096)),
+                   mode=P.MODE_REDUCE, recipients=0b01)
+    sc = build([op], seed=21)
+    last = sc.frames[1][-1]
+    for k in range(12):
+        sc.frames[0].append(AxisFrame([P.set_field(op.stage().encode()[0], "opcode", 7)],
+                                      delay=40 if k % 2 == 0 else 0, after=(1, last) if k == 0 else None))
+    add_line_rate_probe(sc, random.Random(3), 0, 4096)
+    run = run_node(sc, "batch-icarus")
+    report = check(sc, run)
+    assert report.ok, [str(m) for m in report.mismatches]
+    return sc, run
+
+
+def test_a_response_held_back_behind_two_result_frames_is_caught(drain_with_requests):
+    sc, run = drain_with_requests
+    run = copy.deepcopy(run)
+    tx0 = run.tx[0]
+    kinds = [P.get_field(f.beats[0], "class") for f in tx0]
+    # a response that left just before two RESULT frames: it waited while they left, one after the other
+    i = next(k for k in range(len(tx0) - 2) if kinds[k] == P.CLASS_CONTROL and kinds[k + 1] == P.CLASS_RESULT
+             and kinds[k + 2] == P.CLASS_RESULT)
+    resp = tx0.pop(i)
+    resp.cycles = [tx0[i + 1].cycles[-1] + 1]
+    tx0.insert(i + 2, resp)
+    assert "tx-arbitration" in _kinds(sc, run)
+
+
+def test_a_port_losing_cycles_on_the_line_rate_probe_is_caught(drain_with_requests):
+    sc, run = drain_with_requests
+    run = copy.deepcopy(run)
+    probe = [f for f in run.rx[1] if P.get_field(f.beats[0], "op_id") == sc.probe["op_id"]
+             and P.get_field(f.beats[0], "class") == P.CLASS_DATA]
+    assert len(probe) >= 2
+    for f in probe[1:]:                      # every later frame one cycle later: one cycle lost between frames
+        f.cycles = [c + 1 for c in f.cycles]
+    assert _kinds(sc, run) == ["line-rate"]

@@ -1,7 +1,9 @@
-"""The engine on the kit's node: sites in every phase block, a choice of 200 spread over them, the
-instrumented node under the hostile regression's batched test bench (-g2005 and -g2012): with no
-select it sends the same frames on the same cycles as the node, and a mutant that breaks the
-counters is told apart."""
+"""The engine on the kit's node: sites in every phase block (inside MyHDL's functions too), a choice
+of 200 spread over them, the instrumented node under the hostile regression's batched test bench
+(-g2005 and -g2012): with no select it sends the same frames on the same cycles as the node, and a
+mutant that breaks the counters is told apart; equivalent survivors of a campaign proved, the ones
+that only move outputs in time not.  Node-scale: all marked slow (the node's parse and sites
+alone take 10 to 15 s)."""
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -12,6 +14,7 @@ from cosim.mutation.instrument import instrument
 from cosim.mutation.sites import KINDS, select
 
 
+@pytest.mark.slow
 def test_every_phase_block_has_sites_of_every_kind(node):
     _, _, blocks, sites = node
     per_block = Counter(m.block for m in sites)
@@ -23,6 +26,7 @@ def test_every_phase_block_has_sites_of_every_kind(node):
     assert len(sites) > 50_000
 
 
+@pytest.mark.slow
 def test_a_choice_of_200_is_spread_over_every_block(node):
     _, _, blocks, sites = node
     chosen = select(sites, 200, seed=1)
@@ -41,7 +45,9 @@ def _run(scenario, backend, dut):
             {p: [f.cycles for f in fs] for p, fs in r.rx.items()}, r.counters, r.cycles, r.resets, r.busy_at_end)
 
 
+@pytest.mark.slow
 def test_the_instrumented_node_is_the_node_until_a_mutant_is_selected(node, tmp_path):
+    """Two Icarus builds of the instrumented node and four regression runs (about a minute)."""
     from cosim.node.dut import load_dut                      # a Verilog file as the node under test
     from cosim.node.regress import random_scenario
     path, text, _, sites = node
@@ -84,3 +90,59 @@ def test_verilator_takes_the_instrumented_node(node, tmp_path):
     dut = load_dut([str(instrumented)], width=320)
     scenario = random_scenario(1)
     assert _run(scenario, "batch-verilator", dut) == _run(scenario, "batch-verilator", None)
+
+
+def _site(sites, statement, change):
+    found = [m for m in sites if statement in m.original and m.change.startswith(change)]
+    assert len(found) == 1, (statement, change, len(found))
+    return found[0]
+
+
+@pytest.mark.slow
+def test_function_sites_take_the_block_of_the_process_calling_them(node):
+    _, text, blocks, sites = node
+    inside = [m for m in sites if m.function]
+    assert len({m.function for m in inside}) > 500 and len(inside) > 20_000
+    add = [m for m in inside if m.function == "MYHDL43_kulisch_add"]
+    caller = next(line for line, t in enumerate(text.split("\n"), 1) if "= MYHDL43_kulisch_add(" in t)
+    assert add and {m.block for m in add} == {blocks.statement_at(caller).block}
+    assert not any(m.kind == "stuck" for m in inside)
+
+
+# statements of the node that survived a 200-seed campaign (prism mutate --mutants 200 --seeds 200)
+PROVED = [
+    # in the `else` of `if (prism_readout0_auto_classifier0_m_axis_tready)`: that tready is `1'd1`
+    ("prism_readout0_prism_round161_round_tile_ovf = (prism_readout0_prism_round161_round_tile_fl[3] != 0)",
+     "`!=` -> `==`", "unobservable"),
+    # MyHDL's `if TERM:` with TERM False: the term it computes is read by nobody
+    ("if (1'b0) begin\n        prism_arrival_banks0_number_decoder81_term", "condition", "unobservable"),
+    # the leading one of an 11-bit value is at most bit 10: the sign bits shift out of the 24 kept
+    ("prism_arrival_banks0_number_decoder43_decode_norm = ($signed({1'b0,", "`1'b0` -> `1'b1`", "process"),
+]
+TIMING = [
+    ("prism_egress0_last_grant <= 0", "stuck"),                       # the egress round robin
+    ("assign room_ok = ", "`<=` -> `<`"),                             # the response queue's margin
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("statement, change, method", PROVED, ids=["dead-branch", "if-1b0", "shifted-out"])
+def test_equivalent_survivors_of_the_node_are_proved(node, statement, change, method):
+    from cosim.mutation.equivalence import prove_equivalent
+    _, text, _, sites = node
+    if statement.startswith("if (1'b0)"):                 # the `if` is the site: find it by what it guards
+        at = text.index(statement)
+        m = next(m for m in sites if m.start == at + 4 and m.kind == "condition" and m.form == "condition")
+    else:
+        m = _site(sites, statement, change)
+    v = prove_equivalent(text, None, m, timeout=60)
+    assert v.equivalent is True and v.method == method, v
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("statement, change", TIMING, ids=["round-robin", "queue-margin"])
+def test_survivors_that_move_outputs_in_time_are_not_proved(node, statement, change):
+    from cosim.mutation.equivalence import prove_equivalent
+    _, text, _, sites = node
+    m = next(m for m in sites if statement in m.original and m.change.startswith(change))
+    assert prove_equivalent(text, None, m, timeout=20).equivalent is not True
