@@ -9,27 +9,33 @@ import sys
 
 from cosim.cli import UsageError, add_int_option, output_dir
 
-DESIGNS = ("node",)
+DESIGNS = ("node", "fabric", "package")
 BACKENDS = ("batch-verilator", "batch-icarus")
+OTHER_DESIGN_SEEDS = 16      # fabric and package: their scenario, one configuration, 16 random seeds
+DEFAULT_BACKEND = {"node": "batch-verilator", "fabric": "batch-icarus", "package": "batch-icarus"}
 
 
 def add_parser(sub):
     from cosim.cli.regress import DEFAULT_SEEDS, add_dut_options
     p = sub.add_parser("mutate", help="mutation testing: how many injected bugs the regression catches",
                        description=__doc__)
-    p.add_argument("design", nargs="?", default="node", choices=DESIGNS, help="the design to mutate (default node)")
+    p.add_argument("design", nargs="?", default="node", choices=DESIGNS,
+                   help="the design to mutate (default node): the node judged by the hostile regression, the "
+                        "fabric by its 34 conformance properties, the package by its six assertions")
     add_int_option(p, "--mutants", 200, 1, 65535, help="mutants to draw, spread over the blocks")
-    add_int_option(p, "--seeds", DEFAULT_SEEDS, 1, help="regression seeds each surviving mutant runs "
-                                                        "(default: prism regress's default)")
+    add_int_option(p, "--seeds", None, 1, help=f"regression seeds each surviving mutant runs (default: the node "
+                                                 f"{DEFAULT_SEEDS}, prism regress's default; the fabric and the "
+                                                 f"package {OTHER_DESIGN_SEEDS})")
     add_int_option(p, "--first-seed", 1, 0, help="first regression seed")
     add_int_option(p, "--mutant-seed", 1, 0, help="seed of the choice of mutants")
-    p.add_argument("--backend", default="batch-verilator", choices=BACKENDS,
-                   help="simulator (default batch-verilator: one build serves every mutant)")
+    p.add_argument("--backend", default=None, choices=BACKENDS,
+                   help="simulator: one build serves every mutant (default batch-verilator for the node, "
+                        "batch-icarus for the fabric and the package; the package runs on Icarus only)")
     add_int_option(p, "--jobs", os.cpu_count() or 1, 1, help="parallel workers (default: all cores)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler address")
     add_int_option(p, "--timeout", 120, 1, help="seconds one simulator run may take before it counts as a hang")
     add_int_option(p, "--mutant-timeout", 900, 1, help="seconds one mutant may take over all its seeds")
-    add_int_option(p, "--equivalence-timeout", 60, 1, help="seconds to prove one survivor equivalent")
+    add_int_option(p, "--equivalence-timeout", 30, 1, help="seconds to prove one survivor equivalent")
     p.add_argument("--no-equivalence", action="store_true", help="do not try to prove survivors equivalent")
     p.add_argument("--width", type=int, default=None, choices=(320, 280),
                    help="node: KULISCH_W of the build to mutate (default 320); with --dut the design's own")
@@ -40,6 +46,20 @@ def add_parser(sub):
 
 def _target(args):
     from cosim.node.mutants import node_target
+    backend = args.backend or DEFAULT_BACKEND[args.design]
+    if args.design != "node":
+        given = [o for o, v in (("--dut", args.dut), ("--top", args.top), ("--capacity", args.capacity),
+                                ("--width", args.width)) if v]
+        if given:
+            raise UsageError(f"{given[0]} applies to the node only, not to the {args.design}")
+        if args.design == "fabric":
+            from cosim.fabric.fabric_mutants import fabric_target
+            return fabric_target(backend)
+        if backend != "batch-icarus":
+            raise UsageError("the package runs on batch-icarus only (each seed's test bench is compiled with it)")
+        from cosim.package.package_mutants import package_target
+        return package_target()
+    args.backend = backend
     if args.dut:
         from cosim.cli.regress import load_dut_args
         dut = load_dut_args(args)
@@ -63,6 +83,9 @@ def run(args):
             print(f"  {block}: {sum(kinds.values())} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})")
         return 0
     folder = output_dir(args.out)
+    if args.seeds is None:
+        from cosim.cli.regress import DEFAULT_SEEDS
+        args.seeds = DEFAULT_SEEDS if args.design == "node" else OTHER_DESIGN_SEEDS
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
 
     def say(text):

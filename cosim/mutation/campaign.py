@@ -246,12 +246,18 @@ class _Pool:
         return results
 
 
+EARLY_PROOF_SECONDS = 4.0
+
+
 def run_campaign(target, mutants=200, seeds=(), seed=1, jobs=1, scheduler=None, timeout=60.0, mutant_timeout=None,
-                 first_round=2, equivalence_timeout=60.0, build_folder=None, progress=None, equivalence=True):
+                 first_round=2, equivalence_timeout=60.0, build_folder=None, progress=None, equivalence=True,
+                 early_proofs=6):
     """Run a campaign; returns a Campaign.  seeds: the regression seeds every surviving mutant runs;
     seed: the choice of mutants; timeout: one simulator run's wall-time limit (a hang); mutant_timeout:
     a mutant's wall-time limit over all its seeds (then "timed out", counted as not killed);
-    first_round: seeds of the first round (then doubling); progress: a callable(text) or None."""
+    first_round: seeds of the first round (then doubling); early_proofs: after that many seeds (the end
+    of a round; 0: never), the mutants still alive get the prover's quick tiers, and the ones proved
+    equivalent stop running seeds; progress: a callable(text) or None."""
     say = progress or (lambda text: None)
     t_start = time.perf_counter()
     text, sites, chosen = choose(target, mutants, seed)
@@ -315,6 +321,19 @@ def run_campaign(target, mutants=200, seeds=(), seed=1, jobs=1, scheduler=None, 
             say(f"after seed {start + len(chunk)}: {len(camp.mutants) - len(alive)} decided, {len(alive)} alive")
             start += len(chunk)
             size *= 2
+            if equivalence and early_proofs and alive and start == early_proofs:
+                # the prover's quick tiers (what no output reads, a right-hand side equal for every
+                # input) answer in a second or two; an equivalent mutant proved now does not run
+                # the rest of the seeds, which is most of a campaign's time
+                say(f"quick equivalence checks of {len(alive)} alive mutants ({EARLY_PROOF_SECONDS:.0f} s each)")
+                proofs = pool.map(_prove, [(k, (text, target.module, m.mutation, EARLY_PROOF_SECONDS))
+                                           for k, m in alive.items()])
+                for k, verdict in proofs.items():
+                    if verdict.get("equivalent") is True:
+                        alive[k].status, alive[k].equivalence = "equivalent", verdict
+                        del alive[k]
+                say(f"{sum(1 for m in camp.mutants if m.status == 'equivalent')} proved equivalent, "
+                    f"{len(alive)} alive")
         for m in alive.values():
             m.status = "survived"
         survivors = [m for m in camp.mutants if m.status in ("survived", "timed out")]

@@ -15,7 +15,8 @@ from cosim.node.dut import NodeDut
 def run_mutant_seed(seed, sources, plusargs, timeout, backend="batch-verilator", width=320, capacity=4096, top="prism_node",
                     parameters=()):
     """One regression seed on the design in `sources` with `plusargs` (the mutant's select)."""
-    from cosim.node.regress import run_seed
+    from cosim.node.regress import remember_scenarios, run_seed
+    remember_scenarios(256)      # a worker runs the same seeds for mutant after mutant
     dut = NodeDut(tuple(os.path.abspath(s) for s in sources), top, width, capacity, tuple(parameters),
                   tuple(plusargs))
     r = run_seed(seed, backend, kulisch_w=width, dut=dut, timeout=timeout)

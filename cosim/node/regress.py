@@ -22,6 +22,7 @@ Functional coverage (cosim/node/coverage.py) then measures what the node actuall
 """
 import json
 import os
+import pickle
 import random
 import time
 from dataclasses import dataclass
@@ -500,6 +501,30 @@ class SeedResult:
                                         # first mismatch first; ("timeout",) for a run stopped at its time limit
 
 
+# Seeds whose scenario a process keeps (pickled: every run gets its own copy), for callers that
+# run the same seeds again and again (a mutation campaign's workers: `remember_scenarios`).  The
+# aimed data's exact sums make generation the costliest part of a short seed.
+_SCENARIOS = {}
+_SCENARIOS_KEPT = 0
+
+
+def remember_scenarios(n):
+    """Keep the scenarios of the first `n` distinct seeds this process runs (0: none)."""
+    global _SCENARIOS_KEPT
+    _SCENARIOS_KEPT = n
+
+
+def _scenario(seed, capacity):
+    key = (seed, capacity)
+    kept = _SCENARIOS.get(key)
+    if kept is not None:
+        return pickle.loads(kept)
+    sc = random_scenario(seed, capacity=capacity)
+    if len(_SCENARIOS) < _SCENARIOS_KEPT:
+        _SCENARIOS[key] = pickle.dumps(sc, protocol=pickle.HIGHEST_PROTOCOL)
+    return sc
+
+
 def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=None, variant=None, code_coverage=None,
              dut=None, timeout=None):
     """Run one seed; never raises (a crash is a failing verdict with its message).  The node's
@@ -516,7 +541,7 @@ def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=Non
     width = kulisch_w
     try:
         capacity = dut.capacity if dut is not None else 4096
-        sc = random_scenario(seed, capacity=capacity)
+        sc = _scenario(seed, capacity)
         width = (dut.width if dut is not None else None) or kulisch_w or sc.kulisch_w
         # generous for the scenario's size; a node that never goes idle fails instead of hanging
         budget = 20000 + 40 * sum(len(f) + f.delay for fs in sc.frames.values() for f in fs)

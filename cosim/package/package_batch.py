@@ -129,19 +129,29 @@ def _compile(folder, module, tb, simulator):
     return exe
 
 
-def run_package_batch(setup, simulator="icarus-2005"):
-    """Run `setup` on the batched simulator and return its `PackageRun`."""
+def run_package_batch(setup, simulator="icarus-2005", design=None, plusargs=(), timeout=None):
+    """Run `setup` on the batched simulator and return its `PackageRun`.  design: (folder, module)
+    of a package given as a file (cosim.sim.batch.design_folder: a mutated design) instead of the
+    one converted at the setup's parameters; plusargs: more simulator arguments; timeout: seconds
+    of wall time, then SimulatorTimeout."""
     from hdl.package.accelerator_package import accelerator_package
     if simulator not in (*ICARUS_MODES, "verilator"):
         raise ValueError(f"unknown batched simulator {simulator!r}; choose icarus-2005, icarus-2012 or verilator")
-    folder, module, _ = toolchain.build(accelerator_package, **package_signals(setup.geometry), **setup.params())
+    if design is None:
+        folder, module, _ = toolchain.build(accelerator_package, **package_signals(setup.geometry), **setup.params())
+    else:
+        folder, module = design
     exe = _compile(folder, module, tb_source(setup, module), simulator)
     run_dir = os.path.join(os.path.dirname(exe), f"run-{os.getpid()}")
     os.makedirs(run_dir, exist_ok=True)
     out = os.path.join(run_dir, "out.txt")
-    cmd = (["vvp", "-n", exe] if simulator.startswith("icarus") else [exe]) + [f"+out={out}"]
+    cmd = (["vvp", "-n", exe] if simulator.startswith("icarus") else [exe]) + [f"+out={out}"] + list(plusargs)
     try:
-        r = subprocess.run(cmd, cwd=run_dir, capture_output=True, text=True)
+        try:
+            r = subprocess.run(cmd, cwd=run_dir, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            from cosim.sim.batch import SimulatorTimeout
+            raise SimulatorTimeout(f"{simulator} run stopped after {timeout:.0f} s of wall time") from e
         if r.returncode != 0:
             raise ToolchainError(f"{simulator} run failed: {(r.stderr or r.stdout).strip()[-2000:]}")
         trace = _parse(out)

@@ -46,8 +46,7 @@ class AxisFrame:
         return f"AxisFrame([{head}{more}])"
 
 
-def pause_generator(probability, seed=0, burst=1):
-    """Endless booleans: True (pause) with the given probability, in bursts of `burst` cycles."""
+def _pauses(probability, seed, burst):
     rng = random.Random(seed)
     while True:
         if probability > 0 and rng.random() < probability:
@@ -55,6 +54,30 @@ def pause_generator(probability, seed=0, burst=1):
                 yield True
         else:
             yield False
+
+
+class PausePattern:
+    """Endless booleans: True (pause) with the given probability, in bursts of `burst` cycles.
+    An iterator; `key` names the whole sequence, so a batched bench that writes it to a file
+    can reuse the file's text for the same pattern (`fresh`: nothing taken from it yet)."""
+
+    def __init__(self, probability, seed=0, burst=1):
+        self.key = (float(probability), seed, burst)
+        self._it = _pauses(probability, seed, burst)
+        self.fresh = True
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.fresh = False
+        return next(self._it)
+
+
+def pause_generator(probability, seed=0, burst=1):
+    """Endless booleans: True (pause) with the given probability, in bursts of `burst` cycles
+    (a PausePattern)."""
+    return PausePattern(probability, seed, burst)
 
 
 class _AxisBase:

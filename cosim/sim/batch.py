@@ -231,6 +231,33 @@ def _icarus_form(folder, name, text):
     return out
 
 
+_PAUSE_TEXTS = {}          # (pause pattern key, cycles) -> the pause file's text (BatchDesign._pause_file)
+
+
+def design_folder(path, module):
+    """A build folder holding the Verilog file `path` as `<module>.v` (keyed by its contents:
+    a changed file gets a new folder) and `<module>_icarus.v`, the form Icarus compiles
+    (`_icarus_form`); for designs given as a file (exported, mutated) run by the kit's
+    benches.  Returns the folder."""
+    with open(path) as fh:
+        text = fh.read()
+    key = hashlib.sha256((module + "\n" + text).encode()).hexdigest()[:16]
+    folder = os.path.join(toolchain.build_root(), "dut", f"{module}-{key}")
+    os.makedirs(folder, exist_ok=True)
+    name = module + ".v"
+    if not os.path.exists(os.path.join(folder, name)):
+        part = os.path.join(folder, f".{name}.{_owner()}")
+        with open(part, "w") as fh:
+            fh.write(text)
+        os.replace(part, os.path.join(folder, name))
+    icarus = toolchain.icarus_source(folder, module)
+    if _icarus_form(folder, name, text) == name and not os.path.exists(icarus):
+        part = f"{icarus}.{_owner()}"
+        shutil.copyfile(os.path.join(folder, name), part)      # not MyHDL's: compiled as written
+        os.replace(part, icarus)
+    return folder
+
+
 def verilator_source(folder, module):
     """The path (relative to `folder`) of `module`'s Verilog as Verilator builds it, rewritten
     from `<module>.v`; same file name and line numbers, so coverage points name the design's lines."""
@@ -849,14 +876,25 @@ class BatchDesign:
     @staticmethod
     def _pause_file(work, tag, pause, n):
         """One bit per cycle, 32 cycles per word (bit i of word w: cycle 32 w + i), so the
-        test bench's pause memories stay small and quick to load and clear."""
+        test bench's pause memories stay small and quick to load and clear.  A fresh keyed
+        pattern (cosim.sim.axis.PausePattern) is written from the text of its last use: a
+        campaign runs the same seed's patterns on many mutants."""
         path = os.path.join(work, f"{tag}_pause.hex")
-        bits = [] if pause is None else [1 if x else 0 for x in islice(iter(pause), n)]
-        words = []
-        for w in range(0, len(bits), 32):
-            words.append(sum(b << i for i, b in enumerate(bits[w:w + 32])))
+        key = (getattr(pause, "key", None), n) if getattr(pause, "fresh", False) else None
+        text = _PAUSE_TEXTS.get(key) if key is not None else None
+        if text is None:
+            if key is not None and key[0][0] == 0.0:
+                text = "00000000\n" * ((n + 31) // 32) or "0\n"         # never paused
+            else:
+                bits = "" if pause is None else "".join("1" if x else "0" for x in islice(iter(pause), n))
+                words = [int(bits[w:w + 32][::-1], 2) for w in range(0, len(bits), 32)]      # cycle 32 w: bit 0
+                text = "".join(f"{v:08x}\n" for v in words) or "0\n"
+            if key is not None:
+                if len(_PAUSE_TEXTS) >= 64:
+                    _PAUSE_TEXTS.pop(next(iter(_PAUSE_TEXTS)))
+                _PAUSE_TEXTS[key] = text
         with open(path, "w") as fh:
-            fh.write("".join(f"{v:08x}\n" for v in words) or "0\n")
+            fh.write(text)
         return path
 
     def _parse(self, path, wall, log):

@@ -181,24 +181,10 @@ class VectorBench:
         """The same bench around a design given as a Verilog file (`module` in `path`: an exported
         or mutated design).  The file is copied into a build folder keyed by its contents; a file
         converted by MyHDL gets the kit's Icarus-only rewrite, as in cosim.sim.batch."""
-        from cosim.sim.batch import _icarus_form, _owner
+        from cosim.sim.batch import design_folder
         drive_reset = drive_reset or reset_cycles == 0
         _check_options(simulator, generation, reset_cycles, max_vectors)
-        with open(path) as fh:
-            text = fh.read()
-        key = hashlib.sha256((module + "\n" + text).encode()).hexdigest()[:16]
-        folder = os.path.join(toolchain.build_root(), "dut", f"{module}-{key}")
-        os.makedirs(folder, exist_ok=True)
-        name = module + ".v"
-        if not os.path.exists(os.path.join(folder, name)):
-            part = os.path.join(folder, f".{name}.{_owner()}")
-            with open(part, "w") as fh:
-                fh.write(text)
-            os.replace(part, os.path.join(folder, name))
-        if _icarus_form(folder, name, text) == name:        # not MyHDL's: Icarus reads the file as given
-            target = os.path.join(folder, toolchain.icarus_source(folder, module))
-            if not os.path.exists(target):
-                shutil.copyfile(os.path.join(folder, name), target)
+        folder = design_folder(path, module)
         self = cls.__new__(cls)
         self.folder, self.module, self.bound = folder, module, None
         self.block_func, self.args, self.kwargs = None, (), {}

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from golden.node import protocol as P
 from golden.arith.auto import auto_format
-from golden.arith.formats import fp32_to_format, format_to_fp32
-from golden.arith.fp32_arith import fp32_add
+from golden.arith.formats import fp32_to_format
+# the reference's bits on the host's binary64 (tests/arith/test_fp32_fast.py holds them equal)
+from golden.arith.fp32_arith import fp32_add_fast as fp32_add, format_to_fp32_fast as format_to_fp32
 from golden.arith.kulisch import KulischAccumulator
 from spec.formats import KULISCH_WIDTHS
 

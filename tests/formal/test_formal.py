@@ -298,6 +298,7 @@ def test_package_broken_variant_fails_its_assertion_and_replays(tmp_path):
     _caught("work_distributor", "no_gen_check", tmp_path, depth=8)
 
 
+@pytest.mark.slow          # 11 s: the fabric's conversion and BMC (the replay path is the package's and the slice's)
 def test_fabric_broken_variant_fails_its_property_and_replays(tmp_path):
     _caught("collective_fabric", "B1", tmp_path, depth=4)
 

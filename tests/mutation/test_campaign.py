@@ -109,3 +109,18 @@ def test_a_hanging_mutant_is_caught_as_a_hang(slice_target, tmp_path):
     assert by_id[2].status == "killed" and by_id[2].caught_by == "hang" and by_id[2].seeds_run == 1
     assert by_id[1].status == by_id[3].status == "survived" and by_id[1].seeds_run == 3
     assert "## Survivors" in markdown(camp)
+
+
+def test_mutants_proved_equivalent_early_stop_running_seeds(slice_target, tmp_path):
+    """After `early_proofs` seeds the mutants still alive get the prover's quick tiers; one proved
+    equivalent then runs no more seeds (a regression that never fails keeps every mutant alive)."""
+    def passes(seed, sources, plusargs, timeout):
+        return SeedVerdict(seed, True)
+    t = Target("axis_register", slice_target.verilog_path, slice_target.module, passes, None,
+               slice_target.design_map)
+    camp = run_campaign(t, mutants=14, seeds=list(range(1, 15)), seed=2, jobs=1, first_round=2, early_proofs=6,
+                        equivalence_timeout=2, build_folder=str(tmp_path / "e"))
+    early = [m for m in camp.mutants if m.status == "equivalent" and m.seeds_run == 6]
+    assert early, "no mutant of the slice was proved equivalent by the quick tiers"
+    assert all(m.equivalence["equivalent"] is True for m in early)
+    assert all(m.seeds_run == 14 for m in camp.mutants if m not in early)

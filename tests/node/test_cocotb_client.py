@@ -113,6 +113,7 @@ def test_scenario(testcase, tmp_path):
     run_cocotb(testcase, tmp_path)
 
 
+@pytest.mark.slow          # the 280-bit export and its build: 23 s of a cold run (the regression covers W = 280)
 def test_exact_sums_280(tmp_path):
     """The 280-bit build: eight near-largest contributions overflow the accumulator, and the
     EXACT beat still carries the whole sum."""

@@ -61,9 +61,10 @@ def test_every_random_stimulus_can_finish():
     """An ABORT placed right after its COMMIT on the control port waited for a DATA frame of the
     other port that itself waited for the control port's later DATA: seeds 20 and 29 (and 45 of
     the first 1,200) timed out with both sources waiting.  The generator now checks every
-    scenario; none of these may be refused."""
+    scenario (so every regression run checks its own seeds); none of the first 200 (the default
+    regression's) may be refused."""
     refused = []
-    for seed in range(1, 601):
+    for seed in range(1, 201):
         try:
             random_scenario(seed)
         except ValueError as e:
@@ -93,7 +94,9 @@ def test_aimed_draws_reach_their_bin(note):
     sent, an operation still open when the run ends (the node busy), an EXACT value beyond the
     280-bit accumulator (overflow flag)."""
     seed = _first_seed_with(note)
-    r = run_seed(seed, "batch-verilator")      # the point is the monitors' bins: the faster simulator
+    # the point is the monitors' bins: the faster simulator, except at W = 280, whose Verilator
+    # build the default run leaves to the slow set (45 s cold)
+    r = run_seed(seed, "batch-icarus" if note == "fp32->exact" else "batch-verilator")
     assert r.ok, r.first_mismatch or r.error
     point, name = RARE_BINS[note]
     assert r.coverage.get(point, {}).get(name, 0) > 0, (seed, r.coverage.get(point))

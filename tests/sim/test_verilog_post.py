@@ -259,6 +259,7 @@ def test_every_rewrite_pass_fires_on_the_node():
     assert not re.search(r"\bVshared_", open(os.path.join(folder, f"{name}.v")).read())
 
 
+@pytest.mark.slow      # a second whole-node build (MyHDL's output as written): 21 s cold; each pass has its own tests above
 def test_raw_and_rewritten_node_give_the_same_frames_on_the_same_cycles():
     """One hostile regression scenario (resets, aborts, malformed frames, backpressure) on the
     node built from MyHDL's output as written and from the rewritten Verilog, under Icarus
