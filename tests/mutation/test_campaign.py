@@ -111,16 +111,32 @@ def test_a_hanging_mutant_is_caught_as_a_hang(slice_target, tmp_path):
     assert "## Survivors" in markdown(camp)
 
 
-def test_mutants_proved_equivalent_early_stop_running_seeds(slice_target, tmp_path):
-    """After `early_proofs` seeds the mutants still alive get the prover's quick tiers; one proved
-    equivalent then runs no more seeds (a regression that never fails keeps every mutant alive)."""
+def test_mutants_proved_equivalent_early_stop_running_seeds(slice_target, tmp_path, monkeypatch):
+    """After `early_proofs` seeds the mutants still alive go to the prover's quick tiers; one proved
+    equivalent then runs no more seeds, and the rest run them all and get the full proof at the
+    end.  The prover is replaced by one that proves every third mutant (the prover itself:
+    test_equivalence.py), so the campaign's bookkeeping is what is tested, at any machine load."""
+    from cosim.mutation import campaign, equivalence
+    calls = []
+
+    def every_third(text, module, mutation, timeout):
+        calls.append((mutation.id, timeout))
+        proved = mutation.id % 3 == 0
+        return equivalence.EquivalenceVerdict(True if proved else None, "unobservable" if proved else "none",
+                                              "test prover", 0.0)
+    monkeypatch.setattr(equivalence, "prove_equivalent", every_third)
+
     def passes(seed, sources, plusargs, timeout):
         return SeedVerdict(seed, True)
     t = Target("axis_register", slice_target.verilog_path, slice_target.module, passes, None,
                slice_target.design_map)
-    camp = run_campaign(t, mutants=14, seeds=list(range(1, 15)), seed=2, jobs=1, first_round=2, early_proofs=6,
-                        equivalence_timeout=2, build_folder=str(tmp_path / "e"))
-    early = [m for m in camp.mutants if m.status == "equivalent" and m.seeds_run == 6]
-    assert early, "no mutant of the slice was proved equivalent by the quick tiers"
-    assert all(m.equivalence["equivalent"] is True for m in early)
-    assert all(m.seeds_run == 14 for m in camp.mutants if m not in early)
+    camp = run_campaign(t, mutants=9, seeds=list(range(1, 15)), jobs=1, first_round=2, early_proofs=6,
+                        equivalence_timeout=7, build_folder=str(tmp_path / "e"))
+    by_id = {m.mutation.id: m for m in camp.mutants}
+    assert {k for k, m in by_id.items() if m.status == "equivalent"} == {3, 6, 9}
+    assert all(by_id[k].seeds_run == 6 for k in (3, 6, 9))
+    assert all(m.seeds_run == 14 and m.status == "survived" for k, m in by_id.items() if k % 3)
+    # the quick pass asks every mutant alive at seed 6; the full pass only the survivors
+    assert [c for c in calls if c[1] == campaign.EARLY_PROOF_SECONDS] == [(k, campaign.EARLY_PROOF_SECONDS)
+                                                                          for k in range(1, 10)]
+    assert sorted(k for k, tmo in calls if tmo == 7) == [k for k in range(1, 10) if k % 3]

@@ -101,6 +101,7 @@ def test_fp32_arrival_lane_ram_maps_to_block_ram():
     assert_block_ram(mems, forced=True)
 
 
+@pytest.mark.slow      # 11 s of synthesis; the Kulisch and FP32 lanes' RAMs are checked in the default run
 def test_frame_banks_map_to_block_ram_by_themselves():
     cap = synth.capture_phase_blocks(320)
     func, args, kwargs, count, _ = cap["prism_ingress"]
