@@ -163,7 +163,10 @@ def test_every_mutation_applies_to_its_converted_harness():
 # ---------------------------------------------------------------------------------------------
 # Proofs with their covers, dead designs, counterexamples (the tools)
 # ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("target", FAST)
+# the FP32 bank's proof takes 17 s (16 lanes, a cover job to depth 18): in the slow set; its broken
+# variants (lanes one cycle slow, a short reservation) fail in the default run
+@pytest.mark.parametrize("target", [pytest.param(t, marks=pytest.mark.slow) if t == "prism_fp32_bank" else t
+                                    for t in FAST])
 def test_fast_target_is_proved_and_every_trigger_is_reached(target, tmp_path):
     verdicts = run_target(target, out=str(tmp_path))
     assert len(verdicts) == len(get_target(target).all_props())
