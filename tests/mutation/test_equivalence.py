@@ -150,7 +150,7 @@ def test_time_limit_and_missing_yosys_give_no_verdict(monkeypatch):
     assert v.equivalent is None and "no yosys" in v.detail
     monkeypatch.undo()
     v = prove_equivalent(DESIGN, None, m, timeout=0.01)
-    assert v.equivalent is None and v.seconds < 5
+    assert v.equivalent is None and "time limit" in v.detail
 
 
 @needs_yosys
@@ -289,7 +289,6 @@ def test_a_big_process_is_cut_down_to_the_cone_of_the_mutated_statement(monkeypa
     m = site(BIG_PROCESS, "norm = ($signed({1'b0, sm})", "`1'b0` -> `1'b1`")
     v = prove_equivalent(BIG_PROCESS, None, m, timeout=30)
     assert v.equivalent is True and v.method == "process" and "sliced" in v.detail, v
-    assert v.seconds < 10
     outcome, gold = regions[-1]
     assert outcome == "proved" and "lead = i" in gold and "t * x" not in gold and "acc" not in gold
 
