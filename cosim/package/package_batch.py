@@ -18,7 +18,7 @@ import shutil
 import subprocess
 
 from cosim.sim import toolchain
-from cosim.sim.batch import verilator_build, verilator_recipe
+from cosim.sim.batch import run_simulator, verilator_build, verilator_recipe
 from cosim.package.package_bench import PACKAGE_INPUTS, PACKAGE_OUTPUTS, PackageRun, package_signals
 from cosim.sim.vpi import ToolchainError, require_tool
 
@@ -147,11 +147,7 @@ def run_package_batch(setup, simulator="icarus-2005", design=None, plusargs=(), 
     out = os.path.join(run_dir, "out.txt")
     cmd = (["vvp", "-n", exe] if simulator.startswith("icarus") else [exe]) + [f"+out={out}"] + list(plusargs)
     try:
-        try:
-            r = subprocess.run(cmd, cwd=run_dir, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            from cosim.sim.batch import SimulatorTimeout
-            raise SimulatorTimeout(f"{simulator} run stopped after {timeout:.0f} s of wall time") from e
+        r, _ = run_simulator(cmd, run_dir, timeout, simulator)
         if r.returncode != 0:
             raise ToolchainError(f"{simulator} run failed: {(r.stderr or r.stdout).strip()[-2000:]}")
         trace = _parse(out)

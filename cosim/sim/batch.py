@@ -580,6 +580,20 @@ class SimulatorTimeout(ToolchainError):
     """A simulator run stopped at its wall-time limit (a design that hangs the test bench)."""
 
 
+def run_simulator(cmd, work, timeout, simulator, remove_on_timeout=False):
+    """Run a compiled simulation in `work` under a wall-time limit (None: none); returns the
+    completed process and its wall time, or raises SimulatorTimeout (removing `work` first if
+    asked: a run's own folder)."""
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        if remove_on_timeout:
+            shutil.rmtree(work, ignore_errors=True)
+        raise SimulatorTimeout(f"{simulator} run stopped after {timeout:.0f} s of wall time") from e
+    return r, time.perf_counter() - t0
+
+
 RESET_STREAM = "reset"     # AxisFrame.after = ("reset", n): wait until n mid-run resets are over
 
 
@@ -842,14 +856,7 @@ class BatchDesign:
         else:
             cmd = [exe] + args
         cmd += list(plusargs)
-        t0 = time.perf_counter()
-        try:
-            r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            if workdir is None:
-                shutil.rmtree(work, ignore_errors=True)
-            raise SimulatorTimeout(f"{self.simulator} run stopped after {timeout:.0f} s of wall time") from e
-        wall = time.perf_counter() - t0
+        r, wall = run_simulator(cmd, work, timeout, self.simulator, remove_on_timeout=workdir is None)
         if r.returncode != 0:
             raise ToolchainError(f"{self.simulator} run failed: {(r.stderr or r.stdout).strip()[-2000:]}")
         if code_coverage:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Dict, List
 
 from cosim.sim import toolchain
-from cosim.sim.batch import VERILATOR_OPT_TAG, module_ports, verilator_build, verilator_recipe
+from cosim.sim.batch import VERILATOR_OPT_TAG, module_ports, run_simulator, verilator_build, verilator_recipe
 from cosim.sim.vpi import ToolchainError, require_tool
 
 SIMULATORS = ("icarus", "verilator")
@@ -275,15 +275,7 @@ class VectorBench:
         if vcd:
             args.append(f"+vcd={os.path.abspath(vcd)}")
         cmd = (["vvp", "-n", self.exe] if self.simulator == "icarus" else [self.exe]) + args + list(plusargs)
-        t0 = time.perf_counter()
-        try:
-            r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            from cosim.sim.batch import SimulatorTimeout
-            if workdir is None:
-                shutil.rmtree(work, ignore_errors=True)
-            raise SimulatorTimeout(f"{self.simulator} run stopped after {timeout:.0f} s of wall time") from e
-        wall = time.perf_counter() - t0
+        r, wall = run_simulator(cmd, work, timeout, self.simulator, remove_on_timeout=workdir is None)
         if r.returncode != 0:
             raise ToolchainError(f"{self.simulator} run failed: {(r.stderr or r.stdout).strip()[-2000:]}")
         samples = []
