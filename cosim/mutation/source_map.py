@@ -85,6 +85,16 @@ def _module_file(block):
     return os.path.join(_ROOT, *dotted.split(".")) + ".py" if dotted else None
 
 
+def _block_end(lines, i, indent):
+    """The index after the body of the `def` at line i (indented `indent`): its lines are blank,
+    comments or indented deeper."""
+    j = i + 1
+    while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent
+                              or lines[j].lstrip().startswith("#")):
+        j += 1
+    return j
+
+
 def _functions(lines):
     """{generator name: (first body line index, end index)} of every nested `def` in a file."""
     out = {}
@@ -92,12 +102,7 @@ def _functions(lines):
         m = re.match(r"^(\s+)def\s+(\w+)\s*\(", line)
         if not m:
             continue
-        indent = len(m.group(1))
-        j = i + 1
-        while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent
-                                  or lines[j].lstrip().startswith("#")):
-            j += 1
-        out.setdefault(m.group(2), (i + 1, j))
+        out.setdefault(m.group(2), (i + 1, _block_end(lines, i, len(m.group(1)))))
     return out
 
 
@@ -174,12 +179,7 @@ def _find_def(block, name):
             m = pattern.match(text)
             if not m:
                 continue
-            indent = len(m.group(1))
-            j = i + 1
-            while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > indent
-                                      or lines[j].lstrip().startswith("#")):
-                j += 1
-            return path, i + 1, j
+            return path, i + 1, _block_end(lines, i, len(m.group(1)))
     return None
 
 
