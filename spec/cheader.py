@@ -46,7 +46,7 @@ def definitions():
     defs.append((None, "Kulisch accumulator: LSB weight 2^PRISM_KULISCH_LSB_EXP (int, negative); a finite "
                        "value's integer term is value * 2^PRISM_KULISCH_LSB_SHIFT; the accepted widths (int)", None))
     defs += [("PRISM_KULISCH_LSB_EXP", f"({formats.KULISCH_LSB_EXP})", formats.KULISCH_LSB_EXP),
-             ("PRISM_KULISCH_LSB_SHIFT", "(-PRISM_KULISCH_LSB_EXP)", -formats.KULISCH_LSB_EXP)]
+             ("PRISM_KULISCH_LSB_SHIFT", "(-PRISM_KULISCH_LSB_EXP)", formats.KULISCH_LSB_SHIFT)]
     for w in formats.KULISCH_WIDTHS:
         defs.append((f"PRISM_KULISCH_W{w}", str(w), w))
 

@@ -18,10 +18,17 @@ FLOAT_LAYOUT = {FMT_FP16: (5, 10), FMT_BF16: (8, 7), FMT_FP32: (8, 23)}
 
 # Kulisch accumulator: a W-bit two's complement register whose LSB weighs 2^KULISCH_LSB_EXP
 # (the smallest FP32 subnormal), so every finite element is an integer term value * 2^149.
-# One sign convention: the exponent is negative; a shift that makes a term is -KULISCH_LSB_EXP.
+# One sign convention: the exponent is negative; the shift that makes a term (the bit index of
+# 2^0 in the register) is KULISCH_LSB_SHIFT = -KULISCH_LSB_EXP.
 KULISCH_LSB_EXP = -149
+KULISCH_LSB_SHIFT = -KULISCH_LSB_EXP   # 149: a value's integer term is value << KULISCH_LSB_SHIFT
 KULISCH_WIDTHS = (280, 320)      # the widths the node and the models accept
 KULISCH_WIDTH_DEFAULT = 320
+# The same widths as the tools offer and run them: the default first (320, 280).
+KULISCH_WIDTH_CHOICES = (KULISCH_WIDTH_DEFAULT,) + tuple(w for w in KULISCH_WIDTHS if w != KULISCH_WIDTH_DEFAULT)
+# The narrowest register one FP32 term fits: (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit.
+# A wrapped (overflowed) sum of a register at least this wide is beyond every format's range.
+KULISCH_MIN_WIDTH = 278
 
 # Canonical specials: results never carry a NaN payload.  INT8 has no NaN or infinity: NaN and
 # -inf become 0x80 (-128, the integer indefinite), +inf saturates to 0x7F.

@@ -27,6 +27,7 @@ DROP_REASONS = ("too_long", "no_operation", "wrong_op", "stale_generation", "bad
 # --- header fields ------------------------------------------------------------------------------
 # Each field is word[<F>_END:<F>_LSB] in MyHDL slice notation: bits <F>_LSB .. <F>_END - 1.
 # Two integers per field (not a tuple) because MyHDL converts a module-level integer as a literal.
+HDR_BITS = 96            # a request's header (CONTROL, DATA): every field it carries lies in [HDR_BITS-1:0]
 F_CLASS_LSB, F_CLASS_END = 0, 4
 F_OPCODE_LSB, F_OPCODE_END = 4, 8
 F_OP_ID_LSB, F_OP_ID_END = 8, 16

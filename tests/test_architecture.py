@@ -1,19 +1,32 @@
 """Architecture contracts (.importlinter): the design never imports the golden models or the
 verification code, the golden models never import the design or the verification code, and
 the packages form layers without circles (the C kernels and spec, the shared constants, import
-nothing of ours)."""
+nothing of ours).  Inside the packages: hdl/common under hdl/arith under hdl/node; cosim/sim
+under the subsystems' verification libraries under the `prism` command (cosim/cli); no circle
+between the modules of any package.  An import inside a function counts like one at the top.
+
+And no module of cosim reaches into another's private names (`from m import _x`, `m._x`)."""
+import ast
+import configparser
 import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ("spec", "hdl", "golden", "cosim", "ckernels")
+LINT = os.path.join(os.path.dirname(sys.executable), "lint-imports")
+
+
+def _lint(cwd, env=None):
+    return subprocess.run([LINT, "--no-cache"], cwd=cwd, capture_output=True, text=True, env=env)
 
 
 def test_import_contracts_are_kept():
-    lint = os.path.join(os.path.dirname(sys.executable), "lint-imports")
-    out = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    out = _lint(ROOT)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
-    assert "BROKEN" not in out.stdout and "4 kept, 0 broken" in out.stdout
+    assert "BROKEN" not in out.stdout and "7 kept, 0 broken" in out.stdout
 
 
 def test_a_forbidden_import_breaks_a_contract(tmp_path):
@@ -26,10 +39,167 @@ def test_a_forbidden_import_breaks_a_contract(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text("")
     (tmp_path / "golden" / "protocol.py").write_text("")
-    config = open(os.path.join(ROOT, ".importlinter")).read()
-    (tmp_path / ".importlinter").write_text(config)
-    lint = os.path.join(os.path.dirname(sys.executable), "lint-imports")
+    config = configparser.ConfigParser()
+    config.read(os.path.join(ROOT, ".importlinter"))
+    only = configparser.ConfigParser()
+    for section in ("importlinter", "importlinter:contract:design-stands-alone"):
+        only[section] = config[section]
+    with open(tmp_path / ".importlinter", "w") as fh:
+        only.write(fh)
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    out = subprocess.run([lint, "--no-cache"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    out = _lint(tmp_path, env)
     assert out.returncode != 0
     assert "hdl.leaky -> golden.protocol" in out.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Each contract can fail, on an import inside a function
+# ---------------------------------------------------------------------------------------------
+def _empty_tree(tmp_path):
+    """Every module of the five packages, empty, and the contracts without their recorded
+    exceptions (`ignore_imports`): what is left for a test to break."""
+    for pkg in PACKAGES:
+        for folder, dirs, files in os.walk(os.path.join(ROOT, pkg)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            rel = os.path.relpath(folder, ROOT)
+            os.makedirs(tmp_path / rel, exist_ok=True)
+            for f in files:
+                if f.endswith(".py"):
+                    (tmp_path / rel / f).write_text("")
+    config = configparser.ConfigParser()
+    config.read(os.path.join(ROOT, ".importlinter"))
+    for section in config.sections():
+        config.remove_option(section, "ignore_imports")
+    with open(tmp_path / ".importlinter", "w") as fh:
+        config.write(fh)
+
+
+def _in_a_function(statement):
+    return f"def later():\n    {statement}\n"
+
+
+BROKEN = [
+    # (contract, {module: source}, the import the report names)
+    ("hdl-layers", {"hdl/common/leaky.py": _in_a_function("from hdl.arith import fp32_add")},
+     "hdl.common.leaky -> hdl.arith.fp32_add"),
+    ("hdl-layers", {"hdl/arith/leaky.py": _in_a_function("import hdl.node.prism_node")},
+     "hdl.arith.leaky -> hdl.node.prism_node"),
+    ("cosim-layers", {"cosim/sim/leaky.py": _in_a_function("from cosim.node import scoreboard")},
+     "cosim.sim.leaky -> cosim.node.scoreboard"),
+    ("cosim-layers", {"cosim/fabric/leaky.py": _in_a_function("from cosim.cli import fabric")},
+     "cosim.fabric.leaky -> cosim.cli.fabric"),
+    ("no-circles", {"cosim/sim/upper.py": "from cosim.sim import lower\n",
+                    "cosim/sim/lower.py": _in_a_function("from cosim.sim import upper")},
+     "No cycles are allowed in cosim.sim"),
+    ("no-circles", {"cosim/package/package_batch.py": "from cosim.package import package_bench\n",
+                    "cosim/package/package_bench.py": _in_a_function("from cosim.package import package_batch")},
+     "No cycles are allowed in cosim.package"),
+    ("design-stands-alone", {"hdl/node/leaky.py": _in_a_function("from golden.node import node_model")},
+     "hdl.node.leaky -> golden.node.node_model"),
+]
+
+
+def test_the_contracts_hold_on_the_emptied_tree(tmp_path):
+    """The ground the next test breaks: every module, emptied, keeps every contract."""
+    _empty_tree(tmp_path)
+    out = _lint(tmp_path, dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert out.returncode == 0 and "0 broken" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("contract,modules,names", BROKEN, ids=[f"{b[0]}-{sorted(b[1])[0]}" for b in BROKEN])
+def test_an_import_inside_a_function_breaks_its_contract(tmp_path, contract, modules, names):
+    """Each contract fails on a deliberate import written inside a function: import-linter reads
+    every import of a module, wherever it stands, so hiding one in a function hides nothing."""
+    _empty_tree(tmp_path)
+    for path, text in modules.items():
+        (tmp_path / path).write_text(text)
+    out = subprocess.run([LINT, "--no-cache", "--contract", contract], cwd=tmp_path, capture_output=True,
+                         text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert out.returncode != 0 and "0 kept, 1 broken" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+    assert names in out.stdout.replace("\n", " "), out.stdout[-3000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Private names stay in their module
+# ---------------------------------------------------------------------------------------------
+# Known and not yet fixed (cosim/mutation is being edited elsewhere): each entry is to be removed
+# with its import.  campaign.py needs source_map's `_block_prefix` and `_labels` public (or moved
+# to campaign.py); equivalence.py needs verilog's `_extend` public.
+KNOWN_PRIVATE_USES = {
+    "cosim.mutation.campaign: from cosim.mutation.source_map import _block_prefix",
+    "cosim.mutation.campaign: from cosim.mutation.source_map import _labels",
+    "cosim.mutation.equivalence: cosim.mutation.verilog._extend",
+}
+
+
+def _modules(root, packages):
+    out = {}
+    for pkg in packages:
+        for folder, dirs, files in os.walk(os.path.join(root, pkg)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for f in files:
+                if f.endswith(".py"):
+                    rel = os.path.relpath(os.path.join(folder, f), root)[:-3].replace(os.sep, ".")
+                    out[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = os.path.join(folder, f)
+    return out
+
+
+def private_uses(root, packages=("cosim",), within=None):
+    """`module: from other import _name` and `module: other._name` (other bound by an import) for
+    every module of `packages` that reaches into another module of ours; `within`: the module
+    names that count as ours (default: the modules of `packages`)."""
+    mods = _modules(root, packages)
+    ours = within or set(mods) | {m for m in _modules(root, PACKAGES)}
+    found = set()
+    for mod, path in mods.items():
+        with open(path) as fh:
+            tree = ast.parse(fh.read())
+        bound = {}                       # name -> module of ours it stands for
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = mod.split(".")[: len(mod.split(".")) - node.level + path.endswith("__init__.py")]
+                    base = ".".join(parts + ([base] if base else []))
+                for a in node.names:
+                    full = f"{base}.{a.name}"
+                    if full in ours:
+                        bound[a.asname or a.name] = full
+                    elif base in ours and base != mod and a.name.startswith("_") and not a.name.startswith("__"):
+                        found.add(f"{mod}: from {base} import {a.name}")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in ours:
+                        bound[a.asname or a.name] = a.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and isinstance(node.value, (ast.Name, ast.Attribute))):
+                target = bound.get(ast.unparse(node.value))
+                if target and target != mod:
+                    found.add(f"{mod}: {target}.{node.attr}")
+    return found
+
+
+def test_no_module_of_cosim_uses_another_ones_private_names():
+    found = private_uses(ROOT)
+    assert found - KNOWN_PRIVATE_USES == set(), "make these names public, or move them: " + \
+        "; ".join(sorted(found - KNOWN_PRIVATE_USES))
+    assert KNOWN_PRIVATE_USES - found == set(), "fixed: remove from KNOWN_PRIVATE_USES: " + \
+        "; ".join(sorted(KNOWN_PRIVATE_USES - found))
+
+
+def test_the_private_name_check_can_fail(tmp_path):
+    """Both forms, at the top and inside a function, are found; a module's own and a name of
+    another project's are not."""
+    pkg = tmp_path / "cosim"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "low.py").write_text("def _helper():\n    pass\n\n\ndef _other():\n    pass\n")
+    (pkg / "sub" / "high.py").write_text(
+        "import os\nfrom cosim.sub import low\nfrom . import low as l2\n\n\n"
+        "def f():\n    from cosim.sub.low import _helper\n    return _helper, l2._other, os._exit\n\n\n"
+        "def g():\n    return low._helper\n")
+    assert private_uses(str(tmp_path)) == {"cosim.sub.high: from cosim.sub.low import _helper",
+                                           "cosim.sub.high: cosim.sub.low._other",
+                                           "cosim.sub.high: cosim.sub.low._helper"}

@@ -36,11 +36,15 @@ from cosim.sim import toolchain
 from cosim.sim.axis import pause_generator
 from cosim.sim.pipeline import offer, run_pipeline
 from cosim.sim.tbutil import clock_gen, reset_pulse
-from spec.formats import ELEMENT_BITS as _ELEMENT_BITS, INPUT_FORMAT_CODES
+from golden.arith.formats import FORMAT_CODE, WIDTH_BITS
+from golden.reduce import ReduceResult, check_arguments
+from hdl.arith.auto_classifier import auto_classifier
+from hdl.arith.fp32_round import fp32_round
+from hdl.arith.kulisch_round import kulisch_round
+from hdl.arith.reduce_slice import reduce_slice
+from spec.formats import KULISCH_WIDTH_DEFAULT
 from spec.frames import MAX_CAPACITY, POLICY_NAMES
 
-FORMAT_CODE = dict(INPUT_FORMAT_CODES)
-ELEMENT_BITS = {fmt: _ELEMENT_BITS[code] for fmt, code in FORMAT_CODE.items()}
 POLICIES = {name: code for code, name in POLICY_NAMES.items()}
 OUT_FORMATS = ("exact", "fp32", "bf16", "fp16", "int8", "auto")
 ORDERS = ("sequential", "interleaved")
@@ -68,7 +72,7 @@ def _capacity_for(elements):
 
 def _beats(data, in_fmt, order):
     """[(tdata, index, count, fmt)] in admission order for a C x E array (one chunk)."""
-    ew = ELEMENT_BITS[in_fmt]
+    ew = WIDTH_BITS[in_fmt]
     per_beat = 512 // ew
     c, e = data.shape
     rows = []
@@ -85,7 +89,7 @@ def _beats(data, in_fmt, order):
 
 def pack_beat(fmt, elements, index):
     """One input beat: (tdata, global index of element 0, element count, format)."""
-    ew = ELEMENT_BITS[fmt]
+    ew = WIDTH_BITS[fmt]
     if not 1 <= len(elements) <= 512 // ew:
         raise ValueError(f"a {fmt} beat holds 1..{512 // ew} elements, not {len(elements)}")
     word = 0
@@ -94,7 +98,7 @@ def pack_beat(fmt, elements, index):
     return word, index, len(elements), fmt
 
 
-def run_slice(backend, policy, in_fmt, data, width=320, order="sequential", capacity=None, **kwargs):
+def run_slice(backend, policy, in_fmt, data, width=KULISCH_WIDTH_DEFAULT, order="sequential", capacity=None, **kwargs):
     """Pass 1: admit the C x E array `data` into a reduce_slice and read every range
     (see run_slice_beats for the keyword arguments and the result)."""
     data = np.asarray(data)
@@ -106,8 +110,8 @@ def run_slice(backend, policy, in_fmt, data, width=320, order="sequential", capa
     return run_slice_beats(backend, policy, _beats(data, in_fmt, order), e, width=width, capacity=capacity, **kwargs)
 
 
-def run_slice_beats(backend, policy, beats, n_elements, width=320, capacity=64, src_pause=0.0, sink_pause=0.0,
-                    cmd_pause=None, seed=0, fp32_latency=4, paths=None, wrap_bits=WRAP_BITS,
+def run_slice_beats(backend, policy, beats, n_elements, width=KULISCH_WIDTH_DEFAULT, capacity=64, src_pause=0.0,
+                    sink_pause=0.0, cmd_pause=None, seed=0, fp32_latency=4, paths=None, wrap_bits=WRAP_BITS,
                     extra_commands=(), allow_index_error=False):
     """Admit `beats` ([(tdata, index, count, fmt)], admission order) into a reduce_slice,
     then read out every range holding elements 0 .. n_elements-1 (plus `extra_commands`,
@@ -118,8 +122,6 @@ def run_slice_beats(backend, policy, beats, n_elements, width=320, capacity=64, 
     +inf << 1 | -inf << 2 | overflow << 3 as golden.arith.kulisch; wraps the signed net wrap
     count), for "fp32-arrival" the FP32 pattern; .cycles (cycle of the last read-out
     beat), .accept_cycles (cycle of every input transfer), .index_error."""
-    from hdl.arith.reduce_slice import reduce_slice
-
     n_ranges = -(-n_elements // LANES)
     pol = POLICIES[policy]
     if paths is None:
@@ -239,11 +241,9 @@ def _tag_bits(n):
     return max(1, (max(1, n) - 1).bit_length())
 
 
-def round_states(backend, items, width=320):
+def round_states(backend, items, width=KULISCH_WIDTH_DEFAULT):
     """[(state, flags5, fmt_code)] -> rounded patterns through hdl/arith/kulisch_round.py
     (flags5: nan, +inf, -inf, overflow, wrap count negative)."""
-    from hdl.arith.kulisch_round import kulisch_round
-
     tw = _tag_bits(len(items))
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
@@ -267,8 +267,6 @@ def round_states(backend, items, width=320):
 
 def round_fp32(backend, items):
     """[(fp32_bits, fmt_code)] -> patterns in that format through hdl/arith/fp32_round.py."""
-    from hdl.arith.fp32_round import fp32_round
-
     tw = _tag_bits(len(items))
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
@@ -286,8 +284,6 @@ def round_fp32(backend, items):
 def run_classifier(backend, tiles, src_pause=0.0, sink_pause=0.0, seed=0):
     """(tile, keep) pairs through hdl/arith/auto_classifier.py, with random pauses on either side;
     returns [(data, keep, format code)] in output order."""
-    from hdl.arith.auto_classifier import auto_classifier
-
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
     s_data, m_data = Signal(intbv(0)[512:]), Signal(intbv(0)[512:])
@@ -337,7 +333,6 @@ def classify_tiles(backend, fp32_values):
 
 
 def _check(policy, in_fmt, out_fmt, data, width, backend, order):
-    from golden.reduce import check_arguments
     check_arguments(policy, out_fmt, width)
     if in_fmt not in FORMAT_CODE:
         raise ValueError(f"unknown input format {in_fmt!r}; choose one of {', '.join(FORMAT_CODE)}")
@@ -348,15 +343,14 @@ def _check(policy, in_fmt, out_fmt, data, width, backend, order):
     data = np.asarray(data)
     if data.ndim != 2 or data.shape[0] < 1 or data.shape[1] < 1:
         raise ValueError(f"data must be a non-empty C x E array, got shape {data.shape}")
-    if np.any(data.astype(np.int64) >> ELEMENT_BITS[in_fmt]) or np.any(data.astype(np.int64) < 0):
-        raise ValueError(f"data holds values that are not {ELEMENT_BITS[in_fmt]}-bit {in_fmt} patterns")
+    if np.any(data.astype(np.int64) >> WIDTH_BITS[in_fmt]) or np.any(data.astype(np.int64) < 0):
+        raise ValueError(f"data holds values that are not {WIDTH_BITS[in_fmt]}-bit {in_fmt} patterns")
     return data
 
 
-def reduce_through_hardware(policy, in_fmt, out_fmt, data, width=320, backend="myhdl", order="sequential"):
+def reduce_through_hardware(policy, in_fmt, out_fmt, data, width=KULISCH_WIDTH_DEFAULT, backend="myhdl",
+                            order="sequential"):
     """The hardware counterpart of golden.reduce.reduce (same arguments and ReduceResult)."""
-    from golden.reduce import ReduceResult
-
     data = _check(policy, in_fmt, out_fmt, data, width, backend, order)
     c, e = data.shape
     values = []

@@ -5,6 +5,8 @@ import importlib
 import os
 import sys
 
+from cosim.sim.vpi import ToolchainError
+
 SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "mutate", "fabric", "package", "topo", "export", "formal",
                "synth")
 
@@ -67,15 +69,6 @@ def output_dir(path):
     return path
 
 
-def save_figure(fig, path, dpi=110):
-    """Write a report's figure to `path` (PNG) and free it; returns the path."""
-    import matplotlib.pyplot as plt
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return path
-
-
 class _OneLineParser(argparse.ArgumentParser):
     """Argument errors as one line (`prog: error: ...`), exit status 2, no usage dump."""
 
@@ -101,12 +94,13 @@ def main(argv=None):
     for mod in mods.values():
         mod.add_parser(sub)
     args = parser.parse_args(argv)
-    from cosim.sim.toolchain import collect_less_often
+    from cosim.sim.convert import collect_less_often
     collect_less_often()
     try:
         convert_int_options(args)
         return mods[args.command].run(args) or 0
-    except UsageError as e:
+    except (UsageError, ToolchainError) as e:
+        # bad input, or a simulator or tool missing: one line saying what to do, exit status 2
         print(f"prism {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

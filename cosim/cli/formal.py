@@ -34,57 +34,8 @@ def add_parser(sub):
     p.add_argument("--vcd", help="with --replay: write the Icarus replay's waveform here")
 
 
-def _list():
-    from cosim.formal.targets import TARGET_NAMES, get_target
-    for name in TARGET_NAMES:
-        t = get_target(name)
-        groups = {pid for g in t.groups for pid in g.props}
-        print(f"{name}: {t.summary}")
-        print(f"  parameters: {t.parameters_text}; depth {t.depth}")
-        for p in t.all_props():
-            kind = "lemma" if p.inside else "property"
-            env = " (own environment)" if p.id in groups else ""
-            print(f"  {kind} {p.id}: {p.statement}{env}")
-            if p.cover:
-                print(f"    trigger (covered): {p.cover}")
-        if t.faults:
-            print(f"  broken variants (--fault): {', '.join(t.faults)}")
-            for name, f in t.faults.items():
-                how = "mutation of the converted Verilog" if f.edits else "parameters"
-                must = [f"fails {', '.join(f.props)}"] if f.props else []
-                if f.unreached:
-                    must.append(f"leaves unreachable the triggers of {', '.join(f.unreached)}")
-                print(f"    {name} ({how}): {f.what}; {' and '.join(must)}")
-    return 0
-
-
-def table(verdicts):
-    """The verdict table: target, property, verdict, k/depth, cover (the trigger's step), seconds;
-    for a broken variant also whether it was caught."""
-    variant = any(v.fault for v in verdicts)
-    head = ("target", "property", "verdict", "k / depth", "cover") + (("caught",) if variant else ()) + ("seconds",)
-    rows = [head]
-    for v in verdicts:
-        kd = f"k={v.k}" if v.verdict == "proved" else (
-            f"depth {v.depth}" if v.verdict == "bounded" else
-            f"cycle {v.depth - 2}" if v.verdict == "failed" and v.depth is not None else "-")
-        tgt = v.target + (f"[{v.fault}]" if v.fault else "")
-        row = (tgt, v.prop, v.verdict, kd, v.cover_text)
-        if variant:
-            row += ("yes" if v.caught else "NO",)
-        rows.append(row + (f"{v.seconds:.1f}",))
-    n = len(head)
-    widths = [max(len(r[i]) for r in rows) for i in range(n)]
-    lines = []
-    for j, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(widths[i]) if i < n - 1 else c.rjust(widths[i]) for i, c in enumerate(r)))
-        if j == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def _replay(args):
-    from cosim.formal.replay import StimulusError, replay
+    from cosim.formal.replay import StimulusError, replay  # deferred: loads the targets (see run)
     try:
         res = replay(args.replay, myhdl=not args.no_myhdl, vcd=args.vcd)
     except StimulusError as e:
@@ -94,16 +45,19 @@ def _replay(args):
 
 
 def run(args):
+    # deferred: the targets, their harnesses and the runner load only when the command runs
+    from cosim.formal.mutate import MutationError
+    from cosim.formal.report import summary, table, targets_text
+    from cosim.formal.runner import run_target
+    from cosim.formal.sby import FormalToolError
+    from cosim.formal.targets import ALIASES, TARGET_NAMES, get_target
     if args.list:
-        return _list()
+        print(targets_text())
+        return 0
     if args.replay:
         if args.targets:
             raise UsageError("--replay takes no TARGET (the stimulus file names it)")
         return _replay(args)
-    from cosim.formal.mutate import MutationError
-    from cosim.formal.sby import FormalToolError
-    from cosim.formal.targets import ALIASES, TARGET_NAMES, get_target
-    from cosim.formal.runner import UNREACHED, run_target
     names = args.targets or list(TARGET_NAMES)
     for n in names:
         if ALIASES.get(n, n) not in TARGET_NAMES:
@@ -140,19 +94,7 @@ def run(args):
     print()
     print(table(verdicts))
     print()
-    for v in verdicts:
-        if v.verdict != "proved" or v.cover == UNREACHED:
-            print(v.line())
-    if args.fault:
-        bad = [v for v in verdicts if not v.caught]
-        if bad:
-            print(f"prism formal: the broken variant {args.fault} was NOT caught: "
-                  + ", ".join(f"{v.prop} {'holds' if v.verdict != 'failed' else 'failed'}"
-                              f"{'' if v.cover != UNREACHED else ', trigger unreached'}" for v in bad))
-        return 1 if bad else 0
-    bad = [v for v in verdicts if v.verdict in ("failed", "error")]
-    vacuous = [v for v in verdicts if v.cover == UNREACHED]
-    for v in vacuous:
-        print(f"prism formal: FAIL {v.target} {v.prop}: its trigger is never reached within {v.cover_depth} "
-              "steps, so its proof may be vacuous")
-    return 1 if bad or vacuous else 0
+    lines, status = summary(verdicts, args.fault)
+    for line in lines:
+        print(line)
+    return status

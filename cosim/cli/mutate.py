@@ -8,6 +8,8 @@ import os
 import sys
 
 from cosim.cli import UsageError, add_int_option, output_dir
+from cosim.cli.regress import DEFAULT_SEEDS, add_dut_options, load_dut_args
+from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
 
 DESIGNS = ("node", "fabric", "package")
 BACKENDS = ("batch-verilator", "batch-icarus")
@@ -16,7 +18,6 @@ DEFAULT_BACKEND = {"node": "batch-verilator", "fabric": "batch-icarus", "package
 
 
 def add_parser(sub):
-    from cosim.cli.regress import DEFAULT_SEEDS, add_dut_options
     p = sub.add_parser("mutate", help="mutation testing: how many injected bugs the regression catches",
                        description=__doc__)
     p.add_argument("design", nargs="?", default="node", choices=DESIGNS,
@@ -37,7 +38,7 @@ def add_parser(sub):
     add_int_option(p, "--mutant-timeout", 900, 1, help="seconds one mutant may take over all its seeds")
     add_int_option(p, "--equivalence-timeout", 30, 1, help="seconds to prove one survivor equivalent")
     p.add_argument("--no-equivalence", action="store_true", help="do not try to prove survivors equivalent")
-    p.add_argument("--width", type=int, default=None, choices=(320, 280),
+    p.add_argument("--width", type=int, default=None, choices=KULISCH_WIDTH_CHOICES,
                    help="node: KULISCH_W of the build to mutate (default 320); with --dut the design's own")
     add_dut_options(p)
     p.add_argument("--list", action="store_true", help="list the mutation sites per block and kind, and stop")
@@ -45,6 +46,7 @@ def add_parser(sub):
 
 
 def _target(args):
+    # deferred here and below: a design's mutation target loads its simulators only when it runs
     from cosim.node.mutants import node_target
     backend = args.backend or DEFAULT_BACKEND[args.design]
     if args.design != "node":
@@ -61,20 +63,19 @@ def _target(args):
         return package_target()
     args.backend = backend
     if args.dut:
-        from cosim.cli.regress import load_dut_args
         dut = load_dut_args(args)
         return node_target(backend=args.backend, dut=dut)
     if args.top or args.capacity:
         raise UsageError("--top and --capacity describe a --dut design: give --dut FILE.v")
-    return node_target(args.width or 320, args.backend)
+    return node_target(args.width or KULISCH_WIDTH_DEFAULT, args.backend)
 
 
 def run(args):
-    from cosim.mutation.campaign import CampaignError, run_campaign, write
+    # deferred: the campaign's simulators and solvers load only when it runs
+    from cosim.mutation.campaign import CampaignError, phase_blocks, run_campaign, summary_rows, write
+    from cosim.mutation.sites import count_by_block, find_sites
     target = _target(args)
     if args.list:
-        from cosim.mutation.campaign import phase_blocks
-        from cosim.mutation.sites import count_by_block, find_sites
         with open(target.verilog_path) as fh:
             sites = phase_blocks(target.verilog_path, target.module,
                                  find_sites(fh.read(), target.module, target.design_map))
@@ -84,7 +85,6 @@ def run(args):
         return 0
     folder = output_dir(args.out)
     if args.seeds is None:
-        from cosim.cli.regress import DEFAULT_SEEDS
         args.seeds = DEFAULT_SEEDS if args.design == "node" else OTHER_DESIGN_SEEDS
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
 
@@ -107,7 +107,6 @@ def run(args):
           f"{sum(1 for m in camp.mutants if m.status == 'equivalent')} proved equivalent, "
           f"{sum(1 for m in camp.mutants if m.status in ('survived', 'timed out'))} survived; "
           f"{camp.wall:.0f} s; report {md}")
-    from cosim.mutation.campaign import summary_rows
     for name, n, eq, k, of, pct in summary_rows(camp, lambda m: m.mutation.block):
         print(f"  {name}: {k}/{of} ({pct})" + (f", {eq} equivalent" if eq else ""))
     return 0

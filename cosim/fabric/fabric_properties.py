@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 
 from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
 
+from cosim.sim import toolchain
+from cosim.sim.tbutil import clock_gen, reset_pulse
+from cosim.sim.vector_batch import VectorBench
 from hdl.fabric import collective_pkg as pkg
+from hdl.fabric.collective_fabric import collective_fabric
 
 W = 16
 
@@ -240,8 +244,6 @@ def fabric_params(cfg, fault):
 def replay_batched(run, fault="", cfg=None, simulator="icarus", generation="2012"):
     """Replay a MyHDL run's per-cycle inputs on the converted fabric in a batched
     simulator (cosim.sim.vector_batch); returns a FabricRun of the batched outputs."""
-    from cosim.sim.vector_batch import VectorBench
-
     cfg = cfg or FabricConfig()
     bench = VectorBench(collective_fabric_block(), simulator=simulator, generation=generation,
                         max_vectors=max(1024, len(run.inputs)), **fabric_signals(cfg), **fabric_params(cfg, fault))
@@ -251,7 +253,6 @@ def replay_batched(run, fault="", cfg=None, simulator="icarus", generation="2012
 
 
 def collective_fabric_block():
-    from hdl.fabric.collective_fabric import collective_fabric
     return collective_fabric
 
 
@@ -263,9 +264,6 @@ def run_fabric(backend="myhdl", fault="", cfg=None):
     """Run the scenario on `backend` with test fault `fault` ('' = the correct design).
     The returned FabricRun holds every input and output port's value at every cycle,
     so the run can be replayed in a batched simulator (`replay_batched`)."""
-    from cosim.sim import toolchain
-    from cosim.sim.tbutil import clock_gen, reset_pulse
-
     cfg = cfg or FabricConfig()
     rng = random.Random(cfg.seed)
     M, S, P = cfg.members, cfg.stripes, cfg.paths

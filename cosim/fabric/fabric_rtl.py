@@ -18,7 +18,22 @@ from dataclasses import dataclass
 
 from myhdl import ResetSignal, Signal, intbv
 
+from cosim.fabric.fabric_collision import Phase, collision_config, run_collision
+from cosim.sim import toolchain
+from cosim.sim.vector_batch import VectorBench
+from golden.fabric import fabric_collision as fc
 from hdl.fabric import collective_pkg as pkg
+from hdl.fabric.all_to_all_model import all_to_all_model
+from hdl.fabric.collective_conformance_monitor import collective_conformance_monitor
+from hdl.fabric.collective_telemetry import collective_telemetry
+from hdl.fabric.ecmp_hash_unit import ecmp_hash_unit
+from hdl.fabric.load_aware_selector import load_aware_selector
+from hdl.fabric.ring_allreduce_model import ring_allreduce_model
+from hdl.fabric.ring_link_rates import ring_link_rates
+from hdl.fabric.ring_step_engine import ring_step_engine
+from hdl.fabric.slowest_member_tracker import slowest_member_tracker
+from hdl.fabric.stall_accountant import stall_accountant
+from hdl.fabric.striping_controller import striping_controller
 
 MEMBERS, PATHS, STRIPES, W = 32, 32, 8, 16
 N, S_MB, A2A_S_MB = pkg.PARTICIPANTS, 8000, 1024
@@ -71,7 +86,6 @@ ENGINE_PORTS = dict(start=1, running=1, link_gbps=MEMBERS * W, step_tick=1, step
 
 
 def _bench(func, widths, simulator, clocked=True, **params):
-    from cosim.sim.vector_batch import VectorBench
     return VectorBench(func, simulator=simulator, **_sigs(widths, clocked), **params)
 
 
@@ -87,21 +101,18 @@ def pack(lanes, w=W):
 
 def ring_model(link_sets, simulator="icarus"):
     """ring_allreduce_model's outputs for each set of 32 link rates."""
-    from hdl.fabric.ring_allreduce_model import ring_allreduce_model
     vecs = [dict(link_gbps=pack(links)) for links in link_sets]
     return _run(ring_allreduce_model, RING_PORTS, vecs, simulator, PARTICIPANTS=N, S_MB=S_MB)
 
 
 def stall(cases, simulator="icarus"):
     """stall_accountant's outputs for (ideal ms, actual ms, steps per run, exposed %) cases."""
-    from hdl.fabric.stall_accountant import stall_accountant
     vecs = [dict(ideal_time_ms=i, actual_time_ms=a, steps_per_run=s, exposed_pct=e) for i, a, s, e in cases]
     return _run(stall_accountant, STALL_PORTS, vecs, simulator, ACCELERATORS=N)
 
 
 def all_to_all(cases, simulator="icarus"):
     """all_to_all_model's outputs for (collective, participants) cases."""
-    from hdl.fabric.all_to_all_model import all_to_all_model
     vecs = [dict(collective=c, participants=p) for c, p in cases]
     return _run(all_to_all_model, A2A_PORTS, vecs, simulator, clocked=False, S_MB=A2A_S_MB,
                 ACC_PER_LEAF=pkg.ACC_PER_LEAF, UPLINKS=pkg.UPLINKS_PER_LEAF, RATE=pkg.RATE_GBPS)
@@ -132,8 +143,6 @@ def clocked_register_bits(verilog_text):
 
 def register_bits(name):
     """Register bits of block `name` at the seed's geometry, counted from its converted Verilog."""
-    from cosim.sim import toolchain
-
     func, widths, clocked, params = register_blocks()[name]
     folder, module, _ = toolchain.build(func, **_sigs(widths, clocked), **params)
     with open(os.path.join(folder, module + ".v")) as fh:
@@ -157,17 +166,6 @@ def _monitor_ports():
 
 def register_blocks():
     """name -> (block, port widths, clocked, parameters) at the seed's geometry."""
-    from hdl.fabric.all_to_all_model import all_to_all_model
-    from hdl.fabric.collective_conformance_monitor import collective_conformance_monitor
-    from hdl.fabric.collective_telemetry import collective_telemetry
-    from hdl.fabric.ecmp_hash_unit import ecmp_hash_unit
-    from hdl.fabric.load_aware_selector import load_aware_selector
-    from hdl.fabric.ring_allreduce_model import ring_allreduce_model
-    from hdl.fabric.ring_link_rates import ring_link_rates
-    from hdl.fabric.ring_step_engine import ring_step_engine
-    from hdl.fabric.slowest_member_tracker import slowest_member_tracker
-    from hdl.fabric.stall_accountant import stall_accountant
-    from hdl.fabric.striping_controller import striping_controller
     return {
         "slowest_member_tracker": (slowest_member_tracker, TRACKER_PORTS, True, {}),
         "ring_allreduce_model": (ring_allreduce_model, RING_PORTS, True, dict(PARTICIPANTS=N, S_MB=S_MB)),
@@ -197,9 +195,6 @@ class CollisionFigures:
 def collision(leaf=0, epoch=0, steps_seen=12, chunk=3300, simulator="icarus"):
     """Seed geometry: `leaf`'s 32 ring links (strided ring, `epoch`) on 32 uplinks, N = 1 024,
     S = 8 000 MB; ECMP then load-aware, the first `steps_seen` steps of each collective."""
-    from golden.fabric import fabric_collision as fc
-
-    from cosim.fabric.fabric_collision import Phase, collision_config, run_collision
     conns = fc.ring_connections(leaf, MEMBERS, 1, epoch)
     hashed = fc.predict(conns, MEMBERS, PATHS, False, chunk, N, S_MB)
     aware = fc.predict(conns, MEMBERS, PATHS, True, chunk, N, S_MB)

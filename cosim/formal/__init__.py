@@ -9,7 +9,8 @@
 Modules: harness (MyHDL property harnesses, the FP32 adder's stand-in), targets (the registry),
 sby (formal top, job files, log parsing), runner (rounds of jobs, cover jobs, verdicts,
 stimulus files), mutate (broken variants as edits of the converted Verilog), replay (a
-counterexample, or any input vectors, on Icarus and MyHDL).
+counterexample, or any input vectors, on Icarus and MyHDL), report (what `prism formal` lists and
+prints).
 """
 from .replay import ReplayResult, StimulusError, replay, simulate
 from .runner import Verdict, run_target

@@ -24,17 +24,30 @@ the present cycle, so a failure is visible in the cycle it happens.
 """
 from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
+import hdl.arith.fp32_arrival_lane as lane_module
 from hdl.common.axis_register import axis_register
 from hdl.common.wiring import ports_of
 from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEvent, Frame, PortStatus, Responses,
                                   ResultBeat, SentEvents, Verdict)
+from hdl.node.prism_control import EV_ADMITTED, EV_CONTROL, prism_control
 from hdl.node.prism_egress import prism_egress
+from hdl.node.prism_fp32_bank import prism_fp32_bank
+from hdl.node.prism_ingress import prism_ingress
+from hdl.package.estimator_feed import estimator_feed
+from hdl.package.package_assertion_monitor import package_assertion_monitor
+from hdl.package.service_rate_estimator import service_rate_estimator
+from hdl.package.work_distributor import work_distributor
+from spec.frames import (CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, F_GENERATION_END, F_OP_ID_LSB,
+                         F_OPCODE_END, F_OPCODE_LSB, F_REQUEST_OPCODE_END, F_REQUEST_OPCODE_LSB, OP_ABORT, OP_ACK,
+                         OP_COMMIT)
+
+# Header slices come from the protocol's field table (spec/frames.py); a frame's ids are its op_id
+# and generation, adjacent fields read as one.
+ID_BITS = F_GENERATION_END - F_OP_ID_LSB
 
 # ---------------------------------------------------------------------------------------------
 # One AXI-Stream output: tvalid held while stalled, tdata/tlast held while stalled.
 # ---------------------------------------------------------------------------------------------
-STREAM_RULES = ("tvalid_held", "tdata_held")
-
 
 @block
 def stream_output_rules(clk, rst, tdata, tlast, tvalid, tready, bad_valid, bad_data):
@@ -220,9 +233,9 @@ EGRESS_PROPERTIES = (
     ("response_live", "bounded liveness: a response waiting while TX port 0 takes beats is popped within 2 cycles, "
                       "unless TX port 0 is inside a RESULT frame (frame-atomic: the protocol holds it)"),
 )
-EGRESS_ENV = ("the result sender holds res_valid/data/last/mask until res_ready; a response is held until "
-              "resp_pop; RESULT beats carry their top data bit set (responses are zero-extended, so it is clear); "
-              "res_mask is never 0 while res_valid")
+# The environment (env_ok): the result sender holds res_valid/data/last/mask until res_ready; a
+# response is held until resp_pop; RESULT beats carry their top data bit set (responses are
+# zero-extended, so it is clear); res_mask is never 0 while res_valid
 
 
 @block
@@ -397,9 +410,9 @@ INGRESS_PROPERTIES = (
                   "frame, as an unsupported frame's header, and as a stored frame's header when the bank to fill "
                   "(the next in round robin) holds no frame and room_ok is high"),
 )
-INGRESS_ENV = ("the source holds a waiting beat (AXI-Stream); the validation stage answers each completed frame "
-               "once, oldest first (res_bank = the oldest frame without a verdict), in a later cycle than its "
-               "frm_valid; the reader releases only what rd_avail offers")
+# The environment (env_ok): the source holds a waiting beat (AXI-Stream); the validation stage answers
+# each completed frame once, oldest first (res_bank = the oldest frame without a verdict), in a later
+# cycle than its frm_valid; the reader releases only what rd_avail offers
 
 
 @block
@@ -444,7 +457,6 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                           in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
                           mem_rdata, prop_bad, env_ok, FAULT=0):
     """FAULT: prism_ingress's test-only broken variants (hdl/node/prism_ingress.py FAULT_*)."""
-    from hdl.node.prism_ingress import CLASS_CONTROL, CLASS_DATA, prism_ingress
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
     dut = prism_ingress(
@@ -486,7 +498,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     @always_seq(clk.posedge, reset=rst)
     def frames():
         cls = intbv(0)[4:]
-        cls[:] = s_axis_tdata[4:0]
+        cls[:] = s_axis_tdata[F_CLASS_END:F_CLASS_LSB]
         expect_frm.next = 0
         expect_uns.next = 0
         up.next = 1
@@ -539,7 +551,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     @always_comb
     def liveness():
         cls = intbv(0)[4:]
-        cls[:] = s_axis_tdata[4:0]
+        cls[:] = s_axis_tdata[F_CLASS_END:F_CLASS_LSB]
         busy = fill_bank == pend0 and pend_n >= 1 or fill_bank == pend1 and pend_n >= 2 or \
             fill_bank == pend2 and pend_n >= 3 or fill_bank == adm0 and adm_n >= 1 or \
             fill_bank == adm1 and adm_n >= 2 or fill_bank == adm2 and adm_n >= 3
@@ -577,11 +589,11 @@ FP32_BANK_PROPERTIES = (
                    "range hands out on the tracked lane the sum of every value added to that lane since the last "
                    "read-out, clear or reset (no update lost, none counted twice)"),
 )
-FP32_BANK_ENV = ("the arbiter's contract (prism_arrival_banks): a port group or a read-out that uses this bank is "
-                 "taken only while its free output is high; never both ports' groups in this bank in one cycle; a "
-                 "read-out only in a cycle where no group uses the bank; ranges below BANKS x ROWS; clear only "
-                 "with nothing in flight (no operation taken in the last FP32_LATENCY + 1 cycles); the tracked "
-                 "range is one of the bank's")
+# The environment (env_ok): the arbiter's contract (prism_arrival_banks): a port group or a read-out
+# that uses this bank is taken only while its free output is high; never both ports' groups in this
+# bank in one cycle; a read-out only in a cycle where no group uses the bank; ranges below BANKS x
+# ROWS; clear only with nothing in flight (no operation taken in the last FP32_LATENCY + 1 cycles);
+# the tracked range is one of the bank's
 STANDIN_WIDTH = 4           # bits of the stand-in adder's sums
 
 
@@ -650,8 +662,6 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     FAULT: hdl/node/prism_fp32_bank.py FAULT_*.  LANE_EXTRA: cycles added to the lanes' adders
     (1: the lanes one cycle slower than the reservation window, a broken variant)."""
     from myhdl import ConcatSignal
-    import hdl.arith.fp32_arrival_lane as lane_module
-    from hdl.node.prism_fp32_bank import prism_fp32_bank
     L = FP32_LATENCY
     W = STANDIN_WIDTH
     BB = BANKS.bit_length() - 1
@@ -888,12 +898,13 @@ CONTROL_PROPERTIES = (
     ("verdict_live", "bounded liveness: the oldest frame waiting for a verdict is answered in the cycle after it "
                      "completes, unless it is a COMMIT and the datapath is busy (the protocol holds it)"),
 )
-CONTROL_ENV = ("each port has at most three frames waiting for a verdict (its ingress has three banks: a frame "
-               "completes only while fewer are waiting); the responses queued, plus one per CONTROL frame waiting "
-               "or completing, stay within RESPONSES (16, the queue's size, is what the ingresses' room_ok "
-               "guarantees); headers, beat counts, op_finished, dp_idle, resp_pop and ord_pop are free")
+# The environment (env_ok): each port has at most three frames waiting for a verdict (its ingress has
+# three banks: a frame completes only while fewer are waiting); the responses queued, plus one per
+# CONTROL frame waiting or completing, stay within RESPONSES (16, the queue's size, is what the
+# ingresses' room_ok guarantees); headers, beat counts, op_finished, dp_idle, resp_pop and ord_pop are
+# free
 CONTROL_DEPTH = 6          # frames waiting for a verdict at most: 3 banks x 2 ports
-CE = 36                    # checker entry: ids[35:12] one_beat[11] opcode[10:7] class[6:3] bank[2:1] port[0]
+CE = 12 + ID_BITS          # checker entry: ids[35:12] one_beat[11] opcode[10:7] class[6:3] bank[2:1] port[0]
 RQ = 16                    # the response queue's entries
 
 
@@ -907,10 +918,10 @@ def control_entry(bank, header, beats, entry, PORT=0):
         e[:] = 0
         e[0] = PORT
         e[3:1] = bank
-        e[7:3] = header[4:0]
-        e[11:7] = header[8:4]
+        e[7:3] = header[F_CLASS_END:F_CLASS_LSB]
+        e[11:7] = header[F_OPCODE_END:F_OPCODE_LSB]
         e[11] = beats == 1
-        e[CE:12] = header[32:8]
+        e[CE:12] = header[F_GENERATION_END:F_OP_ID_LSB]
         entry.next = e
 
     return arrival
@@ -947,8 +958,6 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     completing, within this many (RQ, the queue's size, is what the ingresses' room_ok guarantees;
     a smaller bound restricts the environment, for a faster proof).
     FAULT: hdl/node/prism_control.py FAULT_*."""
-    from hdl.node.prism_control import CLASS_CONTROL, EV_ADMITTED, EV_CONTROL, OP_ABORT, OP_COMMIT, prism_control
-    from spec.frames import OP_ACK
     dut = prism_control(
         clk=clk, rst=rst,
         p0_frame=Frame.wrap(valid=f0_valid, header=f0_header, beats=f0_beats, too_long=f0_too_long, bank=f0_bank),
@@ -965,7 +974,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         order=AdmissionOrder.wrap(valid=ord_valid, port=ord_port, pop=ord_pop), CAPACITY=CAPACITY, FAULT=FAULT)
     QW = CE * CONTROL_DEPTH
     ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
-    IDS = (1 << 24) - 1
+    IDS = (1 << ID_BITS) - 1
     waiting = Signal(intbv(0)[QW:])            # frames without a verdict, oldest lowest
     n_wait = Signal(intbv(0, min=0, max=8))
     n_wait0 = Signal(intbv(0, min=0, max=8))   # ... of port 0
@@ -976,20 +985,20 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     # Registered (`rq_*`), with this cycle's answered CONTROL frames (`*_now`: the block's queue in
     # this cycle), after this cycle's pop (`*_next`).
     rq_commit, rq_abort = Signal(intbv(0)[RQ:]), Signal(intbv(0)[RQ:])
-    rq_ids = Signal(intbv(0)[24 * RQ:])
+    rq_ids = Signal(intbv(0)[ID_BITS * RQ:])
     n_rq = Signal(intbv(0, min=0, max=RQ + 3))
     rq_commit_now, rq_abort_now = Signal(modbv(0)[RQ:]), Signal(modbv(0)[RQ:])
-    rq_ids_now = Signal(modbv(0)[24 * RQ:])
+    rq_ids_now = Signal(modbv(0)[ID_BITS * RQ:])
     n_rq_now = Signal(intbv(0, min=0, max=RQ + 3))
     rq_commit_next, rq_abort_next = Signal(modbv(0)[RQ:]), Signal(modbv(0)[RQ:])
-    rq_ids_next = Signal(modbv(0)[24 * RQ:])
+    rq_ids_next = Signal(modbv(0)[ID_BITS * RQ:])
     n_rq_next = Signal(intbv(0, min=0, max=RQ + 3))
     # the operation state as the responses resolved so far give it
     res_closed, res_closed_next = Signal(bool(1)), Signal(bool(1))
     # the last ABORT processed (in processing order), its ids, and the queued COMMITs of those ids after
     # it (a mask of queue positions): it stays aborted unless one of them turns out accepted
     abt, abt_next = Signal(bool(0)), Signal(bool(0))
-    abt_ids, abt_ids_next = Signal(intbv(0)[24:]), Signal(intbv(0)[24:])
+    abt_ids, abt_ids_next = Signal(intbv(0)[ID_BITS:]), Signal(intbv(0)[ID_BITS:])
     abt_cand, abt_cand_next = Signal(modbv(0)[RQ:]), Signal(modbv(0)[RQ:])
     # an admission waiting for the outcome of the queued COMMITs that could justify it (a mask of
     # queue positions, like the mirror: it shifts as responses leave)
@@ -999,7 +1008,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     mask_a, mask_a_now, mask_a_next = (Signal(modbv(0)[RQ:]) for _ in range(3))
     # ... with this cycle's answered frames (for the lemmas)
     cur_aborted = Signal(bool(0))
-    cur_ids = Signal(intbv(0)[24:])
+    cur_ids = Signal(intbv(0)[ID_BITS:])
     cur_cand = Signal(modbv(0)[RQ:])
     held = Signal(bool(0))                     # the oldest waiting frame is a COMMIT and the datapath is busy
     data_closed = Signal(bool(0))              # triggers: a DATA frame answered while no accepted COMMIT ...
@@ -1023,15 +1032,15 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         code = intbv(0)[4:]
         qc = modbv(0)[RQ:]
         qa = modbv(0)[RQ:]
-        qi = modbv(0)[24 * RQ:]
-        v = modbv(0)[24 * RQ:]
+        qi = modbv(0)[ID_BITS * RQ:]
+        v = modbv(0)[ID_BITS * RQ:]
         nq = intbv(0, min=0, max=RQ + 3)
         sr = bool(0)
         mr = modbv(0)[RQ:]
         sa = bool(0)
         ma = modbv(0)[RQ:]
         ab = bool(0)
-        abi = intbv(0)[24:]
+        abi = intbv(0)[ID_BITS:]
         cand = modbv(0)[RQ:]
         rc = bool(0)
         ack = bool(0)
@@ -1091,7 +1100,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                         if e[11] and e[11:7] == OP_ABORT:
                             qa[nq] = 1
                         v[:] = e[CE:12]
-                        qi[:] = (qi & ~(IDS << (24 * nq))) | (v << (24 * nq))
+                        qi[:] = (qi & ~(IDS << (ID_BITS * nq))) | (v << (ID_BITS * nq))
                         if e[11] and e[11:7] == OP_ABORT:
                             ab = True
                             abi[:] = e[CE:12]
@@ -1130,8 +1139,9 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         # request opcode and op_id/generation
         if resp_valid != (nq != 0):
             resp_bad = True
-        if resp_valid and ((resp_data[44:40] == OP_COMMIT) != qc[0] or resp_data[32:8] != qi[24:0] or
-                           (qa[0] and resp_data[44:40] != OP_ABORT)):
+        if resp_valid and ((resp_data[F_REQUEST_OPCODE_END:F_REQUEST_OPCODE_LSB] == OP_COMMIT) != qc[0] or
+                           resp_data[F_GENERATION_END:F_OP_ID_LSB] != qi[ID_BITS:0] or
+                           (qa[0] and resp_data[F_REQUEST_OPCODE_END:F_REQUEST_OPCODE_LSB] != OP_ABORT)):
             resp_bad = True
         rq_commit_now.next = qc
         rq_abort_now.next = qa
@@ -1146,7 +1156,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
         cur_cand.next = cand
         # the head leaves: its outcome resolves
         if resp_valid and resp_pop and nq != 0:
-            ack = resp_data[8:4] == OP_ACK
+            ack = resp_data[F_OPCODE_END:F_OPCODE_LSB] == OP_ACK
             if qc[0] and ack:
                 rc = False
                 if cand[0]:         # a COMMIT of the aborted ids after the ABORT was accepted
@@ -1159,7 +1169,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
             qc[:] = qc >> 1
             cand[:] = cand >> 1
             qa[:] = qa >> 1
-            qi[:] = qi >> 24
+            qi[:] = qi >> ID_BITS
             mr[:] = mr >> 1
             ma[:] = ma >> 1
             nq[:] = nq - 1
@@ -1254,9 +1264,9 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
             if i < n_wait and ww[7:3] == CLASS_CONTROL:
                 control[:] = control + 1
             ww[:] = ww >> CE
-        if f0_valid and f0_header[4:0] == CLASS_CONTROL:
+        if f0_valid and f0_header[F_CLASS_END:F_CLASS_LSB] == CLASS_CONTROL:
             control[:] = control + 1
-        if f1_valid and f1_header[4:0] == CLASS_CONTROL:
+        if f1_valid and f1_header[F_CLASS_END:F_CLASS_LSB] == CLASS_CONTROL:
             control[:] = control + 1
         if f0_valid and n_wait0 >= 3:
             ok = False
@@ -1291,10 +1301,6 @@ def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_j
     slot and generation, any cycle: the dies, the completion arbiter and late duplicates from the
     transport are the environment).  VARIANT "retry_as_work": the estimator counts a transport
     retry as retired work, like accelerator_package's FAULT_RETRY_AS_WORK."""
-    from hdl.package.package_assertion_monitor import package_assertion_monitor
-    from hdl.package.service_rate_estimator import service_rate_estimator
-    from hdl.package.work_distributor import work_distributor
-    from hdl.package.estimator_feed import estimator_feed
     if VARIANT not in ("", "retry_as_work"):
         raise ValueError(f"work_accounting_harness: VARIANT={VARIANT!r}")
     retry_as_work = VARIANT == "retry_as_work"

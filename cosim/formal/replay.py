@@ -20,7 +20,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 
-from cosim.sim.vector_batch import VectorBench, _tb_source, run_myhdl
+from cosim.sim.vector_batch import VectorBench, run_myhdl, tb_source
 from cosim.sim.vpi import ToolchainError, require_tool
 
 from .runner import build_harness, design_text
@@ -88,7 +88,7 @@ def _mutated_executable(bench, target, fault):
     """Compile the edited harness with the bench's vector test bench; the executable's path."""
     folder = bench.folder
     text = design_text(target, fault, os.path.join(folder, bench.module + ".v"))
-    tb = _tb_source(bench.module, bench.ports, bench.inputs, bench.outputs, bench.reset_cycles, bench.max_vectors)
+    tb = tb_source(bench.module, bench.ports, bench.inputs, bench.outputs, bench.reset_cycles, bench.max_vectors)
     key = hashlib.sha256((text + tb).encode()).hexdigest()[:12]
     mdir = os.path.join(folder, f"mutant-{fault}-{key}")
     exe = os.path.join(mdir, "vector.vvp")

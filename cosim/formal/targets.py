@@ -9,9 +9,25 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Tuple
 
 from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
+from spec.frames import BAD_LENGTH, FIELDS, HDR_BITS, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, RESPONSE_BITS
 
 from .mutate import Edit
 from .sby import Prop
+from cosim.fabric.fabric_properties import PROPERTIES, FabricConfig, fabric_params, fabric_signals
+from cosim.formal import harness as h
+from cosim.formal.harness import CE, CONTROL_DEPTH
+from cosim.package.package_setup import Geometry, checked_distributor_signals
+from hdl.node.prism_buses import BEAT_COUNT_BITS
+from hdl.package.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
+                                          FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN)
+
+
+def _field_bits(first, last=None, lsb=0):
+    """The Verilog part select [msb:lsb] of header field `first` (through the adjacent field `last`)
+    from the protocol's field table, in a word whose header starts at bit `lsb`."""
+    lo, width = FIELDS[first]
+    hi = FIELDS[last][0] + FIELDS[last][1] if last else lo + width
+    return f"[{lsb + hi - 1}:{lsb + lo}]"
 
 
 def _lemma_props(lemmas):
@@ -106,7 +122,6 @@ class Target:
 # axis_register
 # ---------------------------------------------------------------------------------------------
 def _axis_register_target():
-    from cosim.formal import harness as h
     width = 4
 
     def signals():
@@ -189,7 +204,6 @@ def _ingress_fault(name):
 
 
 def _egress_target():
-    from cosim.formal import harness as h
     width, resp_w = 4, 3
     top = width - 1
 
@@ -317,13 +331,10 @@ FABRIC_SMALL = dict(members=3, stripes=2, paths=2, participants=4, s_mb=8, a2a_s
 
 
 def fabric_config():
-    from cosim.fabric.fabric_properties import FabricConfig
     return FabricConfig(**FABRIC_SMALL)
 
 
 def _fabric_target():
-    from cosim.fabric.fabric_properties import PROPERTIES, fabric_params, fabric_signals
-
     cfg = fabric_config()
     props = [Prop(p.id, "violations", p.bit, p.statement) for p in PROPERTIES]
     params = fabric_params(cfg, "")
@@ -368,15 +379,11 @@ DISTRIBUTOR_WORK = 8
 
 
 def distributor_geometry():
-    from cosim.package.package_bench import Geometry
     return Geometry(n_tgt=2, tgt_w=1, slot_w=2, gen_w=2, work_w=4, job_w=2, epoch_w=2, rate_w=4, cnt_w=3,
                     owork_w=6)
 
 
 def _distributor_target():
-    from cosim.package.package_bench import checked_distributor_signals
-    from hdl.package.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
-                                      FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN)
     g = distributor_geometry()
     texts = {
         "a_retire_once": "a job is retired at most once, only by a completion of its own use of the slot",
@@ -445,8 +452,7 @@ if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= out
 # prism_ingress
 # ---------------------------------------------------------------------------------------------
 def _ingress_target():
-    from cosim.formal import harness as h
-    width, hdr = 96, 96          # the narrowest the block accepts (the header's fields)
+    width = hdr = HDR_BITS       # the narrowest the block accepts (the header's fields)
 
     def signals():
         return dict(clk=_b(), rst=_rst(), s_axis_tdata=_u(width), s_axis_tvalid=_b(), s_axis_tlast=_b(),
@@ -549,7 +555,6 @@ FP32_BANK_SMALL = dict(BANK=5, BANKS=16, ROWS=2, FP32_LATENCY=4)
 
 
 def _fp32_bank_target():
-    from cosim.formal import harness as h
     from hdl.node.prism_fp32_bank import FAULTS
     p = FP32_BANK_SMALL
     L = p["FP32_LATENCY"]
@@ -684,10 +689,8 @@ CONTROL_RESPONSES = 6       # responses queued or still to be queued, at most (t
 
 
 def _control_target():
-    from cosim.formal import harness as h
     from hdl.node.prism_control import FAULTS
-    from spec.frames import BAD_LENGTH, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK
-    hdr = 96
+    hdr = HDR_BITS
 
     def signals():
         s = dict(clk=_b(), rst=_rst())
@@ -699,8 +702,8 @@ def _control_target():
             s.update({f"r{p}_valid": _b(), f"r{p}_admit": _b(), f"r{p}_bank": _u(2)})
         for p in (0, 1):
             s.update({f"ev{p}_valid": _b(), f"ev{p}_code": _u(4)})
-        s.update(resp_valid=_b(), resp_data=_u(44), room_ok=_b(), clear=_b(), act_policy=_u(2), act_in_fmt=_u(2),
-                 act_out_fmt=_u(3), act_count=_u(13), act_contributors=_u(8), act_expected=_u(4),
+        s.update(resp_valid=_b(), resp_data=_u(RESPONSE_BITS), room_ok=_b(), clear=_b(), act_policy=_u(2),
+                 act_in_fmt=_u(2), act_out_fmt=_u(3), act_count=_u(13), act_contributors=_u(8), act_expected=_u(4),
                  act_recipients=_u(2), act_op_id=_u(8), act_generation=_u(16), act_busy=_b(), ord_valid=_b(),
                  ord_port=_b(), prop_bad=_u(len(h.CONTROL_PROPERTIES)), env_ok=_b())
         return s
@@ -712,7 +715,7 @@ def _control_target():
         "closed_after_reset": ("data_closed", True),
         "closed_after_abort": ("data_aborted", True),
         # a refused COMMIT's response at the head of the queue
-        "response_order": (f"resp_valid && rq_commit_now[0] && resp_data[7:4] == 4'd{OP_NACK}", True),
+        "response_order": (f"resp_valid && rq_commit_now[0] && resp_data{_field_bits('opcode')} == 4'd{OP_NACK}", True),
         "verdict_live": ("n_wait >= 2 && !held", True),
     }
     props = _bit_props(h.CONTROL_PROPERTIES, triggers)
@@ -723,7 +726,7 @@ def _control_target():
     # ACK from the block's queue itself.
     # (the ACK bits read slot by slot, at constant indices, then rotated into queue order: position
     # i is slot resp_rp + i)
-    acks = ", ".join(f"({c}resp_mem[{j}][7:4] == 4'd{OP_ACK})" for j in reversed(range(h.RQ)))
+    acks = ", ".join(f"({c}resp_mem[{j}]{_field_bits('opcode')} == 4'd{OP_ACK})" for j in reversed(range(h.RQ)))
     fold = f"""
 wire [{h.RQ - 1}:0] q_ack_slots = {{{acks}}};
 wire [{2 * h.RQ - 1}:0] q_ack_twice = {{q_ack_slots, q_ack_slots}} >> {c}resp_rp;
@@ -733,7 +736,8 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
         ("inv_closed", f"res_closed && q_ackc == 0 && {c}op_open",
          "no operation is open while no COMMIT was accepted since the reset (among the responses resolved so "
          "far and those still queued)"),
-        ("inv_aborted", f"cur_aborted && {c}op_open && {c}act_word[31:8] == cur_ids && (cur_cand & q_ackc) == 0",
+        ("inv_aborted", f"cur_aborted && {c}op_open && {c}act_word{_field_bits('op_id', 'generation')} == cur_ids && "
+                        "(cur_cand & q_ackc) == 0",
          "after the last ABORT (resolved or queued), an operation of its op_id/generation is open only if a COMMIT "
          "of those ids queued after it was accepted"),
         ("inv_pending_reset", "sus_r_now && ((mask_r_now & q_ackc) == 0 || (mask_r_now & ~rq_commit_now) != 0)",
@@ -743,7 +747,8 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
          "was accepted"),
     ]
     a = "prism_control0_admit_control_"
-    ids_field = f"{a}hdr[32-1:8], 4'h8"
+    ids = f"{a}hdr[{FIELDS['generation'][0] + FIELDS['generation'][1]}-1:{FIELDS['op_id'][0]}]"   # as MyHDL writes it
+    ids_field = f"{ids}, 4'h8"
     return Target(
         name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "
                                       "frame in processing order, nothing admitted after a reset or for an "
@@ -782,7 +787,7 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
                                             "the same refused COMMIT, after an ABORT: the aborted operation, staged "
                                             "again, admits DATA frames though no COMMIT was accepted since the ABORT",
                                             depth=8),
-            "response_wrong_ids": _mutant(Edit(ids_field, f"({a}hdr[32-1:8] ^ 24'h1), 4'h8"), ("response_order",),
+            "response_wrong_ids": _mutant(Edit(ids_field, f"({ids} ^ {h.ID_BITS}'h1), 4'h8"), ("response_order",),
                                           "a response carries an op_id one off its request's"),
             "commit_held_idle": _mutant(Edit(f"else if ({a}is_busy) begin\n                            {a}stopped",
                                              f"else if (1'b1) begin\n                            {a}stopped"),
@@ -794,9 +799,10 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
 def _control_lemmas():
     """The checker's waiting frames are the control block's hold queue (after this cycle's verdicts),
     field by field; its view of COMMITs and ABORTs bounds the operation state."""
-    from cosim.formal import harness as h
-    from spec.frames import BAD_LENGTH, OP_ABORT, OP_COMMIT
-    from .harness import CE, CONTROL_DEPTH
+    # a held frame in prism_control's hold queue: {port, bank[1:0], too_long, beats, header[HDR_BITS-1:0]}
+    beats_lsb = HDR_BITS
+    bank_lsb = beats_lsb + BEAT_COUNT_BITS + 1
+    port_bit = bank_lsb + 2
     c = "prism_control0_"
     lemmas = [
         ("inv_waiting_bounds", "n_wait > 6 || n_wait0 > 3 || n_wait0 > n_wait || n_wait - n_wait0 > 3",
@@ -815,8 +821,10 @@ def _control_lemmas():
             m = f"{c}hold_mem[{c}hold_rp + 3'd{i}]"
             b = CE * (i + j)
             w = lambda hi, lo: f"waiting[{b + hi}:{b + lo}]"
-            differ = (f"{m}[108] != waiting[{b}] || {m}[107:106] != {w(2, 1)} || {m}[7:0] != {w(10, 3)} || "
-                      f"({m}[104:96] == 9'd1) != waiting[{b + 11}] || {m}[31:8] != {w(35, 12)}")
+            differ = (f"{m}[{port_bit}] != waiting[{b}] || {m}[{bank_lsb + 1}:{bank_lsb}] != {w(2, 1)} || "
+                      f"{m}{_field_bits('class', 'opcode')} != {w(10, 3)} || "
+                      f"({m}[{beats_lsb + BEAT_COUNT_BITS - 1}:{beats_lsb}] == {BEAT_COUNT_BITS}'d1) != "
+                      f"waiting[{b + 11}] || {m}{_field_bits('op_id', 'generation')} != {w(CE - 1, 12)}")
             cases.append(f"(n_ans == {j} && ({differ}))")
         lemmas.append((f"inv_hold_entry{i}", f"{c}hold_count > {i} && ({' || '.join(cases)})",
                        f"held frame {i} is the checker's waiting frame behind this cycle's verdicts (port, bank, "
@@ -836,13 +844,15 @@ def _control_lemmas():
     # slot by slot (the block's queue at a constant index; the mirror's entry at that slot's
     # position behind the read pointer), which the solver follows far more easily than the
     # queue's positions read through the moving pointer
+    rq_op = _field_bits("request_opcode")
     for j in range(h.RQ):
         m = f"{c}resp_mem[{j}]"
         pos = f"((4'd{j} - {c}resp_rp) & 4'hf)"
         lemmas.append((f"inv_response_slot{j}",
-                       f"{pos} < {c}resp_count && ((({m}[43:40] == 4'd{OP_COMMIT}) != rq_commit_now[{pos}]) || "
-                       f"(({m}[43:40] == 4'd{OP_ABORT} && {m}[39:32] != 8'd{BAD_LENGTH}) != rq_abort_now[{pos}]) || "
-                       f"{m}[31:8] != rq_ids_now[24 * {pos} +: 24])",
+                       f"{pos} < {c}resp_count && ((({m}{rq_op} == 4'd{OP_COMMIT}) != rq_commit_now[{pos}]) || "
+                       f"(({m}{rq_op} == 4'd{OP_ABORT} && {m}{_field_bits('reason')} != 8'd{BAD_LENGTH}) != "
+                       f"rq_abort_now[{pos}]) || "
+                       f"{m}{_field_bits('op_id', 'generation')} != rq_ids_now[{h.ID_BITS} * {pos} +: {h.ID_BITS}])",
                        f"response queue slot {j}, when it holds a response, holds the mirror's entry at its position "
                        "(a COMMIT's, a one-beat ABORT's, its op_id/generation)"))
     return tuple(lemmas)
@@ -855,7 +865,6 @@ ACCOUNTING_STAT_W = 6       # the estimator's saturating counters (> WORK_W)
 
 
 def _accounting_target():
-    from cosim.formal import harness as h
     g = distributor_geometry()
     sw = ACCOUNTING_STAT_W
 

@@ -40,6 +40,8 @@ POINTS = {
     "operation: KULISCH_W x policy": [f"W={w} {p}" for w in (280, 320) for p in POLICIES],
     "operation: element count E": list(E_BINS),
     "operation: contributors": [str(c) for c in range(1, 9)],
+    "operation: contributor ids": ["0 .. C-1", "sparse"],
+    "operation: receive port of each contributor": ["c on RX c % 2", "all on RX0", "all on RX1", "mixed"],
     "operation: DATA frames admitted": ["1", "2-3", "4-15", "16-63", "64+"],
     "operation: how it ended": ["complete", "aborted", "reset", "left open"],
     "DATA: verdict": ["admitted"] + list(P.DROP_REASONS),
@@ -50,6 +52,10 @@ POINTS = {
                                      "STAGE BAD_CONTRIBUTORS", "STAGE BAD_RECIPIENTS", "COMMIT NO_STAGED",
                                      "COMMIT STAGED_MISMATCH", "COMMIT BUSY", "ABORT NOT_OPEN",
                                      "ABORT ACTIVE_MISMATCH"],
+    "STAGE: rules that combine two fields": ["Reduce to TX0+TX1: BAD_RECIPIENTS",
+                                            "EXACT under FP32_ARRIVAL: BAD_FORMAT"],
+    # requests answered but whose responses had not left TX port 0 yet (the response queue)
+    "CONTROL: responses waiting at once": ["1", "2-9", "10+"],
     "COMMIT ACK: while the previous operation drains (held)": ["held", "immediate"],
     "end window: request x TX backpressure": [f"{k} {s}" for k in ("STAGE", "COMMIT", "DATA", "ABORT")
                                               for s in ("no stall", "stalled")],
@@ -274,6 +280,14 @@ def sample(scenario, run, report):
         cov.hit("operation: KULISCH_W x policy", f"W={sb.kulisch_w} {_policy(op)}")
         cov.hit("operation: element count E", e_bin(st.count))
         cov.hit("operation: contributors", str(bin(st.contributors).count("1")))
+        cov.hit("operation: contributor ids", "0 .. C-1" if st.contributors & (st.contributors + 1) == 0 else "sparse")
+        port_of = {P.get_field(ev["header"], "contributor"): ev["port"] for ev in events
+                   if ev["kind"] == "DATA" and ev.get("verdict") == "admitted" and ev.get("op") is op}
+        if port_of:
+            used = set(port_of.values())
+            cov.hit("operation: receive port of each contributor",
+                    f"all on RX{used.pop()}" if len(used) == 1 else
+                    "c on RX c % 2" if all(p == c % 2 for c, p in port_of.items()) else "mixed")
         if op.frames_admitted:
             cov.hit("operation: DATA frames admitted", count_bin(op.frames_admitted))
         nxt = ops[i + 1][0] if i + 1 < len(ops) else None
@@ -330,6 +344,11 @@ def sample(scenario, run, report):
             if verdict == "BAD_LENGTH":
                 name = "CONTROL BAD_LENGTH"
             cov.hit("CONTROL: request -> response", name)
+            if kind == "STAGE" and verdict == "BAD_RECIPIENTS" and P.get_field(head, "recipients") == 0b11:
+                cov.hit("STAGE: rules that combine two fields", "Reduce to TX0+TX1: BAD_RECIPIENTS")
+            if (kind == "STAGE" and verdict == "BAD_FORMAT" and P.get_field(head, "result_format") == P.FMT_EXACT
+                    and P.get_field(head, "policy") == P.POLICY_FP32_ARRIVAL):
+                cov.hit("STAGE: rules that combine two fields", "EXACT under FP32_ARRIVAL: BAD_FORMAT")
             if kind == "COMMIT" and verdict == "OK":
                 prev = ev.get("op")
                 held = prev is not None and id(prev) in window and ev["cycle"] <= window[id(prev)][1]
@@ -351,6 +370,18 @@ def sample(scenario, run, report):
         elif kind == "unsupported":
             cls = P.get_field(head, "class")
             cov.hit("unsupported traffic: class", "0" if cls == 0 else "3 (RESULT)" if cls == 3 else "4-15")
+
+    # the response queue's fill: requests processed (their last beat in) against responses taken
+    # on TX0, the count restarting at each reset (a reset empties the queue)
+    marks = [(ev["cycle"], 1) for ev in events if ev["kind"] in ("STAGE", "COMMIT", "ABORT", "CONTROL")]
+    marks += [(f.cycles[0], -1) for f in tx.get(0, []) if f.cycles and P.get_field(f.beats[0], "class") == P.CLASS_CONTROL]
+    marks += [(r, 0) for r in resets]
+    waiting = deepest = 0
+    for _, step in sorted(marks, key=lambda m: (m[0], m[1])):
+        waiting = 0 if step == 0 else max(0, waiting + step)
+        deepest = max(deepest, waiting)
+    if deepest:
+        cov.hit("CONTROL: responses waiting at once", "1" if deepest == 1 else "2-9" if deepest < 10 else "10+")
 
     # resets: the phase the node was in, from the monitors and the model state before it
     rx_cut = [c for p in (0, 1) for c in run.rx_cut.get(p, []) if c is not None]

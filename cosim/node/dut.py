@@ -14,18 +14,19 @@ copy of the kit's node) on batched Icarus or Verilator.  What the kit needs of t
   widths in one regression, as for the kit's node).  A module without them (what `prism export`
   writes: the values are fixed at conversion) has one width: `--width` states it, or the kit
   reads it from the design itself, from the KULISCH_W field of the RESULT header of a one-range
-  probe operation (docs/protocol.md: every RESULT header carries it).
+  probe operation (docs/protocol.md: every RESULT header carries it; cosim/node/dut_probe.py).
 """
 import os
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from golden.node import protocol as P
+from myhdl import ResetSignal, Signal, intbv
+
 from spec import frames as C
+from spec.formats import KULISCH_WIDTHS
 
-from cosim.sim.verilog_interface import VerilogInterfaceError, check_ports, find_top, read_module
+from cosim.sim.verilog_interface import VerilogInterfaceError, check_ports, evaluate, find_top, read_module
 
-WIDTHS = (320, 280)
 DEFAULT_CAPACITY = C.MAX_CAPACITY
 
 
@@ -59,9 +60,23 @@ class NodeDut:
         return NodeDut(self.sources, self.top, self.width, self.capacity, self.parameters, tuple(plusargs))
 
 
+def node_signals(width=512):
+    """The node's top-level signals, by port name (the kit's node is built and driven with these)."""
+    b = lambda: Signal(bool(0))
+    sig = {"clk": b(), "rst": ResetSignal(1, active=1, isasync=False)}
+    for d in ("s", "m"):
+        for p in (0, 1):
+            sig[f"{d}_axis_{p}_tdata"] = Signal(intbv(0)[width:])
+            for n in ("tvalid", "tready", "tlast"):
+                sig[f"{d}_axis_{p}_{n}"] = b()
+    sig["counter_select"] = Signal(intbv(0)[6:])
+    sig["counter_value"] = Signal(intbv(0)[32:])
+    sig["busy"] = b()
+    return sig
+
+
 def node_ports():
     """{name: (direction, width)} of the node's ports, from the kit's own signal set."""
-    from cosim.node.node_harness import node_signals
     outputs = {"s_axis_0_tready", "s_axis_1_tready", "m_axis_0_tdata", "m_axis_0_tvalid", "m_axis_0_tlast",
                "m_axis_1_tdata", "m_axis_1_tvalid", "m_axis_1_tlast", "counter_value", "busy"}
     return {name: ("output" if name in outputs else "input", len(sig)) for name, sig in node_signals().items()}
@@ -87,48 +102,11 @@ def load_dut(paths, top=None, width=None, capacity=None):
         raise DutError(f"{os.path.basename(path)}: module {top} does not have the node's ports "
                        f"(docs/protocol.md): {'; '.join(problems)}")
     params = tuple(n for n in ("KULISCH_W", "CAPACITY") if n in iface.parameters)
-    if width is not None and width not in WIDTHS:
+    if width is not None and width not in KULISCH_WIDTHS:
         raise DutError(f"--width {width}: KULISCH_W is 320 or 280")
     if capacity is None:
-        from cosim.sim.verilog_interface import evaluate
         capacity = evaluate(iface.parameters["CAPACITY"], {}) if "CAPACITY" in params else None
         capacity = capacity or DEFAULT_CAPACITY
     if not (1 <= capacity <= DEFAULT_CAPACITY):
         raise DutError(f"--capacity {capacity}: 1 .. {DEFAULT_CAPACITY}")
     return NodeDut(paths, top, width, capacity, params)
-
-
-def probe_width(dut, backend="batch-icarus"):
-    """KULISCH_W of a design built with one width: one KULISCH_FIXED operation of one range,
-    whose RESULT header carries the width (docs/protocol.md, "RESULT")."""
-    import numpy as np
-    from cosim.node.node_harness import run_node
-    from cosim.node.scenarios import Operation, build
-    op = Operation(1, 1, "kulisch", "fp32", "fp32", np.zeros((1, 16), dtype=np.uint32), recipients=0b01)
-    sc = build([op], seed=1)
-    try:
-        run = run_node(sc, backend, kulisch_w=320, capacity=dut.capacity, dut=dut, max_cycles=20000,
-                       read_counters=False)
-    except Exception as e:  # noqa: BLE001 - a design that does not compile or run: say so in one line
-        raise DutError(f"{dut.label}: the probe run failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
-            from e
-    for frame in run.tx.get(0, []):
-        head = frame.beats[0]
-        if P.get_field(head, "class") == P.CLASS_RESULT:
-            w = P.get_field(head, "kulisch_w")
-            if w in WIDTHS:
-                return w
-            raise DutError(f"{dut.label}: the probe's RESULT header says KULISCH_W {w}, not 320 or 280: "
-                           f"give --width")
-    raise DutError(f"{dut.label}: the probe operation (STAGE, COMMIT, one DATA range) gave no RESULT frame on "
-                   f"TX port 0 (sent: {sum(len(v) for v in run.tx.values())} frames): give --width, or check the "
-                   f"design with `prism replay`")
-
-
-def resolve_width(dut, backend="batch-icarus"):
-    """The NodeDut with its width known where it is fixed: given, a parameter (None: per seed),
-    or probed."""
-    if dut.width is not None or "KULISCH_W" in dut.parameters:
-        return dut
-    width = probe_width(dut, backend)
-    return NodeDut(dut.sources, dut.top, width, dut.capacity, dut.parameters, dut.plusargs)

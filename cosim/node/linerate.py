@@ -20,12 +20,14 @@ from golden.node import protocol as P
 from cosim.node.metrics import line_rate
 from cosim.node.node_harness import check, run_node
 from cosim.node.scenarios import Operation, Scenario, random_elements
+from spec.formats import INPUT_FORMAT_CODES
+from spec.frames import MAX_CAPACITY, POLICY_NAMES
 
-FORMATS = ("int8", "fp16", "bf16", "fp32")
-POLICIES = ("kulisch", "fp32-arrival")
+FORMATS = tuple(INPUT_FORMAT_CODES)
+POLICIES = tuple(POLICY_NAMES.values())
 
 
-def scenario(policy, in_fmt, same_range, elements=4096, seed=1, contributors=8, frame_elems=None):
+def scenario(policy, in_fmt, same_range, elements=MAX_CAPACITY, seed=1, contributors=8, frame_elems=None):
     """Every contributor sends its vector as two DATA frames back to back (`frame_elems` in the
     first, default half), contributors alternating ports; port 1 sends its halves in reverse
     order unless `same_range`."""
@@ -47,7 +49,7 @@ def scenario(policy, in_fmt, same_range, elements=4096, seed=1, contributors=8, 
     return sc
 
 
-def measure(policy, in_fmt, same_range, backend="batch-icarus", elements=4096):
+def measure(policy, in_fmt, same_range, backend="batch-icarus", elements=MAX_CAPACITY):
     sc = scenario(policy, in_fmt, same_range, elements)
     run = run_node(sc, backend)
     report = check(sc, run)
@@ -69,7 +71,7 @@ def table(rows):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m cosim.node.linerate")
     ap.add_argument("--backend", default="batch-icarus")
-    ap.add_argument("--elements", type=int, default=4096)
+    ap.add_argument("--elements", type=int, default=MAX_CAPACITY)
     args = ap.parse_args(argv)
     rows = [measure(pol, fmt, same, args.backend, args.elements)
             for pol in POLICIES for fmt in FORMATS for same in (False, True)]

@@ -10,12 +10,17 @@ import os
 
 from cosim.mutation.campaign import SeedVerdict, Target
 from cosim.node.dut import NodeDut
+from cosim.node.node_harness import dut_design, node_block, node_signals
+from cosim.node.regress import remember_scenarios, run_seed
+from cosim.sim import toolchain
+from cosim.sim.codecov import DesignMap
+from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
+from spec.frames import MAX_CAPACITY
 
 
-def run_mutant_seed(seed, sources, plusargs, timeout, backend="batch-verilator", width=320, capacity=4096, top="prism_node",
-                    parameters=()):
+def run_mutant_seed(seed, sources, plusargs, timeout, backend="batch-verilator", width=KULISCH_WIDTH_DEFAULT,
+                    capacity=MAX_CAPACITY, top="prism_node", parameters=()):
     """One regression seed on the design in `sources` with `plusargs` (the mutant's select)."""
-    from cosim.node.regress import remember_scenarios, run_seed
     remember_scenarios(256)      # a worker runs the same seeds for mutant after mutant
     dut = NodeDut(tuple(os.path.abspath(s) for s in sources), top, width, capacity, tuple(parameters),
                   tuple(plusargs))
@@ -23,23 +28,20 @@ def run_mutant_seed(seed, sources, plusargs, timeout, backend="batch-verilator",
     return SeedVerdict(seed, r.ok, tuple(r.kinds), r.error or r.first_mismatch or "", r.wall)
 
 
-def prepare_mutants(sources, backend="batch-verilator", width=320, capacity=4096, top="prism_node", parameters=()):
+def prepare_mutants(sources, backend="batch-verilator", width=KULISCH_WIDTH_DEFAULT,
+                    capacity=MAX_CAPACITY, top="prism_node", parameters=()):
     """Compile the instrumented design once (per width when KULISCH_W is a parameter)."""
-    from cosim.node.node_harness import dut_design
     dut = NodeDut(tuple(os.path.abspath(s) for s in sources), top, width, capacity, tuple(parameters))
-    for w in ((width,) if width else (320, 280)):
+    for w in ((width,) if width else KULISCH_WIDTH_CHOICES):
         dut_design(backend.split("-", 1)[1], dut, w)
 
 
-def node_target(width=320, backend="batch-verilator", dut=None):
+def node_target(width=KULISCH_WIDTH_DEFAULT, backend="batch-verilator", dut=None):
     """The kit's node at KULISCH_W `width` (converted by the tool chain), or `dut` (a
     cosim.node.dut.NodeDut: a user's Verilog, whose first file is mutated)."""
-    from cosim.sim.codecov import DesignMap
     if dut is None:
-        from cosim.node.node_harness import node_block, node_signals
-        from cosim.sim import toolchain
-        folder, module, _ = toolchain.build(node_block(), **node_signals(), KULISCH_W=width, CAPACITY=4096)
-        path, top, capacity, params, label = (os.path.join(folder, module + ".v"), module, 4096, (),
+        folder, module, _ = toolchain.build(node_block(), **node_signals(), KULISCH_W=width, CAPACITY=MAX_CAPACITY)
+        path, top, capacity, params, label = (os.path.join(folder, module + ".v"), module, MAX_CAPACITY, (),
                                               f"prism_node (KULISCH_W {width})")
     else:
         path, top, capacity, params = dut.sources[0], dut.top, dut.capacity, dut.parameters

@@ -25,6 +25,7 @@ from spec import frames as C
 from cosim.sim import toolchain
 from cosim.sim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
 from cosim.sim.batch import BatchDesign, ResetEvent, StreamStimulus
+from cosim.node.dut import node_ports, node_signals  # noqa: F401 - node_signals: this module's callers import it here
 from cosim.node.scoreboard import NodeScoreboard
 from cosim.sim.tbutil import clock_gen, reset_pulse
 
@@ -79,20 +80,6 @@ class NodeRun:
 
 def pause_seeds(seed):
     return {"src": {p: seed * 8 + p for p in (0, 1)}, "sink": {p: seed * 8 + 4 + p for p in (0, 1)}}
-
-
-def node_signals(width=512):
-    b = lambda: Signal(bool(0))
-    sig = {"clk": b(), "rst": ResetSignal(1, active=1, isasync=False)}
-    for d in ("s", "m"):
-        for p in (0, 1):
-            sig[f"{d}_axis_{p}_tdata"] = Signal(intbv(0)[width:])
-            for n in ("tvalid", "tready", "tlast"):
-                sig[f"{d}_axis_{p}_{n}"] = b()
-    sig["counter_select"] = Signal(intbv(0)[6:])
-    sig["counter_value"] = Signal(intbv(0)[32:])
-    sig["busy"] = b()
-    return sig
 
 
 def node_block(variant=None):
@@ -310,7 +297,6 @@ def batch_design(simulator, kulisch_w=320, capacity=4096, variant=None, **varian
 def dut_design(simulator, dut, kulisch_w):
     """A Verilog design (cosim.node.dut.NodeDut) with the batched test bench, cached; a design
     with a KULISCH_W parameter is built once per width."""
-    from cosim.node.dut import node_ports
     width = kulisch_w if "KULISCH_W" in dut.parameters else dut.width
     key = ("dut", simulator, dut.sources, dut.top, dut.parameters, width, dut.capacity,
            tuple(os.path.getmtime(s) for s in dut.sources))

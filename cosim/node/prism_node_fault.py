@@ -14,6 +14,8 @@ from myhdl import Signal, always, always_comb, block, intbv
 
 from hdl.common.wiring import ports_of
 from hdl.node.prism_node import prism_node
+from spec.formats import KULISCH_WIDTH_DEFAULT
+from spec.frames import MAX_CAPACITY
 
 
 @block
@@ -23,7 +25,7 @@ def prism_node_fault(clk, rst,
                      m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
                      m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
                      counter_select, counter_value, busy,
-                     KULISCH_W=320, CAPACITY=4096, FAULT_LANE=5):
+                     KULISCH_W=KULISCH_WIDTH_DEFAULT, CAPACITY=MAX_CAPACITY, FAULT_LANE=5):
     width = len(m_axis_0_tdata)
     if not 0 <= FAULT_LANE < width // 32:
         raise ValueError(f"prism_node_fault: FAULT_LANE={FAULT_LANE}; a {width}-bit beat has lanes 0..{width // 32 - 1}")

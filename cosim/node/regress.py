@@ -6,6 +6,9 @@
     frames from one range up to full 257-beat frame banks, data that is random, huge and
     of one sign (FP32 such data overflows a 280-bit accumulator; half the KULISCH EXACT
     operations of a W = 280 node get it), cancelling, subnormal or special;
+  * contributors as real links bring them: half the operations with a sparse set of ids and
+    each contributor on a receive port of its own (all on one port, or each drawn), not row c
+    on port c % 2; operation ids anywhere in 0..255 on half the seeds;
   * the node build: KULISCH_W 320 or 280;
   * backpressure on all four streams, sometimes with long TX stalls (pause bursts of up to
     300 cycles);
@@ -17,7 +20,9 @@
     left open at the end (staged and committed, no contributor sends), requests inside the end
     window (STAGE, DATA of the ended operation, ABORT of it, the held COMMIT), exact and
     partly overlapping duplicate DATA, every malformed DATA class, CONTROL requests that
-    are NACKed for every reason, and unsupported traffic (RESULT frames among them).
+    are NACKed for every reason (rules on two fields among them: a Reduce to both ports, EXACT
+    under FP32_ARRIVAL), floods of requests in the drain (more than the response queue holds
+    while RESULT frames keep TX0 busy), and unsupported traffic (RESULT frames among them).
 Functional coverage (cosim/node/coverage.py) then measures what the node actually met.
 """
 import json
@@ -25,7 +30,7 @@ import os
 import pickle
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -91,7 +96,7 @@ def _malformed(rng, kind, op, staged_next=None):
     fmt = P.FORMAT_CODES[op.in_format]
     per = P.ELEMS_PER_BEAT[fmt]
     e = op.elements
-    base = dict(op_id=op.op_id, generation=op.generation, contributor=0, fmt=fmt, offset=0,
+    base = dict(op_id=op.op_id, generation=op.generation, contributor=op.contributor_ids[0], fmt=fmt, offset=0,
                 values=tuple(0 for _ in range(min(16, e))))
     stage = op.stage()
     if kind == "too_long":
@@ -101,9 +106,10 @@ def _malformed(rng, kind, op, staged_next=None):
     elif kind == "stale_generation":
         base["generation"] = (op.generation + 1) % 65536
     elif kind == "bad_contributor":
-        if op.contributors == 8:    # every id is in the set: send unsupported traffic instead
+        outside = [c for c in range(P.MAX_CONTRIBUTORS) if c not in op.contributor_ids]
+        if not outside:             # every id is in the set: send unsupported traffic instead
             return [rng.choice((0x0, 0x4, 0xF))] + [rng.getrandbits(64) for _ in range(rng.randint(0, 3))]
-        base["contributor"] = rng.randint(op.contributors, 7)
+        base["contributor"] = rng.choice(outside)
     elif kind == "bad_format":
         base["fmt"] = (fmt + rng.randint(1, 3)) % 4
     elif kind == "bad_range_offset":
@@ -134,6 +140,14 @@ def _malformed(rng, kind, op, staged_next=None):
                         "bad_count": ("count", rng.choice((0, 4097, 8191))),
                         "bad_contributors": ("contributors", 0),
                         "bad_recipients": ("recipients", 0)}[kind]
+        # the checks that combine two fields, chosen by the generation's low bits (no extra draw,
+        # so every seed keeps the rest of its scenario): a Reduce to both ports, EXACT under
+        # FP32_ARRIVAL
+        if kind == "bad_recipients" and op.generation % 2:
+            return [P.set_field(P.set_field(head, "mode", P.MODE_REDUCE), "recipients", 0b11)]
+        if kind == "bad_format_stage" and op.generation % 2:
+            return [P.set_field(P.set_field(head, "policy", P.POLICY_FP32_ARRIVAL), "result_format",
+                                P.FMT_EXACT)]
         return [P.set_field(head, field, value)]
     elif kind == "commit_mismatch":
         return P.Commit((op.op_id + 64) % 256, op.generation).encode()
@@ -261,6 +275,7 @@ def random_scenario(seed, capacity=4096):
     width = rng.choice((320, 280))
     # a second stream for draws that aim at rare bins, so the main draws stay what they were
     aux = random.Random(seed * 1_000_003 + 11)
+    flood = random.Random(seed * 7_000_003 + 5)
     if width == 280:
         # an EXACT result overflows W = 280 only from FP32 near its largest value: one is just
         # under 2^277 units of 2^-149, so five of one sign pass the sign bit (2^279); uniform
@@ -272,6 +287,21 @@ def random_scenario(seed, capacity=4096):
                                       recipients=op.recipients, frame_elems=op.frame_elems), "huge")
         ops = [op for op, _ in drawn]
     drawn = _aim_data(aux, drawn, width, capacity)
+    # contributors as real links bring them: half the operations take a sparse set of ids and
+    # their own receive port per contributor (all on one port, or each drawn), not row c as
+    # contributor c on port c % 2 (a fourth stream, so the other draws stay what they were)
+    links = random.Random(seed * 9_000_011 + 3)
+    for k, (op, data_mode) in enumerate(drawn):
+        if links.random() < 0.5:
+            ids = tuple(sorted(links.sample(range(P.MAX_CONTRIBUTORS), op.contributors)))
+            if links.random() < 0.4:
+                ports = (links.choice((0, 1)),) * op.contributors
+            else:
+                ports = tuple(links.choice((0, 1)) for _ in range(op.contributors))
+            drawn[k] = (replace(op, ids=ids, ports=ports), data_mode)
+    if links.random() < 0.5:        # operation ids anywhere in 0..255, not 1, 2, 3, ...
+        for k, op_id in enumerate(links.sample(range(256), len(drawn))):
+            drawn[k] = (replace(drawn[k][0], op_id=op_id), drawn[k][1])
     ops = [op for op, _ in drawn]
     pause = rng.choice((0.0, 0.0, 0.2, 0.5))
     source_burst = rng.choice((1, 1, 4, 150))
@@ -396,6 +426,22 @@ def random_scenario(seed, capacity=4096):
                         sc.frames[control_port].append(AxisFrame(beats, delay=delay, after=cond))
                     first, delay = False, 0
             notes.append(f"op{op.op_id} requests in the drain")
+        # aimed: a flood of back-to-back one-beat requests in the drain, more than the response
+        # queue holds while RESULT frames keep TX port 0 busy (and TX0 stalls): admission must stop
+        # with room for every request already in flight, and every one is still answered (a
+        # third stream, so the other draws stay what they were)
+        if datas and flood.random() < 0.15:
+            last_other = rec["data"][other][-1] if rec["data"][other] else None
+            anchor = nxt["commit"] if nxt else None
+            for j in range(flood.randint(18, 40)):
+                beats = [P.set_field(op.stage().encode()[0], "opcode", flood.choice((7, 9, 12)))]
+                cond = (other, last_other) if j == 0 and last_other is not None else None
+                delay = flood.choice((0, 30, 120)) if j == 0 else 0
+                if anchor is not None and any(g is anchor for g in sc.frames[control_port]):
+                    insert_before(control_port, anchor, beats, after=cond, delay=delay)
+                else:
+                    sc.frames[control_port].append(AxisFrame(beats, delay=delay, after=cond))
+            notes.append(f"op{op.op_id} request flood")
         # duplicates: an exact repeat and a partly overlapping frame of the same contributor
         if datas and rng.random() < 0.2:
             p, f = rng.choice(datas)
@@ -474,7 +520,10 @@ def random_scenario(seed, capacity=4096):
     if stuck:       # a generator bug, not a node failure: say so rather than time out
         raise ValueError(f"seed {seed}: the stimulus cannot finish, frames wait on each other ({', '.join(stuck)})")
     sc.description = "; ".join(f"op{o.op_id} {o.policy} {o.in_format}->{o.result_format} E={o.elements} "
-                               f"C={o.contributors} {'AllReduce' if o.mode else 'Reduce'}"
+                               f"C={o.contributors}"
+                               + ("" if o.ids is None else f" ids {''.join(map(str, o.ids))} on RX "
+                                                           f"{''.join(map(str, o.ports))}")
+                               + f" {'AllReduce' if o.mode else 'Reduce'}"
                                f"{'' if m == 'random' else ' ' + m}" for o, m in drawn)
     sc.description += (f"; W={width}; src stalled {pause:.0%}" + (f" burst {source_burst}" if source_burst > 1 else "")
                        + f" sink stalled {sink:.0%}" + (f" burst {sink_burst}" if sink_burst > 1 else ""))

@@ -13,6 +13,8 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from golden.node import protocol as P
+from spec.formats import KULISCH_WIDTH_DEFAULT
+from spec.frames import MAX_CAPACITY
 
 from cosim.sim.axis import AxisFrame
 from cosim.sim.batch import RESET_STREAM, ResetEvent
@@ -31,7 +33,13 @@ class Operation:
     data: np.ndarray            # C x E raw bit patterns; row c is contributor c
     mode: int = P.MODE_ALLREDUCE
     recipients: int = 0b11
-    frame_elems: int = 4096     # elements per DATA frame (capped by the frame bank)
+    frame_elems: int = MAX_CAPACITY   # elements per DATA frame (capped by the frame bank)
+    ids: Optional[tuple] = None     # contributor id of each row (default row c is contributor c)
+    ports: Optional[tuple] = None   # receive port of each row (default: build's port_of)
+
+    @property
+    def contributor_ids(self):
+        return tuple(self.ids) if self.ids is not None else tuple(range(self.contributors))
 
     @property
     def elements(self):
@@ -44,18 +52,18 @@ class Operation:
     def stage(self):
         return P.Stage(self.op_id, self.generation, POLICY_CODES[self.policy], P.FORMAT_CODES[self.in_format],
                        P.FORMAT_CODES[self.result_format], self.mode, self.elements,
-                       (1 << self.contributors) - 1, self.recipients)
+                       sum(1 << c for c in self.contributor_ids), self.recipients)
 
     def commit(self):
         return P.Commit(self.op_id, self.generation)
 
     def data_frames(self, contributor):
-        """DATA frames of one contributor: its row cut into frames that fit a frame bank."""
+        """DATA frames of one contributor (a row of `data`): its row cut into frames that fit a frame bank."""
         fmt = P.FORMAT_CODES[self.in_format]
         per_frame = min(self.frame_elems, P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[fmt])
         per_frame -= per_frame % P.RANGE_ELEMS
         row = self.data[contributor]
-        return [P.Data(self.op_id, self.generation, contributor, fmt, lo,
+        return [P.Data(self.op_id, self.generation, self.contributor_ids[contributor], fmt, lo,
                        tuple(int(x) for x in row[lo:lo + per_frame]))
                 for lo in range(0, self.elements, per_frame)]
 
@@ -73,7 +81,7 @@ class Scenario:
     op_frames: List[dict] = field(default_factory=list)   # per built operation: its frames (see build)
     sink_burst: int = 1         # pauses come in bursts of 1 .. burst cycles (long stalls when large)
     source_burst: int = 1
-    kulisch_w: int = 320        # the node build the scenario is meant for
+    kulisch_w: int = KULISCH_WIDTH_DEFAULT   # the node build the scenario is meant for
     description: str = ""
     probe: Optional[dict] = None    # a line-rate probe's operation (cosim.node.regress.add_line_rate_probe)
 
@@ -175,7 +183,7 @@ class Scenario:
         sc.source_pause = {int(k): v for k, v in d["source_pause"].items()}
         sc.sink_pause = {int(k): v for k, v in d["sink_pause"].items()}
         sc.source_burst, sc.sink_burst = d.get("source_burst", 1), d.get("sink_burst", 1)
-        sc.kulisch_w = d.get("kulisch_w", 320)
+        sc.kulisch_w = d.get("kulisch_w", KULISCH_WIDTH_DEFAULT)
         sc.resets = [r if isinstance(r, int) else ResetEvent(r["source"], r["count"], r["delay"]) for r in d["resets"]]
         return sc
 
@@ -200,7 +208,8 @@ def random_elements(rng, fmt_name, shape, specials=False):
 def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of=None, interleave=True,
           data_delay=8, gap=0, scenario=None, after_reset=None, reset_before=None):
     """Operations one after another: for each, STAGE and COMMIT on `control_port`, then
-    every contributor's DATA frames (contributor c on port `port_of(c)`, default c % 2).
+    every contributor's DATA frames (row c on port `op.ports[c]` if the operation names its
+    ports, else `port_of(c)`, default c % 2).
 
     The next operation's STAGE follows the previous COMMIT at once (so it is staged while
     the previous operation is active); its COMMIT follows the previous operation's last
@@ -273,7 +282,7 @@ def build(ops, seed=0, source_pause=0.0, sink_pause=0.0, control_port=0, port_of
         prev = None                     # sequential: the frame placed before
         first_on = {0: True, 1: True}
         for c in range(op.contributors):
-            p = port_of(c)
+            p = op.ports[c] if op.ports is not None else port_of(c)
             for fr in op.data_frames(c):
                 after = None
                 if p != control_port and first_on[p]:
@@ -300,7 +309,8 @@ def collective(op, seed=0, **kw):
     return build([op], seed=seed, **kw)
 
 
-def demo_operation(policy, elements=4096, contributors=4, seed=1, in_format="fp32", result_format="fp32", op_id=1):
+def demo_operation(policy, elements=MAX_CAPACITY, contributors=4, seed=1, in_format="fp32", result_format="fp32",
+                   op_id=1):
     rng = random.Random(seed)
     data = random_elements(rng, in_format, (contributors, elements))
     return Operation(op_id, 1, policy, in_format, result_format, data)

@@ -1,1 +1,2 @@
-"""The package's verification library: batched runs, monitors, benchmarks."""
+"""The package's verification library: a run's setup and record, batched runs, monitors, benchmarks, the report of
+`prism package`."""

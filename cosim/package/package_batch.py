@@ -17,10 +17,11 @@ import os
 import shutil
 import subprocess
 
+from cosim.package.package_setup import PACKAGE_INPUTS, PACKAGE_OUTPUTS, PackageRun, package_signals
 from cosim.sim import toolchain
 from cosim.sim.batch import run_simulator, verilator_build, verilator_recipe
-from cosim.package.package_bench import PACKAGE_INPUTS, PACKAGE_OUTPUTS, PackageRun, package_signals
 from cosim.sim.vpi import ToolchainError, require_tool
+from hdl.package.accelerator_package import accelerator_package
 
 ICARUS_MODES = {"icarus-2005": "-g2005", "icarus-2012": "-g2012"}
 
@@ -134,7 +135,6 @@ def run_package_batch(setup, simulator="icarus-2005", design=None, plusargs=(), 
     of a package given as a file (cosim.sim.batch.design_folder: a mutated design) instead of the
     one converted at the setup's parameters; plusargs: more simulator arguments; timeout: seconds
     of wall time, then SimulatorTimeout."""
-    from hdl.package.accelerator_package import accelerator_package
     if simulator not in (*ICARUS_MODES, "verilator"):
         raise ValueError(f"unknown batched simulator {simulator!r}; choose icarus-2005, icarus-2012 or verilator")
     if design is None:

@@ -18,13 +18,20 @@ import random
 import time
 
 from cosim.mutation.campaign import SeedVerdict, Target
+from cosim.package.package_batch import run_package_batch
+from cosim.package.package_bench import live_slots
+from cosim.package.package_setup import PackageSetup, package_signals
+from cosim.sim import toolchain
+from cosim.sim.batch import SimulatorTimeout, design_folder
+from cosim.sim.codecov import DesignMap
+from cosim.sim.vpi import ToolchainError
+from hdl.package.accelerator_package import accelerator_package
 
 SIMULATOR = "icarus-2012"
 MAX_CYCLES = 4000
 
 
 def _draw(rng):
-    from cosim.package.package_bench import PackageSetup
     dies = 4
     rates = [rng.randint(2, 16) for _ in range(dies)]
     enable = [1] * dies
@@ -48,7 +55,6 @@ def _draw(rng):
 
 def _aim(rng, setup, run):
     """Retries and stale completions aimed at jobs the unmutated run shows live."""
-    from cosim.package.package_bench import live_slots
     g = setup.geometry
     retries, stale = [], []
     for _ in range(rng.randint(0, 3)):
@@ -82,7 +88,6 @@ def judge(setup, run):
 @functools.lru_cache(maxsize=None)
 def hostile_setup(seed):
     """Seed `seed`'s setup, which the unmutated converted package passes (drawn again until it does)."""
-    from cosim.package.package_batch import run_package_batch
     rng = random.Random(f"package mutation {seed}")
     for _ in range(20):
         setup = _draw(rng)
@@ -97,9 +102,6 @@ def hostile_setup(seed):
 
 def run_mutant_seed(seed, sources, plusargs, timeout, module="accelerator_package"):
     """One seed's setup on the instrumented package in `sources`, the mutant chosen by `plusargs`."""
-    from cosim.package.package_batch import run_package_batch
-    from cosim.sim.batch import SimulatorTimeout, design_folder
-    from cosim.sim.vpi import ToolchainError
     setup = hostile_setup(seed)
     t0 = time.perf_counter()
     try:
@@ -115,10 +117,6 @@ def run_mutant_seed(seed, sources, plusargs, timeout, module="accelerator_packag
 
 def package_target():
     """The package at its default parameters (POLICY_SERVICE_RATE, no FAULT), 4 dies."""
-    from cosim.package.package_bench import PackageSetup, package_signals
-    from cosim.sim import toolchain
-    from cosim.sim.codecov import DesignMap
-    from hdl.package.accelerator_package import accelerator_package
     setup = PackageSetup(die_rate=(8, 8, 8, 8))
     folder, module, _ = toolchain.build(accelerator_package, **package_signals(setup.geometry), **setup.params())
     path = os.path.join(folder, module + ".v")

@@ -20,7 +20,19 @@ import sys
 
 from myhdl import ResetSignal, Signal, intbv
 
-from cosim.sim.toolchain import block_function
+from cosim.package.package_setup import Geometry, distributor_signals, package_signals
+from cosim.sim.toolchain import block_function, build
+from cosim.sim.vpi import ToolchainError, require_tool
+from hdl.arith.auto_classifier import auto_classifier
+from hdl.arith.fp32_add import fp32_add
+from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
+from hdl.arith.fp32_round import fp32_round
+from hdl.arith.kulisch_lane import kulisch_lane
+from hdl.arith.kulisch_round import kulisch_round
+from hdl.arith.number_decoder import number_decoder
+from hdl.arith.reduce_slice import reduce_slice
+from hdl.common.axis_register import axis_register
+from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
 
 
 def _sig(width):
@@ -37,14 +49,12 @@ def _clk_rst():
 # the function is only called when that row is computed (imports stay lazy).
 # ---------------------------------------------------------------------------
 def _fp32_add(latency, tag_width=16):
-    from hdl.arith.fp32_add import fp32_add
     clk, rst = _clk_rst()
     return fp32_add, (clk, rst, _sig(1), _sig(32), _sig(32), _sig(tag_width), _sig(1), _sig(32),
                       _sig(tag_width)), {"LATENCY": latency}
 
 
 def _kulisch_round(width, latency=3, tag_width=16):
-    from hdl.arith.kulisch_round import kulisch_round
     clk, rst = _clk_rst()
     return kulisch_round, (clk, rst, _sig(1), _sig(width), _sig(1), _sig(1), _sig(1), _sig(1), _sig(1), _sig(3),
                            _sig(tag_width), _sig(1), _sig(32), _sig(width), _sig(4),
@@ -52,7 +62,6 @@ def _kulisch_round(width, latency=3, tag_width=16):
 
 
 def _axis_register(width=64):
-    from hdl.common.axis_register import axis_register
     clk, rst = _clk_rst()
     return axis_register, (clk, rst, _sig(width), _sig(1), _sig(1), _sig(1), _sig(width), _sig(1), _sig(1),
                            _sig(1)), {}
@@ -61,7 +70,6 @@ def _axis_register(width=64):
 def _package_block(name, **params):
     """Accelerator-package blocks at the geometry of the degraded-die scenario (4 dies, 16-entry job table)."""
 
-    from cosim.package.package_bench import Geometry, distributor_signals, package_signals
     g = Geometry()
     func = block_function(name)
     if name == "work_distributor":
@@ -90,12 +98,10 @@ def _package_block(name, **params):
 
 
 def _number_decoder(width):
-    from hdl.arith.number_decoder import number_decoder
     return number_decoder, (_sig(32), _sig(2), _sig(width), _sig(1), _sig(1), _sig(1), _sig(32)), {}
 
 
 def _kulisch_lane(width, rows, wrap_bits=16):
-    from hdl.arith.kulisch_lane import kulisch_lane
     clk, rst = _clk_rst()
     rb = max(1, (rows - 1).bit_length())
     return kulisch_lane, (clk, rst, _sig(1), _sig(rb), _sig(1), _sig(1), _sig(width), _sig(1), _sig(1), _sig(1),
@@ -104,7 +110,6 @@ def _kulisch_lane(width, rows, wrap_bits=16):
 
 
 def _fp32_arrival_lane(rows, latency=4):
-    from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
     clk, rst = _clk_rst()
     rb = max(1, (rows - 1).bit_length())
     return fp32_arrival_lane, (clk, rst, _sig(1), _sig(1), _sig(rb), _sig(1), _sig(32), _sig(1), _sig(32)), \
@@ -112,21 +117,18 @@ def _fp32_arrival_lane(rows, latency=4):
 
 
 def _auto_classifier():
-    from hdl.arith.auto_classifier import auto_classifier
     clk, rst = _clk_rst()
     return auto_classifier, (clk, rst, _sig(512), _sig(16), _sig(1), _sig(1), _sig(512), _sig(16), _sig(2), _sig(1),
                              _sig(1)), {}
 
 
 def _fp32_round(tag_width=16):
-    from hdl.arith.fp32_round import fp32_round
     clk, rst = _clk_rst()
     return fp32_round, (clk, rst, _sig(1), _sig(32), _sig(3), _sig(tag_width), _sig(1), _sig(32),
                         _sig(tag_width)), {}
 
 
 def _reduce_slice(width, capacity, paths):
-    from hdl.arith.reduce_slice import reduce_slice
     clk, rst = _clk_rst()
     return reduce_slice, (clk, rst, _sig(1), _sig(512), _sig(1), _sig(1), _sig(12), _sig(7), _sig(2), _sig(1),
                           _sig(1), _sig(8), _sig(512), _sig(width), _sig(20), _sig(1), _sig(1), _sig(1), _sig(1)), \
@@ -138,8 +140,7 @@ REPORT_BLOCKS = {
     "fp32_add (LATENCY 4, 16-bit tag)": lambda: _fp32_add(4),
     "fp32_add (LATENCY 3, 16-bit tag)": lambda: _fp32_add(3),
     "fp32_add (LATENCY 2, 16-bit tag)": lambda: _fp32_add(2),
-    "kulisch_round (W 320, LATENCY 3, 16-bit tag)": lambda: _kulisch_round(320),
-    "kulisch_round (W 280, LATENCY 3, 16-bit tag)": lambda: _kulisch_round(280),
+    **{f"kulisch_round (W {w}, LATENCY 3, 16-bit tag)": (lambda w=w: _kulisch_round(w)) for w in KULISCH_WIDTH_CHOICES},
     "work_distributor (service-rate, 4 targets, 16 jobs)": lambda: _package_block("work_distributor", POLICY=1),
     "work_distributor (round-robin, 4 targets, 16 jobs)": lambda: _package_block("work_distributor", POLICY=0),
     "service_rate_estimator (4 targets, WINDOW 64)": lambda: _package_block("service_rate_estimator", WINDOW=64),
@@ -147,15 +148,15 @@ REPORT_BLOCKS = {
     "shared_resource_arbiter (4 dies)": lambda: _package_block("shared_resource_arbiter"),
     "package_assertion_monitor (4 targets, 16 jobs)": lambda: _package_block("package_assertion_monitor"),
     "accelerator_package (4 dies, service-rate)": lambda: _package_block("accelerator_package", POLICY=1),
-    "number_decoder (W 320)": lambda: _number_decoder(320),
-    "number_decoder (W 280)": lambda: _number_decoder(280),
-    "kulisch_lane (W 320, 4 rows, 16-bit wraps)": lambda: _kulisch_lane(320, 4),
-    "kulisch_lane (W 280, 4 rows, 16-bit wraps)": lambda: _kulisch_lane(280, 4),
+    **{f"number_decoder (W {w})": (lambda w=w: _number_decoder(w)) for w in KULISCH_WIDTH_CHOICES},
+    **{f"kulisch_lane (W {w}, 4 rows, 16-bit wraps)": (lambda w=w: _kulisch_lane(w, 4)) for w in KULISCH_WIDTH_CHOICES},
     "fp32_arrival_lane (4 rows, LATENCY 4)": lambda: _fp32_arrival_lane(4),
     "auto_classifier (16 x FP32 tile)": _auto_classifier,
     "fp32_round (16-bit tag)": _fp32_round,
-    "reduce_slice (W 320, CAPACITY 64, Kulisch only)": lambda: _reduce_slice(320, 64, "kulisch"),
-    "reduce_slice (W 320, CAPACITY 64, FP32 only)": lambda: _reduce_slice(320, 64, "fp32"),
+    f"reduce_slice (W {KULISCH_WIDTH_DEFAULT}, CAPACITY 64, Kulisch only)":
+        lambda: _reduce_slice(KULISCH_WIDTH_DEFAULT, 64, "kulisch"),
+    f"reduce_slice (W {KULISCH_WIDTH_DEFAULT}, CAPACITY 64, FP32 only)":
+        lambda: _reduce_slice(KULISCH_WIDTH_DEFAULT, 64, "fp32"),
     # collective fabric (seed 000) at the seed's geometry: 32 ring links, 32 uplinks, 8 stripes
     "slowest_member_tracker (32 members)": lambda: _collective("slowest_member_tracker"),
     "ring_allreduce_model (32 links, N 1024)": lambda: _collective("ring_allreduce_model"),
@@ -232,9 +233,6 @@ def parse_stat(text):
 
 def synth_stats(block_func, *args, **kwargs):
     """Synthesise the converted block with yosys; {"flops", "cells", "cell_types"}."""
-    from cosim.sim.toolchain import build
-    from cosim.sim.vpi import ToolchainError, require_tool
-
     folder, name, _ = build(block_func, *args, **kwargs)
     cached = os.path.join(folder, _STAT_FILE)
     if os.path.exists(cached):

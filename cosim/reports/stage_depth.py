@@ -7,7 +7,7 @@ same cached figures):
 * prism_control as the node instantiates it (KULISCH_W = 320): its deepest end points;
 * prism_round16 with STAGES = 1, 2 and 3 (hdl/node/prism_round16.py), KULISCH_W = 320, with N
   lanes (default 1: the lanes are independent copies, so one lane has the block's depth and its
-  per-lane registers; the full block, 16 lanes, took yosys 7 to 12 minutes and about 2 GB per run).
+  per-lane registers; the full block, 16 lanes, costs yosys far more: docs/perf.md).
   For each STAGES: the deepest path into each register stage, LUTs, flip-flops and the latency.
 
 It prints Markdown tables; docs/hdl_sizes.md ("Logic depth per stage") holds the measured figures.
@@ -16,14 +16,14 @@ import argparse
 import sys
 
 from cosim.reports import synth
+from spec.formats import KULISCH_WIDTH_DEFAULT
 
-WIDTH = 320
 # register names of each stage of prism_round16 (hdl/node/prism_round16.py): stage 1 ends in s1_*,
 # stage 2 (STAGES = 3) in s2_*, the last stage in the outputs
 _ROUND16_STAGE_OF = (("s1_", 1), ("s2_", 2), ("out_", None))
 
 
-def round16_ports(lanes, tag_width, width=WIDTH):
+def round16_ports(lanes, tag_width, width=KULISCH_WIDTH_DEFAULT):
     from myhdl import ResetSignal, Signal, intbv
 
     def b():
@@ -48,7 +48,7 @@ def measure_round16(lanes=1, stages_list=(1, 2, 3), tag_width=8, progress=None):
     rows = []
     for stages in stages_list:
         if progress:
-            progress(f"synthesising prism_round16 STAGES={stages}, {lanes} lane(s) (W {WIDTH}) ...")
+            progress(f"synthesising prism_round16 STAGES={stages}, {lanes} lane(s) (W {KULISCH_WIDTH_DEFAULT}) ...")
         fig = synth.synth_block(prism_round16, round16_ports(lanes, tag_width), {"STAGES": stages})
         per_stage = {}
         for d in fig["depth"]:
@@ -61,10 +61,10 @@ def measure_round16(lanes=1, stages_list=(1, 2, 3), tag_width=8, progress=None):
 
 
 def measure_control(progress=None):
-    cap = synth.capture_phase_blocks(WIDTH)
+    cap = synth.capture_phase_blocks(KULISCH_WIDTH_DEFAULT)
     func, args, kwargs, _, inst = cap["prism_control"]
     if progress:
-        progress(f"synthesising prism_control (W {WIDTH}) ...")
+        progress(f"synthesising prism_control (W {KULISCH_WIDTH_DEFAULT}) ...")
     return synth.synth_block(func, args, kwargs, instance=inst)
 
 

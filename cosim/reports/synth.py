@@ -46,10 +46,10 @@ import sys
 import time
 
 from cosim.sim.vpi import ToolchainError, require_tool
+from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
+from spec.frames import MAX_CAPACITY
 
 TARGETS = ("xilinx", "generic")
-WIDTHS = (320, 280)
-NODE_CAPACITY = 4096
 
 # U280 capacity: the XCU280 is the Virtex UltraScale+ HBM XCVU37P: 162,960 CLBs of 8 LUTs and 16
 # flip-flops, 2,016 36 Kb block RAMs, 960 UltraRAMs, 9,024 DSP48E2 (AMD's Virtex UltraScale+ product table).
@@ -68,7 +68,8 @@ PHASE_BLOCKS = (
     ("prism_kulisch_route", "phase 4: Kulisch sub-store routing"),
     ("prism_kulisch_bank", "phase 4: Kulisch lane (2 port RAMs + merge)"),
     ("prism_arrival_banks", "phase 4: FP32_ARRIVAL admission (own logic)"),
-    ("number_decoder", "phase 4: FP32_ARRIVAL decoder"),
+    ("number_decoder", "phase 4: FP32_ARRIVAL decoder (lanes 0-31)"),
+    ("int8_decoder", "phase 4: FP32_ARRIVAL INT8 decoder (lanes 32-63)"),
     ("prism_fp32_bank", "phase 4: FP32 bank (16 lanes)"),
     ("prism_completion", "phase 5: completion counts"),
     ("prism_readout", "phase 5: read-out (own logic)"),
@@ -79,14 +80,16 @@ PHASE_BLOCKS = (
 )
 # sub-blocks replaced by black boxes when their parent composite is synthesised
 _BLACKBOXED = {"prism_kulisch_store": ("prism_kulisch_route", "prism_kulisch_bank"),
-               "prism_arrival_banks": ("number_decoder", "prism_fp32_bank"),
+               "prism_arrival_banks": ("number_decoder", "int8_decoder", "prism_fp32_bank"),
                "prism_readout": ("prism_round16", "auto_classifier")}
+COMPOSITES = tuple(_BLACKBOXED)     # blocks synthesised with their repeated sub-blocks as black boxes
 _PARENT_MODULE = {"prism_ingress": "prism_node", "prism_control": "prism_node", "prism_counters": "prism_node",
                   "prism_reader": "prism_node", "prism_kulisch_store": "prism_node",
                   "prism_arrival_banks": "prism_node", "prism_completion": "prism_node",
                   "prism_readout": "prism_node", "prism_result_sender": "prism_node", "prism_egress": "prism_node",
                   "prism_kulisch_route": "prism_kulisch_store", "prism_kulisch_bank": "prism_kulisch_store",
-                  "number_decoder": "prism_arrival_banks", "prism_fp32_bank": "prism_arrival_banks",
+                  "number_decoder": "prism_arrival_banks", "int8_decoder": "prism_arrival_banks",
+                  "prism_fp32_bank": "prism_arrival_banks",
                   "prism_round16": "prism_readout", "auto_classifier": "prism_readout"}
 
 
@@ -111,7 +114,7 @@ def _node_ports():
     return ports + [u(6), u(32), b()]
 
 
-def capture_phase_blocks(width=320, capacity=NODE_CAPACITY):
+def capture_phase_blocks(width=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY):
     """{block name: (block function, args, kwargs, instances, first instance)} from one elaboration of the node:
     its instance tree is walked and each block's first instance is kept (every instance of a block
     has the same parameters and port widths)."""
@@ -317,15 +320,16 @@ def _lock_path():
 
 
 # synth_xilinx's "coarse" step without `share` (yosys' SAT-based resource sharing): on the result
-# sender it ran for more than 20 minutes and 7 GB without finishing; nothing here shares well anyway
+# sender it did not finish (docs/perf.md, "Tool-chain settings, measured"); nothing here shares
+# well anyway
 _COARSE_NO_SHARE = ("techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6; alumacc; opt; memory -nomap; "
                     "opt_clean")
 
 
 # Blocks whose LUT mapping uses `abc -fast` (no &fraig, dc2, dch, mfs2 before and after `if`): on
-# prism_control (a 2,048-bit duplicate map cut by shifted range masks, 225k gates into abc) the
-# default abc script ran past 13 minutes without finishing.  Its LUT count is then a somewhat
-# larger figure than the default script would give (see docs/hdl_sizes.md for the measured cost).
+# prism_control (a 2,048-bit duplicate map cut by shifted range masks) the default abc script did
+# not finish (docs/perf.md).  Its LUT count is then a somewhat larger figure than the default
+# script would give (see docs/hdl_sizes.md for the measured cost).
 ABC_FAST = ("prism_control",)
 # synth_xilinx's map_luts step for UltraScale+ (yosys 0.23, `help synth_xilinx`) with `abc -fast`
 _MAP_LUTS_FAST = ["opt_expr -mux_undef -noclkinv", "abc -fast -luts 2:2,3,6:5,10,20", "clean",
@@ -647,10 +651,10 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached
         raise SynthError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     name = _unwrap_name(block_func)
     if name in _BLACKBOXED:
-        from cosim.sim.toolchain import _bind, build_root, design_key
+        from cosim.sim.toolchain import bind_arguments, build_root, design_key
         with _blackboxes(name, instance) as decls:
             folder = os.path.join(build_root(), "cosim",
-                                  f"{name}-{design_key(block_func, _bind(block_func, args, kwargs))}")
+                                  f"{name}-{design_key(block_func, bind_arguments(block_func, args, kwargs))}")
             try:
                 build(block_func, *args, **kwargs)
             except ToolchainError:
@@ -684,9 +688,9 @@ def block_names():
     return [b for b, _ in PHASE_BLOCKS]
 
 
-def synth_node(width=320, target="xilinx", blocks=None, progress=None, cached_only=False):
+def synth_node(width=KULISCH_WIDTH_DEFAULT, target="xilinx", blocks=None, progress=None, cached_only=False):
     """Synthesise the node's phase blocks: [{block, role, instances, figures}] in phase order."""
-    if width not in WIDTHS:
+    if width not in KULISCH_WIDTH_CHOICES:
         raise SynthError(f"--width {width}: the node is built with 320 or 280")
     names = block_names() if not blocks else list(blocks)
     unknown = [n for n in names if n not in dict(PHASE_BLOCKS)]
@@ -736,7 +740,8 @@ def synth_node(width=320, target="xilinx", blocks=None, progress=None, cached_on
     return sorted(rows, key=lambda r: order.index(r["block"]))
 
 
-_SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "auto_classifier",
+_SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "int8_decoder",
+                "auto_classifier",
                 "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_completion", "prism_reader",
                 "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks", "prism_control",
                 "prism_result_sender")
@@ -762,24 +767,33 @@ def _fmt(n):
 
 
 def resource_table(rows):
+    """Resources per block, its deepest path, and the clock and line rate that path allows
+    (cosim/reports/timing.py: the delay model); the node's clock is its slowest block's."""
+    from cosim.reports.timing import fmax_mhz, port_gbps
     out = ["| block | role | × | LUT | LUT RAM (LUTs) | FF | RAMB36 | RAMB18 | DSP | deepest path (LUT levels) | "
-           "yosys s / MiB |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "est. Fmax (MHz) | Gb/s per port | yosys s / MiB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    slowest = None
     for r in rows:
         if "figures" not in r:
-            out.append(f"| {r['block']} | {r['role']} | {r['instances']} | not synthesised: {r['error']} | | | | | | | |")
+            out.append(f"| {r['block']} | {r['role']} | {r['instances']} | not synthesised: {r['error']} | | | | | | | | | |")
             continue
         f = r["figures"]
         res = f["resources"]
         d = f["depth"][0] if f["depth"] else {"depth": 0, "end": ""}
+        mhz = fmax_mhz(d["depth"])
+        if slowest is None or d["depth"] > slowest[1]:
+            slowest = (r["block"], d["depth"])
         out.append(f"| {r['block']} | {r['role']} | {r['instances']} | {_fmt(res['LUT'])} | "
                    f"{_fmt(lutram_luts(f['cell_types']))} | {_fmt(res['FF'])} | "
                    f"{res['RAMB36']} | {res['RAMB18']} | {res['DSP']} | {d['depth']:g} (`{d['end']}`) | "
-                   f"{f['seconds']:g} / {f['peak_mib']} |")
+                   f"{mhz:.0f} | {port_gbps(mhz):.0f} | {f['seconds']:g} / {f['peak_mib']} |")
     t = totals(rows)
+    clock = (f"**{fmax_mhz(slowest[1]):.0f}** ({slowest[0]}) | **{port_gbps(fmax_mhz(slowest[1])):.0f}** |"
+             if slowest else " | |")
     out.append(f"| **node (sum of blocks × instances)** | | | **{_fmt(t['LUT'])}** | **{_fmt(t['LUTRAM'])}** | "
                f"**{_fmt(t['FF'])}** | "
-               f"**{t['RAMB36']}** | **{t['RAMB18']}** | **{t['DSP']}** | | |")
+               f"**{t['RAMB36']}** | **{t['RAMB18']}** | **{t['DSP']}** | | {clock} |")
     return "\n".join(out)
 
 
@@ -862,13 +876,6 @@ def profile_table(rows, passes=3):
         top = ", ".join(f"{p} {t:g}" for p, t in f.get("profile", [])[:passes]) or "-"
         out.append(f"| {r['block']} | {f['seconds']:g} | {f['peak_mib']} | {top} |")
     return "\n".join(out)
-
-
-def non_bram_memories(rows, min_bits=0):
-    """Memories of the node that synthesis did not put in block RAM: [(block, memory, bits, mapped_to)]."""
-    return [(r["block"], m["name"], m["bits"] * r["instances"], m["mapped_to"])
-            for r in rows for m in r.get("figures", {}).get("memories", [])
-            if m["mapped_to"] != "block RAM" and m["bits"] >= min_bits]
 
 
 DOC_BEGIN = "<!-- synth:begin (prism synth writes this section) -->"

@@ -1,11 +1,12 @@
 """Batched co-simulation: the converted block under native `vvp` (or Verilator)
 with a generated, file-driven Verilog test bench.
 
-Per-cycle co-simulation through MyHDL's VPI pipe costs ~0.6 ms per cycle
-whatever the design.  Here Python writes the whole stimulus up front (input
-beats, per-frame start delays, and per-cycle pause patterns for every source
-and sink) as `$readmemh` files, the simulator runs alone, and every output beat
-comes back with its cycle number through `$fwrite`.  The test bench follows
+Per-cycle co-simulation through MyHDL's VPI pipe costs the same per cycle
+whatever the design (docs/perf.md, "Tool-chain settings, measured").  Here
+Python writes the whole stimulus up front (input beats, per-frame start delays,
+and per-cycle pause patterns for every source and sink) as `$readmemh` files,
+the simulator runs alone, and every output beat comes back with its cycle
+number through `$fwrite`.  The test bench follows
 exactly the timing of `cosim.sim.axis` (drive at the falling edge, sample at the
 rising edge, one pause draw per stream per cycle, reset held for the first
 `reset_cycles` rising edges), so on the same stimulus it gives the same
@@ -30,9 +31,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Dict, List
 
-from cosim.sim import toolchain
+from cosim.sim import convert
 from cosim.sim.axis import AxisFrame
-from cosim.sim.verilog_post import drop_zero_memory_init
+from cosim.sim.verilog_post import drop_zero_memory_init, merge_clocked_processes, procedural_concats
 from cosim.sim.vpi import ToolchainError, require_tool
 
 MAX_BEATS = 1 << 16       # per input stream
@@ -47,23 +48,21 @@ ICARUS_GENERATIONS = {"icarus": "-g2005", "icarus-2012": "-g2012"}
 # bench compares pause bits with ===, which treats an unloaded word as "no pause" either way),
 # and the generated C++ built at -O2 rather than Verilator's default -Os, which keeps its
 # wide-word helpers out of line.  PRISM_VERILATOR_OPT chooses another C++ optimisation level:
-# -O0 builds the node in 40 % of the CPU time of -O2 (96 s against 239 s) and runs it about
-# 4.7x slower (0.22 s against 0.046 s for a 918-cycle seed), the better trade for short runs
-# (the test suite's); a build at another level is kept beside the -O2 one, not in its place.
+# -O0 builds in far less CPU time and runs slower, the better trade for short runs (the test
+# suite's; the figures of this and the settings below: docs/perf.md, "Tool-chain settings,
+# measured"); a build at another level is kept beside the -O2 one, not in its place.
 VERILATOR_OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
 VERILATOR_OPT = os.environ.get("PRISM_VERILATOR_OPT", "-O2")
 if VERILATOR_OPT not in VERILATOR_OPT_LEVELS:
     raise ValueError(f"PRISM_VERILATOR_OPT={VERILATOR_OPT!r}; choose one of {', '.join(VERILATOR_OPT_LEVELS)}")
-# At -O0 most of the C++ compiler's time goes into reading the model's header (2.8 MB for the
-# node) once per output file: files split at 100,000 statements instead of Verilator's 20,000
-# (15 files instead of 40) build the node in 54 s of CPU instead of 70.  At -O2 the larger files
-# cost more than they save (298 s against 218 s), so the default split stays there.
+# At -O0 most of the C++ compiler's time goes into reading the model's header once per output
+# file, so files are split at 100,000 statements instead of Verilator's 20,000; at -O2 the larger
+# files cost more than they save, so the default split stays there (figures: docs/perf.md).
 VERILATOR_SPLIT = ("--output-split", "100000") if VERILATOR_OPT == "-O0" else ()
-# At -O0 Verilator also leaves wide operations (the node's 320- and 329-bit Kulisch words) as
-# calls of its run-time helpers instead of writing them out word by word: 28 MB of C++ for
-# the node instead of 40, built in 42 s of CPU instead of 58, and run 25 % slower (1.71 s
-# against 1.36 s for seed 65), still the better trade for the suite's short runs.  Both forms
-# compute the same bits; -O2 builds keep the expanded form, the faster one to run.
+# At -O0 Verilator also leaves wide operations (the node's Kulisch words) as calls of its
+# run-time helpers instead of writing them out word by word: less C++, a shorter build and a
+# slower run, still the better trade for the suite's short runs (figures: docs/perf.md).  Both
+# forms compute the same bits; -O2 builds keep the expanded form, the faster one to run.
 VERILATOR_EXPAND = ("-fno-expand",) if VERILATOR_OPT == "-O0" else ()
 _VERILATOR_COMMON = ("--timing", "-O3", "--x-assign", "fast", "--x-initial", "fast",
                      "--default-language", "1364-2005", "-Wno-fatal", "-Wno-lint", "-Wno-style")
@@ -84,9 +83,8 @@ VERILATOR_OPT_TAG = "" if VERILATOR_OPT == "-O2" else "_" + VERILATOR_OPT[1:]
 #   trace-fst  the same as FST (a waveform path ending in .fst)
 #   coverage   line/branch and toggle coverage, written at the end of every run (cosim.sim.codecov);
 #              a main of our own, as Verilator's generated one writes no coverage data; the
-#              generated C++ compiled at -O0 (the node's is ~300 MB: -O0 builds it in about half
-#              an hour in 3.6 GB), the run-time library at -O2 (it registers and writes the
-#              coverage points: at -O0 that alone took 6 s per run of the node)
+#              generated C++ compiled at -O0 (the node's is large), the run-time library at -O2
+#              (it registers and writes the coverage points; figures: docs/perf.md)
 VERILATOR_TRACE_FLAGS = ("--trace", "--trace-max-width", "1024")
 VERILATOR_VARIANTS = {
     "plain": VERILATOR_FLAGS,
@@ -97,14 +95,12 @@ VERILATOR_VARIANTS = {
 }
 VERILATOR_VARIANT_MAKE = {"plain": VERILATOR_MAKE, "trace": VERILATOR_MAKE, "trace-fst": VERILATOR_MAKE,
                           "coverage": ("OPT_FAST=-O0", "OPT_GLOBAL=-O2", "OPT_SLOW=-O0")}
-# Every C++ file of a model starts by reading the model's header (the node's is 2.8 MB, 1.6 s
-# of g++ at -O0, in each of its 15 files at -O0 and 40 at -O2).  Verilator 5.006's makefile
+# Every C++ file of a model starts by reading the model's header.  Verilator 5.006's makefile
 # has no precompiled header, so verilator_build adds one per C++ level in use: the model's
 # headers (`prism_pch_fast.h`, and `prism_pch_slow.h` for the once-run code when its level
 # differs) compiled once beside them (`.gch`, written under another name and moved in) and
-# forced first into the model's files.  The node's -O0 build: 55 s of g++ CPU without it,
-# 43 s with it.  A model small enough for one C++ file (Verilator's `__ALL.cpp`) reads its
-# header once and gets none.
+# forced first into the model's files (what it saves: docs/perf.md).  A model small enough for
+# one C++ file (Verilator's `__ALL.cpp`) reads its header once and gets none.
 VERILATOR_PCH = ("prism_pch_fast.h", "prism_pch_slow.h")
 _PCH_MAKEFILE = """# generated by cosim.sim.batch: Verilator's makefile, the model's headers precompiled
 include {prefix}.mk
@@ -128,8 +124,8 @@ prism-runtime-objects:
 	@echo '$(VK_GLOBAL_OBJS)'
 	@echo '$(CXX) $(CXXFLAGS) $(CPPFLAGS) $(OPT_GLOBAL)'
 """
-# Every model links Verilator's run-time library (verilated.o, verilated_threads.o, ... : 3.8 s
-# of g++ at -O0, 6 s at -O2), and its makefile compiles it anew in each model's folder.
+# Every model links Verilator's run-time library (verilated.o, verilated_threads.o, ...), and
+# its makefile compiles it anew in each model's folder.
 # verilator_build keeps the objects in one folder per compile command (the command names the
 # flags, defines and include folders; Verilator's version, its headers), copies them into a new
 # model's folder before make, which then takes them as built, and stores the ones it compiled.
@@ -157,7 +153,7 @@ def _runtime_cache(mdir, make_args):
     if r.returncode != 0 or len(lines) != 2:
         return None, []
     key = hashlib.sha256(f"{_verilator_version()}\n{lines[1]}".encode()).hexdigest()[:16]
-    return os.path.join(toolchain.build_root(), RUNTIME_CACHE, key), lines[0].split()
+    return os.path.join(convert.build_root(), RUNTIME_CACHE, key), lines[0].split()
 
 
 def verilator_build(top, sources, mdir, exe, cwd, variant="plain"):
@@ -218,7 +214,6 @@ def _icarus_form(folder, name, text):
     is compiled as written.  Returns its name in `folder`."""
     if "Generated by MyHDL" not in text[:400]:
         return name
-    from cosim.sim.verilog_post import merge_clocked_processes, procedural_concats
     out = os.path.splitext(name)[0] + "_icarus.v"
     if not os.path.exists(os.path.join(folder, out)):
         part = os.path.join(folder, f".{out}.{_owner()}")
@@ -242,7 +237,7 @@ def design_folder(path, module):
     with open(path) as fh:
         text = fh.read()
     key = hashlib.sha256((module + "\n" + text).encode()).hexdigest()[:16]
-    folder = os.path.join(toolchain.build_root(), "dut", f"{module}-{key}")
+    folder = os.path.join(convert.build_root(), "dut", f"{module}-{key}")
     os.makedirs(folder, exist_ok=True)
     name = module + ".v"
     if not os.path.exists(os.path.join(folder, name)):
@@ -250,7 +245,7 @@ def design_folder(path, module):
         with open(part, "w") as fh:
             fh.write(text)
         os.replace(part, os.path.join(folder, name))
-    icarus = toolchain.icarus_source(folder, module)
+    icarus = convert.icarus_source(folder, module)
     if _icarus_form(folder, name, text) == name and not os.path.exists(icarus):
         part = f"{icarus}.{_owner()}"
         shutil.copyfile(os.path.join(folder, name), part)      # not MyHDL's: compiled as written
@@ -302,9 +297,8 @@ def coverage_config(verilog_path):
     coverage, the design's memories (unpacked arrays: their bits are stored data) and the
     variables of its processes (declared just above each process, where cosim.sim.verilog_post
     hoists them: temporaries within a clock cycle, not state or wires).  Toggle coverage then
-    counts the bits of the design's signals.  The node's coverage build, measured: with its
-    process variables counted (~410,000 of ~580,000 toggle bits) Verilator itself took 10.9 GB
-    and wrote 840 C++ files (1.2 GB); without them 3.6 GB and 212 files (314 MB)."""
+    counts the bits of the design's signals (counting the process variables too would make the
+    node's coverage build about three times larger: docs/perf.md)."""
     with open(verilog_path) as fh:
         lines = fh.read().split("\n")
     off = [n for n, text in enumerate(lines, 1) if _MEMORY_DECL.match(text)]
@@ -649,8 +643,8 @@ class BatchDesign:
         that asks for it, for designs with counter_select / counter_value ports."""
         if simulator not in SIMULATORS:
             raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
-        folder, module, bound = toolchain.build(block_func, *args, **kwargs)
-        parameters = {k: v for k, v in bound.arguments.items() if not toolchain._is_signal(v)}
+        folder, module, bound = convert.build(block_func, *args, **kwargs)
+        parameters = {k: v for k, v in bound.arguments.items() if not convert.is_signal(v)}
         ports = module_ports(os.path.join(folder, module + ".v"), module)
         self._setup(folder, module, ports, parameters, simulator, reset_cycles, counter_sweep)
 
@@ -675,7 +669,7 @@ class BatchDesign:
         if len(set(names)) != len(names):
             raise ValueError(f"two design files share a name: {', '.join(sorted(names))}")
         key = hashlib.sha256(json.dumps([texts, top, sorted((instance_parameters or {}).items())]).encode())
-        folder = os.path.join(toolchain.build_root(), "dut", f"{label or top}-{key.hexdigest()[:16]}")
+        folder = os.path.join(convert.build_root(), "dut", f"{label or top}-{key.hexdigest()[:16]}")
         os.makedirs(folder, exist_ok=True)
         icarus_files, verilog_files = [], []
         for name, text in texts:
@@ -750,7 +744,7 @@ class BatchDesign:
         tb_file = os.path.basename(self.tb_path)
         if simulator in ICARUS_GENERATIONS:
             require_tool("iverilog")
-            design = self._files[0] if self._files else [os.path.basename(toolchain.icarus_source(self.folder,
+            design = self._files[0] if self._files else [os.path.basename(convert.icarus_source(self.folder,
                                                                                                   self.module))]
             cmd = ["iverilog", ICARUS_GENERATIONS[simulator], "-o", exe, "-s", "batch_tb", *design, tb_file]
             if os.path.exists(exe):

@@ -36,6 +36,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
+from cosim.sim.convert import hdl_modules
 from cosim.sim.vpi import ToolchainError, require_tool
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,7 +46,6 @@ TOGGLED = 2                        # changes of a bit that show it going both wa
 
 def block_names():
     """Names of the blocks in hdl/ (one block function per module, named after it)."""
-    from cosim.sim.toolchain import hdl_modules
     return sorted(hdl_modules())
 
 
@@ -207,7 +207,6 @@ class DesignMap:
         node's phases), instances of one function by index; the Verilog's order when there is
         no source in hdl/.  Returns the ordered list (also kept as `self.order`)."""
         if source is None:
-            from cosim.sim.toolchain import hdl_modules
             dotted = hdl_modules().get(self.module)
             source = os.path.join(_ROOT, *dotted.split(".")) + ".py" if dotted else ""
         path = source

@@ -30,7 +30,9 @@ import os
 
 from myhdl import always, block
 
-from cosim.sim import toolchain
+from cosim.sim.convert import bind_arguments, is_signal, unwrap_block
+from cosim.sim.vector_batch import VectorBench
+from cosim.sim.vpi import ToolchainError
 
 BACKEND = "myhdl+icarus"
 CLOCK = "clk"
@@ -50,7 +52,7 @@ class Recording:
     def __init__(self, block_func, bound):
         self.block_func = block_func
         self.bound = bound
-        self.ports = {n: v for n, v in bound.arguments.items() if toolchain._is_signal(v)}
+        self.ports = {n: v for n, v in bound.arguments.items() if is_signal(v)}
         self.names = list(self.ports)
         self.edges = []            # per rising edge: a tuple of ints in `names` order
 
@@ -68,17 +70,17 @@ class Recording:
 def recording_factory(block_func):
     """A function with the block's name and signature that instantiates the MyHDL block
     with a recorder of its ports; the recording is checked by `check_recordings()`."""
-    plain = toolchain._unwrap(block_func)
+    plain = unwrap_block(block_func)
 
     @functools.wraps(plain)
     def recorded(*args, **kwargs):
-        bound = toolchain._bind(block_func, args, kwargs)
+        bound = bind_arguments(block_func, args, kwargs)
         clk = bound.arguments.get(CLOCK)
-        if not toolchain._is_signal(clk):
+        if not is_signal(clk):
             raise ValueError(f"{plain.__name__}: the {BACKEND} back end records at the rising edges of a "
                              f"'{CLOCK}' port, and this block has none; run it on 'myhdl' and 'icarus'")
         rst = bound.arguments.get(RESET)
-        if toolchain._is_signal(rst) and getattr(rst, "isasync", False):
+        if is_signal(rst) and getattr(rst, "isasync", False):
             raise ValueError(f"{plain.__name__}: an asynchronous reset acts between clock edges, which a "
                              f"per-edge recording does not see; run it on 'myhdl' and 'icarus'")
         recording = Recording(block_func, bound)
@@ -127,8 +129,6 @@ def _capacity(n):
 def check_recordings(vcd=None):
     """Replay every recording made since the last check on the converted Verilog;
     raise ReplayMismatch at the first difference.  Returns the number of edges checked."""
-    from cosim.sim.vector_batch import VectorBench
-
     recordings, _pending[:] = list(_pending), []
     checked = 0
     for recording in recordings:
@@ -139,7 +139,7 @@ def check_recordings(vcd=None):
                             reset_cycles=0, max_vectors=_capacity(len(recording.edges)), **bound.kwargs)
         missing = [n for n in bench.inputs + bench.outputs if n not in recording.ports]
         if missing:
-            raise toolchain.ToolchainError(f"{bench.module}: Verilog ports {missing} are not signals of the block")
+            raise ToolchainError(f"{bench.module}: Verilog ports {missing} are not signals of the block")
         vectors = recording.vectors(bench.inputs)
         run = bench.run(vectors, vcd=vcd)
         index = {n: recording.names.index(n) for n in bench.outputs}

@@ -1,4 +1,4 @@
-"""MyHDL block -> Verilog -> Icarus, run under MyHDL's `Cosimulation`.
+"""MyHDL block -> Verilog -> Icarus, run under MyHDL's `Cosimulation`; and the back end a test asks for.
 
 `cosim_factory(block_func)` returns a function with the same name and signature
 as the MyHDL block.  Called with the caller's signals, it
@@ -12,387 +12,47 @@ as the MyHDL block.  Called with the caller's signals, it
 3. returns a `Cosimulation` that runs `vvp` with `myhdl.vpi`, connected to the
    caller's signals by port name.
 
-A waveform is written when one is requested with `waves(path)` (both back
-ends: `run()` traces the MyHDL simulation, and the Icarus test bench dumps the
-converted design's own signals through a `+vcd=` plus-argument).
+Steps 1 and 2 are `build`, which lives one layer down in cosim.sim.convert with the rest of
+the conversion (the batched simulators and the replay build through it, and it imports none of
+them); its public names are re-exported here.  `select` and `run` choose among the back ends:
+the MyHDL block, its Icarus co-simulation, and the MyHDL run replayed on the converted Verilog
+(cosim.sim.replay).
+
+A waveform is written when one is requested with `waves(path)` (both back ends: `run()` traces
+the MyHDL simulation (cosim.sim.myhdl_run), and the Icarus test bench dumps the converted
+design's own signals through a `+vcd=` plus-argument).
 """
-import collections
-import contextlib
-import copy
-import fcntl
 import functools
-import gc
-import hashlib
 import inspect
-import json
 import os
-import re
-import shutil
-import subprocess
-import sys
-import warnings
 
-import myhdl
-from myhdl import Cosimulation, ResetSignal, Signal, intbv, modbv
-
-from cosim.sim.verilog_post import (coalesce_part_assigns, function_returns, hoist_block_locals, initialise_output_regs,
-                                    merge_clocked_processes, procedural_concats, wake_at_time0)
-from cosim.sim.vpi import ToolchainError, require_tool, require_vpi
-from cosim.sim.myhdl_registries import forget_unused_memories, release_dropped_designs
-from cosim.sim.myhdl_sources import fresh_block_names
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_HDL_DIR = os.path.join(_ROOT, "hdl")
-TOOLCHAIN_VERSION = "11"  # bump when the generated files change shape
-
-_waves_path = None
-
-
-# Python collects its youngest generation of objects every 700 net allocations.  Elaborating
-# and converting a design allocates millions of objects and keeps most of them, so those
-# collections, and the full ones they lead to, walk an ever larger heap: converting the node
-# made 3,504 collections, 3.4 s of its 18.3 s of CPU.  Every 20,000 allocations: 121, 1.5 s.
-GC_YOUNGEST_THRESHOLD = 20000
-
-
-def collect_less_often():
-    """Raise the youngest generation's collection threshold to GC_YOUNGEST_THRESHOLD (never
-    lower it); a process-wide setting, made by the `prism` command and the test suite."""
-    youngest, middle, oldest = gc.get_threshold()
-    if 0 < youngest < GC_YOUNGEST_THRESHOLD:
-        gc.set_threshold(GC_YOUNGEST_THRESHOLD, middle, oldest)
-
-
-def build_root():
-    """Folder for converted/compiled designs: $PRISM_BUILD_DIR or <project>/build."""
-    env = os.environ.get("PRISM_BUILD_DIR")
-    if env:
-        return env
-    return os.path.join(os.path.dirname(_HDL_DIR), "build")
-
-
-@contextlib.contextmanager
-def waves(path):
-    """Within this context, simulations write a VCD file at `path` (None: no waves)."""
-    global _waves_path
-    old, _waves_path = _waves_path, (os.path.abspath(path) if path else None)
-    if _waves_path:
-        os.makedirs(os.path.dirname(_waves_path), exist_ok=True)
-    try:
-        yield _waves_path
-    finally:
-        _waves_path = old
-
-
-def current_waves():
-    return _waves_path
-
-
-def _unwrap(block_func):
-    """The plain Python function behind a MyHDL @block."""
-    return getattr(block_func, "func", block_func)
-
-
-def _is_signal(v):
-    return isinstance(v, myhdl._Signal._Signal)
-
-
-def _port_descr(s):
-    v = s._init
-    if isinstance(v, bool) or s._nrbits == 0:
-        return ("bool", type(s).__name__)
-    return (type(v).__name__, len(v), v.min, v.max, type(s).__name__)
-
-
-def _fresh(s):
-    """An unconnected copy of signal `s` (same type, width and initial value)."""
-    init = copy.copy(s._init)
-    if isinstance(s, ResetSignal):
-        return ResetSignal(init, active=s.active, isasync=s.isasync)
-    return Signal(init)
-
-
-def hdl_modules():
-    """{module name: dotted path} of every design module (hdl/<subsystem>/<name>.py; names are unique)."""
-    out = {}
-    for root, _, files in os.walk(_HDL_DIR):
-        for f in files:
-            if f.endswith(".py") and not f.startswith("_"):
-                rel = os.path.relpath(os.path.join(root, f[:-3]), _ROOT)
-                out[f[:-3]] = rel.replace(os.sep, ".")
-    return out
-
-
-def block_module(name):
-    """The module of the block named `name` (its factory has the module's name): hdl first, then
-    the test-only variants of the verification library (cosim/<subsystem>/)."""
-    import importlib
-    dotted = hdl_modules().get(name)
-    if dotted is None:
-        for sub in ("node", "fabric", "package", "arith"):
-            if os.path.exists(os.path.join(_ROOT, "cosim", sub, name + ".py")):
-                dotted = f"cosim.{sub}.{name}"
-                break
-    if dotted is None:
-        raise KeyError(f"no block named {name!r} in hdl/ or in the verification library")
-    return importlib.import_module(dotted)
-
-
-def block_function(name):
-    """The block factory `name` of the module `name`."""
-    return getattr(block_module(name), name)
-
-
-_IMPORT_RE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([\w, ()]+)|import\s+([\w.]+))", re.M)
-
-
-def _imported_files(path, index):
-    """Source files of the design modules one source file imports (any import form; module names
-    are unique, so the last component of a dotted name identifies the module)."""
-    with open(path) as fh:
-        text = fh.read()
-    out = set()
-    for frm, names, imp in _IMPORT_RE.findall(text):
-        cands = [(frm or imp).split(".")[-1]]
-        if frm:                                   # `from hdl.arith import number_decoder`
-            cands += [n.strip().split(" ")[0] for n in names.strip("()").split(",")]
-        out.update(index[c] for c in cands if c in index)
-    return out
-
-
-@functools.lru_cache(maxsize=None)
-def _sources_digest(path, mtime_key):
-    """Digest of one source file and of every design module it imports, transitively."""
-    index = {name: os.path.join(_ROOT, *dotted.split(".")) + ".py" for name, dotted in hdl_modules().items()}
-    seen, todo = set(), [path]
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        todo.extend(_imported_files(f, index) - seen)
-    h = hashlib.sha256()
-    for f in sorted(seen):
-        with open(f, "rb") as fh:
-            h.update(os.path.relpath(f, _ROOT).encode() + fh.read())
-    return h.hexdigest()
-
-
-def _mtimes():
-    return tuple(sorted((os.path.join(r, f), os.path.getmtime(os.path.join(r, f)))
-                        for top in (_HDL_DIR, os.path.join(_ROOT, "cosim"))
-                        for r, _, fs in os.walk(top) for f in fs if f.endswith(".py")))
-
-
-def hdl_source_digest(module=None):
-    """Digest of the HDL a block is built from: its module (a dotted name: `hdl.node.prism_node`,
-    or a test-only variant in cosim/) and the design modules it imports, so editing one block
-    does not invalidate the builds of unrelated ones; every hdl source when `module` is None."""
-    mt = _mtimes()
-    if module is None:
-        return _sources_digest_all(mt)
-    path = os.path.join(_ROOT, *module.split(".")) + ".py"
-    if not os.path.exists(path):
-        return _sources_digest_all(mt)
-    return _sources_digest(path, mt)
-
-
-@functools.lru_cache(maxsize=None)
-def _sources_digest_all(mtime_key):
-    h = hashlib.sha256()
-    for root, _, files in sorted(os.walk(_HDL_DIR)):
-        for f in sorted(files):
-            if f.endswith(".py"):
-                with open(os.path.join(root, f), "rb") as fh:
-                    h.update(os.path.relpath(os.path.join(root, f), _ROOT).encode() + fh.read())
-    return h.hexdigest()
-
-
-def _bind(block_func, args, kwargs):
-    sig = inspect.signature(_unwrap(block_func))
-    bound = sig.bind(*args, **kwargs)
-    bound.apply_defaults()
-    return bound
-
-
-def design_key(block_func, bound):
-    parts = [TOOLCHAIN_VERSION, myhdl.__version__, hdl_source_digest(_unwrap(block_func).__module__),
-             _unwrap(block_func).__module__,
-             _unwrap(block_func).__name__]
-    src = inspect.getsourcefile(_unwrap(block_func))
-    if src and not os.path.abspath(src).startswith(_HDL_DIR + os.sep):
-        with open(src, "rb") as fh:          # a block defined outside hdl/ (a test-only variant)
-            parts.append(hashlib.sha256(fh.read()).hexdigest())
-    for name, v in bound.arguments.items():
-        parts.append(f"{name}={_port_descr(v) if _is_signal(v) else repr(v)}")
-    return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:16]
-
-
-_VCD_HOOK = """
-initial begin : prism_waves
-    reg [8*1024-1:0] prism_vcd_file;
-    if ($value$plusargs("vcd=%s", prism_vcd_file)) begin
-        $dumpfile(prism_vcd_file);
-        $dumpvars(0, {tb});
-    end
-end
-"""
-
-
-def icarus_source(folder, name):
-    """The design as Icarus compiles it: `<name>.v` with wide concatenations as processes
-    (cosim/sim/verilog_post.py); `<name>.v` itself is what Verilator and other tools read."""
-    return os.path.join(folder, f"{name}_icarus.v")
-
-
-_rewrite = True
-
-
-@contextlib.contextmanager
-def raw_verilog():
-    """Within this context, designs are built from MyHDL's output as written, without the
-    rewrite passes of cosim/sim/verilog_post.py (in their own build folders).  For checking that the
-    passes change no behaviour; use Icarus -g2005 (the time-0 wake is one of the passes)."""
-    global _rewrite
-    old, _rewrite = _rewrite, False
-    try:
-        yield
-    finally:
-        _rewrite = old
-
-
-def _rewritten_build(block_func, args, kwargs):
-    """The folder of build(...) with the rewrite passes on, also inside `raw_verilog()`."""
-    global _rewrite
-    old, _rewrite = _rewrite, True
-    try:
-        return build(block_func, *args, **kwargs)[0]
-    finally:
-        _rewrite = old
-
-
-def rewriting():
-    """False inside `raw_verilog()`."""
-    return _rewrite
-
-
-def _changed_lines(before, after):
-    """How many lines one rewrite pass added or removed (0: it did not fire)."""
-    if before == after:
-        return 0
-    a, b = collections.Counter(before.split("\n")), collections.Counter(after.split("\n"))
-    return sum((a - b).values()) + sum((b - a).values())
-
-
-def rewrite_passes(folder, name):
-    """{pass name: lines changed} recorded when the design in `folder` was built."""
-    with open(os.path.join(folder, f"{name}.passes.json")) as fh:
-        return json.load(fh)
-
-
-def build(block_func, *args, **kwargs):
-    """Convert and compile the block for these arguments; return (folder, module name, bound args).
-    The folder keeps MyHDL's output as written (`<name>.raw.v`), the rewritten design (`<name>.v`,
-    what Verilator and other tools read), Icarus' form of it and the lines each pass changed."""
-    bound = _bind(block_func, args, kwargs)
-    name = _unwrap(block_func).__name__
-    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}" + ("" if _rewrite else "-raw"))
-    vvp = os.path.join(folder, f"{name}.vvp")
-    if os.path.exists(vvp):
-        return folder, name, bound
-    require_tool("iverilog")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers may ask for the same design
-        if os.path.exists(vvp):
-            return folder, name, bound
-        design_v = os.path.join(folder, f"{name}.v")
-        tb = os.path.join(folder, f"tb_{name}.v")
-        if not _rewrite:
-            # MyHDL's output as written is kept beside the rewritten design (`<name>.raw.v`):
-            # the same conversion, made once
-            converted = _rewritten_build(block_func, args, kwargs)
-            shutil.copyfile(os.path.join(converted, f"{name}.raw.v"), design_v)
-            shutil.copyfile(os.path.join(converted, f"tb_{name}.v"), tb)
-        else:
-            fresh = [(_fresh(v) if _is_signal(v) else v) for v in bound.args]
-            fresh_kw = {k: (_fresh(v) if _is_signal(v) else v) for k, v in bound.kwargs.items()}
-            fresh_block_names()  # names depend on the design alone, not on what was elaborated before
-            forget_unused_memories()  # earlier designs' memories no longer pin them (cosim/sim/myhdl_registries.py)
-            inst = block_func(*fresh, **fresh_kw)
-            with warnings.catch_warnings():
-                # unread / undriven internal signals are routine in composed blocks
-                warnings.simplefilter("ignore", myhdl.ToVerilogWarning)
-                inst.convert(hdl="Verilog", path=folder, name=name, initial_values=True, testbench=True)
-            del inst
-            release_dropped_designs()  # later simulations in this process walk every live signal
-            with open(tb) as fh:
-                text = fh.read()
-            head, _, _ = text.rpartition("endmodule")
-            with open(tb, "w") as fh:
-                fh.write(head + _VCD_HOOK.format(tb=f"tb_{name}") + "\nendmodule\n")
-        with open(design_v) as fh:
-            raw = fh.read()
-        with open(os.path.join(folder, f"{name}.raw.v"), "w") as fh:
-            fh.write(raw)
-        passes = {}
-
-        def apply(pass_name, func, text, *extra):
-            out = func(text, *extra)
-            out = out[0] if isinstance(out, tuple) else out
-            passes[pass_name] = _changed_lines(text, out)
-            return out
-        outputs = {k: int(v._init) for k, v in bound.arguments.items() if _is_signal(v)}
-
-        def rewrite(text, share):
-            # Icarus forks into every named block (up to 3x slower) and resolves a wire with several
-            # part drivers bit by bit: hoist the locals, join each ConcatSignal's parts (both simulators).
-            # The Icarus build shares the processes' variables (its compile time is quadratic in the
-            # names of one scope; cosim/sim/verilog_post.py has the figures).
-            text = apply("share_process_variables" if share else "hoist_block_locals",
-                         lambda t: hoist_block_locals(t, share=share), text)
-            text = apply("coalesce_part_assigns", coalesce_part_assigns, text)
-            # a Verilog function's final `disable` (MyHDL's return) is a no-op Yosys cannot parse
-            text = apply("function_returns", function_returns, text)
-            # combinational processes run once at power-on in every simulator and language mode
-            text = apply("wake_at_time0", wake_at_time0, text)
-            # registered outputs power up at their initial value, like every internal register
-            return apply("initialise_output_regs", initialise_output_regs, text, outputs)
-        text = rewrite(raw, share=False) if _rewrite else raw
-        with open(design_v, "w") as fh:
-            fh.write(text)
-        icarus_text = text
-        if _rewrite:
-            # wide concatenations copied by words, not bits; one process per clock edge (Icarus only)
-            icarus_text = apply("procedural_concats", procedural_concats, rewrite(raw, share=True))
-            icarus_text = apply("merge_clocked_processes", merge_clocked_processes, icarus_text)
-        with open(icarus_source(folder, name), "w") as fh:
-            fh.write(icarus_text)
-        with open(os.path.join(folder, f"{name}.passes.json"), "w") as fh:
-            json.dump(passes, fh, indent=1)
-        r = subprocess.run(["iverilog", "-o", vvp + ".tmp", "-s", f"tb_{name}", os.path.basename(icarus_source(folder, name)),
-                            f"tb_{name}.v"],
-                           cwd=folder, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise ToolchainError(f"iverilog could not compile {folder}/{name}.v:\n{r.stderr.strip()}")
-        os.replace(vvp + ".tmp", vvp)
-    return folder, name, bound
+from myhdl import Cosimulation
+
+from cosim.sim import replay
+# re-exported: this module stays the one entry to the tool chain for tests and the verification library
+from cosim.sim.convert import (GC_YOUNGEST_THRESHOLD, TOOLCHAIN_VERSION, bind_arguments, block_function,  # noqa: F401
+                               block_module, build, build_root, collect_less_often, design_key, hdl_modules,
+                               hdl_source_digest, icarus_source, is_signal, raw_verilog, rewrite_passes, rewriting,
+                               unwrap_block)
+from cosim.sim.myhdl_run import current_waves, run_sim, waves  # noqa: F401
+from cosim.sim.vpi import ToolchainError, require_vpi  # noqa: F401 (ToolchainError re-exported)
 
 
 def cosimulate(block_func, *args, **kwargs):
     """A `Cosimulation` of the converted block, wired to the caller's signals."""
     vpi = require_vpi()
     folder, name, bound = build(block_func, *args, **kwargs)
-    ports = {k: v for k, v in bound.arguments.items() if _is_signal(v)}
+    ports = {k: v for k, v in bound.arguments.items() if is_signal(v)}
     cmd = f"vvp -n -M {os.path.dirname(vpi)} -m myhdl {os.path.join(folder, name + '.vvp')}"
-    if _waves_path:
-        cmd += f" +vcd={_waves_path}"
+    path = current_waves()
+    if path:
+        cmd += f" +vcd={path}"
     return Cosimulation(cmd, **ports)
 
 
 def cosim_factory(block_func):
     """A function with the block's name and signature that returns its Icarus co-simulation."""
-    plain = _unwrap(block_func)
+    plain = unwrap_block(block_func)
 
     @functools.wraps(plain)
     def factory(*args, **kwargs):
@@ -418,7 +78,6 @@ def select(block_func, backend):
     if backend == "icarus":
         return cosim_factory(block_func)
     if backend == "myhdl+icarus":
-        from cosim.sim import replay
         return replay.recording_factory(block_func)
     raise ValueError(f"unknown back end {backend!r}; choose one of {', '.join(BACKENDS)}")
 
@@ -431,26 +90,6 @@ def run(top, duration=None, backend="myhdl"):
     'myhdl+icarus' the Verilog's replay of the recorded run.  On 'myhdl+icarus'
     it returns the number of rising edges replayed and compared.
     """
-    release_dropped_designs()  # MyHDL's simulation walks every live signal at its start and end
     if backend == "myhdl+icarus":
-        from cosim.sim import replay
-
-        def simulate():
-            try:
-                top.run_sim(duration=duration, quiet=1)
-            finally:
-                if top.sim is not None and not top.sim._finished:
-                    top.quit_sim()
-        return replay.simulate_and_check(simulate, vcd=_waves_path)
-    if _waves_path and backend == "myhdl":
-        top.config_sim(trace=True, directory=os.path.dirname(_waves_path),
-                       filename=os.path.splitext(os.path.basename(_waves_path))[0])
-    try:
-        top.run_sim(duration=duration, quiet=1)
-    finally:
-        # a StopSimulation has already finalized the run (and closed the co-simulation pipes)
-        if top.sim is not None and not top.sim._finished:
-            top.quit_sim()
-        if _waves_path and backend == "myhdl":
-            myhdl.traceSignals.directory = None
-            myhdl.traceSignals.filename = None
+        return replay.simulate_and_check(lambda: run_sim(top, duration), vcd=current_waves())
+    run_sim(top, duration, trace=backend == "myhdl")

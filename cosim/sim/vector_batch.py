@@ -44,8 +44,13 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List
 
-from cosim.sim import toolchain
-from cosim.sim.batch import VERILATOR_OPT_TAG, module_ports, run_simulator, verilator_build, verilator_recipe
+from myhdl import Signal, StopSimulation, block, instance
+
+from cosim.sim import convert
+from cosim.sim.batch import (VERILATOR_OPT_TAG, design_folder, module_ports, run_simulator, verilator_build,
+                             verilator_recipe)
+from cosim.sim.myhdl_run import run_sim
+from cosim.sim.tbutil import clock_gen, reset_pulse
 from cosim.sim.vpi import ToolchainError, require_tool
 
 SIMULATORS = ("icarus", "verilator")
@@ -68,7 +73,7 @@ def _words(width):
     return (width + 31) // 32
 
 
-def _tb_source(module, ports, inputs, outputs, reset_cycles, max_vectors):
+def tb_source(module, ports, inputs, outputs, reset_cycles, max_vectors):
     """The generic test bench: vector memories of 32-bit words, one change mask per vector."""
     L = ["`timescale 1ns/10ps", "module vector_tb;", "integer cycle = 0, edges = 0, n_vectors = 0, v = 0;",
          "integer fd = 0;", "reg [8*1024-1:0] path;", "reg released = 0;"]
@@ -165,13 +170,13 @@ class VectorBench:
     def __init__(self, block_func, *args, simulator="icarus", generation="2012", reset_cycles=2,
                  max_vectors=1 << 16, outputs=None, drive_reset=False, **kwargs):
         """args/kwargs: the block's signals (for their widths) and parameters, as for
-        `toolchain.build`.  outputs: the output ports to sample (default: all).
+        `cosim.sim.convert.build`.  outputs: the output ports to sample (default: all).
         drive_reset: `rst` is a vector input too (after the power-on reset), so a vector
         may assert it (a replayed formal counterexample resets when the solver did).
         reset_cycles=0: no power-on reset, `rst` is a vector input (drive_reset implied)."""
         drive_reset = drive_reset or reset_cycles == 0
         _check_options(simulator, generation, reset_cycles, max_vectors)
-        self.folder, self.module, self.bound = toolchain.build(block_func, *args, **kwargs)
+        self.folder, self.module, self.bound = convert.build(block_func, *args, **kwargs)
         self.block_func, self.args, self.kwargs = block_func, args, kwargs
         self._setup(simulator, generation, reset_cycles, max_vectors, outputs, drive_reset)
 
@@ -181,7 +186,6 @@ class VectorBench:
         """The same bench around a design given as a Verilog file (`module` in `path`: an exported
         or mutated design).  The file is copied into a build folder keyed by its contents; a file
         converted by MyHDL gets the kit's Icarus-only rewrite, as in cosim.sim.batch."""
-        from cosim.sim.batch import design_folder
         drive_reset = drive_reset or reset_cycles == 0
         _check_options(simulator, generation, reset_cycles, max_vectors)
         folder = design_folder(path, module)
@@ -205,7 +209,7 @@ class VectorBench:
             all_out = [n for n in all_out if n in set(outputs)]
         self.outputs = all_out
         self.widths = {n: w for n, (_, w) in self.ports.items()}
-        tb = _tb_source(self.module, self.ports, self.inputs, self.outputs, reset_cycles, max_vectors)
+        tb = tb_source(self.module, self.ports, self.inputs, self.outputs, reset_cycles, max_vectors)
         digest = hashlib.sha256(tb.encode()).hexdigest()[:12]
         # the executable's key: the test bench, and for Verilator the flags it is built with
         built = hashlib.sha256((tb + ("" if simulator == "icarus" else verilator_recipe())).encode()).hexdigest()[:12]
@@ -223,7 +227,7 @@ class VectorBench:
         tmp = self.exe + ".tmp"
         if self.simulator == "icarus":
             require_tool("iverilog")
-            src = os.path.basename(toolchain.icarus_source(self.folder, self.module))
+            src = os.path.basename(convert.icarus_source(self.folder, self.module))
             cmd = ["iverilog", f"-g{self.generation}", "-o", tmp, "-s", "vector_tb", src,
                    os.path.basename(self.tb_path)]
             r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
@@ -300,12 +304,8 @@ def run_myhdl(block_func, vectors, *args, outputs, reset_cycles=2, **kwargs):
     """The same protocol on the MyHDL block itself (the signals passed in are used and
     driven); `outputs` names the ports to sample (MyHDL does not know port directions).
     Returns a VectorRun whose wall_seconds is the whole MyHDL simulation."""
-    from myhdl import Signal, StopSimulation, block, instance
-
-    from cosim.sim.tbutil import clock_gen, reset_pulse
-
-    bound = toolchain._bind(block_func, args, kwargs)
-    sigs = {n: v for n, v in bound.arguments.items() if toolchain._is_signal(v)}
+    bound = convert.bind_arguments(block_func, args, kwargs)
+    sigs = {n: v for n, v in bound.arguments.items() if convert.is_signal(v)}
     missing = [n for n in outputs if n not in sigs]
     if missing:
         raise ValueError(f"no such port(s) {missing}")
@@ -342,5 +342,5 @@ def run_myhdl(block_func, vectors, *args, outputs, reset_cycles=2, **kwargs):
         return parts
 
     t0 = time.perf_counter()
-    toolchain.run(bench(), backend="myhdl")
+    run_sim(bench(), trace=True)
     return VectorRun(samples, time.perf_counter() - t0)

@@ -3,9 +3,9 @@
 MyHDL names every process (`always ... begin: LABEL`) and declares the
 process's variables inside that named block.  Icarus runs a named block as a
 scope of its own: every activation forks into it and joins back, which costs
-about as much again as a small process body (measured: 128 idle clocked
-processes, 2.1 us per activation named, 1.2 us unnamed).  The node has
-hundreds of clocked processes, so this is most of its idle simulation time.
+about as much again as a small process body (docs/perf.md, "Tool-chain
+settings, measured").  The node has hundreds of clocked processes, so this is
+most of its idle simulation time.
 
 `hoist_block_locals` moves each named block's declarations to module level
 under a unique name (`<label>_<variable>`), renames the variable inside that
@@ -20,10 +20,10 @@ the processes share their variables, one module register per type and
 position (the first 8-bit variable of every process is one register, ...).
 Icarus's code generator looks up each referenced signal by a linear scan of
 its scope's names in sorted order, so one flat module with a register per
-process variable compiles in time quadratic in their number: the node's
-21,000 module-level names took 16.4 s to compile, its 11,500 with shared
-variables 10.6 s, and 4.6 s with the shared ones named to sort first
-(`Vshared_...`: capitals sort before MyHDL's lower-case names).  Sharing is
+process variable compiles in time quadratic in their number; sharing cuts
+the node's names by almost half, and naming the shared ones to sort first
+(`Vshared_...`: capitals sort before MyHDL's lower-case names) cuts the
+compile further (figures: docs/perf.md).  Sharing is
 safe because a MyHDL variable lives for one activation of its process: the
 converted process assigns it before reading it, every activation, and an
 `always` body without a delay or an event control runs to its end before

@@ -24,14 +24,11 @@ from spec.formats import KULISCH_LSB_EXP  # noqa: F401  (Kulisch LSB weight 2^-1
 FORMAT_CODE = dict(_spec.INPUT_FORMAT_CODES)
 FORMATS = tuple(FORMAT_CODE)
 WIDTH_BITS = {fmt: _spec.ELEMENT_BITS[code] for fmt, code in FORMAT_CODE.items()}
-CODE_FORMAT = {code: fmt for fmt, code in FORMAT_CODE.items()}
 
-# (exponent bits, fraction bits) of the floating-point formats.
-FLOAT_LAYOUT = {_spec.FORMAT_NAMES[code]: layout for code, layout in _spec.FLOAT_LAYOUT.items()}
-
+# What decode() gives for a special (a tag, not a bit pattern: those are spec's NAN_*, INF_*, ...).
 NAN = "nan"
-POS_INF = "+inf"
-NEG_INF = "-inf"
+PLUS_INF = "+inf"
+MINUS_INF = "-inf"
 
 
 UINT_DTYPE = {8: "uint8", 16: "uint16", 32: "uint32"}   # numpy dtype of a format's bit patterns
@@ -72,7 +69,7 @@ def _check_bits(fmt, bits):
 
 def float_params(fmt):
     """(exponent bits, fraction bits, bias, emin, emax) of a float format."""
-    ebits, mbits = FLOAT_LAYOUT[fmt]
+    ebits, mbits = _spec.FLOAT_LAYOUT[FORMAT_CODE[fmt]]
     bias = (1 << (ebits - 1)) - 1
     return ebits, mbits, bias, 1 - bias, bias
 
@@ -123,7 +120,7 @@ def decode(fmt, bits):
     if exp_field == (1 << ebits) - 1:
         if frac:
             return NAN
-        return NEG_INF if negative else POS_INF
+        return MINUS_INF if negative else PLUS_INF
     if exp_field == 0:
         mag = Fraction(frac) * Fraction(2) ** (emin - mbits)
     else:
@@ -156,8 +153,8 @@ def round_exact(fmt, value, neg_zero=False):
     if isinstance(value, str):
         if value == NAN:
             return canonical_nan(fmt)
-        if value in (POS_INF, NEG_INF):
-            return infinity(fmt, value == NEG_INF)
+        if value in (PLUS_INF, MINUS_INF):
+            return infinity(fmt, value == MINUS_INF)
         raise ValueError(f"not a value: {value!r}")
     value = Fraction(value)
     if fmt == "int8":

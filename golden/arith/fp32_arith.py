@@ -8,8 +8,8 @@ rules: every NaN result (NaN operand, inf - inf) is the canonical quiet NaN
 import functools
 import struct
 
-from golden.arith.formats import NAN, POS_INF, NEG_INF, canonical_nan, decode, fp32_to_format, format_to_fp32, round_exact, sign_bit
-from spec.formats import NAN_FP32 as FP32_CANONICAL_NAN
+from golden.arith.formats import MINUS_INF, NAN, PLUS_INF, canonical_nan, decode, fp32_to_format, format_to_fp32, round_exact, sign_bit
+from spec.formats import INF_FP32, NAN_FP32, SIGN_FP32
 
 
 def fp32_add(a_bits, b_bits):
@@ -17,11 +17,11 @@ def fp32_add(a_bits, b_bits):
     a = decode("fp32", a_bits)
     b = decode("fp32", b_bits)
     if a == NAN or b == NAN:
-        return FP32_CANONICAL_NAN
+        return NAN_FP32
     if isinstance(a, str) or isinstance(b, str):
         infs = {x for x in (a, b) if isinstance(x, str)}
-        if infs == {POS_INF, NEG_INF}:
-            return FP32_CANONICAL_NAN
+        if infs == {PLUS_INF, MINUS_INF}:
+            return NAN_FP32
         return round_exact("fp32", infs.pop())
     s = a + b
     if s == 0:
@@ -42,7 +42,6 @@ def fp32_add(a_bits, b_bits):
 # SIGNUM 1995); zeros, infinities and the canonical NaN follow the same IEEE rules.
 _F32 = struct.Struct("<f")
 _U32 = struct.Struct("<I")
-_INF_BITS = 0x7F800000
 
 
 def _f32(bits):
@@ -53,11 +52,11 @@ def fp32_add_fast(a_bits, b_bits):
     """`fp32_add` on the host's binary64 arithmetic (same bits; see above)."""
     s = _f32(a_bits) + _f32(b_bits)
     if s != s:
-        return FP32_CANONICAL_NAN
+        return NAN_FP32
     try:
         return _U32.unpack(_F32.pack(s))[0]
     except OverflowError:           # finite, but rounds past binary32's largest value
-        return _INF_BITS | (0x80000000 if s < 0 else 0)
+        return INF_FP32 | (SIGN_FP32 if s < 0 else 0)
 
 
 @functools.lru_cache(maxsize=None)
@@ -71,7 +70,7 @@ def format_to_fp32_fast(fmt, bits):
         bits = int(bits)
         if not 0 <= bits <= 0xFFFFFFFF:
             return format_to_fp32(fmt, bits)         # its error
-        return FP32_CANONICAL_NAN if (bits & 0x7F800000) == _INF_BITS and bits & 0x7FFFFF else bits
+        return NAN_FP32 if (bits & INF_FP32) == INF_FP32 and bits & 0x7FFFFF else bits
     return _narrow_to_fp32(fmt, int(bits))
 
 

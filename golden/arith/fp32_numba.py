@@ -10,18 +10,17 @@ import numpy as np
 
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, bit_array as _bits
 from golden.jit import jit
-from spec.formats import INF_FP32, NAN_FP32
-from golden.arith.kulisch_numba import (F_BF16, F_FP16, F_FP32, F_INT8, WIDE_DIGITS, _bin_shift, _canonical_nan, _infinity,
-                            _add_shifted, _normalize, _round_wide, _signed_mant)
+from golden.arith.kulisch_numba import (WIDE_DIGITS, _add_shifted, _bin_shift, _canonical_nan, _infinity, _normalize,
+                                        _round_wide, _signed_mant)
+from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, INF_BF16, INF_FP32, NAN_FP32
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
-CANONICAL_NAN32 = NAN_FP32
 
 
 @jit
 def _to_fp32_bits(fmt, b):
     """Exact conversion of a pattern to FP32 bits (NaN -> canonical NaN)."""
-    if fmt == F_INT8:
+    if fmt == FMT_INT8:
         v = (b ^ 0x80) - 0x80
         if v == 0:
             return 0
@@ -31,12 +30,12 @@ def _to_fp32_bits(fmt, b):
         while (m >> (p + 1)) != 0:
             p += 1
         return s | ((p + 127) << 23) | ((m << (23 - p)) & 0x7FFFFF)
-    if fmt == F_FP16:
+    if fmt == FMT_FP16:
         s = (b >> 15) << 31
         e = (b >> 10) & 0x1F
         m = b & 0x3FF
         if e == 0x1F:
-            return CANONICAL_NAN32 if m != 0 else s | INF_FP32
+            return NAN_FP32 if m != 0 else s | INF_FP32
         if e == 0:
             if m == 0:
                 return s
@@ -45,28 +44,28 @@ def _to_fp32_bits(fmt, b):
                 p += 1
             return s | ((p - 24 + 127) << 23) | ((m << (23 - p)) & 0x7FFFFF)
         return s | ((e + 112) << 23) | (m << 13)
-    if fmt == F_BF16:
-        if (b & 0x7F80) == 0x7F80 and (b & 0x7F) != 0:
-            return CANONICAL_NAN32
+    if fmt == FMT_BF16:
+        if (b & INF_BF16) == INF_BF16 and (b & 0x7F) != 0:     # exponent all ones, fraction not 0
+            return NAN_FP32
         return b << 16
-    if (b & 0x7F800000) == 0x7F800000 and (b & 0x7FFFFF) != 0:
-        return CANONICAL_NAN32
+    if (b & INF_FP32) == INF_FP32 and (b & 0x7FFFFF) != 0:
+        return NAN_FP32
     return b
 
 
 @jit
 def _fp32_round_one(fmt, b):
     """Round one FP32 pattern to fmt."""
-    if fmt == F_FP32:
-        return CANONICAL_NAN32 if ((b & 0x7F800000) == 0x7F800000 and (b & 0x7FFFFF) != 0) else b
+    if fmt == FMT_FP32:
+        return NAN_FP32 if ((b & INF_FP32) == INF_FP32 and (b & 0x7FFFFF) != 0) else b
     e = (b >> 23) & 0xFF
     neg = (b >> 31) != 0
     if e == 0xFF:
         return _canonical_nan(fmt) if (b & 0x7FFFFF) != 0 else _infinity(fmt, neg)
     if (b & 0x7FFFFFFF) == 0:
-        return 0x8000 if (neg and fmt != F_INT8) else 0
+        return 0x8000 if (neg and fmt != FMT_INT8) else 0
     d = np.zeros(WIDE_DIGITS, np.int64)
-    _add_shifted(d, _signed_mant(F_FP32, b), _bin_shift(F_FP32, e))
+    _add_shifted(d, _signed_mant(FMT_FP32, b), _bin_shift(FMT_FP32, e))
     _normalize(d)
     return _round_wide(fmt, d)
 
@@ -90,7 +89,7 @@ def _arrival_kernel(x, out):
             acc[c] = acc[c] + row[c]             # float32 + float32: one IEEE binary32 add
     bits = acc.view(np.uint32)
     for c in range(cols):
-        out[c] = CANONICAL_NAN32 if acc[c] != acc[c] else bits[c]
+        out[c] = NAN_FP32 if acc[c] != acc[c] else bits[c]
 
 
 @jit
@@ -101,7 +100,7 @@ def _add_kernel(a, b, out):
     bits = out.view(np.uint32)
     for i in range(a.shape[0]):
         if out[i] != out[i]:
-            bits[i] = CANONICAL_NAN32
+            bits[i] = NAN_FP32
 
 
 @jit
@@ -115,8 +114,8 @@ def _auto_kernel(bits, codes, out):
     n = bits.shape[0]
     for t0 in range(0, n, 16):
         t1 = min(n, t0 + 16)
-        chosen = F_FP32
-        for fmt in range(F_INT8, F_FP32):
+        chosen = FMT_FP32
+        for fmt in range(FMT_INT8, FMT_FP32):
             fits = True
             for i in range(t0, t1):
                 b = np.int64(bits[i])

@@ -21,7 +21,7 @@ wrapped W-bit state, with the overflow flag set.
 from fractions import Fraction
 
 from golden.arith.formats import KULISCH_LSB_EXP, canonical_nan, infinity, round_exact, to_kulisch_term
-from spec.formats import KULISCH_WIDTH_DEFAULT as KULISCH_W, KULISCH_WIDTHS  # noqa: F401
+from spec.formats import KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
 from spec.frames import FLAG_NAN, FLAG_NEG_INF, FLAG_OVERFLOW, FLAG_POS_INF  # noqa: F401
 
 
@@ -32,7 +32,7 @@ def exact_limb_count(width):
 class KulischAccumulator:
     """One Kulisch register of `width` bits (320 or 280) plus flags."""
 
-    def __init__(self, width=KULISCH_W):
+    def __init__(self, width=KULISCH_WIDTH_DEFAULT):
         if width not in KULISCH_WIDTHS:
             raise ValueError(f"Kulisch width must be one of {KULISCH_WIDTHS}, got {width!r}")
         self.width = width
@@ -139,7 +139,7 @@ def limbs_to_signed(limbs, width):
     return x - (1 << width) if x >> (width - 1) else x
 
 
-def kulisch_sum(fmt, bits_seq, width=KULISCH_W):
+def kulisch_sum(fmt, bits_seq, width=KULISCH_WIDTH_DEFAULT):
     """Accumulate a sequence of raw patterns; returns the accumulator."""
     acc = KulischAccumulator(width)
     for b in bits_seq:

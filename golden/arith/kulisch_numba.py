@@ -33,12 +33,10 @@ from numba.core.extending import intrinsic
 
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, accumulator_state, bit_array as _bits
 from golden.jit import jit
-from spec.formats import (FMT_BF16 as F_BF16, FMT_FP16 as F_FP16, FMT_FP32 as F_FP32, FMT_INT8 as F_INT8,
-                          INF_BF16, INF_FP16, INF_FP32, INF_INT8, KULISCH_LSB_EXP, KULISCH_WIDTH_DEFAULT,
-                          KULISCH_WIDTHS, NAN_BF16, NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16, NEG_INF_FP16,
-                          NEG_INF_FP32, NEG_INF_INT8)
-from spec.frames import (FLAG_NAN, FLAG_NEG_INF as FLAG_NINF, FLAG_OVERFLOW as FLAG_OVF,
-                         FLAG_POS_INF as FLAG_PINF)
+from spec.formats import (FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, INF_BF16, INF_FP16, INF_FP32, INF_INT8,
+                          KULISCH_LSB_SHIFT, KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS, NAN_BF16, NAN_FP16, NAN_FP32,
+                          NAN_INT8, NEG_INF_BF16, NEG_INF_FP16, NEG_INF_FP32, NEG_INF_INT8)
+from spec.frames import FLAG_NAN, FLAG_NEG_INF, FLAG_OVERFLOW, FLAG_POS_INF
 
 WIDE_DIGITS = 14
 ACC_DIGITS = 10
@@ -56,7 +54,6 @@ INT8_CHUNK = 1 << 24
 NSE = 512                 # sign+exponent table entries
 SPECIAL_MARK = 1 << 40    # marks an inf/NaN exponent in the hidden-bit table
 
-LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0: a value's integer term is value * 2^LSB_SHIFT
 DIGIT_MASK = 0xFFFFFFFF
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
@@ -86,20 +83,20 @@ def _prefetch(typingctx, arr, r, c):
 @jit
 def _bin_shift(fmt, e):
     ee = e if e > 0 else 1
-    if fmt == F_INT8:
-        return LSB_SHIFT
-    if fmt == F_FP16:
+    if fmt == FMT_INT8:
+        return KULISCH_LSB_SHIFT
+    if fmt == FMT_FP16:
         return ee + 124
-    if fmt == F_BF16:
+    if fmt == FMT_BF16:
         return ee + 15
     return ee - 1
 
 
 @jit
 def _is_special_bin(fmt, e):
-    if fmt == F_INT8:
+    if fmt == FMT_INT8:
         return False
-    if fmt == F_FP16:
+    if fmt == FMT_FP16:
         return e == 0x1F
     return e == 0xFF
 
@@ -111,12 +108,12 @@ def _special_flag(fmt, b):
     neg = (b >> _LAYOUT[fmt, 3]) & 1
     if frac != 0:
         return FLAG_NAN
-    return FLAG_NINF if neg else FLAG_PINF
+    return FLAG_NEG_INF if neg else FLAG_POS_INF
 
 
 @jit
 def _signed_mant(fmt, b):
-    if fmt == F_INT8:
+    if fmt == FMT_INT8:
         return (b ^ 0x80) - 0x80
     e = (b >> _LAYOUT[fmt, 0]) & _LAYOUT[fmt, 1]
     m = b & _LAYOUT[fmt, 2]
@@ -213,22 +210,22 @@ def _export(d, width, limbs_out):
 
 @jit
 def _canonical_nan(fmt):
-    if fmt == F_INT8:
+    if fmt == FMT_INT8:
         return NAN_INT8
-    if fmt == F_FP16:
+    if fmt == FMT_FP16:
         return NAN_FP16
-    if fmt == F_BF16:
+    if fmt == FMT_BF16:
         return NAN_BF16
     return NAN_FP32
 
 
 @jit
 def _infinity(fmt, neg):
-    if fmt == F_INT8:
+    if fmt == FMT_INT8:
         return NEG_INF_INT8 if neg else INF_INT8
-    if fmt == F_FP16:
+    if fmt == FMT_FP16:
         return NEG_INF_FP16 if neg else INF_FP16
-    if fmt == F_BF16:
+    if fmt == FMT_BF16:
         return NEG_INF_BF16 if neg else INF_BF16
     return NEG_INF_FP32 if neg else INF_FP32
 
@@ -269,25 +266,25 @@ def _round_wide(fmt, d):
             break
     if p < 0:
         return 0
-    if fmt == F_INT8:
-        if p >= LSB_SHIFT + 8:
+    if fmt == FMT_INT8:
+        if p >= KULISCH_LSB_SHIFT + 8:
             return _infinity(fmt, neg)            # saturates
-        n = _bits_at(d, LSB_SHIFT, 9)
-        if _digit_bit(d, LSB_SHIFT - 1) and (_any_below(d, LSB_SHIFT - 1) or (n & 1)):
+        n = _bits_at(d, KULISCH_LSB_SHIFT, 9)
+        if _digit_bit(d, KULISCH_LSB_SHIFT - 1) and (_any_below(d, KULISCH_LSB_SHIFT - 1) or (n & 1)):
             n += 1
         v = -n if neg else n
         v = min(127, max(-128, v))
         return v & 0xFF
     mbits = _LAYOUT[fmt, 4]
-    emin = -14 if fmt == F_FP16 else -126
-    emax = 15 if fmt == F_FP16 else 127
+    emin = -14 if fmt == FMT_FP16 else -126
+    emax = 15 if fmt == FMT_FP16 else 127
     sign = (1 << _LAYOUT[fmt, 3]) if neg else 0
-    e = p - LSB_SHIFT
+    e = p - KULISCH_LSB_SHIFT
     if e > emax:
         return sign | _infinity(fmt, False)
     if e < emin:
         e = emin
-    sh = e - mbits + LSB_SHIFT
+    sh = e - mbits + KULISCH_LSB_SHIFT
     n = _bits_at(d, sh, mbits + 1)
     if sh > 0 and _digit_bit(d, sh - 1) and ((sh > 1 and _any_below(d, sh - 1)) or (n & 1)):
         n += 1
@@ -297,11 +294,11 @@ def _round_wide(fmt, d):
 @jit
 def _special_result(fmt, flags):
     """Result bits for the specials, or -1 when there are none."""
-    if (flags & FLAG_NAN) or ((flags & FLAG_PINF) and (flags & FLAG_NINF)):
+    if (flags & FLAG_NAN) or ((flags & FLAG_POS_INF) and (flags & FLAG_NEG_INF)):
         return _canonical_nan(fmt)
-    if flags & FLAG_PINF:
+    if flags & FLAG_POS_INF:
         return _infinity(fmt, False)
-    if flags & FLAG_NINF:
+    if flags & FLAG_NEG_INF:
         return _infinity(fmt, True)
     return -1
 
@@ -315,7 +312,7 @@ def _make_tables(fmt):
     +/-2^(LSB offset in its 32-bit digit) -- 0 for inf/NaN -- and the digit's
     row offset in acc."""
     mbits = _LAYOUT[fmt, 4]
-    ebits = 5 if fmt == F_FP16 else 8
+    ebits = 5 if fmt == FMT_FP16 else 8
     hidden = np.zeros(NSE, np.int64)
     scale = np.zeros(NSE, np.int64)
     offset = np.zeros(NSE, np.uint64)
@@ -530,7 +527,7 @@ def _as_fp32(fmt, bits, r0, r1, c0, nc, buf):
     for r in range(r0, r1):
         row = bits[r, c0:c0 + nc]
         out = buf[r - r0]
-        if fmt == F_BF16:
+        if fmt == FMT_BF16:
             for c in range(nc):
                 out[c] = np.uint32(row[c]) << np.uint32(16)
         else:
@@ -551,13 +548,13 @@ def _chunk_fast(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
 
 @jit(inline="always")
 def _chunk_fast_n(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
-    if fmt == F_FP32:
+    if fmt == FMT_FP32:
         src, s0, s1, sc = xf, r0, r1, c0
     else:
         _as_fp32(fmt, bits, r0, r1, c0, nc, buf)
         src, s0, s1, sc = buf.view(np.float32), 0, r1 - r0, 0
     _chunk_bounds(src, s0, s1, sc, nc, mx, mn)
-    levels = _chunk_levels(r1 - r0, nc, _LAYOUT[fmt, 4], 31 if fmt == F_FP16 else 0xFF, mx.view(np.uint32),
+    levels = _chunk_levels(r1 - r0, nc, _LAYOUT[fmt, 4], 31 if fmt == FMT_FP16 else 0xFF, mx.view(np.uint32),
                            mn.view(np.uint32), sig.view(np.int64))
     if levels == 0:
         return 0
@@ -569,7 +566,7 @@ def _chunk_fast_n(fmt, bits, xf, r0, r1, c0, nc, mx, mn, sig, buf, acc):
         nan |= acc[0, c] != acc[0, c]       # a NaN input makes its column's first level NaN
     if nan:
         return 0
-    if fmt == F_FP16:                       # back from the 2^-112 view: exact (a power of two)
+    if fmt == FMT_FP16:                       # back from the 2^-112 view: exact (a power of two)
         for j in range(levels):
             for c in range(nc):
                 acc[j, c] *= 2.0 ** 112
@@ -589,7 +586,7 @@ def _double_terms(acc_bits, levels, nc, m, sh):
             x = (b & 0xFFFFFFFFFFFFF) | (1 << 52)
             if b < 0:
                 x = -x
-            s = e - 1075 + LSB_SHIFT
+            s = e - 1075 + KULISCH_LSB_SHIFT
             r = -s if s < 0 else 0
             mj[c] = (x >> r) if e != 0 else 0
             shj[c] = s if s > 0 else 0
@@ -691,7 +688,7 @@ def _levels_export(acc, levels, nc, width, m, sh, limb, limbs_out, wraps_out, fl
             out[c, k] = limb[k, c]
         out[c, LIMBS - 1] = x
         wraps[c] = w
-        flags[c] = FLAG_OVF if w != 0 else 0
+        flags[c] = FLAG_OVERFLOW if w != 0 else 0
 
 
 @jit
@@ -699,7 +696,7 @@ def _double_term(v):
     """A nonzero double that is a multiple of 2^-149 as (m, sh): v = m * 2^(sh - 149), sh >= 0."""
     mant, ex = math.frexp(v)                    # v = mant * 2^ex exactly, 0.5 <= |mant| < 1
     mi = np.int64(mant * 9007199254740992.0)    # * 2^53: an exact integer
-    sh = ex - 53 + LSB_SHIFT
+    sh = ex - 53 + KULISCH_LSB_SHIFT
     if sh < 0:
         mi >>= -sh                              # exact: the dropped bits are zeros
         sh = 0
@@ -719,7 +716,7 @@ def _round_pair(fmt, hib, lo):
     big_m = (hib & 0xFFFFFFFFFFFFF) | (np.int64(1) << 52)   # |hi| = big_m * 2^(e_field - 1075)
     resid = 0 if lo == 0.0 else (1 if (lo > 0.0) != neg else -1)
     e2 = e_field - 1075
-    if fmt == F_INT8:
+    if fmt == FMT_INT8:
         t = -e2
         if t <= 0:
             return _infinity(fmt, neg)            # saturates
@@ -732,8 +729,8 @@ def _round_pair(fmt, hib, lo):
         v = -n if neg else n
         return min(127, max(-128, v)) & 0xFF
     mbits = _LAYOUT[fmt, 4]
-    emin = -14 if fmt == F_FP16 else -126
-    emax = 15 if fmt == F_FP16 else 127
+    emin = -14 if fmt == FMT_FP16 else -126
+    emax = 15 if fmt == FMT_FP16 else 127
     sign = (1 << _LAYOUT[fmt, 3]) if neg else 0
     e = max(e_field - 1023, emin)
     t = (e - mbits) - e2
@@ -842,7 +839,7 @@ def _round_from_state(fmt, acc, levels, c, width, tsum, state, d, bits_out, wrap
             _limbs_add_shifted(tsum, mi, sh)
     w = _limbs_export(tsum, width, state)
     wraps_out[at] = w
-    flags_out[at] = FLAG_OVF if w != 0 else 0
+    flags_out[at] = FLAG_OVERFLOW if w != 0 else 0
     bits_out[at] = _round_state(fmt, width, state, w, flags_out[at], d)
 
 
@@ -861,7 +858,7 @@ def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c
     for c in range(nc):
         wraps[c] = 0
         flags[c] = 0
-    if fmt == F_FP32:
+    if fmt == FMT_FP32:
         slow = _round_pairs_fp32(hi, lo, nc, r32, adj)
         ru = r32.view(np.uint32)
         bits = bits_out[c_out:c_out + nc]
@@ -869,14 +866,14 @@ def _levels_round(fmt, acc, levels, nc, width, bits_out, wraps_out, flags_out, c
             bits[c] = np.uint32(np.int64(ru[c]) + adj[c])
         if slow == 0:
             return
-    if fmt == F_BF16:                                   # one loop per format: its grid is a constant
-        _round_pairs(F_BF16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
-    elif fmt == F_FP16:
-        _round_pairs(F_FP16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
-    elif fmt == F_INT8:
-        _round_pairs(F_INT8, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    if fmt == FMT_BF16:                                   # one loop per format: its grid is a constant
+        _round_pairs(FMT_BF16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    elif fmt == FMT_FP16:
+        _round_pairs(FMT_FP16, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+    elif fmt == FMT_INT8:
+        _round_pairs(FMT_INT8, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
     else:
-        _round_pairs(F_FP32, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
+        _round_pairs(FMT_FP32, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags_out, c_out, tsum, state, d)
 
 
 @jit(inline="always")
@@ -887,7 +884,7 @@ def _round_pairs(fmt, acc, levels, nc, width, hi, lo, bits_out, wraps_out, flags
     for c in range(nc):
         h = hi[c]
         e = (hib[c] >> 52) & 0x7FF
-        if fmt == F_FP32 and not (((e < 1023 - 126) and h != 0.0) or e >= 1023 + 127 or h + lo[c] != h):
+        if fmt == FMT_FP32 and not (((e < 1023 - 126) and h != 0.0) or e >= 1023 + 127 or h + lo[c] != h):
             continue                                    # converted already
         if abs(h) < 2.0 ** 129 and h + lo[c] == h:      # no wrap at either width; a faithful pair
             bits_out[c_out + c] = _round_pair(fmt, hib[c], lo[c])
@@ -958,7 +955,7 @@ def _seq_bins(fmt, seq, i0, i1, d, fl):
     for j0 in range(i0, i1, FLUSH_TERMS):
         j1 = min(i1, j0 + FLUSH_TERMS)
         bins[:, :] = 0
-        if fmt == F_INT8:
+        if fmt == FMT_INT8:
             s = np.int64(0)
             for i in range(j0, j1):
                 s += (np.int64(seq[i]) ^ 0x80) - 0x80
@@ -987,12 +984,12 @@ def _seq_accumulate(fmt, seq, seq_f, d, fl):
     """Add the sequence into the wide digits d (normalised on return); returns the
     flags.  seq_f: the sequence as float32 (FP32 input only)."""
     n = seq.shape[0]
-    if fmt == F_INT8:
+    if fmt == FMT_INT8:
         for i0 in range(0, n, INT8_CHUNK):
             s = np.int64(0)
             for i in range(i0, min(n, i0 + INT8_CHUNK)):
                 s += np.int64(np.int8(seq[i]))
-            _add_shifted(d, s, LSB_SHIFT)
+            _add_shifted(d, s, KULISCH_LSB_SHIFT)
         _normalize(d)
         return fl
     block = CHUNK_ROWS * LANES
@@ -1004,7 +1001,7 @@ def _seq_accumulate(fmt, seq, seq_f, d, fl):
     i = 0
     while i + block <= n:
         blk = seq[i:i + block].reshape((CHUNK_ROWS, LANES))
-        blk_f = seq_f[i:i + block].reshape((CHUNK_ROWS, LANES)) if fmt == F_FP32 else seq_f[:1].reshape((1, 1))
+        blk_f = seq_f[i:i + block].reshape((CHUNK_ROWS, LANES)) if fmt == FMT_FP32 else seq_f[:1].reshape((1, 1))
         levels = _chunk_fast(fmt, blk, blk_f, 0, CHUNK_ROWS, 0, LANES, mx, mn, sig, buf, acc)
         if levels == 0:
             fl = _seq_bins(fmt, seq, i, i + block, d, fl)
@@ -1046,11 +1043,11 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
                     for i in range(m):
                         col[i] = data[r0 + i, j]
                     part = col[:m]
-                    fl = _seq_accumulate(fmt, part, part.view(np.float32) if fmt == F_FP32 else no_floats, d, fl)
+                    fl = _seq_accumulate(fmt, part, part.view(np.float32) if fmt == FMT_FP32 else no_floats, d, fl)
             st = state if rounding else limbs[j]
             w = _export(d, width, st)
             wraps[j] = w
-            flags[j] = fl | (FLAG_OVF if w != 0 else 0)
+            flags[j] = fl | (FLAG_OVERFLOW if w != 0 else 0)
             if rounding:
                 bits[j] = _round_state(out_fmt, width, st, w, flags[j], d)
         return
@@ -1075,12 +1072,12 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
     for c0 in range(0, cols, LANES):
         nc = min(LANES, cols - c0)
         levels = 0
-        if fmt == F_INT8 and rows <= INT8_CHUNK:        # one int32 sum per column: exact as one double level
+        if fmt == FMT_INT8 and rows <= INT8_CHUNK:        # one int32 sum per column: exact as one double level
             _int8_column_sums(data, 0, rows, c0, nc, iacc32, isum)
             for c in range(nc):
                 acc[0, c] = np.float64(isum[c])
             levels = 1
-        elif fmt != F_INT8 and rows <= CHUNK_ROWS:      # one chunk: results straight from the level sums
+        elif fmt != FMT_INT8 and rows <= CHUNK_ROWS:      # one chunk: results straight from the level sums
             levels = _chunk_fast(fmt, data, xf, 0, rows, c0, nc, mx, mn, sig, buf, acc)
         if levels:
             if rounding:
@@ -1096,11 +1093,11 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
             continue
         tsum[:, :] = 0
         fl[:] = 0
-        if fmt == F_INT8:
+        if fmt == FMT_INT8:
             for r0 in range(0, rows, INT8_CHUNK):
                 _int8_column_sums(data, r0, min(rows, r0 + INT8_CHUNK), c0, nc, iacc32, isum)
                 for c in range(nc):
-                    _limbs_add_shifted(tsum[c], isum[c], LSB_SHIFT)
+                    _limbs_add_shifted(tsum[c], isum[c], KULISCH_LSB_SHIFT)
         else:
             for r0 in range(0, rows, CHUNK_ROWS):
                 r1 = min(rows, r0 + CHUNK_ROWS)
@@ -1117,7 +1114,7 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
             st = state if rounding else limbs[c0 + c]
             w = _limbs_export(tsum[c], width, st)
             wraps[c0 + c] = w
-            flags[c0 + c] = fl[c] | (FLAG_OVF if w != 0 else 0)
+            flags[c0 + c] = fl[c] | (FLAG_OVERFLOW if w != 0 else 0)
             if rounding:
                 bits[c0 + c] = _round_state(out_fmt, width, st, w, flags[c0 + c], d)
 
@@ -1126,11 +1123,11 @@ def _reduce_kernel(fmt, out_fmt, data, xf, width, limbs, bits, wraps, flags):
 def _accumulate_kernel(fmt, seq, seq_f, width, limbs, wraps_in, flags_in):
     d = np.zeros(WIDE_DIGITS, np.int64)
     _add_state(d, limbs, wraps_in, width)
-    fl = _seq_accumulate(fmt, seq, seq_f, d, flags_in & (FLAG_NAN | FLAG_PINF | FLAG_NINF))
+    fl = _seq_accumulate(fmt, seq, seq_f, d, flags_in & (FLAG_NAN | FLAG_POS_INF | FLAG_NEG_INF))
     _normalize(d)
     w = _export(d, width, limbs)
     if w != 0:
-        fl |= FLAG_OVF
+        fl |= FLAG_OVERFLOW
     return w, fl
 
 

@@ -51,8 +51,9 @@ from typing import Callable, Dict, Iterator, List, Sequence, Tuple
 
 import numpy as np
 
+from spec.fabric import ACC_PER_LEAF, LEAVES, PATH_MODES, TUPLE_BYTES, UPLINKS_PER_LEAF  # noqa: F401 (re-exported)
+
 # --- constants ------------------------------------------------------------------
-TUPLE_BYTES = 13
 PROTO_UDP = 17
 ROCEV2_UDP_PORT = 4791
 ROCE_SPORT_BASE = 0xC000          # RoCEv2 entropy source ports: 0xC000..0xFFFF
@@ -70,13 +71,6 @@ CRC16_XOROUT = 0x0000
 MS_RSS_KEY = bytes.fromhex(
     "6d5a56da255b0ec24167253d43a38fb0d0ca2bcbae7b30b477cb2da38030f20c"
     "6a42b73bbeac01fa")
-
-PATH_MODES = ("mod", "mulhi")
-
-# The fabric of the seed: 32 leaves x 32 accelerators, 32 uplinks per leaf.
-LEAVES = 32
-ACC_PER_LEAF = 32
-UPLINKS_PER_LEAF = 32
 
 
 # --- flows and their serialisation ------------------------------------------------

@@ -35,8 +35,8 @@ from fractions import Fraction
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from golden.fabric import ecmp
+from spec.fabric import RATE_GBPS
 
-RATE_GBPS = 100
 LANE_BITS = 16
 
 

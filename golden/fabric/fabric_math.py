@@ -30,12 +30,10 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-# --- the seed's fabric (collective_pkg) --------------------------------------------
-UPLINKS_PER_LEAF = 32
-RATE_GBPS = 100
-LEAVES = 32
-ACC_PER_LEAF = 32
-PARTICIPANTS = LEAVES * ACC_PER_LEAF            # 1024
+# --- the seed's fabric (spec/fabric.py) ----------------------------------------------
+from spec.fabric import (ACC_PER_LEAF, EFF_FPU_LIMITS, EFF_PCT, LEAVES, PARTICIPANTS,  # noqa: F401 (re-exported)
+                         RATE_GBPS, UPLINKS_PER_LEAF)
+
 GRADIENT_BYTES = 8 * 10**9                     # "S = 8 GB" in the prose (decimal)
 S_MB_RTL = 8192                                # the RTL's S_MB parameter (binary MB)
 STEPS_PER_RUN = 100_000
@@ -43,14 +41,14 @@ FABRIC_LATENCY_US = Fraction(1635, 1000)       # "a three-hop 1.635 us fabric la
 MAC_RX_FLOPS = 14_166                          # Chapter 19.7's MAC receive datapath
 # The efficiency lookup.  The seed's collective_pkg::EFF_PCT has six entries (its
 # top one, 82 %, covers everything above 20 flows per uplink); the project's lookup
-# (hdl.fabric.collective_pkg.EFF_PCT, what all_to_all_model computes) adds a seventh, 94 %,
+# (spec.fabric.EFF_PCT, what all_to_all_model computes) adds a seventh, 94 %,
 # above 100 flows per uplink.  Every entry is 100 x lam / E[max] at its bucket's point
 # (1, 2, 4, 8, 20, 100, 1 023 flows per uplink), rounded -- `eff_pct_table_from_curve`
-# recomputes them and the tests keep this table, that computation and the HDL's equal.
-EFF_FPU_LIMITS = (1, 2, 4, 8, 20, 100)         # upper bounds of the first six buckets
+# recomputes them and the tests keep that computation and spec's table equal.
 EFF_POINTS = EFF_FPU_LIMITS + (1023,)          # the point each entry is evaluated at
-EFF_PCT_TABLE = (28, 37, 46, 56, 67, 82, 94)
 SEED_SV_EFF_PCT = (28, 37, 46, 56, 67, 82)     # the seed's SystemVerilog as written
+# The curve as the seed's text quotes it: efficiency (%) at each of EFF_POINTS.
+SEED_EFF_CURVE_PCT = (28.4, 37.0, 46.2, 55.9, 67.2, 82.4, 93.8)
 
 
 # =====================================================================================
@@ -239,7 +237,7 @@ def imbalance_closed_form(lam: float, n: int = UPLINKS_PER_LEAF) -> float:
     return 1.0 + math.sqrt(2.0 * math.log(n) / lam)
 
 
-def eff_pct_lookup(flows: int, uplinks: int, table: Sequence[int] = EFF_PCT_TABLE) -> int:
+def eff_pct_lookup(flows: int, uplinks: int, table: Sequence[int] = EFF_PCT) -> int:
     """The efficiency lookup (whole per cent): the first bucket whose upper bound is at
     least flows // uplinks; above the last bound, the table's last entry."""
     fpu = flows // uplinks
@@ -255,7 +253,7 @@ def seed_sv_eff_pct_lookup(flows: int, uplinks: int) -> int:
 
 
 def eff_pct_table_from_curve(n: int = UPLINKS_PER_LEAF) -> Tuple[int, ...]:
-    """round(100 x lam / E[max]) at each bucket's point: what EFF_PCT_TABLE must hold."""
+    """round(100 x lam / E[max]) at each bucket's point: what spec's EFF_PCT must hold."""
     return tuple(round(100 * efficiency(f, n)) for f in EFF_POINTS)
 
 
@@ -628,8 +626,8 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
         kind="explained", alt_lo=e_pois, alt_hi=e_pois,
         explanation=f"3.52 is E[max] of 32 INDEPENDENT Poisson(1) loads ({e_pois:.4f}), an approximation "
                     f"that lets the total vary; the exact multinomial value is {e_max:.4f}")
-    add("eff_32", "4,8", "efficiency of 32 flows on 32 uplinks (%) = 100/E[max]", 28.4, "28.4%", 0.05, eff,
-        kind="explained", alt_lo=100 / e_pois, alt_hi=100 / e_pois,
+    add("eff_32", "4,8", "efficiency of 32 flows on 32 uplinks (%) = 100/E[max]", SEED_EFF_CURVE_PCT[0], "28.4%",
+        0.05, eff, kind="explained", alt_lo=100 / e_pois, alt_hi=100 / e_pois,
         explanation=f"100/{e_pois:.4f} = {100 / e_pois:.2f}% under the independent-Poisson approximation; "
                     f"exact 100/E[max] = {eff:.2f}% (and E[rate] = E[1/max] = "
                     f"{100 * float(expected_inverse_max_exact(m, n)):.2f}%)")
@@ -656,7 +654,7 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     add("k6_rate", "12", "ring rate when the busiest uplink carries 6 (Gb/s)", 16.7, "16.7 Gb/s", 0.05, RATE_GBPS / 6)
 
     # --- the efficiency curve (collective_pkg comment and EFF_PCT) ----------------------
-    for fpu, seed_val in zip(EFF_FPU_LIMITS[1:], (37.0, 46.2, 55.9, 67.2, 82.4)):
+    for fpu, seed_val in zip(EFF_POINTS[1:-1], SEED_EFF_CURVE_PCT[1:-1]):
         e = 100 * efficiency(fpu)
         ep = 100 * fpu / expected_max_independent_poisson(fpu, n)
         kw = {}
@@ -685,8 +683,8 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
     add("a2a_flows", "2", "all-to-all flows over 1 024 participants", 1_047_552, "1 047 552", 0.5,
         PARTICIPANTS * (PARTICIPANTS - 1))
     add("a2a_flows_leaf", "3", "all-to-all flows per leaf", 32_736, "32 736", 0.5, flows_per_leaf("alltoall"))
-    add("a2a_eff", "9,10", "all-to-all efficiency (%)", 93.8, "93.8%", 0.05, eff_all, kind="explained",
-        alt_lo=eff_cross, alt_hi=eff_cross,
+    add("a2a_eff", "9,10", "all-to-all efficiency (%)", SEED_EFF_CURVE_PCT[-1], "93.8%", 0.05, eff_all,
+        kind="explained", alt_lo=eff_cross, alt_hi=eff_cross,
         explanation=f"with all 32 736 flows per leaf (1 023/uplink) the exact value is {eff_all:.2f}%; counting "
                     f"only the 31 744 flows that leave the leaf (992/uplink) it is {eff_cross:.2f}%")
     a2a_sd = max_load_sd(a2a_m, n)
@@ -701,7 +699,7 @@ def seed_comparison(striping_trials: int = 20000, seed: int = 1) -> List[SeedFig
         explanation=f"follows from the 1 091 above (1 091/1 023 = 1.0665): two standard errors of a "
                     f"{a2a_trials:,.0f}-trial Monte Carlo (the seed gives no method or trial count)")
     add("coll_factor", "10", "all-to-all efficiency / ring efficiency", 3.3, "3.3", 0.05, eff_all / eff)
-    lams = [1, 2, 4, 8, 20, 100, 1023]
+    lams = EFF_POINTS
     dev = max(abs(imbalance_closed_form(l) / (max_load_dist(l * n, n).expected() / l) - 1) for l in lams)
     add("closed_form", "10", "closed form vs exact imbalance, worst over 1..1 023 flows/uplink (%)", 8, "about 8%",
         1.0, 100 * dev)

@@ -22,7 +22,8 @@ from golden.arith.formats import fp32_to_format
 # the reference's bits on the host's binary64 (tests/arith/test_fp32_fast.py holds them equal)
 from golden.arith.fp32_arith import fp32_add_fast as fp32_add, format_to_fp32_fast as format_to_fp32
 from golden.arith.kulisch import KulischAccumulator
-from spec.formats import KULISCH_WIDTHS
+from spec.formats import KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
+from spec.frames import MAX_CAPACITY
 
 
 @dataclass
@@ -57,7 +58,7 @@ class _Operation:
 
 
 class NodeModel:
-    def __init__(self, capacity=4096, kulisch_w=320, ports=2):
+    def __init__(self, capacity=MAX_CAPACITY, kulisch_w=KULISCH_WIDTH_DEFAULT, ports=2):
         if kulisch_w not in KULISCH_WIDTHS:
             raise ValueError(f"KULISCH_W must be 280 or 320, not {kulisch_w}")
         self.capacity, self.kulisch_w, self.ports = capacity, kulisch_w, ports

@@ -11,7 +11,7 @@ from typing import List, Optional, Tuple
 # verification code); this module encodes and decodes frames with them and re-exports them,
 # so callers keep writing P.FMT_FP32, P.DROP_REASONS and so on.
 from spec.formats import (ELEMENT_BITS, FMT_AUTO, FMT_BF16, FMT_EXACT, FMT_FP16, FMT_FP32, FMT_INT8,
-                          FORMAT_CODES, FORMAT_NAMES)  # noqa: F401
+                          FORMAT_CODES, FORMAT_NAMES, KULISCH_WIDTH_DEFAULT)  # noqa: F401
 from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMAT, BAD_LENGTH,
                          BAD_OPCODE, BAD_POLICY, BAD_RECIPIENTS, BEAT_BITS, BLOCK_ELEMS, BUSY,
                          CLASS_CONTROL, CLASS_DATA, CLASS_RESULT, DROP_REASONS, EXACT_FLAG_LSB,
@@ -172,7 +172,7 @@ class Result:
     generation: int
     offset: int
     groups: Tuple[Tuple[int, Tuple], ...] = field(default_factory=tuple)
-    kulisch_w: int = 320
+    kulisch_w: int = KULISCH_WIDTH_DEFAULT
 
     @property
     def count(self):

@@ -49,7 +49,7 @@ holds its additions back (gaps in in_valid are allowed anywhere).
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 from hdl.arith.ports import check_widths
-from spec.formats import INF_FP32 as INFINITY, NAN_FP32 as CANONICAL_NAN
+from spec.formats import INF_FP32, NAN_FP32
 
 # Register placement per LATENCY: True = the step ends in a pipeline register.
 STAGE_REGISTERS = {
@@ -235,12 +235,12 @@ def fp32_add(clk, rst, in_valid, in_a, in_b, in_tag, out_valid, out_result, out_
             packed[:] = ((s3_exp - 1) << 23) + keep
             if round_up:
                 packed[:] = packed + 1
-            if packed >= INFINITY:
-                packed[:] = INFINITY
+            if packed >= INF_FP32:
+                packed[:] = INF_FP32
             if s3_side[SPECIAL] and s3_side[SPECIAL_NAN]:
-                result[:] = CANONICAL_NAN
+                result[:] = NAN_FP32
             elif s3_side[SPECIAL]:
-                result[:] = INFINITY
+                result[:] = INF_FP32
                 result[31] = s3_side[SIGN]
             elif s3_zero:
                 result[:] = concat(s3_side[ZERO_SIGN], intbv(0)[31:])

@@ -30,8 +30,9 @@ from myhdl import Signal, always_comb, block, intbv
 
 from hdl.arith.kulisch_round import kulisch_round
 from hdl.arith.number_decoder import number_decoder
+from spec.formats import KULISCH_WIDTHS
 
-TERM_WIDTH = 280     # enough for any FP32 term (278 bits); the narrowest rounder build
+TERM_WIDTH = min(KULISCH_WIDTHS)   # 280: the narrowest rounder build, enough for any FP32 term (KULISCH_MIN_WIDTH)
 
 
 @block

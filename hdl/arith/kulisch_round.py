@@ -79,10 +79,9 @@ from types import SimpleNamespace
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 from hdl.arith.ports import check_widths
-from spec.formats import (FMT_BF16 as FORMAT_BF16, FMT_EXACT as FORMAT_EXACT, FMT_FP16 as FORMAT_FP16,
-                          FMT_FP32 as FORMAT_FP32, FMT_INT8 as FORMAT_INT8, INF_BF16, INF_FP16, INF_FP32,
-                          INF_INT8, KULISCH_LSB_EXP, NAN_BF16, NAN_FP16, NAN_FP32, NAN_INT8, NEG_INF_BF16,
-                          NEG_INF_FP16, NEG_INF_FP32)
+from spec.formats import (FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, INF_BF16, INF_FP16, INF_FP32,
+                          INF_INT8, KULISCH_LSB_SHIFT, KULISCH_MIN_WIDTH, NAN_BF16, NAN_FP16, NAN_FP32,
+                          NAN_INT8, NEG_INF_BF16, NEG_INF_FP16, NEG_INF_FP32)
 
 STAGE_REGISTERS = {
     3: (True, True, True),
@@ -93,7 +92,6 @@ STAGE_REGISTERS = {
 # special-case kinds decided in step 1
 KIND_FINITE, KIND_NAN, KIND_POS_INF, KIND_NEG_INF = 0, 1, 2, 3
 
-MIN_WIDTH = 278   # one FP32 term needs 278 signed bits; overflow then is beyond every format
 MAX_WIDTH = 512   # the 9-bit normalising shift count
 
 TOP_BITS = 25                          # FP32: 24 significand bits + guard
@@ -127,14 +125,13 @@ def rounder_functions(W, FMT_BITS=3):
     FMT_BITS-bit format code: magnitude, normalise, round_int8 and pack, plus round_kind.
     (The functions copy an argument they compare with 0 or 1 into a variable: MyHDL takes such a
     comparison of an argument for a clock edge.)"""
-    lsb_shift = -KULISCH_LSB_EXP          # bit index of 2^0 in the register (149)
     # normalising-shift limits: the leading one may not move above the bit of
     # the format's smallest normal, 2^emin (FP32/BF16 emin -126, FP16 -14);
     # (biased exponent - 1) = limit - lead for the format's own limit
-    LIMIT_FP32 = W - 1 - (lsb_shift - 126)
-    LIMIT_FP16 = W - 1 - (lsb_shift - 14)
-    INT_LOW = lsb_shift                    # bits [INT_HIGH : INT_LOW] are the low 8 integer bits
-    INT_HIGH = lsb_shift + 8
+    LIMIT_FP32 = W - 1 - (KULISCH_LSB_SHIFT - 126)
+    LIMIT_FP16 = W - 1 - (KULISCH_LSB_SHIFT - 14)
+    INT_LOW = KULISCH_LSB_SHIFT                    # bits [INT_HIGH : INT_LOW] are the low 8 integer bits
+    INT_HIGH = KULISCH_LSB_SHIFT + 8
 
     def magnitude(value):
         """|value| of the W-bit two's-complement value."""
@@ -155,7 +152,7 @@ def rounder_functions(W, FMT_BITS=3):
         fm = intbv(0)[FMT_BITS:]
         fm[:] = fmt
         norm[:] = mag
-        if fm == FORMAT_FP16:
+        if fm == FMT_FP16:
             limit[:] = LIMIT_FP16
         else:
             limit[:] = LIMIT_FP32
@@ -230,7 +227,7 @@ def rounder_functions(W, FMT_BITS=3):
         sticky = bool(norm[NORM_STICKY])
         top[:] = norm[TOP_BITS:0]
         round_up = False
-        if fm == FORMAT_FP32:
+        if fm == FMT_FP32:
             exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[0] and (sticky or top[1])
             pattern[:] = (exp_m1 << 23) + top[25:1]
@@ -246,7 +243,7 @@ def rounder_functions(W, FMT_BITS=3):
                 bits[:] = NEG_INF_FP32
             else:
                 bits[:] = concat(negative, pattern[31:0])
-        elif fm == FORMAT_BF16:
+        elif fm == FMT_BF16:
             exp_m1[:] = LIMIT_FP32 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[16] and (sticky or top[16:0] != 0 or top[17])
             pattern[:] = (exp_m1 << 7) + top[25:17]
@@ -262,7 +259,7 @@ def rounder_functions(W, FMT_BITS=3):
                 bits[:] = NEG_INF_BF16
             else:
                 bits[:] = concat(negative, pattern[15:0])
-        elif fm == FORMAT_FP16:
+        elif fm == FMT_FP16:
             exp_m1[:] = LIMIT_FP16 - norm[NORM_WIDTH:NORM_LEAD]
             round_up = top[13] and (sticky or top[13:0] != 0 or top[14])
             pattern[:] = (exp_m1 << 10) + top[25:14]
@@ -278,7 +275,7 @@ def rounder_functions(W, FMT_BITS=3):
                 bits[:] = NEG_INF_FP16
             else:
                 bits[:] = concat(negative, pattern[15:0])
-        elif fm == FORMAT_INT8:
+        elif fm == FMT_INT8:
             if k == KIND_NAN or k == KIND_NEG_INF:
                 bits[:] = NAN_INT8
             elif k == KIND_POS_INF:
@@ -300,9 +297,9 @@ def kulisch_round(clk, rst, in_valid, in_value, in_nan, in_pos_inf, in_neg_inf, 
         raise ValueError(f"kulisch_round: LATENCY={LATENCY!r} is not supported; choose one of "
                          f"{sorted(STAGE_REGISTERS)}")
     width = len(in_value)
-    if not MIN_WIDTH <= width <= MAX_WIDTH:
+    if not KULISCH_MIN_WIDTH <= width <= MAX_WIDTH:
         raise ValueError(f"kulisch_round: in_value is {width} bits; the Kulisch width must be "
-                         f"{MIN_WIDTH}..{MAX_WIDTH} (320 or 280 in the node)")
+                         f"{KULISCH_MIN_WIDTH}..{MAX_WIDTH} (320 or 280 in the node)")
     if len(out_value) != width:
         raise ValueError(f"kulisch_round: out_value is {len(out_value)} bits, in_value {width}; they must match")
     if len(in_format) < 3:

@@ -43,10 +43,8 @@ Parameters:
 from myhdl import always_comb, block, intbv, modbv
 
 from hdl.arith.ports import check_widths
-from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, INF_FP32, KULISCH_LSB_EXP, NAN_FP32
-
-LSB_SHIFT = -KULISCH_LSB_EXP   # bit index of 2^0 in a term: an INT8 value's term is value << 149
-MIN_TERM_WIDTH = 278   # (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit
+from spec.formats import (FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, INF_FP32, KULISCH_LSB_SHIFT, KULISCH_MIN_WIDTH,
+                          NAN_FP32)
 
 # element_fields() result: the significand and its shift, the three specials flags (in the order of the
 # Kulisch word's flags: nan, +inf, -inf) and the sign
@@ -105,7 +103,7 @@ def element_fields(d, fmt):
             sig[:] = (d[8:0] ^ 0xFF) + 1
         else:
             sig[:] = d[8:0]
-        sh[:] = LSB_SHIFT
+        sh[:] = KULISCH_LSB_SHIFT
     f[24:0] = sig
     f[33:24] = sh
     f[33] = special and frac_nz
@@ -139,9 +137,9 @@ def term_function(W):
 @block
 def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
     width = len(term)
-    if TERM and width < MIN_TERM_WIDTH:
+    if TERM and width < KULISCH_MIN_WIDTH:
         raise ValueError(f"number_decoder: term is {width} bits; a Kulisch term needs at least "
-                         f"{MIN_TERM_WIDTH} (use 280 or 320)")
+                         f"{KULISCH_MIN_WIDTH} (use 280 or 320)")
     if len(data) < 32:
         raise ValueError(f"number_decoder: data is {len(data)} bits; it must hold an FP32 pattern (>= 32)")
     check_widths("number_decoder", ("fmt (a format code)", fmt, 2), ("fp32", fp32, 32))

@@ -1,5 +1,10 @@
 """Sixteen-lane reduction slice: KULISCH_FIXED exact accumulation and FP32_ARRIVAL sums.
 
+The arithmetic units put together behind one input and one read-out stream: the hardware
+back end of `prism reduce` (driven by cosim/arith/slice_reduce.py) and an exportable block.
+The node does not instantiate it; it builds its own phase blocks from the same units
+(docs/reduce_slice.md, "What reduce_slice is, and is not").
+
 Element index i belongs to range i // 16 and lane i % 16 (global indices, not
 packet boundaries, choose the lane).  Each lane owns one RAM row per range:
 a Kulisch state (hdl/arith/kulisch_lane.py) and an FP32 running sum
@@ -83,8 +88,8 @@ from myhdl import ConcatSignal, Signal, always, always_comb, always_seq, block, 
 
 from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
 from hdl.arith.kulisch_lane import kulisch_lane
-from hdl.arith.number_decoder import MIN_TERM_WIDTH, number_decoder
-
+from hdl.arith.number_decoder import number_decoder
+from spec.formats import KULISCH_MIN_WIDTH
 from spec.frames import BEAT_BITS, MAX_CAPACITY
 
 LANES = 16
@@ -97,7 +102,7 @@ def reduce_slice(clk, rst, policy,
                  rd_cmd_valid, rd_cmd_ready, rd_cmd_range,
                  m_axis_tdata, m_axis_tstate, m_axis_tuser, m_axis_tlast, m_axis_tvalid, m_axis_tready,
                  index_error,
-                 CAPACITY=4096, FP32_LATENCY=4, PATHS="both"):
+                 CAPACITY=MAX_CAPACITY, FP32_LATENCY=4, PATHS="both"):
     # ---- elaboration checks -------------------------------------------------------------
     if not (isinstance(CAPACITY, int) and LANES <= CAPACITY <= MAX_CAPACITY and CAPACITY % LANES == 0):
         raise ValueError(f"reduce_slice: CAPACITY={CAPACITY!r} must be a multiple of {LANES} in "
@@ -114,8 +119,8 @@ def reduce_slice(clk, rst, policy,
         if len(sig) != BEAT_BITS:
             raise ValueError(f"reduce_slice: {name} is {len(sig)} bits; a beat is {BEAT_BITS}")
     W = len(m_axis_tstate)
-    if W < MIN_TERM_WIDTH:
-        raise ValueError(f"reduce_slice: m_axis_tstate is {W} bits; KULISCH_W must be >= {MIN_TERM_WIDTH} "
+    if W < KULISCH_MIN_WIDTH:
+        raise ValueError(f"reduce_slice: m_axis_tstate is {W} bits; KULISCH_W must be >= {KULISCH_MIN_WIDTH} "
                          "(320 or 280)")
     ROWS = CAPACITY // LANES
     RB = max(1, (ROWS - 1).bit_length())              # row address bits

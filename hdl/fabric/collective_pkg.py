@@ -22,12 +22,9 @@ Deviations from the seed's package (each cheap, each documented where used):
 """
 import math
 
-# ---- the fabric ------------------------------------------------------------
-UPLINKS_PER_LEAF = 32
-RATE_GBPS = 100
-LEAVES = 32
-ACC_PER_LEAF = 32
-PARTICIPANTS = LEAVES * ACC_PER_LEAF      # 1024
+# ---- the fabric, the flow tuple, the path modes, the efficiency lookup: spec/fabric.py ----------
+from spec.fabric import (ACC_PER_LEAF, EFF_FPU_LIMITS, EFF_PCT, LEAVES, PARTICIPANTS,  # noqa: F401 (the package's)
+                         PATH_MODES, RATE_GBPS, TUPLE_BITS, UPLINKS_PER_LEAF)
 
 # ---- collective_e (3 bits) ------------------------------------------------------
 COLL_BROADCAST = 0
@@ -56,11 +53,9 @@ FIX_HIERARCHICAL = 5  # reduce inside the leaf first
 FIX_BITS = 3
 
 # ---- Chapter 23.1 Section 10's efficiency curve, as a lookup -----------------------
-# Flows per uplink (upper bound of each bucket) -> per cent of the uplink group.
-#   1 -> 28.4 ; 2 -> 37.0 ; 4 -> 46.2 ; 8 -> 55.9 ; 20 -> 67.2 ; 100 -> 82.4
-# and (added here, the seed's own figure) 1 023 -> 93.8 for everything above 100.
-EFF_FPU_LIMITS = (1, 2, 4, 8, 20, 100)
-EFF_PCT = (28, 37, 46, 56, 67, 82, 94)
+# Flows per uplink (upper bound of each bucket, EFF_FPU_LIMITS) -> per cent of the uplink group
+# (EFF_PCT), the curve's 28.4, 37.0, 46.2, 55.9, 67.2, 82.4 and (added here, the seed's own
+# figure) 93.8 for everything above 100 flows per uplink.
 
 
 def efficiency_pct(flows, uplinks, table=EFF_PCT):
@@ -99,11 +94,9 @@ def few_flows_per_uplink(uplinks):
     return math.ceil(2 * math.log(uplinks))
 
 
-# ---- the canonical 5-tuple, as one 104-bit word ----------------------------------------
+# ---- the canonical 5-tuple, as one TUPLE_BITS-bit word (104) -----------------------------
 # Bits 103..0 hold the 13 serialised bytes big-endian: src_ip[103:72] dst_ip[71:40]
 # src_port[39:24] dst_port[23:8] proto[7:0]; byte 0 (hashed first) is bits 103:96.
-TUPLE_BITS = 104
-PATH_MODES = ("mod", "mulhi")
 
 
 def pack_tuple(src_ip, dst_ip, src_port, dst_port, proto):
@@ -148,8 +141,3 @@ def check_fault(fault, supported, block):
     if fault not in ("",) + tuple(supported):
         raise ValueError(f"{block}: FAULT={fault!r} is not one of this block's test faults "
                          f"({', '.join(supported) or 'none'})")
-
-
-def fault_flags(fault, supported):
-    """{id: 0/1} -- integer flags so `if F_x:` converts to a constant condition."""
-    return {f: int(fault == f) for f in supported}

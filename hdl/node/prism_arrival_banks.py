@@ -66,12 +66,15 @@ Ports (widths from the signals):
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
+from hdl.arith.int8_decoder import int8_decoder
 from hdl.arith.number_decoder import number_decoder
 from hdl.arith.ports import check_widths
 from hdl.node.prism_fp32_bank import prism_fp32_bank
+from spec.frames import MAX_CAPACITY
 
 BANKS = 16
 GROUP_ELEMENTS = 64                 # a whole INT8 beat
+INT8_ONLY_FROM = 32                 # lanes from here on carry only INT8 (an FP16/BF16 beat holds 32)
 READ_LATENCY = 3                    # read taken -> sums on the bank's output (see prism_fp32_bank)
 
 
@@ -82,9 +85,9 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
                         p1_valid, p1_ready, p1_row, p1_lanes, p1_data, p1_active, p1_seq, p1_lo, p1_hi, p1_next,
                         p1_pend, p1_pseq, p1_plo, p1_phi,
                         cmd_valid, cmd_row, cmd_ready, ev0_valid, ev0_row, ev0_n, ev1_valid, ev1_row, ev1_n,
-                        o_valid, o_row, o_tile, CAPACITY=4096, FP32_LATENCY=4):
-    if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
-        raise ValueError(f"prism_arrival_banks: CAPACITY={CAPACITY}; a multiple of 32 in 32 .. 4096")
+                        o_valid, o_row, o_tile, CAPACITY=MAX_CAPACITY, FP32_LATENCY=4):
+    if not (32 <= CAPACITY <= MAX_CAPACITY and CAPACITY % 32 == 0):
+        raise ValueError(f"prism_arrival_banks: CAPACITY={CAPACITY}; a multiple of 32 in 32 .. {MAX_CAPACITY}")
     check_widths("prism_arrival_banks", ("p0_data", p0_data, 2048), ("p1_data", p1_data, 2048),
                  ("p0_lanes", p0_lanes, 64), ("p1_lanes", p1_lanes, 64), ("o_tile", o_tile, 512),
                  ("p0_row", p0_row, 8), ("p1_row", p1_row, 8), ("cmd_row", cmd_row, 8), ("o_row", o_row, 8),
@@ -106,8 +109,11 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
         fields = []
         for e in range(GROUP_ELEMENTS):
             f32 = sig(32)
-            insts.append(number_decoder(data(32 * e + 32, 32 * e), fmt, sig(1), sig(), sig(), sig(), f32,
-                                        TERM=False))
+            if e < INT8_ONLY_FROM:
+                insts.append(number_decoder(data(32 * e + 32, 32 * e), fmt, sig(1), sig(), sig(), sig(), f32,
+                                            TERM=False))
+            else:
+                insts.append(int8_decoder(data(32 * e + 32, 32 * e), f32))
             fields.append(f32)
         values.append(ConcatSignal(*reversed(fields)))
     p0_values, p1_values = values

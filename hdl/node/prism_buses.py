@@ -17,8 +17,8 @@ Data flow (phase numbers as in prism_node):
                 prism_control --CounterEvent-->, prism_ingress --PortStatus-->, egress --SentEvents--> counters
 """
 from hdl.common.interface import Interface, bit, vec
+from spec.frames import HDR_BITS       # header bits a Frame or BankRead carries
 
-HDR_BITS = 96           # header bits a Frame or BankRead carries
 BEAT_COUNT_BITS = 9     # a frame's beat count, saturating (1 + 256 beats fit)
 ROW_BITS = 8            # a range (16 elements) of the node: 256 at most
 GROUP_LANES = 64        # elements of an issue group: a whole INT8 beat

@@ -80,7 +80,7 @@ from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMA
                          F_IN_FORMAT_END, F_IN_FORMAT_LSB, F_MODE_LSB, F_N_END, F_N_LSB, F_OFFSET_END,
                          F_OFFSET_LSB, F_OP_ID_END, F_OP_ID_LSB, F_OPCODE_END, F_OPCODE_LSB, F_POLICY_END,
                          F_POLICY_LSB, F_RECIPIENTS_END, F_RECIPIENTS_LSB, F_RESULT_FORMAT_END,
-                         F_RESULT_FORMAT_LSB, MAX_CAPACITY, MAX_CONTRIBUTORS, MAX_RANGES, NO_STAGED, NOT_OPEN,
+                         F_RESULT_FORMAT_LSB, HDR_BITS, MAX_CAPACITY, MAX_CONTRIBUTORS, MAX_RANGES, NO_STAGED, NOT_OPEN,
                          OK, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, OP_STAGE, POLICY_FP32_ARRIVAL,
                          RESPONSE_BITS, STAGED_MISMATCH)
 
@@ -101,16 +101,16 @@ ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the 
 
 @block
 def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event, p1_event, responses, room_ok,
-                  op_finished, dp_idle, op, order, CAPACITY=4096, FAULT=FAULT_NONE):
+                  op_finished, dp_idle, op, order, CAPACITY=MAX_CAPACITY, FAULT=FAULT_NONE):
     if FAULT not in FAULTS.values():
         raise ValueError(f"prism_control: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
     if not 1 <= CAPACITY <= MAX_CAPACITY:
         raise ValueError(f"prism_control: CAPACITY={CAPACITY}; the node holds 1 .. {MAX_CAPACITY} elements")
     hdr_width = len(p0_frame.header)
-    if hdr_width < 96 or len(p1_frame.header) != hdr_width:
-        raise ValueError("prism_control: p0_frame.header/p1_frame.header must be equally wide, >= 96 bits")
+    if hdr_width < HDR_BITS or len(p1_frame.header) != hdr_width:
+        raise ValueError(f"prism_control: p0_frame.header/p1_frame.header must be equally wide, >= {HDR_BITS} bits")
     if len(responses.data) != RESPONSE_BITS:
-        raise ValueError("prism_control: responses.data is the 44-bit response header")
+        raise ValueError(f"prism_control: responses.data is the {RESPONSE_BITS}-bit response header")
     beat_width = len(p0_frame.beats)
     if len(p1_frame.beats) != beat_width:
         raise ValueError("prism_control: p0_frame.beats/p1_frame.beats must be equally wide")
@@ -119,18 +119,19 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
     MAP_ONES = (1 << MAP_BITS) - 1          # a block-level constant: emitted as a sized literal
-    # a waiting frame: {port, bank, too_long, beats, header[95:0]}
-    H_BEATS, H_LONG, H_BANK, H_PORT = 96, 96 + beat_width, 97 + beat_width, 99 + beat_width
-    HOLD_W = 100 + beat_width
+    # a waiting frame: {port, bank, too_long, beats, header[HDR_BITS-1:0]}
+    H_BEATS, H_LONG = HDR_BITS, HDR_BITS + beat_width
+    H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
+    HOLD_W = H_PORT + 1
 
-    resp_mem = [Signal(intbv(0)[44:]) for _ in range(RESPONSE_DEPTH)]
+    resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_DEPTH)]
     resp_rp = Signal(modbv(0)[4:])
     resp_wp = Signal(modbv(0)[4:])
     resp_count = Signal(intbv(0, min=0, max=RESPONSE_DEPTH + 1))
 
     st_valid = Signal(bool(0))
-    st_word = Signal(intbv(0)[96:])       # the staged STAGE header (fields read by constant slices)
-    act_word = Signal(intbv(0)[96:])
+    st_word = Signal(intbv(0)[HDR_BITS:])       # the staged STAGE header (fields read by constant slices)
+    act_word = Signal(intbv(0)[HDR_BITS:])
     op_open = Signal(bool(0))             # the active operation admits DATA
     dp_busy = Signal(bool(0))             # the datapath works for the active operation
     aborting = Signal(bool(0))            # ... which was aborted: its drain ends after ABORT_QUIET quiet cycles
@@ -186,9 +187,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     @always(clk.posedge)
     def admit_control():
         # the operation context: read from the registers, updated frame by frame, written back
-        staged = intbv(0)[96:]
+        staged = intbv(0)[HDR_BITS:]
         st_ok = bool(0)
-        active = intbv(0)[96:]
+        active = intbv(0)[HDR_BITS:]
         is_open = bool(0)
         is_busy = bool(0)
         is_aborting = bool(0)
@@ -198,7 +199,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         all_pairs = intbv(0)[12:]
         members = intbv(0)[4:]
         # the queues: responses, admission order, frames held behind a COMMIT
-        resp = intbv(0)[44:]
+        resp = intbv(0)[RESPONSE_BITS:]
         wp = modbv(0)[4:]
         rc = intbv(0, min=0, max=RESPONSE_DEPTH + 3)
         ob = intbv(0)[ORDER_DEPTH:]
@@ -216,7 +217,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         used1 = bool(0)
         entry = intbv(0)[HOLD_W:]
         port = bool(0)
-        hdr = intbv(0)[96:]
+        hdr = intbv(0)[HDR_BITS:]
         too_long = bool(0)
         beats = intbv(0)[beat_width:]
         bank = intbv(0)[2:]
@@ -326,17 +327,19 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                         stopped = True      # a third waiting frame comes before this cycle's frames
                     if p0_frame.valid:
                         frame_valid = True
-                        entry[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[96:0])
+                        entry[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats,
+                                          p0_frame.header[HDR_BITS:0])
                 else:
                     if p1_frame.valid:
                         frame_valid = True
-                        entry[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[96:0])
+                        entry[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats,
+                                          p1_frame.header[HDR_BITS:0])
                 if frame_valid and not stopped:
                     port = bool(entry[H_PORT])
                     if (port and used1) or (not port and used0):
                         stopped = True
                 if frame_valid and not stopped:
-                    hdr[:] = entry[96:0]
+                    hdr[:] = entry[HDR_BITS:0]
                     beats[:] = entry[H_LONG:H_BEATS]
                     too_long = bool(entry[H_LONG])
                     bank[:] = entry[H_PORT:H_BANK]

@@ -34,8 +34,8 @@ Ports (buses in hdl/node/prism_buses.py):
 """
 from myhdl import Signal, always, block, modbv
 
-from spec.frames import (COUNTER_BITS, COUNTERS, CTR_PORT_STRIDE, CTR_RANGES as RANGES, CTR_RESPONSES as RESPONSES,
-                         CTR_RESULTS as RESULTS, CTR_TRUNCATED as TRUNCATED, CTR_UNSUPPORTED as UNSUPPORTED)
+from spec.frames import (COUNTER_BITS, COUNTERS, CTR_PORT_STRIDE, CTR_RANGES, CTR_RESPONSES, CTR_RESULTS,
+                         CTR_TRUNCATED, CTR_UNSUPPORTED)
 
 
 @block
@@ -57,24 +57,24 @@ def prism_counters(clk, rst, p0_event, p1_event, p0_status, p1_status, ranges_do
         # counted, whatever its class.
         if rst:
             if p0_status.in_frame:
-                mem[TRUNCATED].next = mem[TRUNCATED] + 1
+                mem[CTR_TRUNCATED].next = mem[CTR_TRUNCATED] + 1
             if p1_status.in_frame:
-                mem[CTR_PORT_STRIDE + TRUNCATED].next = mem[CTR_PORT_STRIDE + TRUNCATED] + 1
+                mem[CTR_PORT_STRIDE + CTR_TRUNCATED].next = mem[CTR_PORT_STRIDE + CTR_TRUNCATED] + 1
         else:
             if p0_status.unsupported:
-                mem[UNSUPPORTED].next = mem[UNSUPPORTED] + 1
+                mem[CTR_UNSUPPORTED].next = mem[CTR_UNSUPPORTED] + 1
             if p1_status.unsupported:
-                mem[CTR_PORT_STRIDE + UNSUPPORTED].next = mem[CTR_PORT_STRIDE + UNSUPPORTED] + 1
+                mem[CTR_PORT_STRIDE + CTR_UNSUPPORTED].next = mem[CTR_PORT_STRIDE + CTR_UNSUPPORTED] + 1
         if p0_event.valid:
             mem[p0_event.code].next = mem[p0_event.code] + 1
         if p1_event.valid:
             mem[CTR_PORT_STRIDE + p1_event.code].next = mem[CTR_PORT_STRIDE + p1_event.code] + 1
         if ranges_done != 0:
-            mem[RANGES].next = mem[RANGES] + ranges_done
+            mem[CTR_RANGES].next = mem[CTR_RANGES] + ranges_done
         if results_sent != 0:
-            mem[RESULTS].next = mem[RESULTS] + results_sent
+            mem[CTR_RESULTS].next = mem[CTR_RESULTS] + results_sent
         if response_sent:
-            mem[RESPONSES].next = mem[RESPONSES] + 1
+            mem[CTR_RESPONSES].next = mem[CTR_RESPONSES] + 1
         if counter_select < COUNTERS:
             counter_value.next = mem[counter_select]
         else:

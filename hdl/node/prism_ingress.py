@@ -49,7 +49,7 @@ Parameters:
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
-from spec.frames import CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB
+from spec.frames import CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, HDR_BITS
 
 FREE, FILLING, PENDING, ADMITTED = 0, 1, 2, 3
 BANKS = 3
@@ -67,8 +67,8 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
                          "bank holds exactly 1 + 256 beats")
     data_width = len(s_axis_tdata)
     hdr_width = len(frame.header)
-    if hdr_width < 96 or hdr_width > data_width:
-        raise ValueError(f"prism_ingress: frame.header is {hdr_width} bits; it must hold 96..{data_width}")
+    if hdr_width < HDR_BITS or hdr_width > data_width:
+        raise ValueError(f"prism_ingress: frame.header is {hdr_width} bits; it must hold {HDR_BITS}..{data_width}")
     if len(bank_read.header) != hdr_width:
         raise ValueError("prism_ingress: bank_read.header must be as wide as frame.header")
     if len(bank_read.rdata) != data_width:

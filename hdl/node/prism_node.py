@@ -53,9 +53,8 @@ from hdl.node.prism_kulisch_store import prism_kulisch_store
 from hdl.node.prism_reader import prism_reader
 from hdl.node.prism_readout import prism_readout
 from hdl.node.prism_result_sender import prism_result_sender
-from spec.formats import KULISCH_WIDTHS
-
-HDR_BITS = 96
+from spec.formats import KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
+from spec.frames import HDR_BITS, MAX_CAPACITY
 
 
 @block
@@ -65,11 +64,11 @@ def prism_node(clk, rst,
                m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
                m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
                counter_select, counter_value, busy,
-               KULISCH_W=320, CAPACITY=4096):
+               KULISCH_W=KULISCH_WIDTH_DEFAULT, CAPACITY=MAX_CAPACITY):
     if KULISCH_W not in KULISCH_WIDTHS:
         raise ValueError(f"prism_node: KULISCH_W={KULISCH_W}; the node is built with 320 (default) or 280")
-    if not (32 <= CAPACITY <= 4096 and CAPACITY % 32 == 0):
-        raise ValueError(f"prism_node: CAPACITY={CAPACITY}; the stores hold 32 .. 4096 elements, "
+    if not (32 <= CAPACITY <= MAX_CAPACITY and CAPACITY % 32 == 0):
+        raise ValueError(f"prism_node: CAPACITY={CAPACITY}; the stores hold 32 .. {MAX_CAPACITY} elements, "
                          "a multiple of 32")
     for name, sig in (("s_axis_0_tdata", s_axis_0_tdata), ("s_axis_1_tdata", s_axis_1_tdata),
                       ("m_axis_0_tdata", m_axis_0_tdata), ("m_axis_1_tdata", m_axis_1_tdata)):

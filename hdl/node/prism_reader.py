@@ -45,7 +45,7 @@ from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intb
 
 from spec.formats import FMT_FP32, FMT_INT8
 from spec.frames import (F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_N_END, F_N_LSB, F_OFFSET_END,
-                         F_OFFSET_LSB)
+                         F_OFFSET_LSB, HDR_BITS)
 
 IDLE, RUN, LAST = 0, 1, 2
 LANES = 64                                # lane fields of an issue group: a whole INT8 beat
@@ -60,8 +60,8 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
         raise ValueError(f"prism_reader: group.data is {LANES} x 32-bit lane fields ({32 * LANES} bits)")
     if len(group.lanes) != LANES or len(group.row) != 8 or len(bank_read.raddr) != 8 + len(bank_read.bank):
         raise ValueError(f"prism_reader: group.lanes {LANES} bits, group.row 8 bits, bank_read.raddr = {{bank_read.bank, beat[7:0]}}")
-    if len(bank_read.header) < 96:
-        raise ValueError("prism_reader: bank_read.header needs the low 96 header bits")
+    if len(bank_read.header) < HDR_BITS:
+        raise ValueError(f"prism_reader: bank_read.header needs the low {HDR_BITS} header bits")
 
     state = Signal(intbv(0)[2:])
     bank = Signal(intbv(0)[len(bank_read.bank):])
@@ -158,7 +158,7 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     def issue_groups():
         n = intbv(0)[14:]
         off = intbv(0)[14:]
-        hdr = intbv(0)[96:]
+        hdr = intbv(0)[HDR_BITS:]
         rows = intbv(0)[9:]
         rem = intbv(0)[14:]
         cnt = intbv(0)[7:]
@@ -203,10 +203,10 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
             release_wait.next = 0
             if start_idle or start_next:
                 if start_idle:
-                    hdr[:] = bank_read.header[96:0]
+                    hdr[:] = bank_read.header[HDR_BITS:0]
                     bank.next = bank_read.bank
                 else:
-                    hdr[:] = bank_read.next_header[96:0]
+                    hdr[:] = bank_read.next_header[HDR_BITS:0]
                     bank.next = bank_read.next_bank
                 if start_next:
                     # the previous frame's last range leaves the RAM stage now: free its bank

@@ -52,9 +52,10 @@ only to measure one lane; W = len(in_values) / lanes):
 """
 from myhdl import Signal, always, block, intbv, modbv
 
-from hdl.arith.kulisch_round import MAX_WIDTH, MIN_WIDTH, NORM_WIDTH, round_kind, rounder_functions
+from hdl.arith.kulisch_round import MAX_WIDTH, NORM_WIDTH, round_kind, rounder_functions
 from hdl.arith.number_decoder import (FIELD_NAN, FIELD_NEG_INF, FIELD_POS_INF, FIELDS_WIDTH, FMT_FP32,
                                       element_fields, term_function)
+from spec.formats import KULISCH_MIN_WIDTH
 
 LANES = 16
 STAGE_CHOICES = (1, 2, 3)
@@ -71,9 +72,9 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
         raise ValueError(f"prism_round16: out_bits is {len(out_bits)} bits; it must be 32 x lanes, "
                          f"1 <= lanes <= {LANES} (16 in the node)")
     W = len(in_values) // lanes
-    if W * lanes != len(in_values) or not MIN_WIDTH <= W <= MAX_WIDTH:
+    if W * lanes != len(in_values) or not KULISCH_MIN_WIDTH <= W <= MAX_WIDTH:
         raise ValueError(f"prism_round16: in_values is {len(in_values)} bits; it must be {lanes} x W, "
-                         f"{MIN_WIDTH} <= W <= {MAX_WIDTH}")
+                         f"{KULISCH_MIN_WIDTH} <= W <= {MAX_WIDTH}")
     if len(in_flags) != 5 * lanes or len(in_fp32) != 32 * lanes:
         raise ValueError(f"prism_round16: in_flags {5 * lanes} bits, in_fp32 {32 * lanes} bits "
                          f"({lanes} lanes)")

@@ -25,9 +25,10 @@ from myhdl import ResetSignal, Signal, intbv
 
 from cosim.sim import toolchain
 from cosim.sim.pipeline import run_pipeline
-from golden.arith.fp32_arith import FP32_CANONICAL_NAN, fp32_add as golden_fp32_add
+from golden.arith.fp32_arith import fp32_add as golden_fp32_add
 from golden.arith.testfloat import read_vectors
 from hdl.arith.fp32_add import STAGE_REGISTERS, fp32_add
+from spec.formats import NAN_FP32
 
 TAG_WIDTH = 16
 DEFAULT_LATENCY = 4
@@ -72,7 +73,7 @@ def check(backend, pairs, expected, latency=DEFAULT_LATENCY, gap_rate=0.0, seed=
 
 # ---------------------------------------------------------------- TestFloat
 def expected_from_testfloat(z):
-    return FP32_CANONICAL_NAN if is_nan32(z) else z
+    return NAN_FP32 if is_nan32(z) else z
 
 
 # session scope: the longest-first order interleaves modules, and a module-scoped fixture

@@ -8,8 +8,8 @@ import random
 import pytest
 from myhdl import ResetSignal, Signal, intbv
 
-from cosim.arith.slice_reduce import ELEMENT_BITS, pack_beat, run_slice_beats
-from golden.arith.formats import format_to_fp32
+from cosim.arith.slice_reduce import pack_beat, run_slice_beats
+from golden.arith.formats import WIDTH_BITS, format_to_fp32
 from golden.arith.fp32_arith import fp32_add
 from golden.arith.kulisch import KulischAccumulator
 from hdl.arith.reduce_slice import reduce_slice
@@ -18,7 +18,7 @@ FORMATS = ("int8", "fp16", "bf16", "fp32")
 
 
 def unpack(word, count, fmt):
-    ew = ELEMENT_BITS[fmt]
+    ew = WIDTH_BITS[fmt]
     return [(word >> (ew * k)) & ((1 << ew) - 1) for k in range(count)]
 
 
@@ -40,7 +40,7 @@ def reference(policy, beats, n, width=320):
 
 def element(rng, fmt):
     """Random pattern biased towards extremes of the format."""
-    ew = ELEMENT_BITS[fmt]
+    ew = WIDTH_BITS[fmt]
     if fmt == "int8" or rng.random() < 0.4:
         return rng.getrandbits(ew)
     mbits = {"fp16": 10, "bf16": 7, "fp32": 23}[fmt]
@@ -63,7 +63,7 @@ def random_beats(rng, n_beats, n_elements, formats=FORMATS, cancel=True):
     beats = []
     for _ in range(n_beats):
         fmt = rng.choice(formats)
-        per_beat = 512 // ELEMENT_BITS[fmt]
+        per_beat = 512 // WIDTH_BITS[fmt]
         count = rng.randint(1, per_beat) if rng.random() < 0.5 else per_beat
         count = min(count, n_elements)
         index = rng.randrange(0, n_elements - count + 1)
@@ -73,7 +73,7 @@ def random_beats(rng, n_beats, n_elements, formats=FORMATS, cancel=True):
             if fmt == "int8":                   # two's-complement negation (-128 stays)
                 neg = [(-(e - 256 if e & 0x80 else e)) & 0xFF for e in elems]
             else:                               # flip the sign bit
-                neg = [e ^ (1 << (ELEMENT_BITS[fmt] - 1)) for e in elems]
+                neg = [e ^ (1 << (WIDTH_BITS[fmt] - 1)) for e in elems]
             beats.append(pack_beat(fmt, neg, index))
     return beats
 

@@ -103,8 +103,8 @@ def test_eff_pct_lookup_buckets():
 def test_efficiency_table_is_the_rounded_curve():
     """Every entry of the lookup is 100 lam / E[max] at its bucket's point, rounded; the
     seed's six entries are the first six."""
-    assert fm.eff_pct_table_from_curve() == fm.EFF_PCT_TABLE
-    assert fm.EFF_PCT_TABLE[:6] == fm.SEED_SV_EFF_PCT
+    assert fm.eff_pct_table_from_curve() == fm.EFF_PCT
+    assert fm.EFF_PCT[:6] == fm.SEED_SV_EFF_PCT
 
 
 def test_seed_sv_ring_model_integer_arithmetic():

@@ -253,11 +253,12 @@ def test_egress_bit_flip_on_tx1_fails_the_tracked_beat(tmp_path):
 def _control_frames():
     from golden.node.protocol import Abort, Commit, Data, Stage
     from spec.formats import FMT_FP32
+    from spec.frames import HDR_BITS
     x, y = dict(op_id=5, generation=1), dict(op_id=6, generation=1)
     stage = Stage(policy=0, in_format=FMT_FP32, result_format=FMT_FP32, mode=0, count=16, contributors=1,
                   recipients=1, **x).encode()[0]
     data = Data(contributor=0, fmt=FMT_FP32, offset=0, values=(0,) * 16, **x).encode()
-    frame = lambda p, hdr, beats=1, bank=0: {f"f{p}_valid": 1, f"f{p}_header": hdr & ((1 << 96) - 1),
+    frame = lambda p, hdr, beats=1, bank=0: {f"f{p}_valid": 1, f"f{p}_header": hdr & ((1 << HDR_BITS) - 1),
                                             f"f{p}_beats": beats, f"f{p}_bank": bank}
     none = {"f0_valid": 0, "f1_valid": 0}
     data0 = frame(0, data[0], len(data), 1)

@@ -13,7 +13,7 @@ from cosim.mutation.sites import find_sites, select
 
 @pytest.fixture(scope="module", params=["collective_fabric", "accelerator_package"])
 def design(request):
-    from cosim.cli.export import BLOCKS
+    from cosim.reports.export import BLOCKS
     from cosim.sim import toolchain
     from cosim.sim.codecov import DesignMap
     spec = BLOCKS[request.param]

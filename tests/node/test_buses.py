@@ -40,7 +40,7 @@ def test_reserved_field_names_are_refused():
 
 
 def test_wrap_keeps_the_given_signals_and_repr_names_the_widths():
-    v, h = bit(), vec(96)
+    v, h = bit(), vec(prism_buses.HDR_BITS)
     frame = prism_buses.Frame.wrap(valid=v, header=h, beats=vec(9), too_long=bit(), bank=vec(2))
     assert frame.valid is v and frame.header is h
     # the repr is part of a converted block's build key: widths in, identities out

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from cosim.cli import main as prism
-from cosim.cli.export import BLOCKS
+from cosim.reports.export import BLOCKS
 
 
 def _ports(verilog, top):
@@ -153,7 +153,7 @@ def test_export_bad_option_value_is_one_line(capsys):
 
 def test_export_reports_a_failed_check(tmp_path, monkeypatch, capsys):
     """A check that fails is reported in the README and the exit status (not hidden)."""
-    from cosim.cli import export as ex
+    from cosim.reports import export as ex
     broken = ("Icarus Verilog", "iverilog -g2012", ("iverilog", "-V"),
               lambda f, top, tmp: ["iverilog", "-g2012", "-DNO_SUCH", "-o", os.path.join(tmp, "b.vvp"), "-s",
                                    top + "_missing", f])
@@ -164,3 +164,12 @@ def test_export_reports_a_failed_check(tmp_path, monkeypatch, capsys):
     assert "FAILED" in open(os.path.join(out, "README.md")).read()
     assert "iverilog -g2012 failed" in capsys.readouterr().out
     shutil.rmtree(tmp_path / "cache")
+
+
+def test_export_to_a_relative_folder_passes_its_checks(tmp_path, monkeypatch, capsys):
+    """The checks run in a temporary folder: a relative output path must still reach them."""
+    monkeypatch.chdir(tmp_path)
+    assert prism(["export", "axis_register", "-o", "rel_out", "--width", "24"]) == 0
+    out = capsys.readouterr()
+    assert "failed" not in out.out + out.err
+    assert "iverilog -g2005 ok" in out.out + out.err and (tmp_path / "rel_out" / "axis_register.v").exists()

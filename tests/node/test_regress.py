@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from cosim.cli.regress import run_seeds
+from cosim.node.seeds import run_seeds
 from cosim.node.node_harness import check, run_node
 from cosim.node.regress import random_scenario, run_seed, write_transaction_log
 from cosim.node.scenarios import build, demo_operation
@@ -207,3 +207,45 @@ def test_regress_cli_rejects_bad_arguments():
     for args in (["regress", "--seeds", "0"], ["regress", "--seeds", "2", "--jobs", "0"]):
         r = subprocess.run([sys.executable, "-m", "cosim.cli"] + args, capture_output=True, text=True)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_links_bring_any_contributor_ids_on_any_port_and_any_operation_id():
+    """Real links: sparse contributor sets, a contributor on either port (all on one, mixed),
+    operation ids anywhere in 0..255, Reduce to both ports and EXACT under FP32_ARRIVAL among
+    the NACKed STAGEs, and floods of requests in the drain."""
+    sparse = one_port = mixed = high_ids = flood = 0
+    for seed in range(1, 201):
+        sc = random_scenario(seed)
+        for op in sc.operations:
+            ids, ports = op.contributor_ids, op.ports
+            sparse += ids != tuple(range(op.contributors))
+            if ports is not None and op.contributors > 1:
+                one_port += len(set(ports)) == 1
+                mixed += any(p != c % 2 for c, p in enumerate(ports)) and len(set(ports)) == 2
+            high_ids += op.op_id > 8
+            stage = op.stage()
+            assert bin(stage.contributors).count("1") == op.contributors
+            assert {P.get_field(f.encode()[0], "contributor") for c in range(op.contributors)
+                    for f in op.data_frames(c)[:1]} == set(ids)
+        flood += "request flood" in sc.description
+    assert min(sparse, one_port, mixed, high_ids, flood) >= 10, (sparse, one_port, mixed, high_ids, flood)
+
+
+LINK_BINS = [("operation: contributor ids", "sparse"),
+             ("operation: receive port of each contributor", "all on RX1"),
+             ("operation: receive port of each contributor", "mixed"),
+             ("STAGE: rules that combine two fields", "Reduce to TX0+TX1: BAD_RECIPIENTS"),
+             ("STAGE: rules that combine two fields", "EXACT under FP32_ARRIVAL: BAD_FORMAT"),
+             ("CONTROL: responses waiting at once", "10+")]
+
+
+def test_the_monitors_see_the_links_hostile_cases():
+    """Measured from the monitors, not the plan: seeds from 1 on pass until every bin is hit."""
+    left = set(LINK_BINS)
+    for seed in range(1, 41):
+        r = run_seed(seed, "batch-verilator")
+        assert r.ok, (seed, r.first_mismatch or r.error)
+        left -= {(p, b) for p, b in left if r.coverage.get(p, {}).get(b, 0)}
+        if not left:
+            return
+    pytest.fail(f"seeds 1..40 did not reach {sorted(left)}")

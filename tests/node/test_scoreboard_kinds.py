@@ -64,7 +64,7 @@ def test_a_wrong_header_bit_is_a_header_mismatch(observed, bit, field):
     sc, run = observed
     run = copy.deepcopy(run)
     frame = _frames(run, 0, P.CLASS_RESULT)[0]
-    frame.beats[0] ^= 1 << (bit if field != "kulisch_w" else 96)
+    frame.beats[0] ^= 1 << (bit if field != "kulisch_w" else P.FIELDS["kulisch_w"][0])
     kinds = _kinds(sc, run)
     # a changed group count or a stray group slot also changes how the payload decodes
     assert kinds[0] in ("result-header", "malformed", "result-layout", "result-unexpected"), kinds

@@ -127,7 +127,8 @@ def test_capture_finds_every_phase_block_with_its_instance_count():
     counts = {k: v[3] for k, v in cap.items()}
     assert set(counts) == set(synth.block_names())
     assert counts["prism_kulisch_bank"] == 64 and counts["prism_fp32_bank"] == 16
-    assert counts["prism_ingress"] == 2 and counts["prism_reader"] == 2 and counts["number_decoder"] == 128
+    assert counts["prism_ingress"] == 2 and counts["prism_reader"] == 2
+    assert counts["number_decoder"] == 64 and counts["int8_decoder"] == 64     # lanes 0-31, lanes 32-63
     assert len(cap["prism_kulisch_bank"][1][15]) == 280          # o_state at W = 280
 
 
@@ -135,10 +136,10 @@ def test_a_composite_with_bus_ports_is_converted_with_its_sub_blocks_as_black_bo
     """prism_kulisch_store's sub-blocks take buses (hdl/node/prism_buses.py): each black box has a
     port per bus field, named as MyHDL names them, and the cached-only path converts the composite
     and reports missing figures without running yosys."""
-    from cosim.sim.toolchain import _bind, build_root, design_key
+    from cosim.sim.toolchain import bind_arguments, build_root, design_key
     func, args, kwargs, count, inst = synth.capture_phase_blocks(280)["prism_kulisch_store"]
     folder = os.path.join(build_root(), "synth-blackboxed", "cosim",
-                          f"prism_kulisch_store-{design_key(func, _bind(func, args, kwargs))}")
+                          f"prism_kulisch_store-{design_key(func, bind_arguments(func, args, kwargs))}")
     try:
         synth.synth_block(func, args, kwargs, instance=inst, cached_only=True)
     except synth.SynthError as e:

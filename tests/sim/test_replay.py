@@ -93,7 +93,7 @@ def test_each_rising_edge_is_compared_not_only_what_the_test_reads():
             y.next = a
         return step
 
-    rec = replay.Recording(count_twice, toolchain._bind(count_twice, (
+    rec = replay.Recording(count_twice, toolchain.bind_arguments(count_twice, (
         Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(intbv(0)[8:]), Signal(intbv(0)[8:]),
         Signal(intbv(0)[8:]), Signal(modbv(0)[6:])), {}))
     # a recorded run whose count is off by one at edge 3: only count differs

@@ -215,12 +215,11 @@ def test_joined_and_procedural_forms_simulate_the_same_from_time_0(tmp_path):
 def test_build_key_follows_the_block_and_what_it_imports_only():
     """Editing one block must not invalidate the builds of unrelated ones (the node takes minutes
     to convert), but must invalidate every block that imports it."""
-    from cosim.sim import toolchain
-    from cosim.sim.toolchain import _imported_files, hdl_modules, hdl_source_digest
-    index = {n: os.path.join(toolchain._ROOT, *d.split(".")) + ".py" for n, d in hdl_modules().items()}
+    from cosim.sim.convert import _ROOT, _imported_files, hdl_modules, hdl_source_digest
+    index = {n: os.path.join(_ROOT, *d.split(".")) + ".py" for n, d in hdl_modules().items()}
 
     def imports(path):
-        return {os.path.basename(f)[:-3] for f in _imported_files(os.path.join(toolchain._ROOT, path), index)}
+        return {os.path.basename(f)[:-3] for f in _imported_files(os.path.join(_ROOT, path), index)}
     assert "prism_control" in imports("hdl/node/prism_node.py")
     assert "fp32_add" in imports("hdl/arith/fp32_arrival_lane.py")
     assert "prism_node" in imports("cosim/node/prism_node_fault.py")      # a test-only variant outside hdl/

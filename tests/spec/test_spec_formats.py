@@ -48,17 +48,19 @@ def test_kulisch_lsb_exponent_is_the_smallest_fp32_subnormal():
     for x in (tiny, float(np.finfo(np.float16).smallest_subnormal), 1.0, float(np.finfo(np.float32).max)):
         assert (math.ldexp(x, -S.KULISCH_LSB_EXP)).is_integer()
     assert not math.ldexp(tiny / 2, -S.KULISCH_LSB_EXP).is_integer()
+    assert S.KULISCH_LSB_SHIFT == -S.KULISCH_LSB_EXP == 149 and math.ldexp(tiny, S.KULISCH_LSB_SHIFT) == 1.0
 
 
 def test_kulisch_widths_hold_every_fp32_term_and_overflow_beyond_every_format():
     flt_max_term = math.ldexp(float(np.finfo(np.float32).max), -S.KULISCH_LSB_EXP)
     need = int(flt_max_term).bit_length() + 1                     # plus a sign bit
-    assert need == 278
+    assert need == 278 == S.KULISCH_MIN_WIDTH
     for w in S.KULISCH_WIDTHS:
         assert w >= need
         # a wrapped W-bit register means |sum| >= 2^(W-1) LSBs, beyond FP32's largest finite value
         assert math.ldexp(1.0, w - 1 + S.KULISCH_LSB_EXP) > float(np.finfo(np.float32).max)
     assert S.KULISCH_WIDTH_DEFAULT in S.KULISCH_WIDTHS and sorted(S.KULISCH_WIDTHS) == [280, 320]
+    assert S.KULISCH_WIDTH_CHOICES == (320, 280) and S.KULISCH_WIDTH_CHOICES[0] == S.KULISCH_WIDTH_DEFAULT
 
 
 def test_canonical_nan_is_the_hosts_quiet_nan_and_infinities_are_ieee():

@@ -43,6 +43,13 @@ def test_fields_of_a_frame_do_not_overlap_and_fit_the_header(kind):
         assert S.GROUP_DESC_LSB + S.MAX_GROUPS * S.GROUP_DESC_BITS <= S.BEAT_BITS
     if kind == "response":
         assert max(used) == S.RESPONSE_BITS - 1
+    if kind in ("stage", "commit", "abort", "data"):     # a request: the node keeps its low HDR_BITS bits
+        assert max(used) < S.HDR_BITS
+
+
+def test_request_header_is_whole_words_above_its_fields():
+    top = max(S.FIELDS[n][0] + S.FIELDS[n][1] for k in ("stage", "commit", "abort", "data") for n in S.FRAME_FIELDS[k])
+    assert S.HDR_BITS == 32 * -(-top // 32) == 96
 
 
 def test_fields_hold_their_values():

@@ -1,0 +1,92 @@
+"""Time from logic depth: an estimated clock for a path of so many LUT levels, the line rate that
+clock gives one 512-bit port, and the depth budget each phase block of the node is held to.
+
+The delay model (UltraScale+, -2 speed grade, before place and route)
+---------------------------------------------------------------------
+    period = T_FIXED + levels x T_LEVEL          Fmax = 1 / period, at most FMAX_CAP
+
+* `levels` is the LUT-level count `prism synth` reads from the mapped netlist
+  (cosim/reports/synth.py, `logic_depth`: a LUT or LUT RAM read one level, a CARRY4 a quarter).
+* T_LEVEL = 0.45 ns: one LUT and the net into the next.  The LUT itself is the smaller part
+  (about 0.1-0.15 ns on a -2 part, AMD DS923, "Virtex UltraScale+ FPGA Data Sheet: DC and AC
+  Switching Characteristics", CLB switching characteristics); AMD's UltraFast Design
+  Methodology Guide (UG949, "Datapath Delay and Logic Levels") puts route delay at half of an
+  UltraScale datapath or more, so a level with its net costs about three times its LUT.
+* T_FIXED = 0.4 ns: the launching register's clock-to-output, the capturing register's set-up,
+  clock skew and uncertainty.
+* FMAX_CAP = 650 MHz: no estimate goes above what the device's clocking and block RAMs run at.
+
+So 8 levels give 4.0 ns (250 MHz: 128 Gb/s on a 512-bit port), 6 levels 3.1 ns (322 MHz, the
+CMAC's 512-bit clock for 100 GbE: 165 Gb/s).  This is an estimate from depth alone: fan-out,
+congestion and placement move a routed path by tens of per cent either way.  A second opinion
+from a real place-and-route tool, on another device, is `routed_fmax` below (nextpnr on a
+Lattice ECP5).
+
+Line rate: a port moves one 512-bit beat per cycle (beats per cycle 1.000 in every format, the
+line-rate probe of the regression), so Gb/s per port = 512 x Fmax x beats per cycle.
+"""
+T_LEVEL_NS = 0.45
+T_FIXED_NS = 0.4
+FMAX_CAP_MHZ = 650.0
+PORT_BITS = 512
+BEATS_PER_CYCLE = 1.0           # measured: the regression's line-rate probe, every format, both policies
+
+# The issue's goal: every path at 8 levels or fewer (about 250 MHz); the stretch goal 6 (322 MHz).
+DEPTH_GOAL = 8
+DEPTH_STRETCH = 6
+
+# The ceiling each phase block is held to (tests/reports/test_depth_budget.py): its depth when
+# the budget was last lowered (both widths; the deeper one), so depth cannot creep back.  A
+# block at the goal is held to the goal; lower an entry when a change makes its block shallower.
+DEPTH_BUDGET = {
+    "prism_ingress": 3.0,
+    "prism_control": 34.0,
+    "prism_counters": 6.0,
+    "prism_reader": 5.75,
+    "prism_kulisch_store": 5.75,
+    "prism_kulisch_route": 5.25,
+    "prism_kulisch_bank": 28.5,
+    "prism_arrival_banks": 7.5,
+    "number_decoder": 5.0,
+    "int8_decoder": 4.0,
+    "prism_fp32_bank": 16.0,
+    "prism_completion": 23.0,
+    "prism_readout": 7.5,
+    "prism_round16": 60.25,
+    "auto_classifier": 11.75,
+    "prism_result_sender": 56.75,
+    "prism_egress": 2.0,
+}
+# blocks yosys maps in seconds: their budget is checked in the default test run (the rest in the
+# slow set: minutes of yosys each)
+QUICK_BLOCKS = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "int8_decoder",
+                "prism_ingress",
+                "prism_reader", "auto_classifier", "prism_arrival_banks")
+
+
+def period_ns(levels):
+    """Estimated clock period of a path of `levels` LUT levels."""
+    if levels < 0:
+        raise ValueError(f"a path has no negative depth ({levels})")
+    return T_FIXED_NS + levels * T_LEVEL_NS
+
+
+def fmax_mhz(levels):
+    """Estimated Fmax (MHz) of a block whose deepest path is `levels` LUT levels."""
+    return min(FMAX_CAP_MHZ, 1000.0 / period_ns(levels))
+
+
+def port_gbps(mhz, beats_per_cycle=BEATS_PER_CYCLE):
+    """Gb/s one 512-bit port moves at `mhz` and `beats_per_cycle`."""
+    return PORT_BITS * mhz * beats_per_cycle / 1000.0
+
+
+def over_budget(block, levels):
+    """A one-line complaint when `block`'s depth is over its budget, else None."""
+    budget = DEPTH_BUDGET.get(block)
+    if budget is None:
+        return f"{block}: no depth budget (add it to DEPTH_BUDGET)"
+    if levels > budget:
+        return (f"{block}: {levels:g} LUT levels, over its budget of {budget:g} "
+                f"(goal {DEPTH_GOAL}): the change made its deepest path longer")
+    return None

@@ -1,0 +1,1 @@
+"""The topologies' report (seed 004): ZCube against rail-optimized fat trees, computed."""
