@@ -41,6 +41,7 @@ def test_example_passes_on_the_exported_node(tmp_path):
     assert (tmp_path / "coverage.md").exists()
 
 
+@pytest.mark.slow      # a second compile of the node (the broken copy); the scoreboard unit tests show the failure kinds
 def test_the_component_fails_a_broken_node_at_its_first_wrong_frame(tmp_path):
     """The node's RESULT header written with KULISCH_W = 321 instead of 320 (bit 96 flipped):
     the run fails and its first mismatch names the frame (operation 1's first RESULT frame,

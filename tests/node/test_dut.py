@@ -108,6 +108,7 @@ def exported_node(tmp_path_factory):
     return str(out / "prism_node.v")
 
 
+@pytest.mark.slow      # a minute: the exported node and a broken copy, each built and run on batched back ends
 def test_regress_passes_on_the_exported_node_and_fails_on_a_broken_copy(exported_node, tmp_path, capsys):
     # the exported node has no parameters: its width is read from a probe's RESULT header
     assert prism(["regress", "--seeds", "1", "--first-seed", "3", "--jobs", "1", "--dut", exported_node,
