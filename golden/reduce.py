@@ -81,7 +81,7 @@ def as_bit_patterns(in_fmt, data):
     return np.ascontiguousarray(a).view(want)
 
 
-def _out_dtype(out_fmt):
+def out_dtype(out_fmt):
     return np.uint32 if out_fmt == "auto" else _UINT[WIDTH_BITS[out_fmt]]
 
 
@@ -138,12 +138,12 @@ def _reduce_python(policy, in_fmt, out_fmt, a, width):
             return np.array([acc.exact_limbs() for acc in accs], np.uint64).reshape(cols, LIMBS), flags, wraps, None
         fp32 = [acc.result("fp32") for acc in accs] if out_fmt == "auto" else None
         if out_fmt != "auto":
-            return np.array([acc.result(out_fmt) for acc in accs], _out_dtype(out_fmt)), flags, wraps, None
+            return np.array([acc.result(out_fmt) for acc in accs], out_dtype(out_fmt)), flags, wraps, None
     else:
         fp32 = [fp32_arrival_fold(in_fmt, col, "fp32") for col in columns]
         if out_fmt != "auto":
             from golden.arith.formats import fp32_to_format
-            return np.array([fp32_to_format(out_fmt, x) for x in fp32], _out_dtype(out_fmt)), flags, wraps, None
+            return np.array([fp32_to_format(out_fmt, x) for x in fp32], out_dtype(out_fmt)), flags, wraps, None
     bits, codes = auto_encode(fp32)
     return np.array(bits, np.uint32), flags, wraps, np.array(codes, np.uint8)
 
@@ -158,14 +158,14 @@ def _reduce_engine(k_mod, f_mod, policy, in_fmt, out_fmt, a, width):
             return limbs, flags, wraps, None
         if out_fmt != "auto":
             bits, wraps, flags = k_mod.kulisch_reduce_round(in_fmt, out_fmt, a, width)
-            return bits.astype(_out_dtype(out_fmt), copy=False), flags, wraps, None
+            return bits.astype(out_dtype(out_fmt), copy=False), flags, wraps, None
         fp32, wraps, flags = k_mod.kulisch_reduce_round(in_fmt, "fp32", a, width)
     else:
         flags = np.zeros(cols, np.uint8)
         wraps = np.zeros(cols, np.int64)
         fp32 = f_mod.fp32_arrival_reduce(in_fmt, a)
         if out_fmt != "auto":
-            return f_mod.fp32_to_format(out_fmt, fp32).astype(_out_dtype(out_fmt)), flags, wraps, None
+            return f_mod.fp32_to_format(out_fmt, fp32).astype(out_dtype(out_fmt)), flags, wraps, None
     codes, bits = f_mod.auto_classify(fp32)
     return bits, flags, wraps, codes
 

@@ -11,6 +11,9 @@ FORMAT_NAMES = {FMT_INT8: "int8", FMT_FP16: "fp16", FMT_BF16: "bf16", FMT_FP32: 
 FORMAT_CODES = {name: code for code, name in FORMAT_NAMES.items()}
 INPUT_FORMATS = (FMT_INT8, FMT_FP16, FMT_BF16, FMT_FP32)      # the four element formats
 INPUT_FORMAT_CODES = {FORMAT_NAMES[c]: c for c in INPUT_FORMATS}
+# What a DATA frame may carry: the element formats and, under KULISCH_FIXED only, EXACT partials
+# (another node's EXACT results, one per beat: the merge of a reduction tree).
+DATA_FORMATS = INPUT_FORMATS + (FMT_EXACT,)
 
 # Element width in bits of the four element formats, and (exponent, fraction) bits of the floats.
 ELEMENT_BITS = {FMT_INT8: 8, FMT_FP16: 16, FMT_BF16: 16, FMT_FP32: 32}
@@ -26,6 +29,21 @@ KULISCH_WIDTHS = (280, 320)      # the widths the node and the models accept
 KULISCH_WIDTH_DEFAULT = 320
 # The same widths as the tools offer and run them: the default first (320, 280).
 KULISCH_WIDTH_CHOICES = (KULISCH_WIDTH_DEFAULT,) + tuple(w for w in KULISCH_WIDTHS if w != KULISCH_WIDTH_DEFAULT)
+# The node's Kulisch rows count wraps of the W-bit register in a KULISCH_WRAP_BITS-bit two's
+# complement counter, so a row holds any true sum below 2^(W + KULISCH_WRAP_BITS - 1) in magnitude.
+# An EXACT input is taken when |sigma| < 2^(W + KULISCH_EXACT_IN_HEADROOM): a row then takes 8 of
+# them (the most contributors) and a merge of two rows without the counter wrapping.  A larger
+# sigma enters as a NaN contribution (its value cannot be held; docs/protocol.md, "EXACT input").
+KULISCH_WRAP_BITS = 16
+# 8 inputs add 3 bits, the sign and one bit of margin 2 more: |true sum| < 2^(W + 14) <= 2^(W + 15)
+KULISCH_EXACT_IN_HEADROOM = KULISCH_WRAP_BITS - 5
+
+
+def exact_input_limit(width):
+    """The largest |sigma| + 1 a node of Kulisch width `width` takes as an EXACT input."""
+    return 1 << (width + KULISCH_EXACT_IN_HEADROOM)
+
+
 # The narrowest register one FP32 term fits: (2^24 - 1) * 2^104 * 2^149 < 2^277, plus a sign bit.
 # A wrapped (overflowed) sum of a register at least this wide is beyond every format's range.
 KULISCH_MIN_WIDTH = 278

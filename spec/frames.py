@@ -34,7 +34,7 @@ F_OP_ID_LSB, F_OP_ID_END = 8, 16
 F_GENERATION_LSB, F_GENERATION_END = 16, 32
 # STAGE
 F_POLICY_LSB, F_POLICY_END = 32, 34
-F_IN_FORMAT_LSB, F_IN_FORMAT_END = 36, 38
+F_IN_FORMAT_LSB, F_IN_FORMAT_END = 36, 39          # 0-3 element formats, 4 EXACT partials
 F_RESULT_FORMAT_LSB, F_RESULT_FORMAT_END = 40, 43
 F_MODE_LSB, F_MODE_END = 44, 45
 F_COUNT_LSB, F_COUNT_END = 48, 61                 # element count E
@@ -42,7 +42,7 @@ F_CONTRIBUTORS_LSB, F_CONTRIBUTORS_END = 64, 72   # bit c: contributor c
 F_RECIPIENTS_LSB, F_RECIPIENTS_END = 80, 82       # bit p: TX port p
 # DATA
 F_CONTRIBUTOR_LSB, F_CONTRIBUTOR_END = 32, 35
-F_DATA_FORMAT_LSB, F_DATA_FORMAT_END = 36, 38
+F_DATA_FORMAT_LSB, F_DATA_FORMAT_END = 36, 39
 F_OFFSET_LSB, F_OFFSET_END = 48, 61               # DATA / RESULT element offset
 F_N_LSB, F_N_END = 64, 77                         # DATA / RESULT element count
 # RESULT
@@ -92,7 +92,9 @@ FRAME_FIELDS = {
 GROUP_DESC_LSB, GROUP_DESC_BITS, GROUP_FORMAT_BITS = 256, 16, 3
 
 # An EXACT value's beat: the exact sum (units of 2^KULISCH_LSB_EXP) as a two's complement integer
-# at [507:0], the flag nibble {overflow, neg_inf, pos_inf, nan} at [511:508].
+# at [507:0], the flag nibble {overflow, neg_inf, pos_inf, nan} at [511:508].  A RESULT frame
+# carries EXACT values this way, and a DATA frame of format EXACT takes them back in (a tree's
+# partials): one element per beat.
 EXACT_SUM_BITS = 508
 EXACT_FLAG_LSB = 508
 FLAG_NAN, FLAG_POS_INF, FLAG_NEG_INF, FLAG_OVERFLOW = 1, 2, 4, 8

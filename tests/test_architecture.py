@@ -122,14 +122,8 @@ def test_an_import_inside_a_function_breaks_its_contract(tmp_path, contract, mod
 # ---------------------------------------------------------------------------------------------
 # Private names stay in their module
 # ---------------------------------------------------------------------------------------------
-# Known and not yet fixed (cosim/mutation is being edited elsewhere): each entry is to be removed
-# with its import.  campaign.py needs source_map's `_block_prefix` and `_labels` public (or moved
-# to campaign.py); equivalence.py needs verilog's `_extend` public.
-KNOWN_PRIVATE_USES = {
-    "cosim.mutation.campaign: from cosim.mutation.source_map import _block_prefix",
-    "cosim.mutation.campaign: from cosim.mutation.source_map import _labels",
-    "cosim.mutation.equivalence: cosim.mutation.verilog._extend",
-}
+# Known and not yet fixed: each entry is removed with its import (none is left).
+KNOWN_PRIVATE_USES = set()
 
 
 def _modules(root, packages):

@@ -7,8 +7,8 @@ import sys
 
 from cosim.sim.vpi import ToolchainError
 
-SUBCOMMANDS = ("demo", "reduce", "regress", "replay", "mutate", "fabric", "package", "topo", "export", "formal",
-               "synth")
+SUBCOMMANDS = ("demo", "reduce", "tree", "regress", "replay", "mutate", "fabric", "package", "topo", "export",
+               "formal", "synth")
 
 
 class UsageError(Exception):

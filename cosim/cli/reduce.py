@@ -47,12 +47,12 @@ def add_parser(subparsers):
     return p
 
 
-def _side_file(out_path, tag):
+def side_file(out_path, tag):
     stem = out_path[:-4] if out_path.endswith(".npy") else out_path
     return f"{stem}.{tag}.npy"
 
 
-def _load(path):
+def load_array(path):
     import numpy as np
     try:
         return np.load(path, allow_pickle=False)
@@ -62,7 +62,7 @@ def _load(path):
         raise UsageError(f"cannot read {path} as a .npy array: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
 
 
-def _save(path, arr):
+def save_array(path, arr):
     import numpy as np
     try:
         d = os.path.dirname(os.path.abspath(path))
@@ -72,21 +72,30 @@ def _save(path, arr):
         raise UsageError(f"cannot write {path}: {e.strerror or e}")
 
 
-def run(args):
+def reduction_files(args):
+    """(OUT path with .npy, the C x E bit patterns of IN) of `prism reduce` and `prism tree`, or a
+    UsageError: a policy that cannot give the output format, a file that is no plain numeric array."""
     import numpy as np
 
-    from golden.reduce import as_bit_patterns, reduce  # deferred: numpy and the golden models load when it runs
-
+    from golden.reduce import as_bit_patterns
     if args.policy == "fp32-arrival" and args.out_format == "exact":
         raise UsageError("--out-format exact needs --policy kulisch (fp32-arrival keeps no exact state)")
     out_path = args.output if args.output.endswith(".npy") else args.output + ".npy"
-    raw = _load(args.input)
+    raw = load_array(args.input)
     if not isinstance(raw, np.ndarray) or raw.dtype.hasobject or raw.dtype.names:
         raise UsageError(f"{args.input}: expected a plain numeric array")
     try:
-        data = as_bit_patterns(args.in_format, raw)
+        return out_path, as_bit_patterns(args.in_format, raw)
     except ValueError as e:
-        raise UsageError(f"{args.input}: {e}")
+        raise UsageError(f"{args.input}: {e}") from None
+
+
+def run(args):
+    import numpy as np
+
+    from golden.reduce import reduce  # deferred: numpy and the golden models load when it runs
+
+    out_path, data = reduction_files(args)
     rows, cols = data.shape
     if args.policy == "fp32-arrival" and rows == 0:
         raise UsageError(f"{args.input}: fp32-arrival needs at least one contribution (row)")
@@ -115,16 +124,16 @@ def run(args):
     elapsed = time.perf_counter() - t0
 
     bits = np.ascontiguousarray(result.bits)
-    _save(out_path, bits)
+    save_array(out_path, bits)
     side = []
     if args.policy == "kulisch":
-        _save(_side_file(out_path, "flags"), np.ascontiguousarray(result.flags, np.uint8))
+        save_array(side_file(out_path, "flags"), np.ascontiguousarray(result.flags, np.uint8))
         side.append("flags")
         if args.out_format == "exact":
-            _save(_side_file(out_path, "wraps"), np.ascontiguousarray(result.wraps, np.int64))
+            save_array(side_file(out_path, "wraps"), np.ascontiguousarray(result.wraps, np.int64))
             side.append("wraps")
     if args.out_format == "auto":
-        _save(_side_file(out_path, "formats"), np.ascontiguousarray(result.auto_formats, np.uint8))
+        save_array(side_file(out_path, "formats"), np.ascontiguousarray(result.auto_formats, np.uint8))
         side.append("formats")
 
     digest = hashlib.sha256(bits.tobytes()).hexdigest()[:16]

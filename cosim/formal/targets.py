@@ -703,7 +703,7 @@ def _control_target():
         for p in (0, 1):
             s.update({f"ev{p}_valid": _b(), f"ev{p}_code": _u(4)})
         s.update(resp_valid=_b(), resp_data=_u(RESPONSE_BITS), room_ok=_b(), clear=_b(), act_policy=_u(2),
-                 act_in_fmt=_u(2), act_out_fmt=_u(3), act_count=_u(13), act_contributors=_u(8), act_expected=_u(4),
+                 act_in_fmt=_u(2), act_exact_in=_b(), act_out_fmt=_u(3), act_count=_u(13), act_contributors=_u(8), act_expected=_u(4),
                  act_recipients=_u(2), act_op_id=_u(8), act_generation=_u(16), act_busy=_b(), ord_valid=_b(),
                  ord_port=_b(), prop_bad=_u(len(h.CONTROL_PROPERTIES)), env_ok=_b())
         return s

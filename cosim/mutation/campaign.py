@@ -137,15 +137,15 @@ def phase_blocks(verilog_path, top, sites):
     arithmetic unit inside one (number_decoder, fp32_add, kulisch_lane) counts with the block
     that instantiates it.  Read from the process names MyHDL wrote (`<name>.raw.v` beside the
     design); a design without that file keeps the blocks it had."""
-    from cosim.mutation.source_map import _block_prefix, _labels
+    from cosim.mutation.source_map import block_prefix, source_labels
     from cosim.sim.toolchain import hdl_modules
     raw = os.path.splitext(verilog_path)[0] + ".raw.v"
     modules = hdl_modules()
     if not os.path.exists(raw) or top not in modules:
         return sites
     subsystem = modules[top].rsplit(".", 1)[0] + "."
-    labels = _labels(raw, os.path.getmtime(raw))
-    prefix = _block_prefix()
+    labels = source_labels(raw, os.path.getmtime(raw))
+    prefix = block_prefix()
 
     def block_of(name):
         inner, rest = top, name

@@ -419,7 +419,7 @@ def _case_live(T, s, env, function=None):
         if v is None:
             return None
         v &= V.full(t[0])
-        return V._extend(v, t[0], S, W)
+        return V.extend_to(v, t[0], S, W)
     cv = val(s.cond, types[0])
     if cv is None:
         return None

@@ -42,7 +42,7 @@ def _blocks():
     return hdl_modules()
 
 
-def _block_prefix():
+def block_prefix():
     names = sorted(_blocks(), key=len, reverse=True)
     return re.compile(r"^((?:%s))(\d+)_" % "|".join(map(re.escape, names)))
 
@@ -51,7 +51,7 @@ def split_label(label, top):
     """(instance chain, innermost block, rest) of a MyHDL name: the chain of `<block><index>_`
     prefixes, the block function of the last one (the top block when there is none), and the rest
     (a process's function name, a signal's own name)."""
-    pattern = _block_prefix()
+    pattern = block_prefix()
     chain, block, rest = "", top, label
     while True:
         m = pattern.match(rest)
@@ -64,7 +64,7 @@ def split_label(label, top):
 
 
 @functools.lru_cache(maxsize=8)
-def _labels(raw_path, mtime):
+def source_labels(raw_path, mtime):
     with open(raw_path) as fh:
         heads = [line for line in fh if line.startswith("always")]
     out = []
@@ -224,7 +224,7 @@ def myhdl_source(verilog_path, line):
     src = V.parse(text)
     mod = src.module()
     raw = os.path.splitext(verilog_path)[0] + ".raw.v"
-    labels = _labels(raw, os.path.getmtime(raw)) if os.path.exists(raw) else None
+    labels = source_labels(raw, os.path.getmtime(raw)) if os.path.exists(raw) else None
     offset = src.offset_of_line(line)
     if offset is None:
         return None

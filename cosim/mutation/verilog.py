@@ -1094,7 +1094,7 @@ def literal(text):
     return None
 
 
-def _extend(v, w, signed, W):
+def extend_to(v, w, signed, W):
     """A w-bit value (or mask) extended to W bits: sign-extended when `signed`."""
     if signed and W > w and w > 0 and (v >> (w - 1)) & 1:
         return v | (full(W) ^ full(w))
@@ -1414,11 +1414,11 @@ class Types:
             lit = literal(e.name)
             if lit is None or lit[0] is None:
                 return None
-            return _extend(lit[0], lit[1], S, W)
+            return extend_to(lit[0], lit[1], S, W)
         if k == "id":
             t = self.stype(e, f)
             v = self._leaf_value(e.name, env, f)
-            return None if v is None or t is None else _extend(v & full(t[0]), t[0], S, W)
+            return None if v is None or t is None else extend_to(v & full(t[0]), t[0], S, W)
         if k == "paren":
             return self._v(e.kids[0], W, S, env, f)
         if k == "unary":
@@ -1557,7 +1557,7 @@ class Types:
             if e.name in ("$signed", "$unsigned") and e.kids:
                 t = self.stype(e.kids[0], f)
                 v = self._v(e.kids[0], t[0], t[1], env, f)
-                return None if v is None else _extend(v, t[0], S, W)
+                return None if v is None else extend_to(v, t[0], S, W)
             return None
         return None
 
@@ -1597,7 +1597,7 @@ class Types:
             bits = leaves[id(e)] if isinstance(leaves, dict) else None
             if self._self_sized(e):
                 t = self.stype(e, f)
-                return _extend(full(t[0]) if bits is None else bits & full(t[0]), t[0], S and t[1], W)
+                return extend_to(full(t[0]) if bits is None else bits & full(t[0]), t[0], S and t[1], W)
             return full(W)
         k = e.kind
         if k == "num" or k == "str":
@@ -1607,7 +1607,7 @@ class Types:
             if not m:
                 return 0
             t = self.stype(e, f)
-            return _extend(m & full(t[0]), t[0], S, W)
+            return extend_to(m & full(t[0]), t[0], S, W)
         if k == "paren":
             return self._c(e.kids[0], W, S, masks, leaves, env, f)
         if k == "unary":
@@ -1717,11 +1717,11 @@ class Types:
             for x in e.kids[1:]:
                 tx = self.stype(x, f)
                 if tx is None or self._c(x, tx[0], tx[1], masks, leaves, env, f):
-                    return _extend(full(w), w, S and sel[2], W)
+                    return extend_to(full(w), w, S and sel[2], W)
             base = e.kids[0]
             if sel[3]:                                    # a memory word: the memory's mask
                 m = masks.get(base.name, 0) & full(w)
-                return _extend(m, w, S and sel[2], W)
+                return extend_to(m, w, S and sel[2], W)
             if base.kind == "id":
                 m = masks.get(base.name, 0)
             else:                                         # a part of a memory word
@@ -1737,9 +1737,9 @@ class Types:
             if e.name in ("$signed", "$unsigned") and e.kids:
                 t = self.stype(e.kids[0], f)
                 m = self._c(e.kids[0], t[0], t[1], masks, leaves, env, f) & full(t[0])
-                return _extend(m, t[0], S, W)
+                return extend_to(m, t[0], S, W)
             t = self.stype(e, f)
             if self._touched(e, masks, leaves):
-                return _extend(full(t[0]), t[0], S and t[1], W)
+                return extend_to(full(t[0]), t[0], S and t[1], W)
             return 0
         return full(W) if self._touched(e, masks, leaves) else 0

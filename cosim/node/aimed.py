@@ -33,17 +33,18 @@ from golden.arith import formats as F
 from golden.node import protocol as P
 
 from cosim.node.scenarios import DTYPES
+from spec.formats import INF_FP32, KULISCH_LSB_EXP, KULISCH_WIDTH_DEFAULT
 
 TWO = Fraction(2)
 
 
-def _edges(result_fmt, kulisch_w=320):
+def _edges(result_fmt, kulisch_w=KULISCH_WIDTH_DEFAULT):
     """(value, resolution) pairs at the edges of a result format: the value a sum lands on and
     the step that moves it just off the edge.  EXACT's edges are the accumulator's range,
     -2^(W-1) .. 2^(W-1) units of 2^-149, reachable from FP32 contributions at W = 280 only."""
     if result_fmt == "exact":
         top = TWO ** (kulisch_w - 1 + F.KULISCH_LSB_EXP)
-        return [(top, TWO ** 104), (-top, TWO ** 104), (top / 2, TWO ** 100), (TWO ** -149, TWO ** -149)]
+        return [(top, TWO ** 104), (-top, TWO ** 104), (top / 2, TWO ** 100), (TWO ** KULISCH_LSB_EXP, TWO ** KULISCH_LSB_EXP)]
     if result_fmt == "int8":
         ints = [127, Fraction(255, 2), 128, -128, Fraction(-257, 2), -129, Fraction(1, 2), Fraction(3, 2),
                 Fraction(5, 2), Fraction(-1, 2), Fraction(-3, 2), 0]
@@ -109,7 +110,7 @@ def _columns(rng, in_fmt, shape, sums):
     return out.astype(DTYPES[P.FORMAT_CODES[in_fmt]])
 
 
-def edge_values(rng, in_fmt, result_fmt, shape, kulisch_w=320):
+def edge_values(rng, in_fmt, result_fmt, shape, kulisch_w=KULISCH_WIDTH_DEFAULT):
     """Sums on the edges of `result_fmt` (see the module notes), 3 in 4 elements; the rest random."""
     from cosim.node.scenarios import random_elements
     edges = _edges(result_fmt, kulisch_w)
@@ -292,3 +293,39 @@ def adder_stress_values(rng, in_fmt, shape):
         for c, v in zip(rows, row[:contributors]):
             out[c, e] = finite(v)
     return out.astype(DTYPES[fmt_code])
+
+
+def exact_partial_values(rng, shape, kulisch_w=KULISCH_WIDTH_DEFAULT):
+    """A C x E object array of EXACT partials (sum, flags), as child nodes of a reduction tree
+    send them (a RESULT frame's EXACT values taken back in as DATA), per element one of:
+    a child's sum of 1-8 random FP32 terms; sums past the W-bit register that wrap it several
+    times, given to contributors in pairs that cancel to a small total (the row's wrap count
+    goes out and back); sums on the edge of what a row takes (exact_input_limit(W): the last
+    value in, the first out, which enters as NaN); and, now and then, a child's flags (NaN,
+    +inf, -inf, or its overflow bit, which carries no information the sum lacks)."""
+    from spec.formats import exact_input_limit
+    from spec.frames import FLAG_NAN, FLAG_NEG_INF, FLAG_OVERFLOW, FLAG_POS_INF
+    limit = exact_input_limit(kulisch_w)
+    c_count, e_count = shape
+    out = np.empty(shape, dtype=object)
+    for e in range(e_count):
+        kind = rng.choice(("child",) * 5 + ("wraps", "edge"))
+        pair = rng.getrandbits(kulisch_w + rng.randrange(1, 11))
+        for c in range(c_count):
+            if kind == "child":
+                total = 0
+                for _ in range(rng.randint(1, 8)):
+                    finite = rng.getrandbits(31) % INF_FP32         # any finite FP32 magnitude
+                    term, _, _, _ = F.to_kulisch_term("fp32", finite | (rng.getrandbits(1) << 31))
+                    total += term
+            elif kind == "wraps":
+                # contributors 0, 2, ... send +pair, 1, 3, ... -pair plus a little: the total is small
+                total = pair if c % 2 == 0 else -pair + rng.randrange(-1000, 1000)
+            else:
+                total = rng.choice((limit - 1, -limit, limit, -limit - 1, limit - rng.randrange(1, 1 << 20),
+                                    1 << (kulisch_w - 1), -(1 << (kulisch_w - 1)) - 1))
+            flags = 0
+            if rng.random() < 0.05:
+                flags = rng.choice((FLAG_NAN, FLAG_POS_INF, FLAG_NEG_INF, FLAG_OVERFLOW, FLAG_POS_INF | FLAG_NEG_INF))
+            out[c, e] = (total, flags)
+    return out

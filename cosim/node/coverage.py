@@ -17,12 +17,15 @@ from collections import Counter
 from itertools import product
 
 from golden.node import protocol as P
+from spec.formats import KULISCH_WIDTHS
+from spec.frames import MAX_CAPACITY
 
 POLICIES = ("kulisch", "fp32-arrival")
-IN_FORMATS = ("int8", "fp16", "bf16", "fp32")
+IN_FORMATS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact"),     # exact: a tree's partials
+              "fp32-arrival": ("int8", "fp16", "bf16", "fp32")}
 RESULT_FORMATS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
                   "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
-E_BINS = ("1", "2-14", "15", "16", "17", "18-254", "255", "256", "257", "258-4095", "4096")
+E_BINS = ("1", "2-14", "15", "16", "17", "18-254", "255", "256", "257", f"258-{MAX_CAPACITY - 1}", str(MAX_CAPACITY))
 STALL_BINS = ("none", "light (<50%)", "heavy (>=50%)", "long stall (>=100 cycles)")
 EDGE_BINS = ("largest finite", "infinity", "NaN", "smallest normal", "subnormal", "smallest subnormal")
 AUTO_EDGE_BINS = ["INT8 tile holding 127 or -128", "FP16 tile holding +-65504", "FP16 tile holding a subnormal",
@@ -33,11 +36,11 @@ RESET_PHASES = ("idle", "open, nothing admitted", "open, DATA admitted", "draini
 
 # every cover point and its bins, in report order
 POINTS = {
-    "operation: policy x input x result": [f"{p} {i}->{r}" for p in POLICIES for i in IN_FORMATS
+    "operation: policy x input x result": [f"{p} {i}->{r}" for p in POLICIES for i in IN_FORMATS[p]
                                            for r in RESULT_FORMATS[p]],
     "operation: mode -> recipients": ["Reduce -> TX0", "Reduce -> TX1", "AllReduce -> TX0", "AllReduce -> TX1",
                                       "AllReduce -> TX0+TX1"],
-    "operation: KULISCH_W x policy": [f"W={w} {p}" for w in (280, 320) for p in POLICIES],
+    "operation: KULISCH_W x policy": [f"W={w} {p}" for w in sorted(KULISCH_WIDTHS) for p in POLICIES],
     "operation: element count E": list(E_BINS),
     "operation: contributors": [str(c) for c in range(1, 9)],
     "operation: contributor ids": ["0 .. C-1", "sparse"],
@@ -46,14 +49,18 @@ POINTS = {
     "operation: how it ended": ["complete", "aborted", "reset", "left open"],
     "DATA: verdict": ["admitted"] + list(P.DROP_REASONS),
     "DATA: duplicate": ["exact repeat", "partial overlap"],
-    "DATA: full frame bank (1 + 256 beats)": ["INT8", "FP16/BF16", "FP32"],
+    "DATA: full frame bank (1 + 256 beats)": ["INT8", "FP16/BF16", "FP32", "EXACT"],
+    # EXACT partials taken in (a reduction tree's merge), per admitted value
+    "DATA: EXACT partials": ["within the W-bit register", "beyond it (the row wraps)",
+                             "the last value a row takes", "beyond what a row takes (a NaN)", "child's flags set"],
     "CONTROL: request -> response": ["STAGE ACK", "COMMIT ACK", "ABORT ACK", "CONTROL BAD_OPCODE",
                                      "CONTROL BAD_LENGTH", "STAGE BAD_POLICY", "STAGE BAD_FORMAT", "STAGE BAD_COUNT",
                                      "STAGE BAD_CONTRIBUTORS", "STAGE BAD_RECIPIENTS", "COMMIT NO_STAGED",
                                      "COMMIT STAGED_MISMATCH", "COMMIT BUSY", "ABORT NOT_OPEN",
                                      "ABORT ACTIVE_MISMATCH"],
     "STAGE: rules that combine two fields": ["Reduce to TX0+TX1: BAD_RECIPIENTS",
-                                            "EXACT under FP32_ARRIVAL: BAD_FORMAT"],
+                                            "EXACT under FP32_ARRIVAL: BAD_FORMAT",
+                                            "EXACT input under FP32_ARRIVAL: BAD_FORMAT"],
     # requests answered but whose responses had not left TX port 0 yet (the response queue)
     "CONTROL: responses waiting at once": ["1", "2-9", "10+"],
     "COMMIT ACK: while the previous operation drains (held)": ["held", "immediate"],
@@ -89,9 +96,9 @@ UNREACHABLE = {
 
 
 def e_bin(e):
-    if e in (1, 15, 16, 17, 255, 256, 257, 4096):
+    if e in (1, 15, 16, 17, 255, 256, 257, MAX_CAPACITY):
         return str(e)
-    return "2-14" if e < 15 else "18-254" if e < 255 else "258-4095"
+    return "2-14" if e < 15 else "18-254" if e < 255 else f"258-{MAX_CAPACITY - 1}"
 
 
 def count_bin(n, edges=((1, "1"), (3, "2-3"), (15, "4-15"), (63, "16-63"))):
@@ -131,6 +138,25 @@ def _float_class(fmt_name, bits):
     if exp == 0 and frac:
         return "subnormal"
     return None
+
+
+def exact_input_bins(beats, kulisch_w):
+    """Bins of "DATA: EXACT partials" an admitted EXACT DATA frame's values hit."""
+    from spec.formats import exact_input_limit
+    limit = exact_input_limit(kulisch_w)
+    out = set()
+    for total, flags in P.decode(beats).values:
+        if flags:
+            out.add("child's flags set")
+        if total in (limit - 1, -limit):
+            out.add("the last value a row takes")
+        if not -limit <= total < limit:
+            out.add("beyond what a row takes (a NaN)")
+        elif -(1 << (kulisch_w - 1)) <= total < 1 << (kulisch_w - 1):
+            out.add("within the W-bit register")
+        else:
+            out.add("beyond it (the row wraps)")
+    return out
 
 
 def value_edges(fmt, values):
@@ -333,10 +359,13 @@ def sample(scenario, run, report):
             span = (P.get_field(head, "offset"), P.get_field(head, "n"))
             if verdict == "admitted":
                 admitted_ranges.setdefault(key, set()).add(span)
+                fmt = P.get_field(head, "data_format")
                 if ev["beats"] == 1 + P.MAX_PAYLOAD_BEATS:
-                    fmt = P.get_field(head, "data_format")
                     cov.hit("DATA: full frame bank (1 + 256 beats)",
-                            {P.FMT_INT8: "INT8", P.FMT_FP32: "FP32"}.get(fmt, "FP16/BF16"))
+                            {P.FMT_INT8: "INT8", P.FMT_FP32: "FP32", P.FMT_EXACT: "EXACT"}.get(fmt, "FP16/BF16"))
+                if fmt == P.FMT_EXACT and ev.get("frame"):
+                    for b in exact_input_bins(ev["frame"], sb.kulisch_w):
+                        cov.hit("DATA: EXACT partials", b)
             elif verdict == "duplicate":
                 cov.hit("DATA: duplicate", "exact repeat" if span in admitted_ranges.get(key, ()) else "partial overlap")
         elif kind in ("STAGE", "COMMIT", "ABORT", "CONTROL"):
@@ -349,6 +378,10 @@ def sample(scenario, run, report):
             if (kind == "STAGE" and verdict == "BAD_FORMAT" and P.get_field(head, "result_format") == P.FMT_EXACT
                     and P.get_field(head, "policy") == P.POLICY_FP32_ARRIVAL):
                 cov.hit("STAGE: rules that combine two fields", "EXACT under FP32_ARRIVAL: BAD_FORMAT")
+            if (kind == "STAGE" and verdict == "BAD_FORMAT" and P.get_field(head, "in_format") == P.FMT_EXACT
+                    and P.get_field(head, "policy") == P.POLICY_FP32_ARRIVAL
+                    and P.get_field(head, "result_format") < P.FMT_EXACT):
+                cov.hit("STAGE: rules that combine two fields", "EXACT input under FP32_ARRIVAL: BAD_FORMAT")
             if kind == "COMMIT" and verdict == "OK":
                 prev = ev.get("op")
                 held = prev is not None and id(prev) in window and ev["cycle"] <= window[id(prev)][1]

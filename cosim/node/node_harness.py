@@ -28,6 +28,8 @@ from cosim.sim.batch import BatchDesign, ResetEvent, StreamStimulus
 from cosim.node.dut import node_ports, node_signals  # noqa: F401 - node_signals: this module's callers import it here
 from cosim.node.scoreboard import NodeScoreboard
 from cosim.sim.tbutil import clock_gen, reset_pulse
+from spec.formats import KULISCH_WIDTH_DEFAULT
+from spec.frames import MAX_CAPACITY
 
 BACKENDS = ("myhdl", "icarus", "myhdl+icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
 RESET_CYCLES = 2
@@ -87,7 +89,7 @@ def node_block(variant=None):
     return toolchain.block_function(variant or "prism_node")
 
 
-def run_node(scenario, backend="icarus", kulisch_w=320, capacity=4096, max_cycles=200000, vcd=None,
+def run_node(scenario, backend="icarus", kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, max_cycles=200000, vcd=None,
              read_counters=True, variant=None, variant_params=None, dut=None, timeout=None):
     """Run the scenario; `variant`/`variant_params` select a test-only node variant, `dut` a
     Verilog design instead of the kit's node (cosim.node.dut.NodeDut; batched back ends only).
@@ -111,7 +113,7 @@ class NodeBench:
     Pauses: a probability (or {port: probability}) per side, drawn from `seed` as the batched
     back ends draw them (pause_seeds)."""
 
-    def __init__(self, backend="icarus", kulisch_w=320, capacity=4096, src_pause=0.0, sink_pause=0.0, seed=1,
+    def __init__(self, backend="icarus", kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, src_pause=0.0, sink_pause=0.0, seed=1,
                  src_burst=1, sink_burst=1, variant=None, variant_params=None):
         self.backend = backend
         self.params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **(variant_params or {}))
@@ -281,7 +283,7 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
 _designs = {}
 
 
-def batch_design(simulator, kulisch_w=320, capacity=4096, variant=None, **variant_params):
+def batch_design(simulator, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, variant=None, **variant_params):
     """The node (or a variant) converted and compiled with the batched test bench, cached."""
     params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **variant_params)
     key = (simulator, variant, tuple(sorted(params.items())), toolchain.hdl_source_digest(toolchain.block_module(variant or "prism_node").__name__),
@@ -508,7 +510,7 @@ def _is_probe(frame, probe):
             and P.get_field(head, "generation") == probe["generation"])
 
 
-def check(scenario, run, kulisch_w=320, capacity=4096, read_counters=True):
+def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, read_counters=True):
     """Scoreboard verdict for a run: RESULT frames, CONTROL responses and counters (every one of
     them, unless the run was made with read_counters=False)."""
     sb = NodeScoreboard(capacity=capacity, kulisch_w=kulisch_w)

@@ -40,10 +40,13 @@ from golden.node import protocol as P
 from cosim.sim.axis import AxisFrame
 from cosim.sim.batch import RESET_STREAM, ResetEvent
 from cosim.node.scenarios import DTYPES, Operation, Scenario, build, random_elements
+from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
+from spec.frames import MAX_CAPACITY
 
 RESULTS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
            "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
-E_CHOICES = (1, 2, 9, 15, 16, 17, 40, 64, 200, 255, 256, 257, 300, 512, 1000, 4096)
+NARROW_W = min(KULISCH_WIDTHS)     # the width FP32 sums can overflow (W = 280)
+E_CHOICES = (1, 2, 9, 15, 16, 17, 40, 64, 200, 255, 256, 257, 300, 512, 1000, MAX_CAPACITY)
 RESET_PHASES = ("in a DATA frame", "after admissions", "after the last DATA", "after COMMIT")
 STAGE_COMMIT_RESET = "between STAGE and COMMIT"     # aimed (drawn from the seed's second stream)
 MALFORMED = ("too_long", "wrong_op", "stale_generation", "bad_contributor", "bad_format", "bad_range_offset",
@@ -52,7 +55,7 @@ MALFORMED = ("too_long", "wrong_op", "stale_generation", "bad_contributor", "bad
              "bad_contributors", "bad_recipients", "commit_mismatch", "commit_busy")
 
 
-def _values(rng, fmt, shape, mode):
+def mode_values(rng, fmt, shape, mode):
     """Bit patterns of `fmt`: random finite, huge of one sign, cancelling pairs, subnormal or special."""
     if mode == "random" or fmt == "int8" and mode in ("subnormal",):
         return random_elements(rng, fmt, shape)
@@ -84,9 +87,9 @@ def _random_op(rng, op_id, capacity):
     mode = rng.choice((P.MODE_ALLREDUCE, P.MODE_REDUCE))
     recipients = rng.choice((0b11, 0b11, 0b01, 0b10)) if mode == P.MODE_ALLREDUCE else rng.choice((0b01, 0b10))
     data_mode = rng.choice(("random",) * 5 + ("huge", "cancel", "subnormal", "special"))
-    data = _values(rng, in_fmt, (contributors, elements), data_mode)
+    data = mode_values(rng, in_fmt, (contributors, elements), data_mode)
     per_frame_max = P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[P.FORMAT_CODES[in_fmt]]
-    frame_elems = rng.choice((16, 48, 128, 4096, per_frame_max))
+    frame_elems = rng.choice((16, 48, 128, MAX_CAPACITY, per_frame_max))
     return Operation(op_id, rng.randint(0, 65535), policy, in_fmt, res, data, mode=mode, recipients=recipients,
                      frame_elems=frame_elems), data_mode
 
@@ -96,8 +99,9 @@ def _malformed(rng, kind, op, staged_next=None):
     fmt = P.FORMAT_CODES[op.in_format]
     per = P.ELEMS_PER_BEAT[fmt]
     e = op.elements
+    zero = (0, 0) if fmt == P.FMT_EXACT else 0
     base = dict(op_id=op.op_id, generation=op.generation, contributor=op.contributor_ids[0], fmt=fmt, offset=0,
-                values=tuple(0 for _ in range(min(16, e))))
+                values=tuple(zero for _ in range(min(16, e))))
     stage = op.stage()
     if kind == "too_long":
         return [P.Data(**base).encode()[0]] + [rng.getrandbits(64) for _ in range(P.MAX_PAYLOAD_BEATS + 1)]
@@ -112,6 +116,11 @@ def _malformed(rng, kind, op, staged_next=None):
         base["contributor"] = rng.choice(outside)
     elif kind == "bad_format":
         base["fmt"] = (fmt + rng.randint(1, 3)) % 4
+        if fmt == P.FMT_EXACT:
+            base["values"] = tuple(0 for _ in base["values"])     # elements to an operation of partials
+        elif op.generation % 3 == 0:
+            base["fmt"] = P.FMT_EXACT           # partials to an operation of elements (no extra draw)
+            base["values"] = tuple((0, 0) for _ in base["values"])
     elif kind == "bad_range_offset":
         base["offset"] = 8
     elif kind == "bad_range_end":
@@ -120,7 +129,7 @@ def _malformed(rng, kind, op, staged_next=None):
         if e <= 32:
             base["offset"] = 8
         else:
-            base["values"] = tuple(0 for _ in range(20))          # 20 elements, not ending at E
+            base["values"] = tuple(zero for _ in range(20))       # 20 elements, not ending at E
     elif kind == "bad_length":
         base["n"] = len(base["values"]) + per                    # one payload beat short
     elif kind == "no_operation":
@@ -148,6 +157,12 @@ def _malformed(rng, kind, op, staged_next=None):
         if kind == "bad_format_stage" and op.generation % 2:
             return [P.set_field(P.set_field(head, "policy", P.POLICY_FP32_ARRIVAL), "result_format",
                                 P.FMT_EXACT)]
+        if kind == "bad_format_stage" and op.generation % 4 == 2:
+            # the input format's rules: EXACT partials under FP32_ARRIVAL, or a code past EXACT
+            head = P.set_field(head, "result_format", P.FMT_FP32)
+            if op.generation % 8 == 2:
+                return [P.set_field(P.set_field(head, "policy", P.POLICY_FP32_ARRIVAL), "in_format", P.FMT_EXACT)]
+            return [P.set_field(head, "in_format", value - 1)]
         return [P.set_field(head, field, value)]
     elif kind == "commit_mismatch":
         return P.Commit((op.op_id + 64) % 256, op.generation).encode()
@@ -167,7 +182,10 @@ def _partial_overlap(rng, op, frame_obj):
     hi = min(e, lo + 32)
     if hi - lo < 1 or (lo == off and hi == off + n):
         return None
-    return P.Data(op.op_id, op.generation, c, fmt, lo, tuple(rng.getrandbits(8) for _ in range(hi - lo))).encode()
+    values = tuple(rng.getrandbits(8) for _ in range(hi - lo))
+    if fmt == P.FMT_EXACT:
+        values = tuple((v, 0) for v in values)
+    return P.Data(op.op_id, op.generation, c, fmt, lo, values).encode()
 
 
 def _block_zero_frames(rec, op, control_port, other):
@@ -213,7 +231,7 @@ def add_line_rate_probe(sc, rng, control_port, capacity):
     rate: a beat per cycle per port in every format under both policies; check_line_rate)."""
     policy = rng.choice(("kulisch", "fp32-arrival"))
     in_fmt = rng.choice(("int8", "fp16", "bf16", "fp32"))
-    elements = min(capacity, rng.choice((512, 1024, 4096)))
+    elements = min(capacity, rng.choice((512, 1024, MAX_CAPACITY)))
     from cosim.node.scenarios import random_elements
     per_beat = P.ELEMS_PER_BEAT[P.FORMAT_CODES[in_fmt]]
     op = Operation(PROBE_OP_ID, rng.randint(0, 65535), policy, in_fmt, rng.choice(RESULTS[policy]),
@@ -245,13 +263,13 @@ def _aim_data(aux, drawn, width, capacity):
         r = aux.random()
         data = None
         if data_mode == "huge" and op.result_format == "exact":
-            if width == 280 and aux.random() < 0.5 and op.elements < 64:
+            if width == NARROW_W and aux.random() < 0.5 and op.elements < 64:
                 shape = (max(5, shape[0]), min(capacity, aux.choice((64, 100, 256))))
                 data, data_mode = aimed.edge_values(aux, "fp32", "exact", shape, width), "wrap edges"
         elif op.policy == "fp32-arrival" and r < 0.25:
             # every one of the 256 FP32 adder lanes meets each case when E >= 256
             if aux.random() < 0.6:
-                shape = (max(2, shape[0]), min(capacity, aux.choice((256, 512, 4096))))
+                shape = (max(2, shape[0]), min(capacity, aux.choice((256, 512, MAX_CAPACITY))))
             data, data_mode = aimed.adder_stress_values(aux, op.in_format, shape), "adder stress"
         elif op.result_format == "auto" and r < 0.4:
             data, data_mode = aimed.auto_edge_values(aux, op.in_format, shape), "AUTO edges"
@@ -267,22 +285,22 @@ def _aim_data(aux, drawn, width, capacity):
     return out
 
 
-def random_scenario(seed, capacity=4096):
+def random_scenario(seed, capacity=MAX_CAPACITY):
     rng = random.Random(seed)
     n_ops = rng.choice((1, 2, 2, 3, 3, 4))
     drawn = [_random_op(rng, k + 1, capacity) for k in range(n_ops)]
     ops = [op for op, _ in drawn]
-    width = rng.choice((320, 280))
+    width = rng.choice(KULISCH_WIDTH_CHOICES)
     # a second stream for draws that aim at rare bins, so the main draws stay what they were
     aux = random.Random(seed * 1_000_003 + 11)
     flood = random.Random(seed * 7_000_003 + 5)
-    if width == 280:
+    if width == NARROW_W:
         # an EXACT result overflows W = 280 only from FP32 near its largest value: one is just
         # under 2^277 units of 2^-149, so five of one sign pass the sign bit (2^279); uniform
         # draws reach that in about one operation of 2,000
         for k, (op, data_mode) in enumerate(drawn):
             if op.policy == "kulisch" and op.result_format == "exact" and aux.random() < 0.5:
-                data = _values(aux, "fp32", (max(5, op.contributors), op.elements), "huge")
+                data = mode_values(aux, "fp32", (max(5, op.contributors), op.elements), "huge")
                 drawn[k] = (Operation(op.op_id, op.generation, "kulisch", "fp32", "exact", data, mode=op.mode,
                                       recipients=op.recipients, frame_elems=op.frame_elems), "huge")
         ops = [op for op, _ in drawn]
@@ -302,6 +320,16 @@ def random_scenario(seed, capacity=4096):
     if links.random() < 0.5:        # operation ids anywhere in 0..255, not 1, 2, 3, ...
         for k, op_id in enumerate(links.sample(range(256), len(drawn))):
             drawn[k] = (replace(drawn[k][0], op_id=op_id), drawn[k][1])
+    # a reduction tree's inner node: a KULISCH_FIXED operation takes its children's EXACT partials
+    # as DATA (a fifth stream)
+    tree = random.Random(seed * 11_000_027 + 7)
+    for k, (op, data_mode) in enumerate(drawn):
+        if op.policy == "kulisch" and tree.random() < 0.3:
+            from cosim.node import aimed
+            elements = min(op.elements, tree.choice((16, 40, 256, 300)))
+            data = aimed.exact_partial_values(tree, (op.contributors, elements), width)
+            drawn[k] = (replace(op, in_format="exact", data=data, frame_elems=tree.choice((16, 48, 256))),
+                        "EXACT partials")
     ops = [op for op, _ in drawn]
     pause = rng.choice((0.0, 0.0, 0.2, 0.5))
     source_burst = rng.choice((1, 1, 4, 150))
@@ -544,7 +572,7 @@ class SeedResult:
     first_mismatch: Optional[str] = None
     mismatches: int = 0
     error: Optional[str] = None
-    kulisch_w: int = 320
+    kulisch_w: int = KULISCH_WIDTH_DEFAULT
     coverage: Optional[dict] = None     # cosim.node.coverage.Coverage.to_dict() of the run
     kinds: tuple = ()                   # the kinds of every mismatch (cosim.node.scoreboard.MISMATCH_KINDS),
                                         # first mismatch first; ("timeout",) for a run stopped at its time limit
@@ -589,7 +617,7 @@ def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=Non
     t0 = time.perf_counter()
     width = kulisch_w
     try:
-        capacity = dut.capacity if dut is not None else 4096
+        capacity = dut.capacity if dut is not None else MAX_CAPACITY
         sc = _scenario(seed, capacity)
         width = (dut.width if dut is not None else None) or kulisch_w or sc.kulisch_w
         # generous for the scenario's size; a node that never goes idle fails instead of hanging
@@ -603,7 +631,7 @@ def run_seed(seed, backend="batch-icarus", kulisch_w=None, log_dir=None, vcd=Non
         from cosim.sim.batch import SimulatorTimeout
         kind = "timeout" if isinstance(e, SimulatorTimeout) else "crash"
         return SeedResult(seed, False, 0, 0, 0, time.perf_counter() - t0, "", error=f"{type(e).__name__}: {e}",
-                          kulisch_w=width or 320, kinds=(kind,))
+                          kulisch_w=width or KULISCH_WIDTH_DEFAULT, kinds=(kind,))
     if log_dir:
         write_transaction_log(os.path.join(log_dir, f"seed{seed}.jsonl"), report.scoreboard, run)
     first = report.first()

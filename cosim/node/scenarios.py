@@ -28,9 +28,9 @@ class Operation:
     op_id: int
     generation: int
     policy: str                 # "kulisch" or "fp32-arrival"
-    in_format: str
+    in_format: str              # int8 fp16 bf16 fp32, or exact (another node's partials)
     result_format: str          # int8 fp16 bf16 fp32 exact auto
-    data: np.ndarray            # C x E raw bit patterns; row c is contributor c
+    data: np.ndarray            # C x E raw bit patterns (exact: an object array of (sum, flags)); row c is contributor c
     mode: int = P.MODE_ALLREDUCE
     recipients: int = 0b11
     frame_elems: int = MAX_CAPACITY   # elements per DATA frame (capped by the frame bank)
@@ -63,8 +63,9 @@ class Operation:
         per_frame = min(self.frame_elems, P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[fmt])
         per_frame -= per_frame % P.RANGE_ELEMS
         row = self.data[contributor]
+        value = (lambda x: (int(x[0]), int(x[1]))) if fmt == P.FMT_EXACT else int
         return [P.Data(self.op_id, self.generation, self.contributor_ids[contributor], fmt, lo,
-                       tuple(int(x) for x in row[lo:lo + per_frame]))
+                       tuple(value(x) for x in row[lo:lo + per_frame]))
                 for lo in range(0, self.elements, per_frame)]
 
 

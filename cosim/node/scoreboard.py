@@ -25,6 +25,8 @@ from typing import List
 
 from golden.node import protocol as P
 from golden.node.node_model import NodeModel
+from spec.formats import KULISCH_WIDTH_DEFAULT
+from spec.frames import MAX_CAPACITY
 
 
 # What a check can find, and what each kind means (every kind has a test that makes it fail:
@@ -130,7 +132,7 @@ def _beat_difference(expected, actual, kind):
 
 
 class NodeScoreboard:
-    def __init__(self, capacity=4096, kulisch_w=320, ports=2):
+    def __init__(self, capacity=MAX_CAPACITY, kulisch_w=KULISCH_WIDTH_DEFAULT, ports=2):
         self.kulisch_w = kulisch_w
         self.model = NodeModel(capacity=capacity, kulisch_w=kulisch_w, ports=ports)
         self.ports = ports
@@ -169,7 +171,7 @@ class NodeScoreboard:
                              "header": f"{frame.beats[0]:#x}"})
             outs = self.model.receive(port, frame.beats)
             self.events.append(dict(self.model.last, cycle=cycle, port=port, beats=len(frame.beats),
-                                    header=frame.beats[0]))
+                                    header=frame.beats[0], frame=frame.beats))
             for out in outs:
                 self.due[id(out.frame)] = cycle       # the input frame whose processing made it due
                 if isinstance(out.frame, P.Response):

@@ -16,6 +16,7 @@ import sys
 import time
 
 from cosim.sim.vpi import ToolchainError, require_tool
+from spec.formats import KULISCH_WIDTH_DEFAULT
 
 DEVICE = "85k"              # LFE5U-85F, the largest ECP5
 PACKAGE = "CABGA756"
@@ -80,7 +81,7 @@ def routed_fmax(folder, top, seed=1):
     return res
 
 
-def routed_rows(width=320, blocks=None, progress=None):
+def routed_rows(width=KULISCH_WIDTH_DEFAULT, blocks=None, progress=None):
     """[{block, depth, model_mhz, routed | error}] for the node's phase blocks (composites, whose
     repeated sub-blocks are black boxes in synthesis, are left out: their sub-blocks have rows)."""
     from cosim.reports import synth

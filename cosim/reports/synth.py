@@ -66,6 +66,7 @@ PHASE_BLOCKS = (
     ("prism_reader", "phase 3: NumberGroup reader"),
     ("prism_kulisch_store", "phase 4: KULISCH_FIXED store (own logic)"),
     ("prism_kulisch_route", "phase 4: Kulisch sub-store routing"),
+    ("prism_exact_operand", "phase 4: EXACT partial to a Kulisch word"),
     ("prism_kulisch_bank", "phase 4: Kulisch lane (2 port RAMs + merge)"),
     ("prism_arrival_banks", "phase 4: FP32_ARRIVAL admission (own logic)"),
     ("number_decoder", "phase 4: FP32_ARRIVAL decoder (lanes 0-31)"),
@@ -79,7 +80,7 @@ PHASE_BLOCKS = (
     ("prism_egress", "phase 7: egress"),
 )
 # sub-blocks replaced by black boxes when their parent composite is synthesised
-_BLACKBOXED = {"prism_kulisch_store": ("prism_kulisch_route", "prism_kulisch_bank"),
+_BLACKBOXED = {"prism_kulisch_store": ("prism_kulisch_route", "prism_exact_operand", "prism_kulisch_bank"),
                "prism_arrival_banks": ("number_decoder", "int8_decoder", "prism_fp32_bank"),
                "prism_readout": ("prism_round16", "auto_classifier")}
 COMPOSITES = tuple(_BLACKBOXED)     # blocks synthesised with their repeated sub-blocks as black boxes
@@ -88,6 +89,7 @@ _PARENT_MODULE = {"prism_ingress": "prism_node", "prism_control": "prism_node", 
                   "prism_arrival_banks": "prism_node", "prism_completion": "prism_node",
                   "prism_readout": "prism_node", "prism_result_sender": "prism_node", "prism_egress": "prism_node",
                   "prism_kulisch_route": "prism_kulisch_store", "prism_kulisch_bank": "prism_kulisch_store",
+                  "prism_exact_operand": "prism_kulisch_store",
                   "number_decoder": "prism_arrival_banks", "int8_decoder": "prism_arrival_banks",
                   "prism_fp32_bank": "prism_arrival_banks",
                   "prism_round16": "prism_readout", "auto_classifier": "prism_readout"}
@@ -740,7 +742,8 @@ def synth_node(width=KULISCH_WIDTH_DEFAULT, target="xilinx", blocks=None, progre
     return sorted(rows, key=lambda r: order.index(r["block"]))
 
 
-_SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "int8_decoder",
+_SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "prism_exact_operand", "number_decoder",
+                "int8_decoder",
                 "auto_classifier",
                 "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_completion", "prism_reader",
                 "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks", "prism_control",

@@ -38,13 +38,17 @@ DEPTH_STRETCH = 6
 # The ceiling each phase block is held to (tests/reports/test_depth_budget.py): its depth when
 # the budget was last lowered (both widths; the deeper one), so depth cannot creep back.  A
 # block at the goal is held to the goal; lower an entry when a change makes its block shallower.
+# Raised once, with the EXACT input (issue 35): the reader's one-lane mask of an EXACT beat (5.75 ->
+# 6.75, under the goal), the result sender's header at W = 320 (51.5 -> 58.75: its exact store
+# widened by the wrap count, and yosys maps the same header logic deeper beside it).
 DEPTH_BUDGET = {
     "prism_ingress": 3.0,
     "prism_control": 34.0,
     "prism_counters": 6.0,
-    "prism_reader": 5.75,
+    "prism_reader": 6.75,
     "prism_kulisch_store": 5.75,
     "prism_kulisch_route": 5.25,
+    "prism_exact_operand": 3.0,
     "prism_kulisch_bank": 28.5,
     "prism_arrival_banks": 7.5,
     "number_decoder": 5.0,
@@ -54,12 +58,13 @@ DEPTH_BUDGET = {
     "prism_readout": 7.5,
     "prism_round16": 60.25,
     "auto_classifier": 11.75,
-    "prism_result_sender": 56.75,
+    "prism_result_sender": 58.75,
     "prism_egress": 2.0,
 }
 # blocks yosys maps in seconds: their budget is checked in the default test run (the rest in the
 # slow set: minutes of yosys each)
-QUICK_BLOCKS = ("prism_egress", "prism_counters", "prism_kulisch_route", "number_decoder", "int8_decoder",
+QUICK_BLOCKS = ("prism_egress", "prism_counters", "prism_kulisch_route", "prism_exact_operand", "number_decoder",
+                "int8_decoder",
                 "prism_ingress",
                 "prism_reader", "auto_classifier", "prism_arrival_banks")
 

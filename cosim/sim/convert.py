@@ -90,6 +90,22 @@ def _fresh(s):
     return Signal(init)
 
 
+def _fresh_argument(v):
+    """A signal, or a bus (an object whose attributes are signals: hdl/common/interface.py), with
+    unconnected copies of its signals; anything else as it is.  A bus captured from a larger design
+    keeps what that design's elaboration marked on its signals (driven, read), and MyHDL would
+    take a field another block drives for an output of this one."""
+    if is_signal(v):
+        return _fresh(v)
+    fields = getattr(v, "__dict__", None)
+    if fields and not isinstance(v, type) and all(is_signal(s) for s in fields.values()):
+        bus = copy.copy(v)
+        for name, s in fields.items():
+            object.__setattr__(bus, name, _fresh(s))
+        return bus
+    return v
+
+
 def hdl_modules():
     """{module name: dotted path} of every design module (hdl/<subsystem>/<name>.py; names are unique)."""
     out = {}
@@ -302,8 +318,8 @@ def build(block_func, *args, **kwargs):
             shutil.copyfile(os.path.join(converted, f"{name}.raw.v"), design_v)
             shutil.copyfile(os.path.join(converted, f"tb_{name}.v"), tb)
         else:
-            fresh = [(_fresh(v) if is_signal(v) else v) for v in bound.args]
-            fresh_kw = {k: (_fresh(v) if is_signal(v) else v) for k, v in bound.kwargs.items()}
+            fresh = [_fresh_argument(v) for v in bound.args]
+            fresh_kw = {k: _fresh_argument(v) for k, v in bound.kwargs.items()}
             fresh_block_names()  # names depend on the design alone, not on what was elaborated before
             forget_unused_memories()  # earlier designs' memories no longer pin them (cosim/sim/myhdl_registries.py)
             inst = block_func(*fresh, **fresh_kw)

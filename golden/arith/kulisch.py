@@ -21,7 +21,7 @@ wrapped W-bit state, with the overflow flag set.
 from fractions import Fraction
 
 from golden.arith.formats import KULISCH_LSB_EXP, canonical_nan, infinity, round_exact, to_kulisch_term
-from spec.formats import KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
+from spec.formats import KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS, exact_input_limit
 from spec.frames import FLAG_NAN, FLAG_NEG_INF, FLAG_OVERFLOW, FLAG_POS_INF  # noqa: F401
 
 
@@ -70,6 +70,25 @@ class KulischAccumulator:
         self.neg_inf |= neg_inf
         if term:
             self.add_term(term)
+
+    def add_exact(self, total, flags):
+        """Merge a partial as an EXACT beat carries it (a child node's result): the exact sum
+        `total` (units of 2^-149, any width) and the flag nibble.  The specials flags are ORed;
+        the overflow flag is informational (`total` is complete) and ignored.  A partial at or
+        outside [-L, L), L = exact_input_limit(W) (W + 12 signed bits), cannot be held by a node's
+        row; it enters as a NaN contribution (docs/protocol.md, "EXACT input")."""
+        self.nan |= bool(flags & FLAG_NAN)
+        self.pos_inf |= bool(flags & FLAG_POS_INF)
+        self.neg_inf |= bool(flags & FLAG_NEG_INF)
+        limit = exact_input_limit(self.width)
+        if not -limit <= total < limit:
+            self.nan = True
+            return
+        w = self.width
+        s = self.signed_state + total
+        wraps, s = divmod(s + (1 << (w - 1)), 1 << w)    # s - 2^(W-1) in [-2^(W-1), 2^(W-1))
+        self.wraps += wraps
+        self.state = (s - (1 << (w - 1))) & ((1 << w) - 1)
 
     def merge(self, other):
         """Fold another accumulator of the same width into this one (the

@@ -8,7 +8,9 @@ no code with the design.
 
 * Placement, one flow at a time in arrival order: ECMP = the flow's CRC-32
   hash reduced to a path (`golden.fabric.ecmp.ecmp_path`); load-aware = the
-  lowest-index path with the least declared load (Gb/s) at that moment.
+  lowest-index path with the least declared load (Gb/s) at that moment
+  (`golden.fabric.load_aware_selector.choose`, which also weighs a spine's
+  advertised load when one is given).
 * Share of a connection on path p: floor(declared x RATE / max(load_p, RATE)),
   load_p = the declared rates pinned to p (the line rate split in proportion
   to the declared rates once the path is oversubscribed; k connections that
@@ -35,9 +37,8 @@ from fractions import Fraction
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from golden.fabric import ecmp
+from golden.fabric.load_aware_selector import LANE_BITS, choose
 from spec.fabric import RATE_GBPS
-
-LANE_BITS = 16
 
 
 @dataclass(frozen=True)
@@ -70,15 +71,19 @@ def hash_path(flow: ecmp.FlowTuple, paths: int, mode: str = "mod") -> int:
 
 
 def place(conns: Sequence[Connection], paths: int, load_aware: bool, mode: str = "mod",
-          loads: Optional[List[int]] = None) -> Tuple[List[int], List[int]]:
+          loads: Optional[List[int]] = None,
+          spine_loads: Optional[Sequence[int]] = None) -> Tuple[List[int], List[int]]:
     """Place `conns` in order; returns (path of each connection, final declared load per path).
-    `loads` is the load already on the paths (default: empty)."""
+    `loads` is the load already on the paths (default: empty).  `spine_loads`: the spines'
+    advertised downlink load toward the connections' destination leaf, per path (default: none
+    heard); a leaf's ring connections all go to the same leaf, so one advertisement serves all.
+    Load-aware placement is golden.fabric.load_aware_selector.choose (the selector's rule)."""
     loads = list(loads) if loads is not None else [0] * paths
     lane_max = (1 << LANE_BITS) - 1
     chosen = []
     for c in conns:
         if load_aware:
-            p = min(range(paths), key=lambda i: (loads[i], i))
+            p = choose(loads, spine_loads)
         else:
             p = hash_path(c.flow, paths, mode)
         loads[p] = min(lane_max, loads[p] + c.declared_gbps)

@@ -155,6 +155,8 @@ class NodeModel:
             return P.BAD_POLICY
         if st.result_format > P.FMT_AUTO or (st.result_format == P.FMT_EXACT and st.policy == P.POLICY_FP32_ARRIVAL):
             return P.BAD_FORMAT
+        if st.in_format > P.FMT_EXACT or (st.in_format == P.FMT_EXACT and st.policy == P.POLICY_FP32_ARRIVAL):
+            return P.BAD_FORMAT         # EXACT partials merge into Kulisch rows only
         if not 1 <= st.count <= self.capacity:
             return P.BAD_COUNT
         if st.contributors == 0:
@@ -209,7 +211,9 @@ class NodeModel:
         for j, bits in enumerate(frame.values):
             i = frame.offset + j
             op.admissions[i].append((frame.contributor, self.frames_admitted))
-            if st.policy == P.POLICY_KULISCH:
+            if st.in_format == P.FMT_EXACT:
+                op.acc[i].add_exact(*bits)          # a child's partial: (sum, flags)
+            elif st.policy == P.POLICY_KULISCH:
                 op.acc[i].add(P.FORMAT_NAMES[st.in_format], bits)
             else:
                 x = format_to_fp32(P.FORMAT_NAMES[st.in_format], bits)

@@ -22,6 +22,7 @@ from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMA
                          STAGED_MISMATCH)  # noqa: F401
 
 ELEMS_PER_BEAT = {f: BEAT_BITS // w for f, w in ELEMENT_BITS.items()}
+ELEMS_PER_BEAT[FMT_EXACT] = 1              # an EXACT partial fills its beat
 _GROUP_DESC_MASK = (1 << GROUP_DESC_BITS) - 1
 _GROUP_FORMAT_MASK = (1 << GROUP_FORMAT_BITS) - 1
 
@@ -147,6 +148,8 @@ class Response:
 
 @dataclass(frozen=True)
 class Data:
+    """A DATA frame.  `values` are element bit patterns, or for format EXACT (sum, flags) pairs
+    as a RESULT frame's EXACT group holds them (a child node's partials)."""
     op_id: int
     generation: int
     contributor: int
@@ -160,6 +163,8 @@ class Data:
         head = _header(**{"class": CLASS_DATA, "op_id": self.op_id, "generation": self.generation,
                           "contributor": self.contributor, "data_format": self.fmt,
                           "offset": self.offset, "n": n})
+        if self.fmt == FMT_EXACT:
+            return [head] + [encode_exact(total, flags) for total, flags in self.values]
         return [head] + pack_elements(self.values, self.fmt)
 
 
@@ -233,10 +238,15 @@ def decode(beats):
         raise MalformedFrame(f"CONTROL opcode {opc}")
     if cls == CLASS_DATA:
         fmt, n = get_field(head, "data_format"), get_field(head, "n")
+        if fmt not in ELEMS_PER_BEAT:
+            raise MalformedFrame(f"DATA format code {fmt}")
         if len(beats) - 1 < payload_beats(fmt, n):
             raise MalformedFrame(f"DATA frame of {n} elements has {len(beats) - 1} payload beats")
-        return Data(op_id, gen, get_field(head, "contributor"), fmt, get_field(head, "offset"),
-                    tuple(unpack_elements(beats[1:], fmt, n)))
+        if fmt == FMT_EXACT:
+            values = tuple(decode_exact(b) for b in beats[1:1 + n])
+        else:
+            values = tuple(unpack_elements(beats[1:], fmt, n))
+        return Data(op_id, gen, get_field(head, "contributor"), fmt, get_field(head, "offset"), values)
     if cls == CLASS_RESULT:
         ngroups = get_field(head, "groups")
         groups, pos = [], 1

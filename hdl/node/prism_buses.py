@@ -17,6 +17,7 @@ Data flow (phase numbers as in prism_node):
                 prism_control --CounterEvent-->, prism_ingress --PortStatus-->, egress --SentEvents--> counters
 """
 from hdl.common.interface import Interface, bit, vec
+from spec.formats import KULISCH_WRAP_BITS
 from spec.frames import HDR_BITS       # header bits a Frame or BankRead carries
 
 BEAT_COUNT_BITS = 9     # a frame's beat count, saturating (1 + 256 beats fit)
@@ -114,8 +115,11 @@ class IssueGroup(Interface):
     row         its first range (global element index // 16; 8 bits)
     lanes       64-bit mask: bit e set = group element e present (range row + e // 16, lane e % 16);
                 elements are present from e = 0 up
-    data        64 x 32-bit element fields, element e right-aligned at [32e + 31 : 32e] (2048 bits)
+    data        64 x 32-bit element fields, element e right-aligned at [32e + 31 : 32e] (2048 bits);
+                an EXACT group (one partial, one lane) carries its whole beat at [511:0]
     last        the group is its frame's last
+    ends        4 bits: bit j set = the group ends the frame's part of range row + j (an element
+                group ends every range it holds; an EXACT frame's range ends with its last beat)
     """
 
     def __init__(self):
@@ -125,6 +129,7 @@ class IssueGroup(Interface):
         self.lanes = vec(GROUP_LANES)
         self.data = vec(32 * GROUP_LANES)
         self.last = bit()
+        self.ends = vec(GROUP_LANES // 16)
 
 
 class FrameOrder(Interface):
@@ -161,7 +166,8 @@ class ActiveOp(Interface):
 
     clear       pulse: a new operation starts, or an ABORT's drain is over: forget the previous one
     policy      reduction policy (2 bits): 0 KULISCH_FIXED, 1 FP32_ARRIVAL
-    in_fmt      input format code (2 bits)
+    in_fmt      element format code (2 bits: the STAGE input format's low bits)
+    exact_in    the input format is EXACT (code 4): DATA carries Kulisch partials
     out_fmt     result format code (3 bits)
     count       E, elements of the operation (13 bits)
     contributors  the contributor set (8 bits, one per contributor)
@@ -176,6 +182,7 @@ class ActiveOp(Interface):
         self.clear = bit()
         self.policy = vec(2)
         self.in_fmt = vec(2)
+        self.exact_in = bit()
         self.out_fmt = vec(3)
         self.count = vec(13)
         self.contributors = vec(8)
@@ -249,13 +256,16 @@ class MergedRange(Interface):
     row         the range (8 bits)
     states      16 x W merged states, lane l at [W*l + W - 1 : W*l] (W = KULISCH_W, the caller's)
     flags       16 x 5 flags, lane l at [5l+4:5l] = {wrap_sign, overflow, -inf, +inf, nan}
+    wraps       16 x WB wrap counts (WB = KULISCH_WRAP_BITS), lane l at [WB*l + WB - 1 : WB*l]:
+                the true sum is signed(state) + wraps * 2^W
     """
 
-    def __init__(self, kulisch_w):
+    def __init__(self, kulisch_w, wrap_bits=KULISCH_WRAP_BITS):
         self.valid = bit()
         self.row = vec(ROW_BITS)
         self.states = vec(16 * kulisch_w)
         self.flags = vec(80)
+        self.wraps = vec(16 * wrap_bits)
 
 
 class Fp32Range(Interface):
@@ -279,15 +289,16 @@ class Tile(Interface):
     row         its range (8 bits)
     packed      the 16 results packed in the format (512 bits; low bits used by narrow formats)
     fmt         that format code (3 bits; EXACT = 4)
-    exact       EXACT: 16 x (W + 5) bits, lane l = {wrap_sign, overflow, -inf, +inf, nan, W-bit state}
+    exact       EXACT: 16 x (W + 5 + WB) bits, lane l = {WB-bit wraps, wrap_sign, overflow, -inf, +inf,
+                nan, W-bit state}
     """
 
-    def __init__(self, kulisch_w):
+    def __init__(self, kulisch_w, wrap_bits=KULISCH_WRAP_BITS):
         self.valid = bit()
         self.row = vec(ROW_BITS)
         self.packed = vec(512)
         self.fmt = vec(3)
-        self.exact = vec(16 * (kulisch_w + 5))
+        self.exact = vec(16 * (kulisch_w + 5 + wrap_bits))
 
 
 class ResultBeat(Interface):

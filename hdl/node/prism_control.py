@@ -155,7 +155,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         responses.valid.next = resp_count != 0
         room_ok.next = resp_count <= RESPONSE_DEPTH - RESPONSE_MARGIN
         op.policy.next = act_word[F_POLICY_END:F_POLICY_LSB]
-        op.in_fmt.next = act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]
+        op.in_fmt.next = act_word[F_IN_FORMAT_LSB + 2:F_IN_FORMAT_LSB]
+        op.exact_in.next = act_word[F_IN_FORMAT_LSB + 2]      # code 4, the only accepted code with bit 2
         op.out_fmt.next = act_word[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB]
         op.count.next = act_word[F_COUNT_END:F_COUNT_LSB]
         op.contributors.next = act_word[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB]
@@ -230,7 +231,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         # DATA: the frame's elements, ranges and their bits in the duplicate map
         count = intbv(0)[14:]
         contributor = intbv(0)[3:]
-        fmt = intbv(0)[2:]
+        fmt = intbv(0)[3:]
         offset = intbv(0)[14:]
         n = intbv(0)[14:]
         frame_end = intbv(0)[14:]
@@ -360,6 +361,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                     hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
                                     and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
                                 reason[:] = BAD_FORMAT
+                            elif hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] > FMT_EXACT or (
+                                    hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
+                                    and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
+                                reason[:] = BAD_FORMAT      # EXACT partials merge into Kulisch rows only
                             elif count == 0 or count > CAPACITY:
                                 reason[:] = BAD_COUNT
                             elif hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] == 0:
@@ -426,6 +431,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             need[:] = (n + 63) >> 6
                         elif fmt == FMT_FP32:
                             need[:] = (n + 15) >> 4
+                        elif fmt == FMT_EXACT:
+                            need[:] = n             # one partial per beat
                         else:
                             need[:] = (n + 31) >> 5
                         r_first[:] = offset[13:4]

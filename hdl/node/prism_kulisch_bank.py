@@ -14,7 +14,11 @@ Per cycle, independently:
     hdl/arith/number_decoder.py, called inside this block's process so a lane
     stays one MyHDL process) and add it into
     row `a_row` of RAM A; `a_first` replaces the row instead (the first
-    contribution since COMMIT, so no clearing pass is needed);
+    contribution since COMMIT, so no clearing pass is needed).  With `exact`
+    (the operation's input is EXACT partials) the contribution is the Kulisch
+    word `a_xword` instead, a partial as hdl/node/prism_exact_operand.py forms
+    it (state, flags and wraps: the row keeps the partial's true sum), registered
+    beside this lane's stage 1 and chosen at the adder's operand;
   * port B: the same on RAM B;
   * merge: read row `m_row` of both RAMs through a second read port (a
     completed range is never written again, so it cannot collide with the
@@ -39,44 +43,52 @@ wraps != 0, its sign is the true sum's.
 
 Parameters:
     ROWS        rows per RAM (ranges held by the sub-store, 1 .. 256)
-    WRAP_BITS   wrap counter width (>= 6: at most 8 contributions per port and element)
+    WRAP_BITS   wrap counter width (KULISCH_WRAP_BITS: what EXACT partials need, see
+                hdl/node/prism_exact_operand.py; elements alone need 6)
 
 Ports (widths from the signals):
     clk, rst                    clock; synchronous reset (RAMs are not cleared; see a_first)
-    fmt                         input format code (2 bits: int8 0, fp16 1, bf16 2, fp32 3)
+    fmt                         element format code (2 bits: int8 0, fp16 1, bf16 2, fp32 3)
+    exact                       the contributions are EXACT partials (a_xword/b_xword), not elements
     a_valid, a_row, a_first     port 0 contribution: present, row (8 bits), first since COMMIT
     a_data                      its element, right-aligned in 32 bits
-    b_valid, b_row, b_first, b_data   port 1, the same
+    a_xword                     the EXACT partial of the contribution taken at the last edge, as a
+                                Kulisch word (W + 3 + WRAP_BITS bits; read in stage 1)
+    b_valid, b_row, b_first, b_data, b_xword  port 1, the same
     m_valid, m_row              merge request for a row
     m_use_a, m_use_b            that row holds a contribution in RAM A / RAM B
     o_state                     out: merged W-bit state (W = KULISCH_W), two cycles after m_valid
     o_nan, o_pos_inf, o_neg_inf out: merged specials flags
     o_overflow                  out: the merged wrap count is not 0
     o_wrap_sign                 out: the merged wrap count is negative
+    o_wraps                     out: the merged wrap count (WRAP_BITS, two's complement): the
+                                true sum is signed(o_state) + o_wraps * 2^W
 """
 from myhdl import Signal, always, block, intbv, modbv
 
 from hdl.arith.kulisch_lane import word_add_function
 from hdl.arith.number_decoder import FIELD_NAN, FIELD_SIGN, FIELDS_WIDTH, element_fields, term_function
-from spec.formats import KULISCH_WIDTHS
+from spec.formats import KULISCH_WIDTHS, KULISCH_WRAP_BITS
 
 
 @block
-def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, b_row, b_first, b_data,
-                       m_valid, m_row, m_use_a, m_use_b, o_state, o_nan, o_pos_inf, o_neg_inf, o_overflow,
-                       o_wrap_sign, ROWS=256, WRAP_BITS=6):
+def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_xword, b_valid, b_row, b_first,
+                       b_data, b_xword, m_valid, m_row, m_use_a, m_use_b, o_state, o_nan, o_pos_inf, o_neg_inf,
+                       o_overflow, o_wrap_sign, o_wraps, ROWS=256, WRAP_BITS=KULISCH_WRAP_BITS):
     W = len(o_state)
     if W not in KULISCH_WIDTHS:
         raise ValueError(f"prism_kulisch_bank: o_state is {W} bits; KULISCH_W is 320 or 280")
     if not 1 <= ROWS <= 256:
         raise ValueError(f"prism_kulisch_bank: ROWS={ROWS} must be 1 .. 256")
-    if WRAP_BITS < 6:
-        raise ValueError(f"prism_kulisch_bank: WRAP_BITS={WRAP_BITS} must be >= 6")
     if len(a_data) != 32 or len(b_data) != 32:
         raise ValueError("prism_kulisch_bank: a_data/b_data are 32-bit lane fields")
+    if len(o_wraps) != WRAP_BITS:
+        raise ValueError(f"prism_kulisch_bank: o_wraps is {len(o_wraps)} bits; WRAP_BITS={WRAP_BITS}")
     WB = WRAP_BITS
     WORD = W + 3 + WB
     NAN_BIT, PINF_BIT, NINF_BIT, WRAP_LO = W, W + 1, W + 2, W + 3
+    if len(a_xword) != WORD or len(b_xword) != WORD:
+        raise ValueError(f"prism_kulisch_bank: a_xword/b_xword are Kulisch words of {WORD} bits")
     kulisch_term = term_function(W)
     kulisch_add = word_add_function(W, WB)
 
@@ -125,7 +137,10 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                 # stage 1: add the term into the row read at the last edge (or written then: bypass)
                 if port == 0:
                     go = bool(s_a_valid and not rst)
-                    w[:] = s_a_word
+                    if exact:
+                        w[:] = a_xword
+                    else:
+                        w[:] = s_a_word
                     if s_a_first:
                         old[:] = 0
                     elif l_a_valid and l_a_row == s_a_row:
@@ -134,7 +149,10 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                         old[:] = q_a
                 else:
                     go = bool(s_b_valid and not rst)
-                    w[:] = s_b_word
+                    if exact:
+                        w[:] = b_xword
+                    else:
+                        w[:] = s_b_word
                     if s_b_first:
                         old[:] = 0
                     elif l_b_valid and l_b_row == s_b_row:
@@ -172,7 +190,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                         s_b_row.next = b_row
                         s_b_first.next = b_first
                     s_b_valid.next = go
-                if go:
+                if go and not exact:         # a partial's word comes formed, once per sub-store
                     w[:] = kulisch_term(f)
                     w[WRAP_LO:NAN_BIT] = f[FIELD_SIGN:FIELD_NAN]      # nan, +inf, -inf; wraps 0
                     if port == 0:
@@ -196,6 +214,7 @@ def prism_kulisch_bank(clk, rst, fmt, a_valid, a_row, a_first, a_data, b_valid, 
                 o_neg_inf.next = new[NINF_BIT]
                 o_overflow.next = new[WORD:WRAP_LO] != 0
                 o_wrap_sign.next = new[WORD - 1]
+                o_wraps.next = new[WORD:WRAP_LO]
             mg_valid.next = m_valid and not rst
             mg_use_a.next = m_use_a
             mg_use_b.next = m_use_b

@@ -114,9 +114,9 @@ def prism_node(clk, rst,
     # the Kulisch store's view of each port's group: valid only under KULISCH_FIXED
     k0_valid, k1_valid = sig(), sig()
     p0_kgroup = IssueGroup.wrap(valid=k0_valid, ready=p0_group.ready, row=p0_group.row, lanes=p0_group.lanes,
-                                data=p0_group.data, last=p0_group.last)
+                                data=p0_group.data, last=p0_group.last, ends=p0_group.ends)
     p1_kgroup = IssueGroup.wrap(valid=k1_valid, ready=p1_group.ready, row=p1_group.row, lanes=p1_group.lanes,
-                                data=p1_group.data, last=p1_group.last)
+                                data=p1_group.data, last=p1_group.last, ends=p1_group.ends)
     arrival = sig()
     f0_ready, f1_ready = sig(), sig()
 
@@ -203,7 +203,7 @@ def prism_node(clk, rst,
     tiles = Tile(KULISCH_W)
     insts.append(prism_readout(clk=clk, rst=rst, policy=op.policy, out_fmt=op.out_fmt, count=op.count,
                                k_valid=merged.valid, k_row=merged.row, k_states=merged.states,
-                               k_flags=merged.flags, f_valid=fp32.valid, f_row=fp32.row, f_tile=fp32.tile,
+                               k_flags=merged.flags, k_wraps=merged.wraps, f_valid=fp32.valid, f_row=fp32.row, f_tile=fp32.tile,
                                w_valid=tiles.valid, w_row=tiles.row, w_packed=tiles.packed, w_fmt=tiles.fmt,
                                w_exact=tiles.exact))
 

@@ -17,6 +17,11 @@ logic.
 Each element is right-aligned in a 32-bit field of `group.data` (group element e
 at [32e + 31 : 32e]).
 
+An EXACT frame (Kulisch partials, one per beat) is read one beat per group: the
+group holds one lane of one range (`lanes` has that lane's bit, `data` the whole
+beat at [511:0]), and `ends` marks the beat that completes the frame's part of
+its range (lane 15, or the frame's last element).
+
 Pipeline: the bank RAM read (one cycle) feeds a registered issue stage; the
 RAM address is chosen combinationally from whether the issue stage advances,
 so one group per cycle is sustained under `group.ready` backpressure and no group
@@ -28,7 +33,7 @@ queued, so back-to-back frames leave no gap in the issue stream.
 Ports (buses in hdl/node/prism_buses.py):
     clk, rst        clock; synchronous active-high reset
     bank_read       BankRead from the ingress: the admitted-frame queue (avail, bank, header >= 96 bits:
-                    offset [60:48], n [76:64], format [37:36]; next_avail, next_bank, next_header: a second
+                    offset [60:48], n [76:64], format [38:36]; next_avail, next_bank, next_header: a second
                     frame behind it, started right after the first) and the bank RAM (out: raddr =
                     {bank, beat} = 8 bits + the width of bank; rdata 512 bits, one cycle after raddr;
                     out: release, pulse, the frame has been read and its bank is free)
@@ -43,7 +48,7 @@ Ports (buses in hdl/node/prism_buses.py):
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv
 
-from spec.formats import FMT_FP32, FMT_INT8
+from spec.formats import FMT_EXACT, FMT_FP32, FMT_INT8
 from spec.frames import (F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_N_END, F_N_LSB, F_OFFSET_END,
                          F_OFFSET_LSB, HDR_BITS)
 
@@ -66,8 +71,10 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     state = Signal(intbv(0)[2:])
     bank = Signal(intbv(0)[len(bank_read.bank):])
     fmt = Signal(intbv(0)[2:])
-    next_k = Signal(intbv(0)[9:])         # next range (within the frame) to read
+    exact = Signal(bool(0))               # an EXACT frame: k counts beats (elements), not ranges
+    next_k = Signal(intbv(0)[9:])         # next step (range, or EXACT beat) of the frame to read
     ranges = Signal(intbv(0)[9:])         # ranges in the frame
+    steps = Signal(intbv(0)[9:])          # steps of the frame: its ranges, or an EXACT frame's beats
     first_row = Signal(intbv(0)[8:])
     n_elem = Signal(intbv(0)[14:])        # elements in the frame
     gstep = Signal(intbv(1)[3:])          # ranges per issue group: a whole beat (FP32 1, FP16/BF16 2, INT8 4)
@@ -111,7 +118,7 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
             k[:] = next_k
         else:
             k[:] = s1_k
-        if fmt == FMT_FP32:
+        if fmt == FMT_FP32 or exact:
             beat[:] = k
         elif fmt == FMT_INT8:
             beat[:] = k >> 2
@@ -128,7 +135,7 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     def select_ranges():
         sub = intbv(0)[2:]
         sub[:] = s1_k[2:0]
-        if fmt == FMT_FP32:
+        if fmt == FMT_FP32 or exact:
             chunk.next = bank_read.rdata
         elif fmt == FMT_INT8:
             chunk.next = bank_read.rdata >> (sub * 128)
@@ -160,10 +167,13 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
         off = intbv(0)[14:]
         hdr = intbv(0)[HDR_BITS:]
         rows = intbv(0)[9:]
+        st = intbv(0)[9:]
         rem = intbv(0)[14:]
         cnt = intbv(0)[7:]
         sh = intbv(0)[7:]
         mask = intbv(0)[LANES:]
+        ends = intbv(0)[LANES // 16:]
+        lane = intbv(0)[4:]
         gs = intbv(0)[3:]
         gsz = intbv(0)[7:]
         if rst:
@@ -181,20 +191,35 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
                     out_seq.next = s1_seq
                     out_lo.next = first_row
                     out_hi.next = first_row + ranges
-                    group.row.next = first_row + s1_k[8:0]
-                    group.last.next = s1_k + gstep >= ranges
-                    # elements in the group: a whole group (16 per range) or the frame's tail
-                    rem[:] = n_elem - (s1_k << 4)
-                    gsz[:] = gstep << 4
-                    if rem >= gsz:
-                        cnt[:] = gsz
+                    group.last.next = s1_k + gstep >= steps
+                    if exact:
+                        # one partial: lane s1_k % 16 of range s1_k // 16; the range ends at lane 15
+                        # or at the frame's last element
+                        group.row.next = first_row + s1_k[9:4]
+                        lane[:] = s1_k[4:0]
+                        mask[:] = 0
+                        mask[lane] = 1
+                        ends[:] = 0
+                        if lane == 15 or s1_k + 1 == n_elem:
+                            ends[0] = 1
                     else:
-                        cnt[:] = rem[7:0]
-                    sh[:] = LANES - cnt
-                    mask[:] = ALL_LANES
-                    mask[:] = mask >> sh
+                        group.row.next = first_row + s1_k[8:0]
+                        # elements in the group: a whole group (16 per range) or the frame's tail
+                        rem[:] = n_elem - (s1_k << 4)
+                        gsz[:] = gstep << 4
+                        if rem >= gsz:
+                            cnt[:] = gsz
+                        else:
+                            cnt[:] = rem[7:0]
+                        sh[:] = LANES - cnt
+                        mask[:] = ALL_LANES
+                        mask[:] = mask >> sh
+                        # every range the group holds ends with it
+                        for j in range(LANES // 16):
+                            ends[j] = mask[16 * j]
                     group.lanes.next = mask
-                    if fmt == FMT_FP32:
+                    group.ends.next = ends
+                    if fmt == FMT_FP32 or exact:
                         group.data.next = chunk
                     elif fmt == FMT_INT8:
                         group.data.next = lanes8
@@ -215,22 +240,29 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
                 n[:] = hdr[F_N_END:F_N_LSB]
                 off[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
                 rows[:] = (n + 15) >> 4
-                fmt.next = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
+                fmt.next = hdr[F_DATA_FORMAT_LSB + 2:F_DATA_FORMAT_LSB]
+                exact.next = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT
                 first_row.next = off[12:4]
                 ranges.next = rows
                 n_elem.next = n
-                # ranges per group: all the ranges of a beat
+                # ranges per group: all the ranges of a beat (an EXACT beat: one element, a step of 1)
                 gs[:] = 1
                 if hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_INT8:
                     gs[:] = 4
-                elif hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_FP32:
+                elif hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_FP32 and \
+                        hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_EXACT:
                     gs[:] = 2
+                if hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT:
+                    st[:] = n[9:0]
+                else:
+                    st[:] = rows
+                steps.next = st
                 gstep.next = gs
                 s1_valid.next = 1
                 s1_k.next = 0
                 next_k.next = gs
                 s1_seq.next = seq_in
-                if rows <= gs:
+                if st <= gs:
                     state.next = LAST
                 else:
                     state.next = RUN
@@ -239,7 +271,7 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
                     s1_valid.next = 1
                     s1_k.next = next_k
                     next_k.next = next_k + gstep
-                    if next_k + gstep >= ranges:
+                    if next_k + gstep >= steps:
                         state.next = LAST
             elif state == LAST:
                 # the last range sits in the RAM stage: the bank is released once it has left

@@ -26,11 +26,13 @@ Ports (widths from the signals; W = KULISCH_W):
     count                       element count E of the operation (13 bits)
     k_valid, k_row              merged Kulisch range present, its row (8 bits)
     k_states, k_flags           16 x W states, 16 x 5 flags (prism_kulisch_store's o_states/o_flags)
+    k_wraps                     16 x WB wrap counts (the merged range's; EXACT results need them whole)
     f_valid, f_row, f_tile      FP32_ARRIVAL range: 16 x 32-bit sums
     w_valid, w_row              out: a finished tile, its row
     w_packed                    out: 512 bits, the tile packed in its format
     w_fmt                       out: the tile's format code (0..4)
-    w_exact                     out: 16 x (5 + W) bits, lane l = {flags {wrap_sign, ovf, -inf, +inf, nan}, state}
+    w_exact                     out: 16 x (WB + 5 + W) bits, lane l = {wraps, flags {wrap_sign, ovf, -inf, +inf,
+                                nan}, state}
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
@@ -45,13 +47,14 @@ ONES512 = (1 << 512) - 1     # a module-level constant: emitted as a sized liter
 
 
 @block
-def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_flags, f_valid, f_row, f_tile,
-                  w_valid, w_row, w_packed, w_fmt, w_exact):
+def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_flags, k_wraps, f_valid, f_row,
+                  f_tile, w_valid, w_row, w_packed, w_fmt, w_exact):
     W = len(k_states) // LANES
     if W not in KULISCH_WIDTHS or len(k_states) != W * LANES:
         raise ValueError("prism_readout: k_states is 16 x KULISCH_W (320 or 280) bits")
-    if len(w_exact) != LANES * (W + 5):
-        raise ValueError("prism_readout: w_exact is 16 x (KULISCH_W + 5) bits")
+    WB = len(k_wraps) // LANES
+    if len(k_wraps) != WB * LANES or len(w_exact) != LANES * (WB + 5 + W):
+        raise ValueError("prism_readout: k_wraps is 16 x WB bits, w_exact 16 x (WB + 5 + KULISCH_W) bits")
     if len(k_flags) != 5 * LANES or len(f_tile) != 512 or len(w_packed) != 512:
         raise ValueError("prism_readout: k_flags 80 bits, f_tile and w_packed 512 bits")
     if len(out_fmt) != 3 or len(w_fmt) != 3 or len(count) != 13:
@@ -68,11 +71,12 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     zero512 = sig(512)
     insts.append(prism_round16(clk, rst, k_valid, no, k_states, k_flags, zero512, fmt_a, k_row,
                                a_valid, a_tile, a_tag))
-    # EXACT: state and flags {wrap_sign, ovf, -inf, +inf, nan} pass through (the result sender
-    # rebuilds the exact sum from the state and the wrap)
+    # EXACT: wraps, flags {wrap_sign, ovf, -inf, +inf, nan} and state pass through (the result
+    # sender rebuilds the exact sum from the state and the wraps)
     exact_in = ConcatSignal(*[s for lane in reversed(range(LANES))
-                              for s in (k_flags(5 * lane + 5, 5 * lane), k_states(W * lane + W, W * lane))])
-    a_exact = sig(LANES * (W + 5))
+                              for s in (k_wraps(WB * lane + WB, WB * lane), k_flags(5 * lane + 5, 5 * lane),
+                                        k_states(W * lane + W, W * lane))])
+    a_exact = sig(LANES * (WB + 5 + W))
 
     # ---- stage B: AUTO classifier + FP32 -> format ----
     b_in_valid, b_in_row, b_in_tile, b_in_keep = sig(), sig(8), sig(512), sig(16)

@@ -36,13 +36,16 @@ addresses), RAM read, assembly into the beat register.  A frame's header
 travels the same pipeline, so a frame starts two cycles later than with
 asynchronously read stores; the rate stays one beat per cycle.
 
-Ports (buses in hdl/node/prism_buses.py; W = KULISCH_W, from the width of tiles.exact):
+Parameters:
+    WRAP_BITS                       WB, the Kulisch rows' wrap counter width (KULISCH_WRAP_BITS)
+
+Ports (buses in hdl/node/prism_buses.py; W = KULISCH_W, from the width of tiles.exact and WB):
     clk, rst                        clock; synchronous reset
     op                              ActiveOp: clear (pulse, a new operation starts), count (E, 13 bits),
                                     op_id (8), generation (16), recipients (transmit port mask, 2 bits)
     tiles                           Tile: a finished tile from prism_readout (row 8 bits, packed 512,
-                                    fmt 3; exact lane l = {wrap_sign, overflow, -inf, +inf, nan, W-bit
-                                    state}, 16 x (W + 5) bits)
+                                    fmt 3; exact lane l = {WB-bit wraps, wrap_sign, overflow, -inf, +inf,
+                                    nan, W-bit state}, 16 x (WB + 5 + W) bits)
     beats                           out: ResultBeat, the beat presented to the egress with its ports
                                     (ready is an input: the egress has taken the beat)
     op_finished                     out: pulse, the last RESULT frame of the operation is queued
@@ -50,7 +53,7 @@ Ports (buses in hdl/node/prism_buses.py; W = KULISCH_W, from the width of tiles.
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
-from spec.formats import FMT_BF16, FMT_EXACT, FMT_FP16, FMT_FP32, FMT_INT8, KULISCH_WIDTHS
+from spec.formats import FMT_BF16, FMT_EXACT, FMT_FP16, FMT_FP32, FMT_INT8, KULISCH_WIDTHS, KULISCH_WRAP_BITS
 from spec.frames import (BEAT_BITS, BLOCK_ELEMS, CLASS_RESULT, EXACT_FLAG_LSB, EXACT_SUM_BITS, F_GENERATION_END,
                          F_GENERATION_LSB, F_GROUPS_END, F_GROUPS_LSB, F_KULISCH_W_END, F_KULISCH_W_LSB, F_N_END,
                          F_N_LSB, F_OFFSET_END, F_OFFSET_LSB, F_OP_ID_END, F_OP_ID_LSB, GROUP_DESC_BITS,
@@ -61,14 +64,15 @@ IDLE, HEADER, PAYLOAD = 0, 1, 2
 
 
 @block
-def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle):
+def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle, WRAP_BITS=KULISCH_WRAP_BITS):
     XW = len(tiles.exact) // 16
-    W = XW - 5
+    WB = WRAP_BITS
+    W = XW - 5 - WB
     if W not in KULISCH_WIDTHS or len(tiles.exact) != 16 * XW:
-        raise ValueError("prism_result_sender: tiles.exact is 16 x (KULISCH_W + 5) bits")
+        raise ValueError(f"prism_result_sender: tiles.exact is 16 x ({WB} + 5 + KULISCH_W) bits")
     SUM_BITS = EXACT_SUM_BITS                   # EXACT beat: the exact sum at [507:0]
-    HIGH_ONES = ((1 << SUM_BITS) - 1) ^ ((1 << W) - 1)     # bits [507:W]: sign extension of the state
-    WRAP = 1 << W                               # one wrap of the W-bit accumulator
+    WRAPS_LO = W + 5                            # an exact lane: {wraps, 5 flags, state}
+    HIGH_EXTEND = ((1 << (SUM_BITS - W)) - 1) ^ ((1 << WB) - 1)   # sign extension of the wraps
     if len(tiles.packed) != BEAT_BITS or len(beats.data) != BEAT_BITS:
         raise ValueError("prism_result_sender: tiles.packed and beats.data are 512 bits")
     if len(op.count) != 13 or len(tiles.fmt) != 3 or len(tiles.row) != 8:
@@ -189,6 +193,7 @@ def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle):
         xrow = intbv(0)[16 * XW:]
         xv = modbv(0)[XW:]
         total = modbv(0)[SUM_BITS:]
+        high = modbv(0)[SUM_BITS - W:]
         qs = intbv(0)[128:]
         kk = modbv(0)[2:]
         if rst:
@@ -206,16 +211,14 @@ def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle):
                     elif b_exact:
                         xrow[:] = xq
                         xv[:] = xrow >> (b_lane * XW)
-                        # the exact sum: the state sign-extended, plus the wraps it lost
-                        # (at most one either way: |sum| < 2^280, docs/protocol.md)
-                        total[:] = xv[W:]
-                        if xv[W - 1]:
-                            total[:] = total | HIGH_ONES
-                        if xv[W + 3]:
-                            if xv[W + 4]:
-                                total[:] = total - WRAP
-                            else:
-                                total[:] = total + WRAP
+                        # the exact sum signed(state) + wraps * 2^W = state + (wraps - state[W-1]) * 2^W:
+                        # the state's bits, and above them the wraps sign-extended, less the state's sign
+                        high[:] = xv[WRAPS_LO + WB:WRAPS_LO]
+                        if xv[WRAPS_LO + WB - 1]:
+                            high[:] = high | HIGH_EXTEND
+                        high[:] = high - xv[W - 1]
+                        total[SUM_BITS:W] = high
+                        total[W:0] = xv[W:0]
                         beat[SUM_BITS:] = total
                         beat[BEAT_BITS:EXACT_FLAG_LSB] = xv[W + 4:W]
                     elif b_per == 1:

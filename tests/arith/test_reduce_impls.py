@@ -137,6 +137,7 @@ def test_auto_tiles_through_all_impls():
     assert r.bits[:16].tolist() == [1] * 16 and r.bits[16] == 0x3800
 
 
+@pytest.mark.slow      # 12 s; the default run holds numba and C equal on the long sequences of test_kulisch_fast_paths
 def test_long_sequences_numba_vs_c_1e6():
     from golden.arith import kulisch_c as ck
     from golden.arith import kulisch_numba as kn

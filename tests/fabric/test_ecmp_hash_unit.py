@@ -77,6 +77,7 @@ def test_hash_unit_bit_exact_small(backend, paths, mode):
     assert got == expected(tuples, paths, mode)
 
 
+@pytest.mark.slow      # 10 s; the batched stream test holds the same unit bit-exact over 2,000 flows
 def test_hash_unit_bit_exact_10k_ring_flows_icarus():
     """10 000 flows, one per cycle, co-simulated: the golden model's own ring-flow
     5-tuples (RoCEv2 source-port entropy) plus random tuples, 32 paths, mod."""

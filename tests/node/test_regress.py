@@ -15,13 +15,14 @@ SEEDS = [1, 2, 3, 4]
 
 
 def test_random_seeds_pass_in_a_process_pool():
-    results = run_seeds(SEEDS, "batch-icarus", 320, jobs=2, progress=False)
-    assert [r.seed for r in results] == SEEDS
+    results = run_seeds(SEEDS[:3], "batch-icarus", 320, jobs=2, progress=False)
+    assert [r.seed for r in results] == SEEDS[:3]
     bad = [(r.seed, r.error or r.first_mismatch) for r in results if not r.ok]
     assert not bad
     assert sum(r.elements for r in results) > 0
 
 
+@pytest.mark.slow      # a Dask cluster's start-up is most of its 24 s; the process pool above covers run_seeds
 def test_random_seeds_pass_on_a_dask_local_cluster():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:

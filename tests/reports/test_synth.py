@@ -15,6 +15,7 @@ import pytest
 from myhdl import ResetSignal, Signal, always, always_comb, block, intbv
 
 from cosim.reports import synth
+from spec.formats import KULISCH_WRAP_BITS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -86,8 +87,9 @@ def test_kulisch_lane_rams_map_to_block_ram():
     """The Kulisch lane (two port RAMs and their merge copies) at W = 280, 8 rows."""
     from hdl.node.prism_kulisch_bank import prism_kulisch_bank
     w = 280
-    args = (sig(), rst_sig(), sig(2), sig(), sig(8), sig(), sig(32), sig(), sig(8), sig(), sig(32),
-            sig(), sig(8), sig(), sig(), sig(w), sig(), sig(), sig(), sig(), sig())
+    word = w + 3 + KULISCH_WRAP_BITS
+    args = (sig(), rst_sig(), sig(2), sig(), sig(), sig(8), sig(), sig(32), sig(word), sig(), sig(8), sig(), sig(32),
+            sig(word), sig(), sig(8), sig(), sig(), sig(w), sig(), sig(), sig(), sig(), sig(), sig(KULISCH_WRAP_BITS))
     mems = synth.memory_mapping(prism_kulisch_bank, *args, ROWS=8, ram_style="block")
     assert sorted(m["name"] for m in mems) == ["ram_a", "ram_am", "ram_b", "ram_bm"]
     assert_block_ram(mems, forced=True)
@@ -129,7 +131,7 @@ def test_capture_finds_every_phase_block_with_its_instance_count():
     assert counts["prism_kulisch_bank"] == 64 and counts["prism_fp32_bank"] == 16
     assert counts["prism_ingress"] == 2 and counts["prism_reader"] == 2
     assert counts["number_decoder"] == 64 and counts["int8_decoder"] == 64     # lanes 0-31, lanes 32-63
-    assert len(cap["prism_kulisch_bank"][1][15]) == 280          # o_state at W = 280
+    assert len(cap["prism_kulisch_bank"][1][18]) == 280          # o_state at W = 280
 
 
 def test_a_composite_with_bus_ports_is_converted_with_its_sub_blocks_as_black_boxes():

@@ -56,7 +56,9 @@ def test_fields_hold_their_values():
     width = {name: w for name, (_, w) in S.FIELDS.items()}
     assert 1 << width["class"] > S.CLASS_RESULT and 1 << width["opcode"] > S.OP_NACK
     assert 1 << width["policy"] > S.POLICY_FP32_ARRIVAL
-    assert 1 << width["in_format"] == len(SF.INPUT_FORMATS) == 1 << width["data_format"]
+    # the input and DATA formats: the four element formats and EXACT (a tree's partials), in 3 bits
+    assert max(SF.DATA_FORMATS) == SF.FMT_EXACT and len(SF.DATA_FORMATS) == len(SF.INPUT_FORMATS) + 1
+    assert 1 << (width["in_format"] - 1) < len(SF.DATA_FORMATS) <= 1 << width["in_format"] == 1 << width["data_format"]
     assert 1 << width["result_format"] > SF.FMT_AUTO and 1 << S.GROUP_FORMAT_BITS > SF.FMT_EXACT
     assert 1 << width["count"] > S.MAX_CAPACITY and 1 << width["offset"] > S.MAX_CAPACITY
     assert 1 << width["n"] > S.MAX_CAPACITY

@@ -30,28 +30,9 @@ NODE = {**{w: f"the Kulisch width {w} (KULISCH_WIDTHS)" for w in SF.KULISCH_WIDT
         S.HDR_BITS: "the request header's width (HDR_BITS)"}
 OTHER_SUBSYSTEMS = {"fabric", "package", "topology", "sim", "common", "mutation"}
 
-# Literals in files that other work had open when this test was written (they were not to be edited
-# then): (file, what) -> how many it may still hold.  The counts may only go down; take a file out
-# once it uses spec's names.
-PENDING = {
-    ("cosim/node/aimed.py", "the Kulisch LSB shift (KULISCH_LSB_SHIFT)"): 2,
-    ("cosim/node/aimed.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 2,
-    ("cosim/node/coverage.py", "the Kulisch width 280 (KULISCH_WIDTHS)"): 1,
-    ("cosim/node/coverage.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 1,
-    ("cosim/node/coverage.py", "the node's capacity (MAX_CAPACITY)"): 1,
-    ("cosim/node/node_harness.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 4,
-    ("cosim/node/node_harness.py", "the node's capacity (MAX_CAPACITY)"): 4,
-    ("cosim/node/regress.py", "the Kulisch width 280 (KULISCH_WIDTHS)"): 3,
-    ("cosim/node/regress.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 3,
-    ("cosim/node/regress.py", "the node's capacity (MAX_CAPACITY)"): 6,
-    ("cosim/node/scoreboard.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 1,
-    ("cosim/node/scoreboard.py", "the node's capacity (MAX_CAPACITY)"): 1,
-    ("cosim/cocotb_vip/env.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 1,
-    ("cosim/cocotb_vip/env.py", "the node's capacity (MAX_CAPACITY)"): 1,
-    ("cosim/cocotb_vip/scoreboard.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 1,
-    ("cosim/cocotb_vip/scoreboard.py", "the node's capacity (MAX_CAPACITY)"): 1,
-    ("cosim/reports/pnr.py", "the Kulisch width 320 (KULISCH_WIDTHS)"): 1,
-}
+# Literals a file may still hold while other work has it open: (file, what) -> how many.  The counts
+# may only go down (none is left: every module uses spec's names).
+PENDING = {}
 
 
 @functools.lru_cache(maxsize=None)
