@@ -189,7 +189,7 @@ def test_long_sequences_mix_fast_and_integer_blocks():
         assert reduce("kulisch", "fp32", "fp32", fast.reshape(-1, 1), impl=impl).same_as(ref), impl
 
 
-@pytest.mark.parametrize("fmt", ["bf16", "fp16", "int8"])
+@pytest.mark.parametrize("fmt", ["bf16", "fp16", pytest.param("int8", marks=pytest.mark.slow)])   # int8: 11 s
 def test_long_sequences_of_narrow_formats(fmt):
     n = 2 * ck.CHUNK_ROWS * ck.LANES + 77
     rng = np.random.default_rng(8)
@@ -420,9 +420,9 @@ def full_block_array(fmt, rows, seed):
     return np.array(cols, dtype(fmt)).T.copy()
 
 
-# 255 rows (the largest block) of FP32 and BF16 take 16-23 s each, most of it the pure-Python
-# reference: in the slow set; FP16's 255-row block stays in the default run.
-FULL_BLOCK_CASES = [pytest.param(fmt, rows, marks=pytest.mark.slow if rows == 255 and fmt != "fp16" else ())
+# 255 rows (the largest block) take 9-23 s per format, most of it the pure-Python reference: in the
+# slow set; 64 rows (a full group of every level) stay in the default run.
+FULL_BLOCK_CASES = [pytest.param(fmt, rows, marks=pytest.mark.slow if rows == 255 else ())
                     for fmt in ("fp32", "bf16", "fp16") for rows in (1, 2, 3, 5, 6, 64, 255)]
 
 

@@ -153,6 +153,7 @@ def test_time_limit_and_missing_yosys_give_no_verdict(monkeypatch):
     assert v.equivalent is None and "time limit" in v.detail
 
 
+@pytest.mark.slow      # 10-20 s of simulation of every proved pair; the proofs themselves stay in the default run
 @needs_yosys
 def test_every_proof_holds_in_simulation(tmp_path):
     """All sites of the design proved or not; the ones proved equivalent must survive random

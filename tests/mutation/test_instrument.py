@@ -134,6 +134,7 @@ def test_select_renumbers_and_instrument_takes_a_choice():
     assert f"16'd6" not in text
 
 
+@pytest.mark.slow      # a Verilator build of the instrumented node (7-15 s); Icarus runs it in the default run
 @pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
 def test_verilator_lints_and_builds_the_instrumented_design(tmp_path):
     sites = find_sites(SMALL)

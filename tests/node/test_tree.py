@@ -142,7 +142,7 @@ def test_random_trees_reach_every_bin():
     assert not missing
 
 
-@pytest.mark.parametrize("seed", [5, 10])     # 3 nodes; 17 nodes with a reset
+@pytest.mark.parametrize("seed", [5, pytest.param(10, marks=pytest.mark.slow)])     # 3 nodes; 17 with a reset
 def test_random_tree_seeds_pass_on_verilator(seed):
     r = run_tree_seed(seed, "verilator")
     assert r.ok, r.error

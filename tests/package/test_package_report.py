@@ -54,6 +54,7 @@ def test_model_tables_only(tmp_path):
     assert "co-sim" in md and "| - |" in md
 
 
+@pytest.mark.slow      # 10-16 s: the whole report with the package co-simulated; its parts are tested one by one
 def test_report_with_the_cosimulated_package(tmp_path):
     md = _report(tmp_path, "--backend", "icarus-2005")
     # worked example, cycle by cycle: 8 x 320 cycles, HBM binds by the arbiter's counters

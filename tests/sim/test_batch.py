@@ -74,6 +74,7 @@ def test_the_verilator_cxx_level_is_chosen_by_the_environment_and_kept_apart():
     assert bad.returncode != 0 and "PRISM_VERILATOR_OPT='-O9'; choose one of -O0, -O1, -O2, -O3, -Os" in bad.stderr
 
 
+@pytest.mark.slow      # a Verilator build of its own (10-20 s); every other Verilator test builds through the header
 def test_verilator_build_reads_the_model_headers_from_one_precompiled_header(tmp_path, monkeypatch):
     """verilator_build compiles the model's headers once per C++ level in use, and every model
     file is compiled with them forced first (GCC warns under -Winvalid-pch when it finds one it
