@@ -37,6 +37,10 @@ def add_parser(subparsers):
                    help=f"Kulisch width of every node (default {KULISCH_WIDTH_DEFAULT})")
     p.add_argument("--impl", default="model", choices=("model", "icarus", "verilator"),
                    help="the naive reference, or every node co-simulated (default: model)")
+    p.add_argument("--wired", action="store_true",
+                   help="co-simulate the tree as one wired design (nodes, links and frame multiplexers in one "
+                        "simulation, hdl/node/prism_tree.py) instead of node by node; KULISCH_FIXED, "
+                        "--impl icarus or verilator")
     add_int_option(p, "--seed", 0, 0, help="arrival orders, ports and stalls of the links (model: 0 keeps rows "
                                            "and children in order)")
     p.add_argument("--report", metavar="DIR",
@@ -83,10 +87,22 @@ def run(args):
     rows, cols = data.shape
     if not 1 <= cols <= MAX_CAPACITY:
         raise UsageError(f"{args.input}: E = {cols} elements; a node takes 1..{MAX_CAPACITY}")
+    if args.wired and args.impl == "model":
+        raise UsageError("--wired co-simulates the wired tree: add --impl icarus or --impl verilator")
+    if args.wired and args.policy != "kulisch":
+        raise UsageError("--wired judges KULISCH_FIXED trees (an FP32_ARRIVAL tree's answer depends on arrival "
+                         "orders inside it): run it without --wired")
     t0 = time.perf_counter()
     try:
-        result = run_tree(tree, data, args.policy, args.in_format, args.out_format, args.width, args.impl,
-                          seed=args.seed)
+        if args.wired:
+            from cosim.node.tree_top import run_tree_top
+            wired = run_tree_top(tree, data, args.policy, args.in_format, args.out_format, args.width, args.impl,
+                                 seed=args.seed)
+            result = wired.tree
+            result.critical_cycles = wired.cycles
+        else:
+            result = run_tree(tree, data, args.policy, args.in_format, args.out_format, args.width, args.impl,
+                              seed=args.seed)
     except TreeMismatch as e:
         print(f"prism tree: FAIL: {e}")
         return 1
@@ -107,7 +123,8 @@ def run(args):
     digest = hashlib.sha256(bits.tobytes()).hexdigest()[:16]
     width = f" W={args.width}" if args.policy == "kulisch" else ""
     leaves = len(tree.leaves())
-    cycles = f" {result.critical_cycles} cycles on the longest chain" if result.critical_cycles else ""
+    cycles = (f" {result.critical_cycles} cycles" + (" wired" if args.wired else " on the longest chain")
+              if result.critical_cycles else "")
     print(f"tree {json.dumps(tree.describe(), separators=(',', ':'))} ({leaves} leaves, depth {tree.depth()}) "
           f"{args.policy}{width} {args.in_format}->{args.out_format} impl={args.impl} C×E={rows}x{cols} "
           f"{elapsed:.3f}s{cycles} sha256={digest} -> {out_path}" + (f" (+{','.join(side)})" if side else ""))
@@ -135,8 +152,10 @@ def run_regression(args):
 
     from cosim.cli import output_dir
     from cosim.node.tree import TREE_POINTS, run_tree_seed
+    from cosim.node.tree_top import run_tree_top_seed
     if args.impl == "model":
         raise UsageError("--regress co-simulates its trees: add --impl icarus or --impl verilator")
+    run_seed = run_tree_top_seed if args.wired else run_tree_seed
     folder = output_dir(args.output or "out/tree-regress")
     first = args.seed or 1
     seeds = list(range(first, first + args.regress))
@@ -144,11 +163,11 @@ def run_regression(args):
     results = []
     if args.jobs == 1:
         for s in seeds:
-            results.append(run_tree_seed(s, args.impl))
+            results.append(run_seed(s, args.impl))
             print(f"\r{len(results)}/{len(seeds)} trees", end="", file=sys.stderr, flush=True)
     else:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            for r in pool.map(run_tree_seed, seeds, [args.impl] * len(seeds)):
+            for r in pool.map(run_seed, seeds, [args.impl] * len(seeds)):
                 results.append(r)
                 print(f"\r{len(results)}/{len(seeds)} trees", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
@@ -157,7 +176,7 @@ def run_regression(args):
     hits = Counter((p, b) for r in results for p, b in r.bins.items())
     total = sum(len(b) for b in TREE_POINTS.values())
     hit = sum(1 for p, bins in TREE_POINTS.items() for b in bins if hits[p, b])
-    lines = [f"# Tree regression: seeds {first}..{seeds[-1]} on {args.impl}", "",
+    lines = [f"# {'Wired tree' if args.wired else 'Tree'} regression: seeds {first}..{seeds[-1]} on {args.impl}", "",
              f"{len(seeds) - len(failed)} of {len(seeds)} trees pass ({sum(r.nodes for r in results)} node runs, "
              f"{elapsed:.0f} s); coverage {hit}/{total} bins.", "", "| cover point | bin | trees |", "|---|---|---|"]
     lines += [f"| {p} | {b} | {hits[p, b]} |" for p, bins in TREE_POINTS.items() for b in bins]

@@ -205,9 +205,8 @@ def _nan(fmt, rng):
 
 def special_lane_values(rng, in_fmt, shape):
     """Small finite values with specials at chosen positions (lanes 0 and 15 of a range, the first
-    and last element of a beat, element E - 1, and one lane drawn at random in every range, so
-    over a few seeds every lane of every sub-store and bank meets one), each in one contributor
-    or several."""
+    and last element of a beat, element E - 1, one lane drawn at random in every range, and about
+    a third of all elements), each in one contributor or several."""
     contributors, elements = shape
     fmt_code = P.FORMAT_CODES[in_fmt]
     per_beat = P.ELEMS_PER_BEAT[fmt_code]
@@ -221,6 +220,17 @@ def special_lane_values(rng, in_fmt, shape):
     positions = {p for p in positions if rng.random() < 0.7}
     for base in range(0, elements, P.RANGE_ELEMS):
         positions.add(min(elements - 1, base + rng.randrange(P.RANGE_ELEMS)))
+    # and, element by element, one contributor's special in about a third of all elements: every
+    # lane of every range (so every sub-store, bank and decoder instance, on either port) meets each
+    # kind of special in a few seeds, while most elements keep one special alone, unmasked
+    spread = {e for e in range(elements) if rng.random() < 0.35}
+    for e in sorted(spread - positions):
+        r = rng.randrange(contributors)
+        if in_fmt == "int8":
+            out[r, e] = rng.choice((0x7F, 0x80))
+        else:
+            what = rng.choice(("nan", "+inf", "-inf"))
+            out[r, e] = _nan(in_fmt, rng) if what == "nan" else F.infinity(in_fmt, what == "-inf")
     positions = sorted(positions)
     for e in positions:
         what = rng.choice(_SPECIALS + ("+inf/-inf",))

@@ -12,10 +12,11 @@ drawn from the scenario's seed) and reports the same things: the frames that
 left each TX port with their cycles, the cycle at which every input frame's
 last beat was accepted, the counters read at the end, and the cycles run.
 """
+import bisect
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from myhdl import ResetSignal, Signal, StopSimulation, block, delay, instance, intbv
 
@@ -26,7 +27,7 @@ from cosim.sim import toolchain
 from cosim.sim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
 from cosim.sim.batch import BatchDesign, ResetEvent, StreamStimulus
 from cosim.node.dut import node_ports, node_signals  # noqa: F401 - node_signals: this module's callers import it here
-from cosim.node.scoreboard import NodeScoreboard
+from cosim.node.scoreboard import Mismatch, NodeScoreboard
 from cosim.sim.tbutil import clock_gen, reset_pulse
 from spec.formats import KULISCH_WIDTH_DEFAULT
 from spec.frames import MAX_CAPACITY
@@ -75,6 +76,9 @@ class NodeRun:
     rx_cut: Dict[int, List[int]] = field(default_factory=dict)  # per receive port: last beat cycle of each
     cut: Dict[int, List[AxisFrame]] = field(default_factory=dict)   # per transmit port: frames a reset cut
     max_cycles: int = 0                     # the run's cycle budget; a run that reached it never settled
+    # (cycle, value) at each change of `busy`, as sampled at the edge (the batched back ends record
+    # it; None: not recorded, and `busy` is then judged at the end of the run only)
+    busy_changes: Optional[List[tuple]] = None
 
     def beats_in(self, port):
         return sum(len(f) for f in self.rx[port])
@@ -351,7 +355,7 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
                    res.wall_seconds, list(res.resets), res.busy_at_end, truncated=truncated,
                    cut={p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)}, rx_cut=rx_cut,
-                   max_cycles=max_cycles)
+                   max_cycles=max_cycles, busy_changes=list(res.busy_changes))
 
 
 def _counter_of(event):
@@ -510,6 +514,34 @@ def _is_probe(frame, probe):
             and P.get_field(head, "generation") == probe["generation"])
 
 
+def busy_while_sending(run):
+    """`busy` is high while an operation is open or draining, and falls when its drain ends, with
+    at most the last two beats of the last RESULT frame still in the node (docs/protocol.md,
+    "Operation lifetime"): so every beat of a RESULT frame but its last two is taken while `busy`
+    is high.  Judged where the back end records `busy` (run.busy_changes)."""
+    if run.busy_changes is None:
+        return []
+    changes = sorted(run.busy_changes)
+    at = [c for c, _ in changes]
+
+    def busy_at(cycle):
+        i = bisect.bisect_right(at, cycle) - 1
+        return i >= 0 and changes[i][1]
+    out = []
+    for p in (0, 1):
+        for frame in run.tx[p]:
+            if not frame.beats or P.get_field(frame.beats[0], "class") != P.CLASS_RESULT or not frame.cycles:
+                continue
+            low = next((c for c in frame.cycles[:-2] if not busy_at(c)), None)
+            if low is not None:
+                op_id, offset = P.get_field(frame.beats[0], "op_id"), P.get_field(frame.beats[0], "offset")
+                out.append(Mismatch("busy", p, f"busy was low at cycle {low} while RESULT op {op_id} offset {offset} "
+                                               f"was still being sent on TX{p} (beats at cycles "
+                                               f"{frame.cycles[0]}..{frame.cycles[-1]})"))
+                return out          # the first is enough: the rest follow from it
+    return out
+
+
 def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, read_counters=True):
     """Scoreboard verdict for a run: RESULT frames, CONTROL responses and counters (every one of
     them, unless the run was made with read_counters=False)."""
@@ -535,6 +567,7 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
     report.mismatches += receive_stalls(scenario, run)
     report.mismatches += check_line_rate(scenario, run)
     report.mismatches += tx0_arbitration(sb, run)
+    report.mismatches += busy_while_sending(run)
     if run.max_cycles and run.cycles >= run.max_cycles:
         report.mismatches.insert(0, Mismatch("timeout", 0, f"the run reached its budget of {run.max_cycles} cycles "
                                                            f"without settling (busy, or still sending)"))

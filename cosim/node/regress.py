@@ -294,6 +294,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
     # a second stream for draws that aim at rare bins, so the main draws stay what they were
     aux = random.Random(seed * 1_000_003 + 11)
     flood = random.Random(seed * 7_000_003 + 5)
+    cut_result = random.Random(seed * 9_000_011 + 7)      # a fourth: the reset inside a RESULT frame
     if width == NARROW_W:
         # an EXACT result overflows W = 280 only from FP32 near its largest value: one is just
         # under 2^277 units of 2^-149, so five of one sign pass the sign bit (2^279); uniform
@@ -381,13 +382,16 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         waits = [h.after[1] for h in sc.frames[q][:position(q, g) + 1] if h.after and h.after[0] == port]
         return max((position(port, h) for h in waits), default=-1)
 
+    cut_reset = None
     for k, rec in enumerate(sc.op_frames):
         op = rec["op"]
         datas = [(p, f) for p in (0, 1) for f in rec["data"][p]]
         nxt = sc.op_frames[k + 1] if k + 1 < len(sc.op_frames) else None
         staged_next = nxt["op"] if nxt and k + 1 not in reset_before else None
+        aborted = False
         # ABORT of the open operation (sometimes with a wrong generation first)
         if datas and rng.random() < 0.15:
+            aborted = True
             p, f = rng.choice(datas)
             late = _block_zero_frames(rec, op, control_port, other) if aux.random() < 0.6 else None
             if rng.random() < 0.3:          # right behind the COMMIT, before any DATA is admitted
@@ -497,6 +501,13 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 notes.append(kind)
         # a reset in a chosen phase of this operation: its trigger frame now, its count (the
         # frame's position) once every frame is in place
+        # aimed: a reset a few beats into the first operation's RESULT frames on TX port 1 (with
+        # TX0 stalled or not): the egress, the sender and the read-out are caught with a frame half
+        # sent, in the state a reset must clear and that a later operation would otherwise meet
+        if k == 0 and k not in reset_in and not aborted and op.recipients & 0b10 and op.result_format != "auto" \
+                and cut_result.random() < 0.4 and _result_beats(op) > 2:
+            cut_reset = ResetEvent("out 1", cut_result.randint(1, _result_beats(op) - 1), cut_result.randint(0, 4))
+            notes.append(f"reset in a RESULT frame of op{op.op_id}")
         if k in reset_in:
             phase = reset_in[k]
             if phase == "in a DATA frame" and datas:
@@ -539,6 +550,8 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         sc.frames[p].insert(rng.randint(0, len(sc.frames[p])),
                             AxisFrame(_malformed(rng, "unsupported", ops[0]), delay=rng.randint(0, 5)))
         notes.append("unsupported")
+    if cut_reset is not None:                # op 0's results come before any later operation's events
+        sc.add_reset(cut_reset)
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
         sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
     if probe_wanted and pause == 0 and sink == 0 and not any("left open" in n for n in notes):

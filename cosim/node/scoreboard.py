@@ -46,6 +46,7 @@ MISMATCH_KINDS = {
     "tx-arbitration": "two RESULT frames left TX0 back to back while a CONTROL response waited",
     "line-rate": "a port lost cycles on the line-rate probe (back-to-back DATA frames, no backpressure)",
     "result-order": "a RESULT frame of an operation left after one of the next operation",
+    "busy": "busy was low while a RESULT frame was still being sent (busy is high while an operation is open or draining)",
     "end-state": "busy at the end of the run differs from the model's open operation",
     "timeout": "the run did not end: the node stayed busy or kept sending",
     "crash": "the simulator or the test bench stopped with an error",

@@ -174,10 +174,10 @@ def run_tree(tree, data, policy, in_fmt, out_fmt, width=KULISCH_WIDTH_DEFAULT, i
             carried[node.name] = [v for _, v in values]
         if progress:
             progress(record)
-    return _root_result(root, policy, out_fmt, width, nodes, chain[tree.name])
+    return root_result(root, policy, out_fmt, width, nodes, chain[tree.name])
 
 
-def _root_result(values, policy, out_fmt, width, nodes, critical):
+def root_result(values, policy, out_fmt, width, nodes, critical):
     from golden.reduce import out_dtype
     elements = len(values)
     if out_fmt == "exact":

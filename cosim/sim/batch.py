@@ -370,6 +370,7 @@ class BatchResult:
     busy_at_end: bool = False      # the design's `busy` output when the run ended
     resets: List[int] = field(default_factory=list)                 # cycles at which mid-run resets rose
     cut_frames: Dict[str, List[AxisFrame]] = field(default_factory=dict)   # output frames a reset cut short
+    busy_changes: List[tuple] = field(default_factory=list)   # (cycle, value): `busy` as sampled, at each change
 
     @property
     def cycles_per_second(self):
@@ -412,7 +413,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None, insta
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
          "integer max_cycles, idle_stop, busy_stop, idle = 0, quiet = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0, reset_wait = -1, resets_done = 0;",
-         "reg [31:0] reset_at [0:63];", "reg [31:0] reset_when [0:63];", "reg capture = 1;", "reg [31:0] pause_word;", "integer word_i;", "reg [8*1024-1:0] path;"]
+         "reg [31:0] reset_at [0:63];", "reg [31:0] reset_when [0:63];", "reg capture = 1;", "reg busy_seen = 0;", "reg [31:0] pause_word;", "integer word_i;", "reg [8*1024-1:0] path;"]
     conn = []
     for name, (direction, width) in ports.items():
         rng = f"[{width - 1}:0] " if width > 1 else ""
@@ -482,6 +483,9 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None, insta
         L.append(f"    if ({p}_tlast) begin in{k}_busy = 0; in{k}_f = in{k}_f + 1; end")
         L.append(f"    in{k}_b = in{k}_b + 1;")
         L.append("  end")
+    if "busy" in ports and ports["busy"][0] == "output":
+        # every change of `busy`, as sampled at this edge (the value a beat taken at it sees)
+        L.append('  if (capture && busy !== busy_seen) begin busy_seen = busy; $fwrite(fd, "b %0d %0d\\n", cycle, busy); end')
     act = []
     for k, p in enumerate(outs):
         hs = f"{p}_tvalid && {p}_tready{live}"
@@ -524,12 +528,12 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None, insta
         L.append("    if (reset_i > 0) resets_done = resets_done + 1;")
         L.append("  end")
         L.append("  if (!rst && reset_i < reset_n && reset_wait < 0) begin")
-        conds = ["(reset_when[reset_i][31:28] == 0 && cycle >= reset_at[reset_i])"]
-        conds += [f"(reset_when[reset_i][31:28] == {1 + k} && in{k}_f >= reset_when[reset_i][27:0])"
+        conds = ["(reset_when[reset_i][31:24] == 0 && cycle >= reset_at[reset_i])"]
+        conds += [f"(reset_when[reset_i][31:24] == {1 + k} && in{k}_f >= reset_when[reset_i][23:0])"
                   for k in range(len(ins))]
-        conds += [f"(reset_when[reset_i][31:28] == {8 + k} && out{k}_nb >= reset_when[reset_i][27:0])"
+        conds += [f"(reset_when[reset_i][31:24] == {RESET_OUT_KIND + k} && out{k}_nb >= reset_when[reset_i][23:0])"
                   for k in range(len(outs))]
-        L.append(f"    if ({' || '.join(conds)}) reset_wait = (reset_when[reset_i][31:28] == 0) ? 0 : reset_at[reset_i];")
+        L.append(f"    if ({' || '.join(conds)}) reset_wait = (reset_when[reset_i][31:24] == 0) ? 0 : reset_at[reset_i];")
         L.append("  end")
         L.append("  if (reset_wait > 0) reset_wait = reset_wait - 1;")
         L.append("  else if (reset_wait == 0) begin")
@@ -546,10 +550,11 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None, insta
     for k, p in enumerate(ins):
         L.append(f"  pause_word = in{k}_pause[(cycle - 1) >> 5];")
         L.append(f"  in{k}_paused = (cycle >= 1 && cycle - 1 < {MAX_CYCLES}) ? (pause_word[(cycle - 1) & 31] === 1'b1) : 1'b0;")
-        # AxisFrame.after: word {stream + 1 (4 bits), frames (28 bits)}; 0 = no condition
+        # AxisFrame.after: word {stream + 1 (8 bits), frames (24 bits)}; 0 = no condition
         after = f"in{k}_after[in{k}_f]"
-        may = " || ".join([f"{after}[31:28] == 0", f"({after}[31:28] == 15 && resets_done >= {after}[27:0])"]
-                          + [f"({after}[31:28] == {j + 1} && in{j}_f >= {after}[27:0])" for j in range(len(ins))])
+        may = " || ".join([f"{after}[31:24] == 0",
+                           f"({after}[31:24] == {AFTER_RESET_CODE} && resets_done >= {after}[23:0])"]
+                          + [f"({after}[31:24] == {j + 1} && in{j}_f >= {after}[23:0])" for j in range(len(ins))])
         L.append(f"  if (!in{k}_busy && in{k}_f < in{k}_nf && ({may})) begin in{k}_busy = 1; in{k}_fs = in{k}_b; "
                  f"in{k}_wait = in{k}_delay[in{k}_f]; end")
         L.append(f"  if (in{k}_wait > 0) begin in{k}_wait = in{k}_wait - 1; {p}_tvalid = 0; end")
@@ -589,6 +594,11 @@ def run_simulator(cmd, work, timeout, simulator, remove_on_timeout=False):
 
 
 RESET_STREAM = "reset"     # AxisFrame.after = ("reset", n): wait until n mid-run resets are over
+# The test bench's condition words are {code (8 bits), count (24 bits)}: a frame's `after` codes a
+# stream as its index + 1 and a wait for resets as AFTER_RESET_CODE; a reset event codes an input
+# stream as 1 + K and an output stream as RESET_OUT_KIND + K (a tree of nodes has dozens of streams)
+AFTER_RESET_CODE = 255
+RESET_OUT_KIND = 128
 
 
 @dataclass(frozen=True)
@@ -603,32 +613,35 @@ class ResetEvent:
     delay: int = 0
 
     def word(self, n_inputs, n_outputs):
+        """{kind (8 bits), count (24 bits)}: kind 0 a cycle, 1 + K input stream K, RESET_OUT_KIND + K
+        output stream K."""
         if self.source == "cycle":
             kind = 0
         else:
             side, _, k = self.source.partition(" ")
             k = int(k)
-            if side == "in" and 0 <= k < n_inputs:
+            if side == "in" and 0 <= k < min(n_inputs, RESET_OUT_KIND - 1):
                 kind = 1 + k
-            elif side == "out" and 0 <= k < n_outputs:
-                kind = 8 + k
+            elif side == "out" and 0 <= k < min(n_outputs, 256 - RESET_OUT_KIND):
+                kind = RESET_OUT_KIND + k
             else:
                 raise ValueError(f"reset source {self.source!r}: 'cycle', 'in K' (K < {n_inputs}) or 'out K' "
                                  f"(K < {n_outputs})")
-        if not (0 <= self.count < (1 << 28) and 0 <= self.delay < (1 << 31)):
-            raise ValueError(f"reset event {self}: count < 2^28, 0 <= delay < 2^31")
-        return (kind << 28) | self.count
+        if not (0 <= self.count < (1 << 24) and 0 <= self.delay < (1 << 31)):
+            raise ValueError(f"reset event {self}: count < 2^24, 0 <= delay < 2^31")
+        return (kind << 24) | self.count
 
 
 def _after_word(after, n_inputs):
+    """{stream + 1 (8 bits), frames (24 bits)}, or {AFTER_RESET_CODE, resets} ("reset", n)."""
     stream, count = after
     if stream == RESET_STREAM:
-        if not 0 <= count < (1 << 28):
-            raise ValueError(f"frame condition after={after!r}: count < 2^28")
-        return (15 << 28) | count
-    if not (0 <= stream < n_inputs and 0 <= count < (1 << 28)):
-        raise ValueError(f"frame condition after={after!r}: stream must be 0..{n_inputs - 1}, count < 2^28")
-    return ((stream + 1) << 28) | count
+        if not 0 <= count < (1 << 24):
+            raise ValueError(f"frame condition after={after!r}: count < 2^24")
+        return (AFTER_RESET_CODE << 24) | count
+    if not (0 <= stream < min(n_inputs, AFTER_RESET_CODE - 1) and 0 <= count < (1 << 24)):
+        raise ValueError(f"frame condition after={after!r}: stream must be 0..{n_inputs - 1}, count < 2^24")
+    return ((stream + 1) << 24) | count
 
 
 class BatchDesign:
@@ -650,7 +663,7 @@ class BatchDesign:
 
     @classmethod
     def from_verilog(cls, sources, top, ports, simulator="icarus", reset_cycles=2, counter_sweep=None,
-                     instance_parameters=None, label=None):
+                     instance_parameters=None, label=None, icarus_sources=None):
         """A design given as Verilog files (a user's RTL, an exported or mutated design) instead
         of a MyHDL block.  `ports`: {name: (direction, width)} of `top`, as the caller checked
         them (cosim.sim.verilog_interface); `instance_parameters`: {name: value} set on the
@@ -658,11 +671,13 @@ class BatchDesign:
         changed file is compiled again and an unchanged one is not.  A file converted by MyHDL
         gets the same Icarus-only rewrite as the kit's own builds (cosim/sim/verilog_post.py:
         wide concatenations by words, one process per clock edge); Verilator and the reports
-        read the files as given."""
+        read the files as given.  `icarus_sources`: the same design already in the form Icarus
+        should compile (the kit's own `<name>_icarus.v` builds), used instead of that rewrite."""
         if simulator not in SIMULATORS:
             raise ValueError(f"unknown simulator {simulator!r}; choose one of {', '.join(SIMULATORS)}")
+        given_icarus = list(icarus_sources or ())
         texts = []
-        for path in sources:
+        for path in list(sources) + given_icarus:
             with open(path) as fh:
                 texts.append((os.path.basename(path), fh.read()))
         names = [n for n, _ in texts]
@@ -678,8 +693,12 @@ class BatchDesign:
                 with open(part, "w") as fh:
                     fh.write(text)
                 os.replace(part, os.path.join(folder, name))
-            verilog_files.append(name)
-            icarus_files.append(_icarus_form(folder, name, text))
+            if len(verilog_files) < len(sources):
+                verilog_files.append(name)
+                if not given_icarus:
+                    icarus_files.append(_icarus_form(folder, name, text))
+            else:
+                icarus_files.append(name)
         self = cls.__new__(cls)
         self._setup(folder, top, dict(ports), dict(instance_parameters or {}), simulator, reset_cycles, counter_sweep,
                     instance_parameters=instance_parameters, files=(icarus_files, verilog_files))
@@ -903,7 +922,7 @@ class BatchDesign:
         partial = {p: ([], []) for p in self.outputs}
         in_beats = {p: [] for p in self.inputs}
         counters = {}
-        resets, cut = [], {p: [] for p in self.outputs}
+        resets, cut, busy_changes = [], {p: [] for p in self.outputs}, []
         cycles, beats, busy = 0, 0, False
         if os.path.exists(path):
             with open(path) as fh:
@@ -919,6 +938,8 @@ class BatchDesign:
                         in_beats[self.inputs[int(parts[1])]].append(None)     # frame aborted by a reset
                     elif tag == "c":
                         counters[int(parts[1])] = int(parts[2])
+                    elif tag == "b":
+                        busy_changes.append((int(parts[1]), parts[2] == "1"))
                     elif tag == "r":
                         resets.append(int(parts[1]))
                         for p in self.outputs:        # a reset cuts the frames being sent
@@ -935,7 +956,7 @@ class BatchDesign:
                         if parts[2] == "1":
                             frames[p].append(AxisFrame(data, None, cyc))
                             partial[p] = ([], [])
-        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters, busy, resets, cut)
+        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters, busy, resets, cut, busy_changes)
 
     def input_frame_cycles(self, stimulus, result):
         """Per input stream: the beat cycles of each frame sent in full (None for a frame

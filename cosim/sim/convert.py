@@ -279,6 +279,22 @@ def rewriting():
     return _rewrite
 
 
+_external = ()
+
+
+@contextlib.contextmanager
+def external_modules(paths):
+    """Within this context, designs are built with the modules of these Verilog files available:
+    a block whose Verilog instantiates a module converted on its own (MyHDL user code, e.g. the
+    node inside a wired tree) is compiled against them, in a build folder of its own."""
+    global _external
+    old, _external = _external, tuple(os.path.abspath(p) for p in paths)
+    try:
+        yield
+    finally:
+        _external = old
+
+
 def _changed_lines(before, after):
     """How many lines one rewrite pass added or removed (0: it did not fire)."""
     if before == after:
@@ -299,7 +315,8 @@ def build(block_func, *args, **kwargs):
     what Verilator and other tools read), Icarus' form of it and the lines each pass changed."""
     bound = bind_arguments(block_func, args, kwargs)
     name = unwrap_block(block_func).__name__
-    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}" + ("" if _rewrite else "-raw"))
+    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}" + ("" if _rewrite else "-raw")
+                          + (f"-ext{hashlib.sha256(repr(_external).encode()).hexdigest()[:12]}" if _external else ""))
     vvp = os.path.join(folder, f"{name}.vvp")
     if os.path.exists(vvp):
         return folder, name, bound
@@ -374,7 +391,7 @@ def build(block_func, *args, **kwargs):
         with open(os.path.join(folder, f"{name}.passes.json"), "w") as fh:
             json.dump(passes, fh, indent=1)
         r = subprocess.run(["iverilog", "-o", vvp + ".tmp", "-s", f"tb_{name}", os.path.basename(icarus_source(folder, name)),
-                            f"tb_{name}.v"],
+                            f"tb_{name}.v", *_external],
                            cwd=folder, capture_output=True, text=True)
         if r.returncode != 0:
             raise ToolchainError(f"iverilog could not compile {folder}/{name}.v:\n{r.stderr.strip()}")

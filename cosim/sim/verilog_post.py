@@ -43,13 +43,16 @@ _TIMING_CONTROL = re.compile(r"[@#]|\bwait\b")
 
 
 def _type_key(kind, middle):
-    """`reg [8-1:0]` -> `r8`, `reg signed [16-1:0]` -> `s16`, `integer` -> `i`, `reg` -> `r1`."""
+    """`reg [8-1:0]` -> `r8`, `reg signed [16-1:0]` -> `s16`, `integer` -> `i`, `reg` -> `r1`,
+    `reg [1-1:0]` -> `r1v`."""
     width = re.search(r"\[(\d+)-1:0\]", middle)
     if kind == "integer":
         return "i"
     if width is None and middle.strip():
         return None                                   # a layout MyHDL does not write: keep own names
-    return ("s" if "signed" in middle else "r") + (width.group(1) if width else "1")
+    # a one-bit vector (`reg [1-1:0]`, which a bit select may index) never shares a scalar's register
+    return ("s" if "signed" in middle else "r") + (width.group(1) + ("v" if width.group(1) == "1" else "")
+                                                   if width else "1")
 
 
 def hoist_block_locals(text, share=False):

@@ -184,6 +184,21 @@ def test_busy_left_high_is_an_end_state_mismatch(observed):
     assert _kinds(sc, run) == ["end-state"]
 
 
+def test_busy_low_while_a_result_frame_is_sent_is_caught(observed):
+    sc, run = observed
+    assert run.busy_changes and run.busy_changes[0][1]        # the batched bench records busy: it rose
+    run = copy.deepcopy(run)
+    frame = next(f for f in _frames(run, 0, P.CLASS_RESULT) if len(f.cycles) > 2)
+    dip = frame.cycles[0]
+    run.busy_changes += [(dip, False), (dip + 1, True)]        # low for the frame's first beat only
+    kinds = _kinds(sc, run)
+    assert kinds == ["busy"], kinds
+    # the last two beats of a frame may leave after busy fell (docs/protocol.md): not a failure
+    run.busy_changes = [c for c in run.busy_changes if c[0] not in (dip, dip + 1)] + [
+        (frame.cycles[-2], False), (frame.cycles[-1] + 1, True)]
+    assert "busy" not in _kinds(sc, run)
+
+
 def test_a_run_that_never_settles_is_a_timeout(observed):
     sc, run = observed
     run = copy.deepcopy(run)

@@ -184,6 +184,8 @@ def test_prism_tree_report(tmp_path):
     (["--shape-json", "[[], 5]"], "a node is a list"),
     (["--shape", "8"], "each leaf needs at least one"),
     (["--shape", "2", "--policy-fp32"], None),
+    (["--shape", "2", "--wired"], "--wired co-simulates the wired tree"),
+    (["--shape", "2", "--wired", "--impl", "icarus", "--policy", "fp32-arrival"], "--wired judges KULISCH_FIXED"),
 ])
 def test_prism_tree_bad_arguments(tmp_path, argv, message):
     np.save(tmp_path / "in.npy", np.zeros((4, 16), np.float32))

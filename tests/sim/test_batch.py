@@ -119,3 +119,17 @@ def test_verilator_build_reads_the_model_headers_from_one_precompiled_header(tmp
     assert "verilated.o" in runtime_compiles[0] and runtime_compiles[1] == []
     cached = os.listdir(tmp_path / "build" / batch.RUNTIME_CACHE)
     assert len(cached) == 1 and "verilated.o" in os.listdir(tmp_path / "build" / batch.RUNTIME_CACHE / cached[0])
+
+
+def test_condition_words_keep_many_streams_apart():
+    """A wired tree has dozens of input streams: a frame waiting on stream 14 must not read as a
+    wait for a reset, nor a reset after input stream 8 as one after output stream 0 (the words had
+    4-bit codes, and 15 meant a reset)."""
+    from cosim.sim.batch import RESET_STREAM, ResetEvent, _after_word
+    words = {_after_word((k, 1), 40) for k in range(40)} | {_after_word((RESET_STREAM, 1), 40)}
+    assert len(words) == 41
+    events = {ResetEvent(f"in {k}", 3).word(40, 12) for k in range(40)} | \
+             {ResetEvent(f"out {k}", 3).word(40, 12) for k in range(12)} | {ResetEvent("cycle", 0, 9).word(40, 12)}
+    assert len(events) == 53
+    with pytest.raises(ValueError, match="stream must be"):
+        _after_word((40, 1), 40)

@@ -125,6 +125,36 @@ def test_a_process_that_waits_keeps_its_own_variables(tmp_path):
     assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, src, "original")
 
 
+def test_a_one_bit_vector_never_shares_a_scalar(tmp_path):
+    """MyHDL writes a one-bit intbv as `reg [1-1:0]` (a node of CAPACITY 256 has such bit maps,
+    indexed by a bit select) and a bool as `reg`: sharing one register between them would make
+    the bit select one of a scalar, which Icarus refuses."""
+    src = "\n".join([
+        "module t;",
+        "reg clk = 0;",
+        "reg [0:0] sel = 0;",
+        "reg a = 1;",
+        "reg q = 0;",
+        "reg [0:0] m = 0;",
+        "always @(posedge clk) begin: flag",
+        "    reg f;",
+        "    f = !a;",
+        "    q <= f;",
+        "end",
+        "always @(posedge clk) begin: bits",
+        "    reg [1-1:0] map;",
+        "    map = m;",
+        "    map[sel[1-1:0]] = a;",
+        "    m <= map;",
+        "end",
+        "initial begin repeat (3) begin #5 clk = 1; #5 clk = 0; $display(\"%0d %0d\", q, m); a = !a; end",
+        "    $finish; end",
+        "endmodule", ""])
+    shared = hoist_block_locals(src, share=True)
+    assert "reg Vshared_r1_0;" in shared and "reg [1-1:0] Vshared_r1v_0;" in shared
+    assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, src, "original")
+
+
 def test_clocked_processes_merge_into_one_per_edge_list(tmp_path):
     """The Icarus build runs the bodies of all processes on the same edges as one process:
     the same outputs on every edge; a `disable` target keeps its block and its name."""
