@@ -44,6 +44,7 @@ def test_a_wired_tree_gives_the_flat_bits_on_icarus():
     assert sorted(run.responses) == [0, 1, 2]          # every node answered, and only its STAGE and COMMIT
 
 
+@pytest.mark.slow
 def test_a_broken_node_fails_the_wired_tree():
     with pytest.raises(TreeMismatch):
         run_tree_top(parse_shape("2"), hard_data(4, elements=32), "kulisch", "fp32", "fp32", 320,
@@ -98,6 +99,7 @@ def test_random_wired_trees_on_icarus():
     assert all(r.ok for r in results), [r.error for r in results if not r.ok]
 
 
+@pytest.mark.slow
 def test_prism_tree_wired_gives_what_prism_reduce_gives(tmp_path):
     np.save(tmp_path / "in.npy", hard_data(5, elements=40).view(np.float32))
     common = ["--policy", "kulisch", "--in-format", "fp32", "--out-format", "bf16", str(tmp_path / "in.npy")]
