@@ -1,5 +1,8 @@
 """The wired tree (hdl/node/prism_tree.py): every node, link and multiplexer in one simulation,
-the root's bits against the tree's reference and one flat reduction (`prism reduce`)."""
+the root's bits against the tree's reference and one flat reduction (`prism reduce`).  Every
+co-simulated tree builds the whole design (its node module, several instances): those runs are
+in the slow set; the default run checks the shape's ports and numbering (the link and the frame
+multiplexer: tests/node/test_tree_link.py)."""
 import subprocess
 import sys
 
@@ -35,6 +38,7 @@ def flat(data, out_fmt, width):
     return reduce("kulisch", "fp32", out_fmt, data, impl="c", width=width)
 
 
+@pytest.mark.slow
 def test_a_wired_tree_gives_the_flat_bits_on_icarus():
     data = hard_data(5, elements=40)
     run = run_tree_top(parse_shape("2"), data, "kulisch", "fp32", "exact", 320, simulator="icarus", seed=2)
