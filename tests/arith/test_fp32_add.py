@@ -83,6 +83,7 @@ def add_vectors():
     return read_vectors("f32_add.level1.rne")
 
 
+@pytest.mark.slow      # 12 s; the default run checks the 2,000-vector sample below on both back ends
 def test_testfloat_all_vectors_myhdl(add_vectors):
     """All 46,464 TestFloat f32_add vectors, one per cycle, MyHDL back end."""
     assert len(add_vectors) == 46464

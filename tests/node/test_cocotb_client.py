@@ -99,7 +99,13 @@ POWER_ON = [(p, f) for p in ("KULISCH_FIXED", "FP32_ARRIVAL") for f in ("INT8", 
             if not (p == "FP32_ARRIVAL" and f == "EXACT")]
 
 
-@pytest.mark.parametrize("policy,fmt", POWER_ON)
+# one result format per policy in the default run (the kit's own power-on test, tests/node/test_power_on.py,
+# takes every format); the client's other nine in the slow set
+DEFAULT_POWER_ON = (("KULISCH_FIXED", "EXACT"), ("FP32_ARRIVAL", "AUTO"))
+
+
+@pytest.mark.parametrize("policy,fmt", [c if c in DEFAULT_POWER_ON else pytest.param(*c, marks=pytest.mark.slow)
+                                        for c in POWER_ON])
 def test_power_on_first_operation(policy, fmt, tmp_path):
     run_cocotb("power_on_first_operation", tmp_path, case=f"{policy}:{fmt}")
 

@@ -15,8 +15,8 @@ SEEDS = [1, 2, 3, 4]
 
 
 def test_random_seeds_pass_in_a_process_pool():
-    results = run_seeds(SEEDS[:3], "batch-icarus", 320, jobs=2, progress=False)
-    assert [r.seed for r in results] == SEEDS[:3]
+    results = run_seeds(SEEDS[:2], "batch-icarus", 320, jobs=2, progress=False)
+    assert [r.seed for r in results] == SEEDS[:2]
     bad = [(r.seed, r.error or r.first_mismatch) for r in results if not r.ok]
     assert not bad
     assert sum(r.elements for r in results) > 0
@@ -58,6 +58,7 @@ def test_stuck_finds_frames_that_wait_on_each_other():
     assert sc.stuck() == []
 
 
+@pytest.mark.slow      # 10 s; every regression run checks its own seeds the same way (random_scenario refuses)
 def test_every_random_stimulus_can_finish():
     """An ABORT placed right after its COMMIT on the control port waited for a DATA frame of the
     other port that itself waited for the control port's later DATA: seeds 20 and 29 (and 45 of
@@ -244,7 +245,7 @@ def test_the_monitors_see_the_links_hostile_cases():
     """Measured from the monitors, not the plan: seeds from 1 on pass until every bin is hit."""
     left = set(LINK_BINS)
     for seed in range(1, 41):
-        r = run_seed(seed, "batch-verilator")
+        r = run_seed(seed, "batch-verilator", kulisch_w=320)     # one build: the bins are the links', not the width's
         assert r.ok, (seed, r.first_mismatch or r.error)
         left -= {(p, b) for p, b in left if r.coverage.get(p, {}).get(b, 0)}
         if not left:
