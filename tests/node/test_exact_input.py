@@ -80,8 +80,10 @@ def test_the_node_merges_partials_bit_exactly(width, result_format):
 
 
 def test_myhdl_and_verilator_merge_the_same_partials():
+    # W = 320: the default run builds the node for Verilator at one width (W = 280's build is in the
+    # slow set; the Icarus tests above take both widths)
     for backend in ("myhdl", "batch-verilator"):
-        _, _, report = _run(backend, 280, "exact", seed=9)
+        _, _, report = _run(backend, 320, "exact", seed=9)
         assert report.ok, (backend, report.verdict())
 
 

@@ -359,7 +359,9 @@ def test_kulisch_line_rate_both_ports():
 
 @pytest.mark.parametrize("same_range", [False, True], ids=["different-ranges", "same-range"])
 @pytest.mark.parametrize("policy,in_fmt,kulisch_w", [("kulisch", "int8", 320), ("kulisch", "bf16", 320),
-                                                     ("kulisch", "int8", 280), ("fp32-arrival", "int8", 320),
+                                                     # W = 280's Verilator build is in the slow set
+                                                     pytest.param("kulisch", "int8", 280, marks=pytest.mark.slow),
+                                                     ("fp32-arrival", "int8", 320),
                                                      ("fp32-arrival", "fp16", 320)])
 def test_narrow_formats_at_one_beat_per_cycle(policy, in_fmt, same_range, kulisch_w):
     """INT8 / FP16 / BF16 input under both policies: back-to-back DATA frames on both ports are taken at
