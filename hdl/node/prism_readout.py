@@ -16,8 +16,11 @@ per cycle, fully pipelined, never stalling:
   and the tile is packed in its format (lane l of a w-bit format at bits
   [w*l + w - 1 : w*l] of `w_packed`), ready to be concatenated into beats.
 
-Latency: stage A only 2 cycles (k_valid -> w_valid); through stage B 4 cycles
-(Kulisch AUTO) or 3 (FP32_ARRIVAL).
+Each rounder takes ROUND_STAGES = 3 register stages (hdl/node/prism_round16.py:
+decode and magnitude | normalise and INT8 rounding | round and pack), so no
+path of the rounder is as long as the 60 LUT levels of a one-stage rounder.
+Latency: stage A only 4 cycles (k_valid -> w_valid); through stage B 8 cycles
+(Kulisch AUTO) or 5 (FP32_ARRIVAL).
 
 Ports (widths from the signals; W = KULISCH_W):
     clk, rst                    clock; synchronous reset
@@ -43,6 +46,7 @@ from spec.formats import FMT_AUTO, FMT_FP32, KULISCH_WIDTHS
 from spec.frames import POLICY_KULISCH
 
 LANES = 16
+ROUND_STAGES = 3             # register stages of each rounder (prism_round16 STAGES; exact_pass matches it)
 ONES512 = (1 << 512) - 1     # a module-level constant: emitted as a sized literal
 
 
@@ -70,13 +74,15 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     no = Signal(bool(0))
     zero512 = sig(512)
     insts.append(prism_round16(clk, rst, k_valid, no, k_states, k_flags, zero512, fmt_a, k_row,
-                               a_valid, a_tile, a_tag))
+                               a_valid, a_tile, a_tag, STAGES=ROUND_STAGES))
     # EXACT: wraps, flags {wrap_sign, ovf, -inf, +inf, nan} and state pass through (the result
     # sender rebuilds the exact sum from the state and the wraps)
     exact_in = ConcatSignal(*[s for lane in reversed(range(LANES))
                               for s in (k_wraps(WB * lane + WB, WB * lane), k_flags(5 * lane + 5, 5 * lane),
                                         k_states(W * lane + W, W * lane))])
     a_exact = sig(LANES * (WB + 5 + W))
+    # EXACT's pass-through waits as long as the rounder beside it (ROUND_STAGES registers)
+    exact_d1, exact_d2 = sig(LANES * (WB + 5 + W)), sig(LANES * (WB + 5 + W))
 
     # ---- stage B: AUTO classifier + FP32 -> format ----
     b_in_valid, b_in_row, b_in_tile, b_in_keep = sig(), sig(8), sig(512), sig(16)
@@ -90,7 +96,7 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     b_valid, b_tag, b_tag_in, b_tile = sig(), sig(11), sig(11), sig(512)
     zero_values, zero_flags = sig(LANES * W), sig(80)
     insts.append(prism_round16(clk, rst, c_valid, one, zero_values, zero_flags, c_tile, fmt_b, b_tag_in,
-                               b_valid, b_tile, b_tag))
+                               b_valid, b_tile, b_tag, STAGES=ROUND_STAGES))
 
     # ---- final select, tail mask, packing ----
     direct = sig()
@@ -142,7 +148,9 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
 
     @always(clk.posedge)
     def exact_pass():
-        a_exact.next = exact_in
+        exact_d1.next = exact_in
+        exact_d2.next = exact_d1
+        a_exact.next = exact_d2
 
     @always(clk.posedge)
     def classifier_row():

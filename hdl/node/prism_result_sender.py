@@ -271,11 +271,23 @@ def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle, WRAP_BITS
         nt = intbv(0)[9:]
         tfs = modbv(0)[48:]
         f = modbv(0)[3:]
-        cur = intbv(0)[3:]
         ng = intbv(0)[5:]
         gf = intbv(0)[48:]
         gt = intbv(0)[80:]
         ge = intbv(0)[208:]                     # group g elements at [13g+12:13g]
+        starts = intbv(0)[16:]                  # bit i: tile i of the block starts a group
+        f_prev = modbv(0)[3:]
+        counts = intbv(0)[80:]                  # tile i: groups started in tiles 0 .. i, at [5i+4:5i]
+        counts_next = intbv(0)[80:]
+        c_a = modbv(0)[5:]
+        c_b = modbv(0)[5:]
+        field80 = intbv(0)[80:]
+        field48 = intbv(0)[48:]
+        field208 = intbv(0)[208:]
+        g_first = intbv(0)[80:]                 # group g: its first tile, at [5g+4:5g]
+        g_exists = intbv(0)[17:]                # bit g: group g exists (bit 16 always 0)
+        first_tile = modbv(0)[5:]
+        end_tile = modbv(0)[5:]
         run = intbv(0)[5:]
         run_e = intbv(0)[13:]
         te = intbv(0)[5:]
@@ -340,34 +352,71 @@ def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle, WRAP_BITS
                     if nt > 16:
                         nt[:] = 16
                     tfs[:] = tf >> (first * 3)
-                    ng[:] = 0
+                    # The block's groups, every tile at once: no chain runs through the group number
+                    # (placing each finished group at 5 x its number was a 16-step serial chain, most
+                    # of the sender's depth).  Tile i starts a group when it is the first or its
+                    # format differs from tile i - 1's; its group is the number of starts up to it,
+                    # less one: a prefix count, four levels of 5-bit adds.
+                    starts[:] = 0
+                    for i in range(16):
+                        if i < nt:
+                            f[:] = tfs >> (3 * i)
+                            if i == 0:
+                                starts[i] = 1
+                            else:
+                                f_prev[:] = tfs >> (3 * i - 3)
+                                if f != f_prev:
+                                    starts[i] = 1
+                    counts[:] = 0
+                    for i in range(16):
+                        field80[:] = starts[i]
+                        counts[:] = counts | (field80 << (5 * i))
+                    for k in range(4):
+                        counts_next[:] = 0
+                        for i in range(16):
+                            c_a[:] = counts >> (5 * i)
+                            if i >= (1 << k):
+                                c_b[:] = counts >> (5 * (i - (1 << k)))
+                                c_a[:] = c_a + c_b
+                            field80[:] = c_a
+                            counts_next[:] = counts_next | (field80 << (5 * i))
+                        counts[:] = counts_next
+                    # group g: the tile whose count is g + 1 and that starts a group; its format
+                    g_first[:] = 0
+                    g_exists[:] = 0
                     gf[:] = 0
+                    for g_no in range(16):
+                        for i in range(16):
+                            c_a[:] = counts >> (5 * i)
+                            if starts[i] and c_a == g_no + 1:
+                                field80[:] = i
+                                g_first[:] = g_first | (field80 << (5 * g_no))
+                                f[:] = tfs >> (3 * i)
+                                field48[:] = f
+                                gf[:] = gf | (field48 << (3 * g_no))
+                                g_exists[g_no] = 1
+                    ng[:] = counts >> 75
+                    # its tiles run to the next group's first (the last group's to the block's end);
+                    # its elements are 16 per tile, but for the operation's last tile, which holds
+                    # the tail
                     gt[:] = 0
                     ge[:] = 0
-                    run[:] = 0
-                    run_e[:] = 0
-                    cur[:] = tfs[3:0]
-                    for i in range(16):
-                        f[:] = tfs[3:0]
-                        tfs[:] = tfs >> 3
-                        if i < nt:
-                            te[:] = 16
-                            if first + i + 1 == tiles_all and tail != 0:
-                                te[:] = tail
-                            if i != 0 and f != cur:
-                                gf[:] = gf | (cur << (3 * ng))
-                                gt[:] = gt | (run << (5 * ng))
-                                ge[:] = ge | (run_e << (13 * ng))
-                                ng[:] = ng + 1
-                                run[:] = 0
-                                run_e[:] = 0
-                            cur[:] = f
-                            run[:] = run + 1
-                            run_e[:] = run_e + te
-                    gf[:] = gf | (cur << (3 * ng))
-                    gt[:] = gt | (run << (5 * ng))
-                    ge[:] = ge | (run_e << (13 * ng))
-                    ng[:] = ng + 1
+                    for g_no in range(16):
+                        first_tile[:] = g_first >> (5 * g_no)
+                        if g_exists[g_no + 1]:
+                            end_tile[:] = g_first >> (5 * g_no + 5)
+                        else:
+                            end_tile[:] = nt
+                        run[:] = 0
+                        if g_exists[g_no]:
+                            run[:] = end_tile - first_tile
+                        run_e[:] = run << 4
+                        if g_exists[g_no] and not g_exists[g_no + 1] and first + nt == tiles_all and tail != 0:
+                            run_e[:] = run_e - 16 + tail
+                        field80[:] = run
+                        gt[:] = gt | (field80 << (5 * g_no))
+                        field208[:] = run_e
+                        ge[:] = ge | (field208 << (13 * g_no))
                     g_fmts.next = gf
                     g_tiles.next = gt
                     n_groups.next = ng

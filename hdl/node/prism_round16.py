@@ -27,8 +27,8 @@ saturates to [-128, 127].  Specials in priority order: NaN, or +inf with -inf
 -inf -> the infinity (INT8 0x7F / 0x80); overflow -> -inf if wrap_sign else
 +inf (INT8 saturates).
 
-Latency STAGES (1, the node's setting, 2 or 3; registered outputs).  Formats 4
-(EXACT) and up give 0.  STAGES splits the lane's path at register stages
+Latency STAGES (1, 2, or 3: the node's setting, hdl/node/prism_readout.py;
+registered outputs).  Formats 4 (EXACT) and up give 0.  STAGES splits the lane's path at register stages
 (docs/hdl_sizes.md, "Logic depth per stage", gives what each costs):
     1: decode, magnitude, normalise, round and pack in one cycle
     2: decode + magnitude | normalise, INT8 rounding, round and pack

@@ -219,6 +219,8 @@ def test_doc_section_is_rewritten_in_place(tmp_path):
     (["--target", "altera"], "--target altera"),
     (["no_such_block"], "unknown block"),
     (["--width", "wide"], "invalid int value"),
+    (["--into-doc"], "--into-doc takes one BLOCK"),
+    (["prism_egress", "--into-doc", "--no-doc"], "--into-doc takes one BLOCK"),
 ])
 def test_bad_arguments_give_one_line(argv, message):
     r = subprocess.run([sys.executable, "-m", "cosim.cli", "synth", *argv], capture_output=True, text=True, cwd=ROOT)
@@ -237,3 +239,30 @@ def test_one_block_report():
     assert len(row) == 1
     cells = [c.strip() for c in row[0].split("|")]
     assert int(cells[header.index("FF")].replace(",", "")) > 1024   # two 512-bit output registers at least
+
+
+def test_one_block_into_the_doc_replaces_its_rows_and_keeps_the_others(tmp_path):
+    """`prism synth BLOCK --into-doc`: the block synthesised now at both widths, its rows put in place
+    of the recorded ones, every other block's rows kept, and the tables rewritten from the result."""
+    import json
+    import shutil
+    doc = tmp_path / "sizes.md"
+    shutil.copy(os.path.join(ROOT, "docs", "hdl_sizes.md"), doc)
+    recorded = json.load(open(os.path.join(ROOT, "docs", "hdl_sizes_synth.json")))
+    for rows in recorded["widths"].values():        # a stale figure the command must replace
+        next(r for r in rows if r["block"] == "prism_egress")["figures"]["resources"]["LUT"] = 1
+    (tmp_path / "sizes_synth.json").write_text(json.dumps(recorded))
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "synth", "prism_egress", "--into-doc", "--doc", str(doc)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    by_width, target = synth.load_figures(str(tmp_path / "sizes_synth.json"))
+    assert sorted(by_width) == [280, 320]
+    for w, rows in by_width.items():
+        before = {x["block"]: x for x in recorded["widths"][str(w)]}
+        assert [x["block"] for x in rows] == [x["block"] for x in recorded["widths"][str(w)]]
+        for row in rows:
+            if row["block"] == "prism_egress":
+                assert row["figures"]["resources"]["LUT"] > 1
+            else:
+                assert row == before[row["block"]]
+    assert synth.doc_section(str(doc)) == synth.report_markdown(by_width, target).strip("\n")
