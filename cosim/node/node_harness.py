@@ -550,7 +550,7 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
         for f in run.rx[p]:
             sb.record_input(p, f)
     sb.resets = list(run.resets)
-    report = sb.compare(run.tx, ready=sink_ready(scenario, run))
+    report = sb.compare(run.tx, ready=sink_ready(scenario, run), cut_frames=run.cut)
     from cosim.node.scoreboard import Mismatch
     if read_counters:
         missing = sorted(set(counter_names().values()) - set(run.counters), key=lambda k: (k[0] is None, k))

@@ -298,11 +298,15 @@ class NodeScoreboard:
                 out[id(ev)] = until
         return out
 
-    def compare(self, tx_frames, ready=None):
+    def compare(self, tx_frames, ready=None, cut_frames=None):
         """tx_frames: {port: [AxisFrame]} as received by the sinks (frames a reset cut are not here).
         ready(port, cycle): whether the port's sink took beats in that cycle (the test bench's pause
         pattern); with it, an output a reset discarded must have been due shortly before the reset
-        (RESPONSE_DUE, RESULT_DUE), else only the order of what was lost is checked."""
+        (RESPONSE_DUE, RESULT_DUE), else only the order of what was lost is checked.
+        cut_frames: {port: [AxisFrame]}, the beats of the frames a reset cut short: a port is busy
+        from a frame's first beat to its last or to the reset that cut it (the egress sends a frame
+        whole, so nothing else can leave there meanwhile, even while the frame waits for its next
+        beat)."""
         segments = self.predict()
         resets = sorted(self.resets)
         report = ScoreboardReport(frames_lost_to_reset=self.frames_lost)
@@ -312,7 +316,16 @@ class NodeScoreboard:
         for ev in self.events:
             if ev["kind"] not in ("reset", "lost"):
                 trigger.setdefault(ev["cycle"], ev)
-        sending = {q: {c for f in frames for c in f.cycles} for q, frames in tx_frames.items()}
+        sending = {q: set() for q in set(tx_frames) | set(cut_frames or {})}
+        for q, frames in tx_frames.items():
+            for f in frames:
+                if f.cycles:
+                    sending[q].update(range(f.cycles[0], f.cycles[-1] + 1))
+        for q, frames in (cut_frames or {}).items():
+            for f in frames:
+                if f.cycles:
+                    cut_at = next((r for r in resets if r >= f.cycles[-1]), f.cycles[-1])
+                    sending[q].update(range(f.cycles[0], cut_at + 1))
 
         def late(frame, ports, reset, bound):
             """Why `frame`, expected before the reset at `reset` and never sent, was due long before

@@ -612,7 +612,10 @@ _LUTRAM_LUTS = {"RAM32M16": 8, "RAM64M8": 8, "RAM32M": 4, "RAM64M": 4, "RAM32X1D
 
 
 def lutram_luts(types):
-    return sum(n * _LUTRAM_LUTS.get(t, 1) for t, n in types.items() if re.match(r"^RAM\d+[MX]", t))
+    """LUTs used as memory: LUT RAM cells (by their LUT count) and shift registers (SRL16E/SRLC32E,
+    one LUT each: a delay line without reset or enable), as the device's "LUT as Memory" counts them."""
+    return (sum(n * _LUTRAM_LUTS.get(t, 1) for t, n in types.items() if re.match(r"^RAM\d+[MX]", t))
+            + sum(n for t, n in types.items() if t.startswith("SRL")))
 
 
 def _resources(types, target):
@@ -773,7 +776,7 @@ def resource_table(rows):
     """Resources per block, its deepest path, and the clock and line rate that path allows
     (cosim/reports/timing.py: the delay model); the node's clock is its slowest block's."""
     from cosim.reports.timing import fmax_mhz, port_gbps
-    out = ["| block | role | × | LUT | LUT RAM (LUTs) | FF | RAMB36 | RAMB18 | DSP | deepest path (LUT levels) | "
+    out = ["| block | role | × | LUT | LUT RAM + SRL (LUTs) | FF | RAMB36 | RAMB18 | DSP | deepest path (LUT levels) | "
            "est. Fmax (MHz) | Gb/s per port | yosys s / MiB |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     slowest = None
@@ -805,7 +808,7 @@ def device_table(by_width):
     head = "| resource | U280 (XCU280) | " + " | ".join(f"node, W = {w}" for w in by_width) + " |"
     out = [head, "|---|---:|" + "---:|" * len(by_width)]
     tots = {w: totals(rows) for w, rows in by_width.items()}
-    for label, key in (("LUT (logic)", "LUT"), ("LUT as memory (LUT RAM)", "LUTRAM"), ("LUT, both", "LUTALL"),
+    for label, key in (("LUT (logic)", "LUT"), ("LUT as memory (LUT RAM, SRL)", "LUTRAM"), ("LUT, both", "LUTALL"),
                        ("FF", "FF"), ("RAMB36 (RAMB18 / 2 added)", "RAMB36"), ("URAM", "URAM"),
                        ("DSP", "DSP")):
         cells = []

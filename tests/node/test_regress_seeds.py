@@ -23,7 +23,14 @@ batched Icarus; both were test-bench faults, the node was right:
   * 65 and 258: a COMMIT held during a drain was discarded by a reset before the drain's last
     RESULT frame; the scoreboard took the first RESULT frame seen as the end of the drain and
     counted the COMMIT as answered.  The drain now ends at an operation's last RESULT frame
-    only when every RESULT frame the model expects was seen."""
+    only when every RESULT frame the model expects was seen.
+
+Seed 92169 of a 1,000-seed Verilator run (W = 320, sinks stalled in bursts of 300 cycles): op 1's
+one RESULT frame, sent to both ports, had its header on TX0 while TX1 stalled; the egress takes an
+AllReduce beat into both ports together, so TX0 waited inside the frame until a reset cut it, and
+CONTROL responses queued behind it.  The scoreboard counted TX0 as idle (a frame a reset cut was not
+among the port's frames) and reported a response held back for 182 cycles.  A port is now busy
+from a frame's first beat until its last or the reset that cut it; the node was right."""
 import os
 
 import pytest
@@ -41,7 +48,7 @@ EXPECTED = {50420: {(1, "dropped_no_operation"): 2, (1, "dropped_stale_generatio
             13: {(1, "control_accepted"): 5},
             65: {(1, "control_accepted"): 11},       # the held COMMIT of op 3: reset away
             258: {(0, "control_accepted"): 9},       # the held COMMIT of op 4: reset away
-            157: {}, 288: {}}
+            157: {}, 288: {}, 92169: {}}
 # seeds whose first CONTROL response after the last reset waited behind a long sink stall after a reset
 HELD_AT_THE_SINK = {157: "ACK", 288: "NACK"}
 
