@@ -191,6 +191,8 @@ def test_broken_variant_first_mismatch_names_element_and_lane(backend, tmp_path)
     assert {e["class"] for e in events} >= {"CONTROL", "DATA", "RESULT"}
 
 
+@pytest.mark.slow      # 34 s cold (the broken variant's build); the default run replays through the CLI in
+# tests/sim/test_verilator_waves.py and names the first mismatch's element and lane above
 def test_replay_reproduces_a_failing_seed_exactly(tmp_path):
     failing = next(r for r in (run_seed(s, "batch-icarus", 320, variant="prism_node_fault") for s in range(1, 30))
                    if not r.ok)

@@ -86,6 +86,7 @@ def test_the_same_ram_with_a_registered_read_passes():
     assert mems[0]["mapped_to"] == "block RAM"      # 512 x 32: yosys' own choice
 
 
+@pytest.mark.slow      # 14 s of yosys; the check itself is held by the two RAMs above in the default run
 def test_kulisch_lane_rams_map_to_block_ram():
     """The Kulisch lane (two port RAMs and their merge copies) at W = 280, 8 rows."""
     from hdl.node.prism_kulisch_bank import prism_kulisch_bank
@@ -98,6 +99,7 @@ def test_kulisch_lane_rams_map_to_block_ram():
     assert_block_ram(mems, forced=True)
 
 
+@pytest.mark.slow      # 9 s of yosys, as above
 def test_fp32_arrival_lane_ram_maps_to_block_ram():
     from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
     args = (sig(), rst_sig(), sig(), sig(), sig(4), sig(), sig(32), sig(), sig(32))
