@@ -58,6 +58,7 @@ def test_random_and_adversarial_all_out_formats(policy, in_fmt, data):
         run_all(policy, in_fmt, out_fmt, arr, width)
 
 
+@pytest.mark.slow      # 41 s; the default run meets every policy x input x result format in the random test above
 def test_every_combination_once():
     """Every input format, policy and result format through every implementation; the width
     alternates from one combination to the next (each width meets every input format and

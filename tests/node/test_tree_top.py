@@ -114,3 +114,27 @@ def test_prism_tree_wired_gives_what_prism_reduce_gives(tmp_path):
     assert t.returncode == 0 and f.returncode == 0, t.stdout + t.stderr + f.stderr
     assert "wired" in t.stdout and "the same bits" in t.stdout
     assert (tmp_path / "tree.npy").read_bytes() == (tmp_path / "flat.npy").read_bytes()
+
+
+def test_the_wired_regression_sets_apart_exactly_the_bins_it_cannot_reach():
+    """Every bin set apart is one of the tree's cover points, and 300 wired draws never reach
+    one of them; every other bin is reached (so a bin set apart by mistake would show)."""
+    from collections import Counter
+    from cosim.node.tree import TREE_POINTS
+    from cosim.node.tree_top import WIRED_NOT_APPLICABLE, wired_case
+    assert all(b in TREE_POINTS[p] for p, b in WIRED_NOT_APPLICABLE)
+    hits = Counter()
+    for seed in range(3001, 3301):
+        hits.update(wired_case(seed)[-1].items())
+    assert not [k for k in WIRED_NOT_APPLICABLE if hits[k]]
+    assert not [(p, b) for p, bins in TREE_POINTS.items() for b in bins
+                if (p, b) not in WIRED_NOT_APPLICABLE and not hits[p, b]]
+
+
+@pytest.mark.slow
+def test_wired_seed_3132_resets_only_once_every_node_has_committed():
+    """Seed 3132 (2x2x2, W = 280, reset): its reset once fell before the root had taken its
+    first attempt's STAGE and COMMIT; the root then opened the abandoned operation and NACKed the
+    retry's COMMIT (BUSY), and the tree never settled.  The reset now waits for every COMMIT."""
+    r = run_tree_top_seed(3132, "verilator")
+    assert r.ok, r.error

@@ -243,6 +243,7 @@ def test_one_block_report():
     assert int(cells[header.index("FF")].replace(",", "")) > 1024   # two 512-bit output registers at least
 
 
+@pytest.mark.slow      # 9 s: a synthesis of one block at both widths
 def test_one_block_into_the_doc_replaces_its_rows_and_keeps_the_others(tmp_path):
     """`prism synth BLOCK --into-doc`: the block synthesised now at both widths, its rows put in place
     of the recorded ones, every other block's rows kept, and the tables rewritten from the result."""

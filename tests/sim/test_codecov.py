@@ -183,6 +183,7 @@ def test_coverage_follows_the_stimulus_per_block(lanes_design, tmp_path):
     assert clock_edges and clock_edges[0] >= 2 * (free_res.cycles - 1)   # both edges of every cycle
 
 
+@pytest.mark.slow      # 8 s; the per-block figures themselves are checked above
 def test_report_folds_runs_into_one_table_per_design(lanes_design, tmp_path):
     folder = tmp_path / "runs"
     for pause in (None, [True, False] * 100):
