@@ -17,6 +17,9 @@ exactly on the edge to be checked, only near it to be useful.
 - `auto_edge_values`: per 16-element tile (one AUTO tile), values that fit INT8, FP16 (its
   subnormals and 65504 included) or BF16 exactly, with now and then one value that just does
   not fit (128, -129, 0.5, -0.0, 65505, 2^-25, a twelfth significant bit), or a special.
+- `input_edge_values`: in every element, one contributor's pattern at an edge of the input
+  format's decoding (a NaN whose fraction is 1, an infinity, the smallest subnormal, the largest
+  finite value, either sign), the others small: every lane's decoder meets each.
 - `special_lane_values`: finite data with NaN, +inf and -inf (NaN with payloads and sign bits,
   as a contributor may send them) at chosen lanes: lane 0 and 15 of a range, the first and last
   element of a beat and element E - 1, in one contributor or several (+inf and -inf together
@@ -244,6 +247,37 @@ def special_lane_values(rng, in_fmt, shape):
                 out[r, e] = F.infinity(in_fmt, rng.random() < 0.5)
             else:
                 out[r, e] = F.infinity(in_fmt, what == "-inf")
+    return out.astype(DTYPES[fmt_code])
+
+
+def input_edge_patterns(fmt):
+    """The input patterns at the edges of a format's decoding, either sign: zero, the smallest
+    and largest subnormal (fraction 1 and all ones at exponent 0), the smallest normal, one ulp
+    above 1, the largest finite value, infinity (fraction 0 at the top exponent) and NaNs whose
+    fraction is 1, the quiet bit alone or all ones; INT8's 0, +-1, 127, -128 and -127."""
+    if fmt == "int8":
+        return [0x00, 0x01, 0xFF, 0x7F, 0x80, 0x81]
+    ebits, mbits, bias, _, _ = F.float_params(fmt)
+    top = ((1 << ebits) - 1) << mbits
+    magnitudes = [0, 1, (1 << mbits) - 1, 1 << mbits, (bias << mbits) | 1, top - 1, top,
+                  top | 1, top | (1 << (mbits - 1)), top | ((1 << mbits) - 1)]
+    sign = 1 << (ebits + mbits)
+    return magnitudes + [m | sign for m in magnitudes]
+
+
+def input_edge_values(rng, in_fmt, shape):
+    """Per element, one contributor's pattern from input_edge_patterns (the others small finite
+    values, so a special is never masked by another): every lane's decoder meets a NaN whose
+    fraction is 1, an infinity, the smallest subnormal and the largest finite value, element by
+    element, on either port."""
+    contributors, elements = shape
+    fmt_code = P.FORMAT_CODES[in_fmt]
+    edges = input_edge_patterns(in_fmt)
+    out = np.zeros(shape, dtype=np.uint64)
+    for e in range(elements):
+        for c in range(contributors):
+            out[c, e] = F.round_exact(in_fmt, Fraction(rng.randint(-8, 8), rng.choice((1, 2, 4))))
+        out[rng.randrange(contributors), e] = rng.choice(edges)
     return out.astype(DTYPES[fmt_code])
 
 

@@ -253,7 +253,8 @@ def add_line_rate_probe(sc, rng, control_port, capacity):
 
 def _aim_data(aux, drawn, width, capacity):
     """Aimed data for some operations (cosim/node/aimed.py), from the seed's second stream:
-    sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, and,
+    sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, every
+    input format's own edge patterns in every lane, and,
     at W = 280, EXACT sums at the accumulator's wrap over at least four ranges (every sub-store
     and lane's wrap count sees one)."""
     from cosim.node import aimed
@@ -277,6 +278,8 @@ def _aim_data(aux, drawn, width, capacity):
             data, data_mode = aimed.edge_values(aux, op.in_format, op.result_format, shape, width), "edges"
         elif r < 0.4:
             data, data_mode = aimed.special_lane_values(aux, op.in_format, shape), "special lanes"
+        elif r < 0.5:
+            data, data_mode = aimed.input_edge_values(aux, op.in_format, shape), "input edges"
         if data is not None:
             in_fmt = "fp32" if data_mode == "wrap edges" else op.in_format
             op = Operation(op.op_id, op.generation, op.policy, in_fmt, op.result_format, data, mode=op.mode,

@@ -256,3 +256,30 @@ def test_the_monitors_see_the_links_hostile_cases():
         if not left:
             return
     pytest.fail(f"seeds 1..40 did not reach {sorted(left)}")
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32", "int8"])
+def test_input_edges_put_each_decoding_edge_in_every_lane(fmt):
+    """input_edge_values: the format's decoding edges, told apart by the golden decoder (a NaN
+    with fraction 1 beside the infinity, the smallest subnormal beside zero), each in one
+    contributor of an element, and over 16 draws of 256 elements in every one of the 16 lanes."""
+    import random
+    from fractions import Fraction
+    from cosim.node.aimed import input_edge_patterns, input_edge_values
+    from golden.arith import formats as F
+    edges = input_edge_patterns(fmt)
+    if fmt != "int8":
+        ebits, mbits, _, emin, _ = F.float_params(fmt)
+        top = ((1 << ebits) - 1) << mbits
+        assert F.decode(fmt, top | 1) == "nan" and F.decode(fmt, top) == "+inf"
+        assert F.decode(fmt, 1) == Fraction(2) ** (emin - mbits) and F.decode(fmt, 0) == 0
+        assert {top | 1, top, 1, 0, top - 1} <= set(edges)
+    seen = {e: set() for e in edges}
+    rng = random.Random(5)
+    for _ in range(16):
+        data = input_edge_values(rng, fmt, (3, 256))
+        for e in range(256):
+            for c in range(3):
+                if int(data[c, e]) in seen:
+                    seen[int(data[c, e])].add(e % 16)
+    assert all(lanes == set(range(16)) for lanes in seen.values()), {hex(k): len(v) for k, v in seen.items()}
