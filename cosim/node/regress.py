@@ -557,7 +557,26 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         sc.add_reset(cut_reset)
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
         sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
-    if probe_wanted and pause == 0 and sink == 0 and not any("left open" in n for n in notes):
+    probe = probe_wanted and pause == 0 and sink == 0 and not any("left open" in n for n in notes)
+    # aimed: one more reset, after every planned one, at a point drawn from the whole run (after
+    # any input frame, then 0 to 400 cycles on): the node is caught in whatever state it is in
+    # then (an ABORT's quiet count, frames held behind a COMMIT, a drain, a read-out, a port
+    # stalled inside a frame), so a register a reset must clear is met in a state where it is
+    # not already clear (a sixth stream, so the other draws stay what they were)
+    anywhere = random.Random(seed * 13_000_019 + 5)
+    if not probe and anywhere.random() < 0.35:
+        p = anywhere.choice([q for q in (0, 1) if sc.frames[q]] or [0])
+        count = anywhere.randint(1, max(1, len(sc.frames[p])))
+        delay = anywhere.choice((anywhere.randint(0, 6), anywhere.randint(7, 60), anywhere.randint(61, 400)))
+        n = sc.add_reset(ResetEvent(f"in {p}", count, delay))
+        # and one more operation once it is over, to meet whatever the reset left behind
+        used = {o.op_id for o in sc.operations}
+        after, _ = _random_op(anywhere, next(i for i in range(250, 0, -1) if i not in used), min(capacity, 300))
+        stalls = (sc.source_pause, sc.sink_pause)          # build sets them: keep the seed's
+        build([after], seed=seed + 1, scenario=sc, control_port=control_port, after_reset=n, data_delay=2)
+        sc.source_pause, sc.sink_pause = stalls
+        notes.append(f"reset anywhere (after frame {count} of RX{p}, {delay} cycles on), then op{after.op_id}")
+    if probe:
         add_line_rate_probe(sc, aux, control_port, capacity)
         notes.append("line-rate probe")
     stuck = sc.stuck()
