@@ -151,10 +151,10 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
         three = modbv(0)[2 * BANKS:]
         v = modbv(0)[2 * BANKS:]
         if rst:
+            # draining and beat_count are not reset: a frame's first beat writes both before
+            # anything reads them, and every read waits for frame_open, which is
             running.next = 0
             frame_open.next = 0
-            draining.next = 0
-            beat_count.next = 0
             wr_bank.next = 0
             bank_states.next = 0
             queue.next = 0

@@ -146,9 +146,9 @@ def prism_node(clk, rst,
 
     @always(clk.posedge)
     def number_starts():
-        if rst:
-            start_seq.next = 0
-        elif p0_order.start or p1_order.start:
+        # not reset: only the differences of start numbers given after the last reset are read
+        # (the readers' and banks' numbers travel with valid bits that a reset clears)
+        if p0_order.start or p1_order.start:
             start_seq.next = (start_seq + 1) % 16
     insts.append(number_starts)
 
