@@ -251,7 +251,8 @@ def run_tree_top(tree, data, policy, in_fmt, out_fmt, width=KULISCH_WIDTH_DEFAUL
                     fs[0].after = (RESET_STREAM, 1)
         for p, fs in frames.items():
             if attempt == 0 and reset and not resets and p.endswith("_rx0") and len(fs) > 3:
-                # reset after the leaf's STAGE, COMMIT and first DATA frame, a few cycles on
+                # the reset's delay (its trigger is set by _after_every_commit below; the draw
+                # stays here, so every seed's later draws are what they were)
                 resets.append(ResetEvent(f"in {index[p]}", 3, rng.randint(0, 12)))
             streams[p] += fs
     if reset and not resets:
