@@ -273,10 +273,14 @@ def input_edge_values(rng, in_fmt, shape):
     contributors, elements = shape
     fmt_code = P.FORMAT_CODES[in_fmt]
     edges = input_edge_patterns(in_fmt)
+    small = {}                  # the 51 small values, each rounded once
     out = np.zeros(shape, dtype=np.uint64)
     for e in range(elements):
         for c in range(contributors):
-            out[c, e] = F.round_exact(in_fmt, Fraction(rng.randint(-8, 8), rng.choice((1, 2, 4))))
+            key = (rng.randint(-8, 8), rng.choice((1, 2, 4)))
+            if key not in small:
+                small[key] = F.round_exact(in_fmt, Fraction(*key))
+            out[c, e] = small[key]
         out[rng.randrange(contributors), e] = rng.choice(edges)
     return out.astype(DTYPES[fmt_code])
 
