@@ -35,6 +35,10 @@ mutant, one no test could kill.  Only a proof may move a survivor to the second 
      functions of the names they read (constants at their values), in the width of the target:
      proved equal for every value of those names (one SAT problem).
 
+  a3. the function.  A mutation inside a Verilog function that reads only its arguments: the
+     mutated function and the original as two modules of those arguments, their return values
+     proved equal for every argument (one SAT problem); every call then computes what it did.
+
   b. the process.  The mutated process (or assignment; a mutated function's callers) and its
      mutant cut out as two modules, proved to give the same outputs from the power-on state by
      k-induction (yosys `sat -tempinduct` on a miter; `opt_merge` first merges what the two compute
@@ -1206,6 +1210,47 @@ def _same_value(an, site, seconds, folder):
     return False, "the values differ" if outcome == "base" else detail
 
 
+def _function_module(an, site, name, mutated):
+    """The mutated function (or the original) as a module of its inputs, its return value the
+    output; None when the function reads anything but its arguments or calls another."""
+    fn, text = site.function, an.src.text
+    mod = an.mod
+    if fn is None or fn.body is None or fn.kind == "real" or V.function_globals(mod, fn.name) \
+            or V.statement_calls(fn.body):
+        return None
+    body = text[fn.start:fn.end]
+    if mutated:
+        start, end, new = site.edit
+        body = text[fn.start:start] + new + text[end:fn.end]
+    width = "[31:0]" if fn.kind == "integer" else fn.range
+    signed = fn.signed or fn.kind == "integer"
+    L = [f"module {name}({', '.join(list(fn.inputs) + ['prism_eq_value'])});"]
+    try:
+        for n in fn.inputs:
+            L += _declaration(n, fn.declarations.get(n), "input", False)
+    except _Unsupported:
+        return None
+    L.append(f"output {'signed ' if signed else ''}{width + ' ' if width else ''}prism_eq_value;")
+    L.append(body)
+    L.append(f"assign prism_eq_value = {fn.name}({', '.join(fn.inputs)});")
+    L.append("endmodule")
+    return "\n".join(L) + "\n"
+
+
+def _same_function(an, site, seconds, folder):
+    """(proved, detail) of the function tier: a mutation inside a function of its arguments alone
+    changes nothing when the mutated function returns the original's value for every argument
+    (every call then computes what it did)."""
+    gold = _function_module(an, site, "prism_eq_gold", False)
+    gate = _function_module(an, site, "prism_eq_gate", True) if gold else None
+    if gold is None or gate is None:
+        return False, "not a function of its arguments alone"
+    outcome, detail = _prove(gold, gate, seconds, folder, sequential=False)
+    if outcome == "proved":
+        return True, f"the mutated function {site.function.name} returns the original's value for every argument"
+    return False, "the function's values differ" if outcome == "base" else detail
+
+
 # ---- tiers b and c: a region cut out and proved with yosys ----
 
 class _Unsupported(Exception):
@@ -1904,6 +1949,12 @@ def prove_equivalent(verilog_text, module, mutation, timeout=60.0) -> Equivalenc
         if same:
             return verdict(True, "expression", detail)
         notes.append(f"expression: {detail}")
+        if site.function is not None:
+            same, detail = _same_function(an, site, max(1.0, min(SAT_TIMEOUT, deadline - time.perf_counter())),
+                                          folder)
+            if same:
+                return verdict(True, "function", detail)
+            notes.append(f"function: {detail}")
         ring = 0
         while True:
             # one region may take at most half of what is left, so a larger one still gets its turn

@@ -265,23 +265,33 @@ def input_edge_patterns(fmt):
     return magnitudes + [m | sign for m in magnitudes]
 
 
+def input_edge_elements(in_fmt, contributors=2):
+    """The element count at which input_edge_values has put every edge pattern in every one of
+    the 16 lanes once for each of the first two contributors (one per receive port when
+    contributor c comes in on port c % 2)."""
+    return P.RANGE_ELEMS * len(input_edge_patterns(in_fmt)) * min(2, contributors)
+
+
 def input_edge_values(rng, in_fmt, shape):
     """Per element, one contributor's pattern from input_edge_patterns (the others small finite
     values, so a special is never masked by another): every lane's decoder meets a NaN whose
-    fraction is 1, an infinity, the smallest subnormal and the largest finite value, element by
-    element, on either port."""
+    fraction is 1, an infinity, the smallest subnormal and the largest finite value, on either
+    port.  Element e takes pattern (e // 16 + k) % n (k drawn), so every 16 x n elements put
+    each pattern in each lane once, carried by contributor 0 on the first pass, 1 on the next..."""
     contributors, elements = shape
     fmt_code = P.FORMAT_CODES[in_fmt]
     edges = input_edge_patterns(in_fmt)
     small = {}                  # the 51 small values, each rounded once
     out = np.zeros(shape, dtype=np.uint64)
+    start = rng.randrange(len(edges))
     for e in range(elements):
         for c in range(contributors):
             key = (rng.randint(-8, 8), rng.choice((1, 2, 4)))
             if key not in small:
                 small[key] = F.round_exact(in_fmt, Fraction(*key))
             out[c, e] = small[key]
-        out[rng.randrange(contributors), e] = rng.choice(edges)
+        sweep, lane_range = divmod(e // P.RANGE_ELEMS, len(edges))
+        out[sweep % contributors, e] = edges[(lane_range + start) % len(edges)]
     return out.astype(DTYPES[fmt_code])
 
 

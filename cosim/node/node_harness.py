@@ -44,6 +44,13 @@ COUNTER_HOLD = 2           # rising edges each counter_select is held while swee
                            # docs/protocol.md promises reads the previous selection's
 
 
+def counter_sweep_order():
+    """The order the counters are read at the end of a run: by slot within a port's stride, so
+    each selection past the last counter (which reads 0) follows a counter that is usually not
+    0: a read that kept the previous selection's value shows."""
+    return sorted(counter_names(), key=lambda sel: (sel % C.CTR_PORT_STRIDE, sel))
+
+
 def counter_names():
     """counter_select index -> the golden model's counter name (per port P = 0, 1); every other
     selection of the 6-bit counter_select reads 0 (docs/protocol.md), named ("unused", index)."""
@@ -79,6 +86,9 @@ class NodeRun:
     # (cycle, value) at each change of `busy`, as sampled at the edge (the batched back ends record
     # it; None: not recorded, and `busy` is then judged at the end of the run only)
     busy_changes: Optional[List[tuple]] = None
+    # (cycle, what) for each link or `busy` found high at an edge right after one with rst high
+    # (docs/protocol.md, "Reset and power-on"); None: not recorded (per-cycle back ends)
+    reset_live: Optional[List[tuple]] = None
 
     def beats_in(self, port):
         return sum(len(f) for f in self.rx[port])
@@ -296,7 +306,7 @@ def batch_design(simulator, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACI
         sig = node_signals()
         _designs[key] = BatchDesign(node_block(variant), **sig, **params,
                                     simulator=simulator, reset_cycles=RESET_CYCLES,
-                                    counter_sweep=(sorted(counter_names()), COUNTER_HOLD))
+                                    counter_sweep=(counter_sweep_order(), COUNTER_HOLD))
     return _designs[key]
 
 
@@ -309,7 +319,7 @@ def dut_design(simulator, dut, kulisch_w):
     if key not in _designs:
         _designs[key] = BatchDesign.from_verilog(dut.sources, dut.top, node_ports(), simulator=simulator,
                                                  reset_cycles=RESET_CYCLES,
-                                                 counter_sweep=(sorted(counter_names()), COUNTER_HOLD),
+                                                 counter_sweep=(counter_sweep_order(), COUNTER_HOLD),
                                                  instance_parameters=dut.instance_parameters(width))
     return _designs[key]
 
@@ -355,7 +365,7 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     return NodeRun(backend, {p: res.frames[f"m_axis_{p}"] for p in (0, 1)}, rx, counters, res.cycles,
                    res.wall_seconds, list(res.resets), res.busy_at_end, truncated=truncated,
                    cut={p: res.cut_frames.get(f"m_axis_{p}", []) for p in (0, 1)}, rx_cut=rx_cut,
-                   max_cycles=max_cycles, busy_changes=list(res.busy_changes))
+                   max_cycles=max_cycles, busy_changes=list(res.busy_changes), reset_live=list(res.reset_live))
 
 
 def _counter_of(event):
@@ -542,6 +552,22 @@ def busy_while_sending(run):
     return out
 
 
+def quiet_through_reset(run):
+    """No beat can move while the node is reset: its s_axis_P_tready and m_axis_P_tvalid, and
+    `busy`, are low at every edge E + 1 ... L + 1 of a reset held from edge E to edge L, the
+    power-on reset included (docs/protocol.md, "Reset and power-on").  Judged where the back end
+    records them (run.reset_live)."""
+    if not run.reset_live:
+        return []
+    names = {"i": "s_axis_{}_tready", "o": "m_axis_{}_tvalid", "busy": "busy"}
+    cycle, what = run.reset_live[0]
+    side, k = what.split()
+    signal = names[side].format(k)
+    return [Mismatch("reset-links", int(k) if side != "busy" else 0,
+                     f"{signal} was high at cycle {cycle}, the edge after one with rst high "
+                     f"({len(run.reset_live)} such edge(s) and signals in the run)")]
+
+
 def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, read_counters=True):
     """Scoreboard verdict for a run: RESULT frames, CONTROL responses and counters (every one of
     them, unless the run was made with read_counters=False)."""
@@ -568,6 +594,7 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
     report.mismatches += check_line_rate(scenario, run)
     report.mismatches += tx0_arbitration(sb, run)
     report.mismatches += busy_while_sending(run)
+    report.mismatches += quiet_through_reset(run)
     if run.max_cycles and run.cycles >= run.max_cycles:
         report.mismatches.insert(0, Mismatch("timeout", 0, f"the run reached its budget of {run.max_cycles} cycles "
                                                            f"without settling (busy, or still sending)"))

@@ -132,10 +132,13 @@ def _malformed(rng, kind, op, staged_next=None):
             base["values"] = tuple(zero for _ in range(20))       # 20 elements, not ending at E
     elif kind == "bad_length":
         base["n"] = len(base["values"]) + per                    # one payload beat short
+        if op.generation % 3 == 0:                               # (no draw) or a header alone
+            base["values"], base["n"] = (), min(16, e)
     elif kind == "no_operation":
         pass                                                     # placed before the COMMIT
     elif kind == "unsupported":
-        return [rng.choice((0x0, 0x4, 0x7, 0xF))] + [rng.getrandbits(64) for _ in range(rng.randint(0, 5))]
+        # any class but CONTROL and DATA (a one-beat RESULT-class frame among them)
+        return [rng.choice((0x0, 0x3, 0x4, 0x7, 0x9, 0xF))] + [rng.getrandbits(64) for _ in range(rng.randint(0, 5))]
     elif kind == "result_frame":
         return P.Result(op.op_id, op.generation, 0, ((P.FMT_FP32, (0,) * 16),)).encode()
     elif kind == "bad_length_control":
@@ -279,6 +282,8 @@ def _aim_data(aux, drawn, width, capacity):
         elif r < 0.4:
             data, data_mode = aimed.special_lane_values(aux, op.in_format, shape), "special lanes"
         elif r < 0.5:
+            # enough elements that every lane meets every edge pattern from both first contributors
+            shape = (max(2, shape[0]), min(capacity, max(shape[1], aimed.input_edge_elements(op.in_format))))
             data, data_mode = aimed.input_edge_values(aux, op.in_format, shape), "input edges"
         if data is not None:
             in_fmt = "fp32" if data_mode == "wrap edges" else op.in_format
@@ -286,6 +291,26 @@ def _aim_data(aux, drawn, width, capacity):
                            recipients=op.recipients, frame_elems=op.frame_elems)
         out.append((op, data_mode))
     return out
+
+
+def add_reserved_noise(rng, frame, share):
+    """With probability `share`, set random reserved bits of `frame`'s header (a STAGE, COMMIT,
+    ABORT or DATA frame; others are left alone) and fill a well-formed DATA frame's last payload
+    beat past its element count with random bits.  Returns 1 when the frame changed."""
+    if not frame.beats or rng.random() >= share:
+        return 0
+    head = frame.beats[0]
+    cls, opcode = P.get_field(head, "class"), P.get_field(head, "opcode")
+    kind = {P.OP_STAGE: "stage", P.OP_COMMIT: "commit", P.OP_ABORT: "abort"}.get(opcode) \
+        if cls == P.CLASS_CONTROL else ("data" if cls == P.CLASS_DATA else None)
+    if kind is None:
+        return 0
+    frame.beats[0] = head | (rng.getrandbits(P.BEAT_BITS) & P.reserved_mask(kind))
+    if kind == "data":
+        fmt, n = P.get_field(head, "data_format"), P.get_field(head, "n")
+        if fmt in P.ELEMS_PER_BEAT and n and len(frame.beats) - 1 == P.payload_beats(fmt, n):
+            frame.beats[-1] |= rng.getrandbits(P.BEAT_BITS) & P.payload_padding_mask(fmt, n)
+    return 1
 
 
 def random_scenario(seed, capacity=MAX_CAPACITY):
@@ -385,7 +410,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         waits = [h.after[1] for h in sc.frames[q][:position(q, g) + 1] if h.after and h.after[0] == port]
         return max((position(port, h) for h in waits), default=-1)
 
-    cut_reset = None
+    cut_reset, cut_stalled = None, None
     for k, rec in enumerate(sc.op_frames):
         op = rec["op"]
         datas = [(p, f) for p in (0, 1) for f in rec["data"][p]]
@@ -508,9 +533,14 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         # TX0 stalled or not): the egress, the sender and the read-out are caught with a frame half
         # sent, in the state a reset must clear and that a later operation would otherwise meet
         if k == 0 and k not in reset_in and not aborted and op.recipients & 0b10 and op.result_format != "auto" \
-                and cut_result.random() < 0.4 and _result_beats(op) > 2:
+                and cut_result.random() < (0.8 if op.recipients == 0b11 else 0.4) and _result_beats(op) > 2:
             cut_reset = ResetEvent("out 1", cut_result.randint(1, _result_beats(op) - 1), cut_result.randint(0, 4))
             notes.append(f"reset in a RESULT frame of op{op.op_id}")
+            # aimed: an AllReduce's frame cut with one transmit port stalled most of the time, so
+            # the other is a beat ahead when the reset falls (the egress has handed the beat to
+            # one port only), and one more AllReduce after it sends its first beats to both
+            if op.recipients == 0b11 and cut_result.random() < 0.8:
+                cut_stalled = cut_result.choice((0, 1))
         if k in reset_in:
             phase = reset_in[k]
             if phase == "in a DATA frame" and datas:
@@ -554,7 +584,17 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                             AxisFrame(_malformed(rng, "unsupported", ops[0]), delay=rng.randint(0, 5)))
         notes.append("unsupported")
     if cut_reset is not None:                # op 0's results come before any later operation's events
-        sc.add_reset(cut_reset)
+        n = sc.add_reset(cut_reset)
+        if cut_stalled is not None:
+            used = {o.op_id for o in sc.operations}
+            after, _ = _random_op(cut_result, next(i for i in range(200, 0, -1) if i not in used), min(capacity, 64))
+            after = replace(after, mode=P.MODE_ALLREDUCE, recipients=0b11)
+            stalls = (sc.source_pause, sc.sink_pause)          # build sets them: keep the seed's
+            build([after], seed=seed + 2, scenario=sc, control_port=control_port, after_reset=n, data_delay=2)
+            sc.source_pause, sc.sink_pause = stalls
+            sc.sink_pause = dict(sc.sink_pause)
+            sc.sink_pause[cut_stalled] = burst_start(0.6, sink_burst)
+            notes.append(f"TX{cut_stalled} stalled 60 % at the cut, then op{after.op_id} to both ports")
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
         sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
     probe = probe_wanted and pause == 0 and sink == 0 and not any("left open" in n for n in notes)
@@ -576,6 +616,14 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         build([after], seed=seed + 1, scenario=sc, control_port=control_port, after_reset=n, data_delay=2)
         sc.source_pause, sc.sink_pause = stalls
         notes.append(f"reset anywhere (after frame {count} of RX{p}, {delay} cycles on), then op{after.op_id}")
+    # hostile but legal: reserved header bits set and the payload past a DATA frame's element
+    # count filled, which the node must ignore (the same answers, admissions and results on the
+    # same cycles; a seventh stream, so the other draws stay what they were)
+    noise = random.Random(seed * 15_000_017 + 3)
+    if noise.random() < 0.4:
+        share = noise.choice((0.3, 1.0))
+        touched = sum(add_reserved_noise(noise, f, share) for p in (0, 1) for f in sc.frames[p])
+        notes.append(f"reserved bits set in {touched} frames")
     if probe:
         add_line_rate_probe(sc, aux, control_port, capacity)
         notes.append("line-rate probe")

@@ -371,6 +371,9 @@ class BatchResult:
     resets: List[int] = field(default_factory=list)                 # cycles at which mid-run resets rose
     cut_frames: Dict[str, List[AxisFrame]] = field(default_factory=dict)   # output frames a reset cut short
     busy_changes: List[tuple] = field(default_factory=list)   # (cycle, value): `busy` as sampled, at each change
+    # (cycle, "i K" | "o K" | "busy 0"): input K's tready, output K's tvalid or busy high at an edge
+    # right after one with rst high (a design that keeps its links quiet through a reset has none)
+    reset_live: List[tuple] = field(default_factory=list)
 
     @property
     def cycles_per_second(self):
@@ -413,7 +416,7 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None, insta
         raise ToolchainError(f"{module}: the batched test bench needs a clock input named clk")
     L = ["`timescale 1ns/10ps", "module batch_tb;", "integer cycle = 0;", "integer fd = 0;",
          "integer max_cycles, idle_stop, busy_stop, idle = 0, quiet = 0;", "integer reset_n = 0, reset_i = 0, reset_hold = 2, reset_left = 0, reset_wait = -1, resets_done = 0;",
-         "reg [31:0] reset_at [0:63];", "reg [31:0] reset_when [0:63];", "reg capture = 1;", "reg busy_seen = 0;", "reg [31:0] pause_word;", "integer word_i;", "reg [8*1024-1:0] path;"]
+         "reg [31:0] reset_at [0:63];", "reg [31:0] reset_when [0:63];", "reg capture = 1;", "reg busy_seen = 0;", "reg rst_seen = 0;", "reg [31:0] pause_word;", "integer word_i;", "reg [8*1024-1:0] path;"]
     conn = []
     for name, (direction, width) in ports.items():
         rng = f"[{width - 1}:0] " if width > 1 else ""
@@ -477,6 +480,19 @@ def _tb_source(module, ports, ins, outs, reset_cycles, counter_sweep=None, insta
         L.append("  end else begin")
     L.append("  cycle = cycle + 1;")
     live = " && !rst" if "rst" in ports else ""      # no beat moves while the links are reset
+    if "rst" in ports:
+        # at every edge after one with rst high (E + 1 ... L + 1): what the design still offers
+        # on its links, and its busy; the caller judges it (docs/protocol.md: the node's tready,
+        # tvalid and busy are low there)
+        quiet_checks = [(f"{p}_tready", f"i {k}") for k, p in enumerate(ins)]
+        quiet_checks += [(f"{p}_tvalid", f"o {k}") for k, p in enumerate(outs)]
+        if "busy" in ports and ports["busy"][0] == "output":
+            quiet_checks.append(("busy", "busy 0"))
+        L.append("  if (capture && rst_seen) begin")
+        for sig, what in quiet_checks:
+            L.append(f'    if ({sig} === 1\'b1) $fwrite(fd, "q %0d {what}\\n", cycle);')
+        L.append("  end")
+        L.append("  rst_seen = rst;")
     for k, p in enumerate(ins):
         L.append(f"  if ({p}_tvalid && {p}_tready{live}) begin")
         L.append(f'    if (capture) $fwrite(fd, "i {k} %0d %0d\\n", cycle, {p}_tlast);')
@@ -922,7 +938,7 @@ class BatchDesign:
         partial = {p: ([], []) for p in self.outputs}
         in_beats = {p: [] for p in self.inputs}
         counters = {}
-        resets, cut, busy_changes = [], {p: [] for p in self.outputs}, []
+        resets, cut, busy_changes, reset_live = [], {p: [] for p in self.outputs}, [], []
         cycles, beats, busy = 0, 0, False
         if os.path.exists(path):
             with open(path) as fh:
@@ -940,6 +956,8 @@ class BatchDesign:
                         counters[int(parts[1])] = int(parts[2])
                     elif tag == "b":
                         busy_changes.append((int(parts[1]), parts[2] == "1"))
+                    elif tag == "q":
+                        reset_live.append((int(parts[1]), " ".join(parts[2:])))
                     elif tag == "r":
                         resets.append(int(parts[1]))
                         for p in self.outputs:        # a reset cuts the frames being sent
@@ -956,7 +974,8 @@ class BatchDesign:
                         if parts[2] == "1":
                             frames[p].append(AxisFrame(data, None, cyc))
                             partial[p] = ([], [])
-        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters, busy, resets, cut, busy_changes)
+        return BatchResult(frames, cycles, wall, beats, log, in_beats, counters, busy, resets, cut, busy_changes,
+                           reset_live)
 
     def input_frame_cycles(self, stimulus, result):
         """Per input stream: the beat cycles of each frame sent in full (None for a frame

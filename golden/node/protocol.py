@@ -39,6 +39,28 @@ def set_field(beat, name, value):
     return (beat & ~(((1 << width) - 1) << lsb)) | (value << lsb)
 
 
+def reserved_mask(kind):
+    """The header bits a client sends as 0 and the node ignores in a received frame of `kind`
+    ("stage", "commit", "abort" or "data"): every bit outside the kind's fields, and a DATA
+    frame's opcode (docs/protocol.md, Reserved bits)."""
+    used = 0
+    for name in FRAME_FIELDS[kind]:
+        if kind == "data" and name == "opcode":
+            continue
+        lsb, width = FIELDS[name]
+        used |= ((1 << width) - 1) << lsb
+    return ((1 << BEAT_BITS) - 1) & ~used
+
+
+def payload_padding_mask(fmt, n):
+    """The bits of a DATA frame's last payload beat past its element count n (ignored by the
+    node): 0 when the last beat is full or the format fills a beat per element (EXACT)."""
+    per = ELEMS_PER_BEAT[fmt]
+    if fmt == FMT_EXACT or n % per == 0:
+        return 0
+    return ((1 << BEAT_BITS) - 1) & ~((1 << (ELEMENT_BITS[fmt] * (n % per))) - 1)
+
+
 def _header(**fields):
     beat = 0
     for k, v in fields.items():

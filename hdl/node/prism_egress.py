@@ -58,7 +58,7 @@ def prism_egress(clk, rst, responses, beats,
     taken0, taken1 = Signal(bool(0)), Signal(bool(0))   # this beat already loaded for port p
     locked0 = Signal(bool(0))       # port 0 is inside a RESULT frame
     result0 = Signal(bool(0))       # port 0's register holds a RESULT beat (else a response)
-    last_grant = Signal(bool(0))    # round robin on port 0 between frames
+    last_grant = Signal(bool(0))    # round robin on port 0 between frames (not reset: any start is fair)
     load0_resp, load0_res, load1_res = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
     ready = Signal(bool(0))
 
@@ -98,7 +98,6 @@ def prism_egress(clk, rst, responses, beats,
             taken0.next = 0
             taken1.next = 0
             locked0.next = 0
-            last_grant.next = 0
             sent.response.next = 0
             sent.result0.next = 0
             sent.result1.next = 0

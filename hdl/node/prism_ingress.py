@@ -151,13 +151,14 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
         three = modbv(0)[2 * BANKS:]
         v = modbv(0)[2 * BANKS:]
         if rst:
-            # draining and beat_count are not reset: a frame's first beat writes both before
-            # anything reads them, and every read waits for frame_open, which is
+            # Not reset, as no value of theirs can matter after a reset: draining and beat_count
+            # (a frame's first beat writes both, and every read waits for frame_open); wr_bank
+            # (every bank is free after a reset, so the round robin may start anywhere); the
+            # queue's entries (an admission writes its slot whole, and only the q_count slots
+            # below are read)
             running.next = 0
             frame_open.next = 0
-            wr_bank.next = 0
             bank_states.next = 0
-            queue.next = 0
             q_count.next = 0
             frame.valid.next = 0
             status.unsupported.next = 0
@@ -183,7 +184,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
                     v[:] = ADMITTED
                     bs[:] = bs | (v << (2 * verdict.bank))
                     v[:] = verdict.bank
-                    q[:] = q | (v << (2 * qc))
+                    q[:] = (q & ~(three << (2 * qc))) | (v << (2 * qc))
                     qc[:] = qc + 1
 
             # Receive one beat.

@@ -262,10 +262,10 @@ def test_the_monitors_see_the_links_hostile_cases():
 def test_input_edges_put_each_decoding_edge_in_every_lane(fmt):
     """input_edge_values: the format's decoding edges, told apart by the golden decoder (a NaN
     with fraction 1 beside the infinity, the smallest subnormal beside zero), each in one
-    contributor of an element, and over 16 draws of 256 elements in every one of the 16 lanes."""
+    contributor of an element, and in one draw in every one of the 16 lanes from both ports."""
     import random
     from fractions import Fraction
-    from cosim.node.aimed import input_edge_patterns, input_edge_values
+    from cosim.node.aimed import input_edge_elements, input_edge_patterns, input_edge_values
     from golden.arith import formats as F
     edges = input_edge_patterns(fmt)
     if fmt != "int8":
@@ -274,12 +274,15 @@ def test_input_edges_put_each_decoding_edge_in_every_lane(fmt):
         assert F.decode(fmt, top | 1) == "nan" and F.decode(fmt, top) == "+inf"
         assert F.decode(fmt, 1) == Fraction(2) ** (emin - mbits) and F.decode(fmt, 0) == 0
         assert {top | 1, top, 1, 0, top - 1} <= set(edges)
+    # one draw of input_edge_elements elements: each pattern in each lane from contributors 0 and 1
+    # (one per receive port when contributor c is on port c % 2), exactly one edge per element
+    n = input_edge_elements(fmt)
+    data = input_edge_values(random.Random(5), fmt, (3, n))
     seen = {e: set() for e in edges}
-    rng = random.Random(5)
-    for _ in range(16):
-        data = input_edge_values(rng, fmt, (3, 256))
-        for e in range(256):
-            for c in range(3):
-                if int(data[c, e]) in seen:
-                    seen[int(data[c, e])].add(e % 16)
-    assert all(lanes == set(range(16)) for lanes in seen.values()), {hex(k): len(v) for k, v in seen.items()}
+    for e in range(n):
+        carriers = [c for c in range(3) if int(data[c, e]) in seen]
+        assert carriers, f"element {e} carries no edge pattern"
+        for c in carriers:
+            seen[int(data[c, e])].add((e % 16, c))
+    assert all({(lane, c) for lane in range(16) for c in (0, 1)} <= got for got in seen.values()), \
+        {hex(k): len(v) for k, v in seen.items()}

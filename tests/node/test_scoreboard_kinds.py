@@ -199,6 +199,19 @@ def test_busy_low_while_a_result_frame_is_sent_is_caught(observed):
     assert "busy" not in _kinds(sc, run)
 
 
+def test_a_link_or_busy_left_high_through_a_reset_is_caught(observed):
+    """The power-on reset of the observed run was judged and found quiet; a receive port's
+    tready (or busy) seen high at an edge after one with rst high is a reset-links mismatch."""
+    sc, run = observed
+    assert run.reset_live == []
+    for what, signal in (("i 1", "s_axis_1_tready"), ("o 0", "m_axis_0_tvalid"), ("busy 0", "busy")):
+        broken = copy.deepcopy(run)
+        broken.reset_live = [(2, what)]
+        report = check(sc, broken)
+        assert [m.kind for m in report.mismatches] == ["reset-links"]
+        assert signal in report.first().message and "cycle 2" in report.first().message
+
+
 def test_a_run_that_never_settles_is_a_timeout(observed):
     sc, run = observed
     run = copy.deepcopy(run)
