@@ -494,8 +494,11 @@ def _ingress_target():
                                                                      "is not being drained"),
         ("inv_frame_count", f"frame_open && count != {r}beat_count", "the beats counted so far agree"),
         ("inv_write_bank", f"{r}wr_bank == 3", "the bank being filled is one of the three"),
-        ("inv_reader_queue", f"bank_fifo1_q != {r}queue || bank_fifo1_n != {r}q_count",
-         "the ingress's reader queue is the admitted banks in admission order"),
+        ("inv_reader_queue", f"bank_fifo1_n != {r}q_count || "
+                             + " || ".join(f"({r}q_count >= {i + 1} && bank_fifo1_q[{2 * i + 1}:{2 * i}] != "
+                                           f"{r}queue[{2 * i + 1}:{2 * i}])" for i in range(3)),
+         "the ingress's reader queue is the admitted banks in admission order (its entries above q_count "
+         "are never read, and not reset)"),
         ("inv_pending_clean", clean(0), "the pending queue holds zeros above its count"),
         ("inv_admitted_clean", clean(1), "the admitted queue holds zeros above its count"),
         ("inv_pending_distinct", distinct(0), "frames waiting for a verdict are in distinct banks"),

@@ -259,9 +259,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             p0_event.valid.next = 0
             p1_event.valid.next = 0
             op.clear.next = 0
-            ord_rp.next = 0
+            # the two queues' read pointers are not reset: a queue is its count of entries from
+            # its read pointer on (the write slot is pointer + count), so with no entries any
+            # pointer is an empty queue
             ord_count.next = 0
-            hold_rp.next = 0
             hold_count.next = 0
         else:
             staged[:] = st_word
