@@ -612,6 +612,14 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         # and one more operation once it is over, to meet whatever the reset left behind
         used = {o.op_id for o in sc.operations}
         after, _ = _random_op(anywhere, next(i for i in range(250, 0, -1) if i not in used), min(capacity, 300))
+        if sc.operations and anywhere.random() < 0.7:
+            # most often the shape of an operation the reset may have caught (policy, formats,
+            # E, contributors), staged right after it: state the reset left in its rows,
+            # counts or pipelines meets an operation that reads the same rows at once
+            like = anywhere.choice([o for o in sc.operations if o.in_format != "exact"] or [after])
+            data = random_elements(anywhere, like.in_format, (like.contributors, like.elements))
+            after = replace(after, policy=like.policy, in_format=like.in_format, result_format=like.result_format,
+                            data=data, mode=like.mode, recipients=like.recipients, frame_elems=like.frame_elems)
         stalls = (sc.source_pause, sc.sink_pause)          # build sets them: keep the seed's
         build([after], seed=seed + 1, scenario=sc, control_port=control_port, after_reset=n, data_delay=2)
         sc.source_pause, sc.sink_pause = stalls
