@@ -5,7 +5,9 @@ nothing of ours).  Inside the packages: hdl/common under hdl/arith under hdl/nod
 under the subsystems' verification libraries under the `prism` command (cosim/cli); no circle
 between the modules of any package.  An import inside a function counts like one at the top.
 
-And no module of cosim reaches into another's private names (`from m import _x`, `m._x`)."""
+And no module of cosim reaches into another's private names (`from m import _x`, `m._x`); the
+fabric's and the package's designs carry no test-only faults (those are edits of the converted
+Verilog on the verification side: cosim/sim/faults.py)."""
 import ast
 import configparser
 import os
@@ -197,3 +199,36 @@ def test_the_private_name_check_can_fail(tmp_path):
     assert private_uses(str(tmp_path)) == {"cosim.sub.high: from cosim.sub.low import _helper",
                                            "cosim.sub.high: cosim.sub.low._other",
                                            "cosim.sub.high: cosim.sub.low._helper"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The design holds only the design
+# ---------------------------------------------------------------------------------------------
+FAULT_FREE_DESIGNS = ("hdl/fabric", "hdl/package")
+
+
+def fault_mentions(root, folders=FAULT_FREE_DESIGNS):
+    """`path:line` of every line of the design sources in `folders` that names a FAULT."""
+    found = []
+    for folder in folders:
+        for base, dirs, files in os.walk(os.path.join(root, folder)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for f in sorted(files):
+                path = os.path.join(base, f)
+                with open(path, errors="replace") as fh:
+                    found += [f"{os.path.relpath(path, root)}:{n}" for n, line in enumerate(fh, 1) if "FAULT" in line]
+    return found
+
+
+def test_the_fabric_and_package_designs_carry_no_test_faults():
+    """A deliberate bug is a named edit of the converted Verilog (cosim/fabric/faults.py,
+    cosim/package/faults.py), never a parameter of the design."""
+    assert fault_mentions(ROOT) == []
+
+
+def test_the_fault_check_can_fail(tmp_path):
+    (tmp_path / "hdl" / "fabric").mkdir(parents=True)
+    (tmp_path / "hdl" / "package").mkdir(parents=True)
+    (tmp_path / "hdl" / "fabric" / "ok.py").write_text("W = 16\n")
+    (tmp_path / "hdl" / "package" / "leaky.py").write_text("X = 1\n\ndef b(FAULT=0):\n    pass\n")
+    assert fault_mentions(str(tmp_path)) == [os.path.join("hdl", "package", "leaky.py") + ":3"]

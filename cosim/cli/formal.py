@@ -46,11 +46,11 @@ def _replay(args):
 
 def run(args):
     # deferred: the targets, their harnesses and the runner load only when the command runs
-    from cosim.formal.mutate import MutationError
     from cosim.formal.report import summary, table, targets_text
     from cosim.formal.runner import run_target
     from cosim.formal.sby import FormalToolError
     from cosim.formal.targets import ALIASES, TARGET_NAMES, get_target
+    from cosim.sim.faults import FaultAnchorError
     if args.list:
         print(targets_text())
         return 0
@@ -89,7 +89,7 @@ def run(args):
         try:
             verdicts += run_target(n, depth=args.depth, out=out, fault=args.fault, only=args.property or None,
                                    log=lambda m: print(m, flush=True), covers=not args.no_cover)
-        except (FormalToolError, MutationError) as e:
+        except (FormalToolError, FaultAnchorError) as e:
             raise UsageError(str(e).splitlines()[0])
     print()
     print(table(verdicts))

@@ -103,7 +103,7 @@ def run_collision(conns, cfg, phases, simulator="myhdl", generation="2012", edit
 def run_vectors(vectors, cfg, simulator="myhdl", generation="2012"):
     """(samples, simulator seconds) of hdl.fabric.collective_fabric at `cfg` under `vectors`."""
     ports = fabric_signals(cfg)
-    params = fabric_params(cfg, "")
+    params = fabric_params(cfg)
     if simulator == "myhdl":
         res = run_myhdl(collective_fabric, vectors, outputs=list(OUTPUTS), **ports, **params)
     else:

@@ -96,7 +96,7 @@ def prepare_mutants(sources, backend="batch-icarus", module="collective_fabric")
 def fabric_target(backend="batch-icarus"):
     """The fabric at the property scenario's configuration, converted by the tool chain."""
     cfg = _config(1)
-    folder, module, _ = toolchain.build(collective_fabric_block(), **fabric_signals(cfg), **fabric_params(cfg, ""))
+    folder, module, _ = toolchain.build(collective_fabric_block(), **fabric_signals(cfg), **fabric_params(cfg))
     path = os.path.join(folder, module + ".v")
     options = dict(backend=backend, module=module)
     return Target("fabric", path, module, functools.partial(run_mutant_seed, original=path, **options),

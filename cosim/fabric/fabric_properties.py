@@ -3,21 +3,25 @@ checks them every cycle on either back end.
 
 `PROPERTIES` is the table: id (as in the seed), bit in the conformance
 monitor's `violations` vector, the statement as checked, and the block whose
-test fault (FAULT=<id>) breaks it.  `run_fabric(backend, fault, ...)` drives
+test fault (cosim/fabric/faults.py, named by the id) breaks it.
+`run_fabric(backend, fault, ...)` drives
 `hdl.fabric.collective_fabric` (every collective block plus
 `collective_conformance_monitor`) with a deterministic random scenario built
 to exercise every property's antecedent, samples `violations` at every rising
 edge, and returns a `FabricRun` with the first cycle each property fired.
 
 Only the fabric's top-level ports are used, so the same bench runs the MyHDL
-blocks and their Icarus co-simulation.
+blocks and their Icarus co-simulation; a faulted fabric exists only as Verilog
+and runs on the co-simulation.
 """
 import random
 from dataclasses import dataclass, field
 
 from myhdl import ResetSignal, Signal, StopSimulation, block, instance, intbv
 
+from cosim.fabric.faults import FABRIC_FAULTS
 from cosim.sim import toolchain
+from cosim.sim.faults import with_fault
 from cosim.sim.tbutil import clock_gen, reset_pulse
 from cosim.sim.vector_batch import VectorBench
 from hdl.fabric import collective_pkg as pkg
@@ -25,70 +29,48 @@ from hdl.fabric.collective_fabric import collective_fabric
 
 W = 16
 
-# (id, statement as checked, block owning the fault)
+# (id, statement as checked); the block each property's test fault breaks, and how, are the
+# fault's (cosim/fabric/faults.py)
 _TABLE = [
-    ("A1", "collective_gbps == min_gbps (the collective's rate is the minimum)", "slowest_member_tracker"),
-    ("A2", "min_gbps <= mean_gbps", "slowest_member_tracker"),
-    ("A3", "min_gbps <= member_gbps[i] for every member i", "slowest_member_tracker"),
-    ("A4", "slowest_member names a member and member_gbps[slowest_member] == min_gbps",
-     "slowest_member_tracker"),
-    ("A5", "the declared reduction operator (reduction_op) is RED_MIN", "slowest_member_tracker"),
-    ("A6", "mean_over_min_x10 >= 10", "slowest_member_tracker"),
-    ("B1", "steps_total == 2 (N - 1)", "ring_allreduce_model"),
-    ("B2", "step_bytes_kb == floor(S_MB x 1000 / N)", "ring_allreduce_model"),
-    ("B3", "min over links != 0 -> step_time_us == floor(step_bytes_kb x 8 / min over links)",
-     "ring_allreduce_model"),
-    ("B4", "c_steps_done <= steps_total", "ring_allreduce_model"),
-    ("B5", "(c_steps_done >= steps_total && !start) |=> !running", "ring_allreduce_model"),
-    ("B6", "min over links <= RATE -> slowdown_x100 >= 100", "ring_allreduce_model"),
-    ("C1", "collective == ALLREDUCE -> flows_per_leaf == ACC_PER_LEAF", "all_to_all_model"),
-    ("C2", "collective == ALLTOALL -> flows_per_leaf == ACC_PER_LEAF x (N - 1)", "all_to_all_model"),
-    ("C3", "flow_start -> chosen_path < PATHS", "load_aware_selector"),
-    ("C4", "sticky_preserved, and (no flow start or end) |=> path loads unchanged", "load_aware_selector"),
-    ("C5", "efficiency_pct is monotone in flows_per_leaf across consecutive samples", "all_to_all_model"),
-    ("C6", "efficiency_pct <= 100", "all_to_all_model"),
-    ("D1", "flow_start && load_aware_enable -> load[chosen_path] == min over paths of load",
-     "load_aware_selector"),
-    ("D2", "flow_start && !load_aware_enable -> chosen_path == select_path(flow_hash, PATHS, PATH_MODE)",
-     "load_aware_selector"),
+    ("A1", "collective_gbps == min_gbps (the collective's rate is the minimum)"),
+    ("A2", "min_gbps <= mean_gbps"),
+    ("A3", "min_gbps <= member_gbps[i] for every member i"),
+    ("A4", "slowest_member names a member and member_gbps[slowest_member] == min_gbps"),
+    ("A5", "the declared reduction operator (reduction_op) is RED_MIN"),
+    ("A6", "mean_over_min_x10 >= 10"),
+    ("B1", "steps_total == 2 (N - 1)"),
+    ("B2", "step_bytes_kb == floor(S_MB x 1000 / N)"),
+    ("B3", "min over links != 0 -> step_time_us == floor(step_bytes_kb x 8 / min over links)"),
+    ("B4", "c_steps_done <= steps_total"),
+    ("B5", "(c_steps_done >= steps_total && !start) |=> !running"),
+    ("B6", "min over links <= RATE -> slowdown_x100 >= 100"),
+    ("C1", "collective == ALLREDUCE -> flows_per_leaf == ACC_PER_LEAF"),
+    ("C2", "collective == ALLTOALL -> flows_per_leaf == ACC_PER_LEAF x (N - 1)"),
+    ("C3", "flow_start -> chosen_path < PATHS"),
+    ("C4", "sticky_preserved, and (no flow start or end) |=> path loads unchanged"),
+    ("C5", "efficiency_pct is monotone in flows_per_leaf across consecutive samples"),
+    ("C6", "efficiency_pct <= 100"),
+    ("D1", "flow_start && load_aware_enable -> load[chosen_path] == min over paths of load"),
+    ("D2", "flow_start && !load_aware_enable -> chosen_path == select_path(flow_hash, PATHS, PATH_MODE)"),
     ("D3", "flow_start |=> load[chosen] == sat(past load[chosen] + declared), no other path moved "
-           "(a flow end on another path excepted)", "load_aware_selector"),
-    ("D4", "every placement load-aware && c_flows_placed <= PATHS -> c_perfect_placements == c_flows_placed",
-     "load_aware_selector"),
-    ("D5", "lightest_gbps <= busiest_gbps", "load_aware_selector"),
-    ("D6", "flow_end |=> load[ending_path] == max(0, past load - ending_gbps) (never wraps below zero)",
-     "load_aware_selector"),
-    ("E1", "member_gbps[m] == sat(sum of member m's stripes)", "striping_controller"),
-    ("E2", "collective_gbps == min over members of member_gbps", "striping_controller"),
-    ("E3", "STRIPES > 1 -> reassembly_required", "striping_controller"),
-    ("E4", "reorder_depth_bytes == stripe_bytes x (STRIPES - 1)", "striping_controller"),
-    ("E5", "connections_total == MEMBERS x STRIPES", "striping_controller"),
-    ("F1", "job_rate_claim -> the job-wide minimum was imported (valid at the snapshot)",
-     "collective_telemetry"),
-    ("F2", "job_rate_claim -> claimed job rate <= this leaf's minimum", "collective_telemetry"),
-    ("F3", "rate_claim_valid == job_min_valid (at the snapshot)", "collective_telemetry"),
-    ("F4", "2 x c_slowest_unchanged > c_samples (at the snapshot) -> caveat PINNED", "collective_telemetry"),
-    ("F5", "accel_seconds_lost == floor(lost_ms_per_collective x ACCELERATORS / 1000)", "stall_accountant"),
+           "(a flow end on another path excepted)"),
+    ("D4", "every placement load-aware && c_flows_placed <= PATHS -> c_perfect_placements == c_flows_placed"),
+    ("D5", "lightest_gbps <= busiest_gbps"),
+    ("D6", "flow_end |=> load[ending_path] == max(0, past load - ending_gbps) (never wraps below zero)"),
+    ("E1", "member_gbps[m] == sat(sum of member m's stripes)"),
+    ("E2", "collective_gbps == min over members of member_gbps"),
+    ("E3", "STRIPES > 1 -> reassembly_required"),
+    ("E4", "reorder_depth_bytes == stripe_bytes x (STRIPES - 1)"),
+    ("E5", "connections_total == MEMBERS x STRIPES"),
+    ("F1", "job_rate_claim -> the job-wide minimum was imported (valid at the snapshot)"),
+    ("F2", "job_rate_claim -> claimed job rate <= this leaf's minimum"),
+    ("F3", "rate_claim_valid == job_min_valid (at the snapshot)"),
+    ("F4", "2 x c_slowest_unchanged > c_samples (at the snapshot) -> caveat PINNED"),
+    ("F5", "accel_seconds_lost == floor(lost_ms_per_collective x ACCELERATORS / 1000)"),
 ]
 
 
-# The broken variant (FAULT=<id>) of each property, and the seed's own statement (Section 20).
-_FAULTS = {
-    "A1": "tracker publishes the mean as the collective rate", "A2": "tracker publishes half the mean",
-    "A3": "member 0 left out of the minimum and the mean", "A4": "slowest index off by one",
-    "A5": "tracker declares RED_MEAN", "A6": "ratio inverted (min / mean)",
-    "B1": "2N steps", "B2": "S / (N - 1) chunk", "B3": "step time divides by the mean",
-    "B4": "counter also counts the tick after the last step", "B5": "running never clears",
-    "B6": "slowdown inverted", "C1": "ring counted twice", "C2": "self-flow counted (ACC x N)",
-    "C3": "publishes PATHS for path PATHS - 1", "C4": "idle cycles move 1 Gb/s busiest -> lightest (a re-pin)",
-    "C5": "lookup entries for 2 and 4 flows per uplink swapped", "C6": "top entry 105 %",
-    "D1": "picks the path after the lightest", "D2": "hash path in the other path mode",
-    "D3": "adds declared + 1", "D4": "placements on path 0 not counted as perfect",
-    "D5": "busiest scan broken (reads 0)", "D6": "removal wraps below zero", "E1": "last stripe left out",
-    "E2": "mean of members", "E3": "reassembly never flagged", "E4": "STRIPES gaps", "E5": "MEMBERS + STRIPES",
-    "F1": "claims the local minimum without an import", "F2": "publishes a stale import above the local minimum",
-    "F3": "validity flag stuck at 1", "F4": "PINNED needs unchanged > samples", "F5": "divides by 1 024",
-}
+# The seed's own statement of each property (Section 20).
 _SEED_FORMS = {
     "A1": "collective_gbps == min_gbps", "A2": "min_gbps <= mean_gbps", "A3": "min_gbps <= member_gbps[member_idx]",
     "A4": "member_gbps[slowest_member] == min_gbps", "A5": "COLLECTIVE_REDUCTION == RED_MIN",
@@ -118,17 +100,18 @@ class Property:
     id: str
     bit: int
     statement: str          # as the monitor checks it
-    fault_block: str        # the block whose FAULT=<id> variant breaks it
-    fault: str = ""         # what that variant does
+    fault_block: str        # the block whose test fault <id> breaks it
+    fault: str = ""         # what that fault does
     seed_form: str = ""     # the seed's Section 20 statement
 
     @property
     def tests(self):
-        return f"test_fabric_properties.py::test_fault_fires_exactly_its_property[{self.id}] (MyHDL, batched Icarus)"
+        return (f"test_fabric_properties.py::test_fault_fires_exactly_its_property[{self.id}] "
+                "(Icarus co-simulation, batched Icarus)")
 
 
-PROPERTIES = [Property(pid, bit, stmt, blk, _FAULTS[pid], _SEED_FORMS[pid])
-              for bit, (pid, stmt, blk) in enumerate(_TABLE)]
+PROPERTIES = [Property(pid, bit, stmt, FABRIC_FAULTS[pid].block, FABRIC_FAULTS[pid].bug, _SEED_FORMS[pid])
+              for bit, (pid, stmt) in enumerate(_TABLE)]
 BY_ID = {p.id: p for p in PROPERTIES}
 assert len(PROPERTIES) == 34
 
@@ -235,25 +218,26 @@ def fabric_signals(cfg):
     return ports
 
 
-def fabric_params(cfg, fault):
+def fabric_params(cfg):
     return dict(PATHS=cfg.paths, PARTICIPANTS=cfg.participants, S_MB=cfg.s_mb, A2A_S_MB=cfg.a2a_s_mb,
-                ACC_PER_LEAF=cfg.acc_per_leaf, PATH_MODE=cfg.path_mode, RATES=cfg.rates, CHUNK=cfg.chunk,
-                FAULT=fault)
+                ACC_PER_LEAF=cfg.acc_per_leaf, PATH_MODE=cfg.path_mode, RATES=cfg.rates, CHUNK=cfg.chunk)
 
 
 def replay_batched(run, fault="", cfg=None, simulator="icarus", generation="2012"):
-    """Replay a MyHDL run's per-cycle inputs on the converted fabric in a batched
-    simulator (cosim.sim.vector_batch); returns a FabricRun of the batched outputs."""
+    """Replay a run's per-cycle inputs on the converted fabric (with test fault `fault`, a
+    property id; '' = the correct design) in a batched simulator (cosim.sim.vector_batch);
+    returns a FabricRun of the batched outputs."""
     cfg = cfg or FabricConfig()
-    bench = VectorBench(collective_fabric_block(), simulator=simulator, generation=generation,
-                        max_vectors=max(1024, len(run.inputs)), **fabric_signals(cfg), **fabric_params(cfg, fault))
+    bench = VectorBench(collective_fabric_block(fault), simulator=simulator, generation=generation,
+                        max_vectors=max(1024, len(run.inputs)), **fabric_signals(cfg), **fabric_params(cfg))
     res = bench.run(run.inputs[1:])
     out = FabricRun(inputs=run.inputs, outputs=res.samples, simulator=simulator)
     return out.tally()
 
 
-def collective_fabric_block():
-    return collective_fabric
+def collective_fabric_block(fault=""):
+    """collective_fabric, broken by the test fault of property `fault` ('' = none)."""
+    return with_fault(collective_fabric, FABRIC_FAULTS[fault] if fault else None)
 
 
 # participant counts chosen so all-to-all flows per uplink (ACC=PATHS=8: N-1) cross every bucket
@@ -261,9 +245,10 @@ _PARTICIPANT_MENU = (0, 1, 2, 3, 4, 5, 6, 8, 9, 12, 20, 21, 22, 50, 100, 101, 10
 
 
 def run_fabric(backend="myhdl", fault="", cfg=None):
-    """Run the scenario on `backend` with test fault `fault` ('' = the correct design).
-    The returned FabricRun holds every input and output port's value at every cycle,
-    so the run can be replayed in a batched simulator (`replay_batched`)."""
+    """Run the scenario on `backend` with the test fault of property `fault` ('' = the correct
+    design; a fault runs on 'icarus' only, it exists only as Verilog).  The returned FabricRun
+    holds every input and output port's value at every cycle, so the run can be replayed in a
+    batched simulator (`replay_batched`)."""
     cfg = cfg or FabricConfig()
     rng = random.Random(cfg.seed)
     M, S, P = cfg.members, cfg.stripes, cfg.paths
@@ -282,14 +267,14 @@ def run_fabric(backend="myhdl", fault="", cfg=None):
         "flow_placed", "chosen_path", "placed_gbps", "ring_running"))
     run = FabricRun()
     active = []            # (path, rate) of flows the design reported placed
-    dut_factory = toolchain.select(collective_fabric_block(), backend)
+    dut_factory = toolchain.select(collective_fabric_block(fault), backend)
 
     def pack(lanes):
         return sum(v << (W * i) for i, v in enumerate(lanes))
 
     @block
     def bench():
-        dut = dut_factory(**ports, **fabric_params(cfg, fault))
+        dut = dut_factory(**ports, **fabric_params(cfg))
 
         @instance
         def drive():

@@ -529,11 +529,12 @@ def _cost_section(w, fm, fabric_rtl):
 def _properties_section(w, run_them):
     w("## 10. The 34 properties (Section 20, groups A-F)\n")
     w("hdl/fabric/collective_conformance_monitor.py checks all 34 at every clock edge inside collective_fabric; each "
-      "has a broken variant of the design (`FAULT=<id>`, a test-only parameter of the block that owns the "
-      "property) that must fire that property and no other.  Tests: tests/fabric/test_fabric_properties.py -- "
-      "`test_fault_fires_exactly_its_property[<id>]` runs the fault on the MyHDL back end, then replays that "
-      "run's inputs in batched Icarus (-g2012) and requires every output port, hence the first failing cycle and the failure "
-      "count, to be identical at every cycle (Verilator: the same under `-m slow`); "
+      "has a broken variant of the design (the test fault <id> of cosim/fabric/faults.py: an edit of the converted "
+      "Verilog in the block that owns the property) that must fire that property and no other.  Tests: "
+      "tests/fabric/test_fabric_properties.py -- `test_fault_fires_exactly_its_property[<id>]` runs the faulted "
+      "Verilog in the Icarus co-simulation, then replays that run's inputs in batched Icarus (-g2012) and requires "
+      "every output port, hence the first failing cycle and the failure count, to be identical at every cycle "
+      "(Verilator: the same under `-m slow`); "
       "`test_correct_fabric_holds_every_property` and `test_correct_fabric_replayed_batched` (-g2005, -g2012; "
       "Verilator under `-m slow`) for the correct design.  The scenario (cosim/fabric/fabric_properties.py "
       "`run_fabric`, 260 cycles) drives rates the hardware path could never produce (zeros, a new minimum every few cycles), restarts, "
@@ -541,18 +542,18 @@ def _properties_section(w, run_them):
     first = {}
     if run_them:
         for p in PROPERTIES:
-            ref = run_fabric("myhdl", p.id)
+            ref = run_fabric("icarus", p.id)
             rep = replay_batched(ref, p.id)
             first[p.id] = (ref.first_cycle.get(p.id), rep.first_cycle.get(p.id),
                            sorted(ref.fired) == [p.id] and rep.outputs == ref.outputs)
     head = ["id", "checked (as the monitor states it)", "the seed's statement", "broken variant",
             "its tests (tests/fabric/test_fabric_properties.py)"]
     if run_them:
-        head += ["first failing cycle: MyHDL / Icarus", "fires alone, outputs identical"]
+        head += ["first failing cycle: Icarus co-simulation / batched", "fires alone, outputs identical"]
     rows = []
     for p in PROPERTIES:
         row = [p.id, p.statement.replace("|", "\\|"), p.seed_form.replace("|", "\\|"), f"{p.fault_block}: {p.fault}",
-               f"`test_fault_fires_exactly_its_property[{p.id}]` (MyHDL, batched Icarus), "
+               f"`test_fault_fires_exactly_its_property[{p.id}]` (Icarus co-simulation, batched Icarus), "
                f"`..._verilator[{p.id}]` (slow)"]
         if run_them:
             m, i, ok = first[p.id]

@@ -8,9 +8,10 @@
 
 Modules: harness (MyHDL property harnesses, the FP32 adder's stand-in), targets (the registry),
 sby (formal top, job files, log parsing), runner (rounds of jobs, cover jobs, verdicts,
-stimulus files), mutate (broken variants as edits of the converted Verilog), replay (a
-counterexample, or any input vectors, on Icarus and MyHDL), report (what `prism formal` lists and
-prints).
+stimulus files), replay (a counterexample, or any input vectors, on Icarus and MyHDL), report
+(what `prism formal` lists and prints).  Broken variants are made with cosim/sim/faults.py: the
+design's test faults (cosim/fabric/faults.py, cosim/package/faults.py) built into the converted
+harness, or edits of the converted harness.
 """
 from .replay import ReplayResult, StimulusError, replay, simulate
 from .runner import Verdict, run_target

@@ -33,7 +33,6 @@ from hdl.node.prism_control import EV_ADMITTED, EV_CONTROL, prism_control
 from hdl.node.prism_egress import prism_egress
 from hdl.node.prism_fp32_bank import prism_fp32_bank
 from hdl.node.prism_ingress import prism_ingress
-from hdl.package.estimator_feed import estimator_feed
 from hdl.package.package_assertion_monitor import package_assertion_monitor
 from hdl.package.service_rate_estimator import service_rate_estimator
 from hdl.package.work_distributor import work_distributor
@@ -1301,19 +1300,17 @@ def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_j
                             m_job_tid, m_job_work, m_job_epoch, m_job_retry, dispatch_fire, retry_fire, retire_fire,
                             retire_target, retire_work, retire_tid, outstanding, outstanding_work, svc_rate,
                             rate_valid, accepted_work, completed_work, fail_work_conserved,
-                            WINDOW=4, VARIANT=""):
+                            WINDOW=4):
     """accelerator_package's accounting loop without its die models: the distributor dispatches,
     the service-rate estimator counts accepted and retired work and feeds its rates back to the
     policy, and the package assertion monitor checks a_work_conserved (accepted - completed =
     outstanding work, per target, while neither counter saturates).  Completions are free (any
     slot and generation, any cycle: the dies, the completion arbiter and late duplicates from the
-    transport are the environment).  VARIANT "retry_as_work": the estimator counts a transport
-    retry as retired work, like accelerator_package's FAULT_RETRY_AS_WORK."""
-    if VARIANT not in ("", "retry_as_work"):
-        raise ValueError(f"work_accounting_harness: VARIANT={VARIANT!r}")
-    retry_as_work = VARIANT == "retry_as_work"
+    transport are the environment).  As in accelerator_package, the estimator counts the
+    distributor's retirements (the package fault retry_as_work, cosim/package/faults.py, makes it
+    count transport retries as well)."""
     n_tgt = len(tgt_enable)
-    slot_w, gen_w, epoch_w, work_w = len(m_job_slot), len(m_job_gen), len(m_job_epoch), len(m_job_work)
+    slot_w, gen_w, epoch_w = len(m_job_slot), len(m_job_gen), len(m_job_epoch)
     n_job = 1 << slot_w
     chk_slot, chk_gen, chk_epoch = Signal(intbv(0)[slot_w:]), Signal(intbv(0)[gen_w:]), Signal(intbv(0)[epoch_w:])
     chk_live = Signal(bool(0))
@@ -1323,23 +1320,18 @@ def work_accounting_harness(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_j
     tgt_active = Signal(intbv(0)[n_tgt:])
     active_cyc = Signal(intbv(0)[len(accepted_work):])
     stall_cyc = Signal(intbv(0)[len(accepted_work):])
-    est_retire = Signal(bool(0))
-    est_target = Signal(intbv(0)[len(m_job_target):])
-    est_work = Signal(intbv(0)[work_w:])
     # the monitor's other outputs (proved on work_distributor); names unlike the monitor's own
     # process variables (f_retire, armed, ...), which the converter's renaming would merge with them
     other_fail = [Signal(bool(0)) for _ in range(5)]
     other_armed = Signal(bool(0))
     dist = work_distributor(**ports_of(work_distributor, locals()))
     est = service_rate_estimator(
-        clk, rst, dispatch_fire, m_job_target, m_job_work, est_retire, est_target, est_work,
+        clk, rst, dispatch_fire, m_job_target, m_job_work, retire_fire, retire_target, retire_work,
         outstanding, tgt_stall, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
         stall_cyc, WINDOW=WINDOW)
     mon = package_assertion_monitor(
         clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, s_cmpl_slot,
         s_cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
         completed_work, *other_fail, fail_work_conserved, other_armed, CHECK_WORK=True)
-    feed = estimator_feed(retry_fire, m_job_target, m_job_work, retire_fire, retire_target, retire_work,
-                          est_retire, est_target, est_work, RETRY_AS_WORK=retry_as_work)
 
-    return dist, est, mon, feed
+    return dist, est, mon

@@ -11,8 +11,9 @@ and reports the first sample at which the property's failure output is high on e
 replay reaches the same failure when both show it first at the cycle the solver named and
 the two simulations agree on every output at every cycle.
 
-A broken variant made by edits of the converted Verilog (cosim/formal/mutate.py) exists only
-as that text: its replay runs the edited Verilog under Icarus, and MyHDL is not run.
+A broken variant that exists only as Verilog (a design fault built into the converted harness,
+or edits of it: cosim/sim/faults.py) is replayed on that Verilog under Icarus, and MyHDL is not
+run.
 """
 import hashlib
 import json
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from cosim.sim.vector_batch import VectorBench, run_myhdl, tb_source
 from cosim.sim.vpi import ToolchainError, require_tool
 
-from .runner import build_harness, design_text
+from .runner import build_harness, design_text, harness_block
 from .targets import get_target
 
 
@@ -116,16 +117,15 @@ def simulate(target, vectors, fault=None, myhdl=False, vcd=None):
     if isinstance(target, str):
         target = get_target(target)
     _, _, _, params = build_harness(target, fault)
-    block = target.block()
-    bench = VectorBench(block, simulator="icarus", generation="2012", max_vectors=max(64, len(vectors)),
-                        drive_reset=True, **target.signals(), **params)
-    mutation = bool(fault and target.faults[fault].edits)
-    if mutation:
+    bench = VectorBench(harness_block(target, fault), simulator="icarus", generation="2012",
+                        max_vectors=max(64, len(vectors)), drive_reset=True, **target.signals(), **params)
+    mutation = bool(fault and target.faults[fault].verilog_only)
+    if fault and target.faults[fault].edits:
         bench.exe = _mutated_executable(bench, target, fault)
     icarus = bench.run(vectors, vcd=vcd).samples
     mine = None
     if myhdl and not mutation:
-        mine = run_myhdl(block, vectors, **target.signals(), **params, outputs=bench.outputs).samples
+        mine = run_myhdl(target.block(), vectors, **target.signals(), **params, outputs=bench.outputs).samples
     return icarus, mine, mutation
 
 

@@ -22,7 +22,8 @@ def targets_text():
         if t.faults:
             L.append(f"  broken variants (--fault): {', '.join(t.faults)}")
             for name, f in t.faults.items():
-                how = "mutation of the converted Verilog" if f.edits else "parameters"
+                how = ("mutation of the converted Verilog" if f.edits else
+                       f"the design's test fault, {f.design_fault.block}" if f.design_fault else "parameters")
                 must = [f"fails {', '.join(f.props)}"] if f.props else []
                 if f.unreached:
                     must.append(f"leaves unreachable the triggers of {', '.join(f.unreached)}")

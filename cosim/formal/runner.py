@@ -7,10 +7,11 @@ cover job per group of properties: a verdict says whether, and at which step, a 
 A proof whose trigger is never reached may be vacuous (a design that never moves proves every
 "nothing goes wrong" property), so an unreached cover fails the target.
 
-A broken variant is made by block parameters (the design's own test-only faults, a harness
-variant) or by edits of the converted Verilog (cosim/formal/mutate.py), applied to the text
-sby reads; it is caught when each property it names fails and each cover it names is
-unreachable."""
+A broken variant is made by block parameters (the node's own test-only faults, a harness
+variant), by one of the design's test faults built into the converted harness (the fabric's and
+the package's, cosim/sim/faults.py), or by edits of the converted Verilog (cosim/sim/faults.py's
+`Edit`) applied to the text sby reads; it is caught when each property it names fails and each
+cover it names is unreachable."""
 import json
 import os
 import shutil
@@ -18,9 +19,9 @@ from dataclasses import dataclass
 
 from cosim.sim import toolchain
 from cosim.sim.batch import module_ports
+from cosim.sim.faults import apply_edits, with_fault
 
 from cosim.formal import sby as S
-from .mutate import apply_edits
 from .targets import get_target
 
 UNREACHED = -1            # Verdict.cover of a trigger that no run within the cover depth reaches
@@ -75,13 +76,17 @@ def default_out():
     return os.path.join(toolchain.build_root(), "formal")
 
 
+def harness_block(target, fault=None):
+    """The target's harness block, with the broken variant's design fault if it has one."""
+    return with_fault(target.block(), target.faults[fault].design_fault if fault else None)
+
+
 def build_harness(target, fault=None):
     """(folder, module, ports, params) of the target's converted harness (cached by the tool chain)."""
     params = dict(target.params)
     if fault:
         params.update(target.faults[fault].params)
-    block = target.block()
-    folder, module, _ = toolchain.build(block, **target.signals(), **params)
+    folder, module, _ = toolchain.build(harness_block(target, fault), **target.signals(), **params)
     ports = module_ports(os.path.join(folder, module + ".v"), module)
     return folder, module, ports, params
 

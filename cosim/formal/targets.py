@@ -11,15 +11,17 @@ from typing import Callable, Dict, List, Tuple
 from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
 from spec.frames import BAD_LENGTH, FIELDS, HDR_BITS, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, RESPONSE_BITS
 
-from .mutate import Edit
+from cosim.sim import faults as design_faults
+from cosim.sim.faults import Edit
 from .sby import Prop
 from cosim.fabric.fabric_properties import PROPERTIES, FabricConfig, fabric_params, fabric_signals
+from cosim.fabric.faults import FABRIC_FAULTS
 from cosim.formal import harness as h
 from cosim.formal.harness import CE, CONTROL_DEPTH
+from cosim.package.faults import PACKAGE_FAULTS
 from cosim.package.package_setup import Geometry, checked_distributor_signals
 from hdl.node.prism_buses import BEAT_COUNT_BITS
-from hdl.package.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
-                                          FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN)
+from hdl.package.work_distributor import POLICY_ROUND_ROBIN
 
 
 def _field_bits(first, last=None, lsb=0):
@@ -48,10 +50,11 @@ def _bit_props(table, triggers=None):
 
 @dataclass
 class Fault:
-    """A broken variant: block parameters and/or edits of the converted Verilog (mutate.Edit)
-    that break it, the properties that must fail, the properties whose trigger (cover) must
-    become unreachable (a dead design: nothing moves, so the safety properties hold vacuously),
-    extra environment for its job (Verilog statements, optional)."""
+    """A broken variant: block parameters, a test-only fault of the design built into the
+    converted harness (`design_fault`, cosim/sim/faults.py) and/or edits of the converted
+    harness's Verilog that sby reads (`edits`), the properties that must fail, the properties
+    whose trigger (cover) must become unreachable (a dead design: nothing moves, so the safety
+    properties hold vacuously), extra environment for its job (Verilog statements, optional)."""
     params: dict
     props: Tuple[str, ...]
     what: str = ""
@@ -60,6 +63,17 @@ class Fault:
     edits: Tuple[Edit, ...] = ()
     unreached: Tuple[str, ...] = ()
     cover_depth: int = None  # depth of the cover job that shows them unreachable (default: the target's)
+    design_fault: design_faults.Fault = None
+
+    @property
+    def verilog_only(self):
+        """The variant exists only as Verilog (MyHDL runs the correct design)."""
+        return bool(self.edits or self.design_fault)
+
+
+def _design_fault(fault, props, **kw):
+    """A broken variant made by one of the design's test faults (cosim/<subsystem>/faults.py)."""
+    return Fault({}, tuple(props), fault.bug, design_fault=fault, **kw)
 
 
 def _mutant(edits, props, what, unreached=(), depth=None, env_verilog=""):
@@ -161,7 +175,7 @@ def _axis_register_target():
         "no_skid": Fault(dict(VARIANT="no_skid"), ("no_loss", "tracked_beat"),
                          "test-only broken slice: a beat arriving while the output waits is dropped "
                          "instead of parked in the skid buffer"),
-        # mutations of the converted slice (cosim/formal/mutate.py)
+        # mutations of the converted slice (cosim/sim/faults.py edits)
         "dead": _mutant(Edit(f"{r}running <= 1;", f"{r}running <= 0;"), ("input_live",),
                         "dead slice: `running` never rises, so tready stays low and no beat ever enters (every "
                         "stream rule then holds vacuously)",
@@ -284,7 +298,7 @@ def _egress_target():
         "no_frame_lock": Fault(dict(FAULT=_egress_fault("no_frame_lock")), ("whole_frames_tx0",),
                                "test-only FAULT_NO_FRAME_LOCK: port 0 forgets that it is inside a RESULT "
                                "frame, so a response may cut into it"),
-        # mutations of the converted egress (cosim/formal/mutate.py)
+        # mutations of the converted egress (cosim/sim/faults.py edits)
         "dead": _mutant((Edit(free0, f"{e}arbitrate_free0 = 1'b0;"), Edit(free1, f"{e}arbitrate_free1 = 1'b0;")),
                         ("result_live", "response_live"),
                         "dead egress: no port register is ever free, so nothing is loaded, offered or taken (every "
@@ -337,12 +351,12 @@ def fabric_config():
 def _fabric_target():
     cfg = fabric_config()
     props = [Prop(p.id, "violations", p.bit, p.statement) for p in PROPERTIES]
-    params = fabric_params(cfg, "")
+    params = fabric_params(cfg)
     # Deeper BMC for the variants whose fault needs a history: B4 and B5 a whole collective (start,
     # 2 (N - 1) steps, one more cycle); C4 and D1 more than PATHS placements (two cycles each through
     # the hash unit); D5 every path loaded.  MEMBERS x STRIPES != MEMBERS + STRIPES, so E5's fault shows.
     long_faults = {"B4": 14, "B5": 14, "C4": 12, "D1": 12, "D5": 12}
-    faults = {p.id: Fault(dict(FAULT=p.id), (p.id,), p.fault, depth=long_faults.get(p.id)) for p in PROPERTIES}
+    faults = {p.id: _design_fault(FABRIC_FAULTS[p.id], (p.id,), depth=long_faults.get(p.id)) for p in PROPERTIES}
     steps = 2 * (cfg.participants - 1)
     placed = "load_aware_selector0_c_flows_placed"
     loaded = " + ".join(f"(path_load_gbps[{16 * i + 15}:{16 * i}] != 0)" for i in range(cfg.paths))
@@ -422,7 +436,7 @@ if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= out
     return Target(
         name="work_distributor", summary="checked_work_distributor: the package assertion monitor's fail_* outputs "
                                          "asserted low", block=lambda: __import__(
-            "hdl.package.checked_work_distributor", fromlist=["checked_work_distributor"]).checked_work_distributor,
+            "cosim.package.checked_work_distributor", fromlist=["checked_work_distributor"]).checked_work_distributor,
         signals=lambda: checked_distributor_signals(g), props=props,
         params=dict(IMBALANCE_BUDGET=16, DEGRADE_SHIFT=2),
         parameters_text=(f"N_TGT={g.n_tgt}, N_JOB={g.n_job} (SLOT_W={g.slot_w}), GEN_W={g.gen_w}, "
@@ -435,16 +449,12 @@ if (s_cmpl_valid) assume(retire_target == 0 ? outstanding_work[{w - 1}:0] >= out
                       "work units, a completion only from the more loaded target (targets drain evenly)"),),
         depth=12,
         faults={
-            "no_gen_check": Fault(dict(FAULT=FAULT_NO_GEN_CHECK), ("a_retire_once",),
-                                  "FAULT_NO_GEN_CHECK: retirement ignores the generation"),
-            "retry_as_job": Fault(dict(FAULT=FAULT_RETRY_AS_JOB), ("a_retry_creates_no_job",),
-                                  "FAULT_RETRY_AS_JOB: a transport retry allocates a new job entry"),
-            "epoch_rewrite": Fault(dict(FAULT=FAULT_EPOCH_REWRITE), ("a_route_epoch_stable",),
-                                   "FAULT_EPOCH_REWRITE: a route-epoch change is written into every live entry"),
+            "no_gen_check": _design_fault(PACKAGE_FAULTS["no_gen_check"], ("a_retire_once",)),
+            "retry_as_job": _design_fault(PACKAGE_FAULTS["retry_as_job"], ("a_retry_creates_no_job",)),
+            "epoch_rewrite": _design_fault(PACKAGE_FAULTS["epoch_rewrite"], ("a_route_epoch_stable",)),
             "round_robin": Fault(dict(POLICY=POLICY_ROUND_ROBIN), ("a_no_dispatch_to_disabled",),
                                  "POLICY_ROUND_ROBIN: a disabled target stays in the rotation"),
-            "tie_lowest": Fault(dict(FAULT=FAULT_TIE_LOWEST), ("a_bounded_imbalance",),
-                                "FAULT_TIE_LOWEST: service-rate ties go to the lowest index", env_verilog=balanced),
+            "tie_lowest": _design_fault(PACKAGE_FAULTS["tie_lowest"], ("a_bounded_imbalance",), env_verilog=balanced),
         })
 
 
@@ -529,7 +539,7 @@ def _ingress_target():
         faults={"bank_reuse": Fault(dict(FAULT=_ingress_fault("bank_reuse")), ("bank_free",),
                                     "test-only FAULT_BANK_REUSE: a header beat is taken whatever the state of the "
                                     "bank to fill, so a frame overwrites a bank that still holds one"),
-                # mutations of the converted ingress (cosim/formal/mutate.py)
+                # mutations of the converted ingress (cosim/sim/faults.py edits)
                 "dead": _mutant(Edit(f"{r}running <= 1;", f"{r}running <= 0;"), ("beat_live",),
                                 "dead ingress: `running` never rises, so tready stays low and no frame ever arrives "
                                 "(every frame and bank property then holds vacuously)",
@@ -657,7 +667,7 @@ def _fp32_bank_target():
                             "the lanes' adders one cycle slower than the bank's reservation window (FP32_LATENCY "
                             "+ 1): a value added as soon as the reservation ends reads the row before the earlier "
                             "sum is written back, and that update is lost", depth=18),
-        # mutations of the converted bank (cosim/formal/mutate.py)
+        # mutations of the converted bank (cosim/sim/faults.py edits)
         "dead": _mutant((Edit(f"p0_free = {bank}reservations_f0;", "p0_free = 1'b0;"),
                          Edit(f"p1_free = {bank}reservations_f1;", "p1_free = 1'b0;"),
                          Edit(f"rd_free = {bank}reservations_fr;", "rd_free = 1'b0;")), ("reservations_exact",),
@@ -767,7 +777,7 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
             "abort_keeps_open": Fault(dict(FAULT=FAULTS["abort_keeps_open"]), ("closed_after_abort",),
                                       "test-only FAULT_ABORT_KEEPS_OPEN: an ABORT is acknowledged but leaves the "
                                       "operation open"),
-            # mutations of the converted block (cosim/formal/mutate.py)
+            # mutations of the converted block (cosim/sim/faults.py edits)
             "dead": _mutant(Edit(f"if (({a}frame_valid && (!{a}stopped))) begin\n                {a}hdr = ",
                                  f"if (1'b0) begin\n                {a}hdr = "), ("verdict_live",),
                             "dead block: no frame is ever processed (no verdict, no response, no operation; every "
@@ -900,9 +910,7 @@ def _accounting_target():
                          f"estimator counters {sw} bits (saturation reachable), WINDOW=4, rates fed back to "
                          "POLICY_SERVICE_RATE; completions free"),
         lemmas=lemmas, depth=6, k=2, fault_depth=8,
-        faults={"retry_as_work": Fault(dict(VARIANT="retry_as_work"), ("a_work_conserved",),
-                                       "FAULT_RETRY_AS_WORK (accelerator_package's variant): the estimator counts a "
-                                       "transport retry as retired work")})
+        faults={"retry_as_work": _design_fault(PACKAGE_FAULTS["retry_as_work"], ("a_work_conserved",))})
 
 
 _BUILDERS = {"axis_register": _axis_register_target, "prism_egress": _egress_target,

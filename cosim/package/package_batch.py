@@ -21,7 +21,6 @@ from cosim.package.package_setup import PACKAGE_INPUTS, PACKAGE_OUTPUTS, Package
 from cosim.sim import toolchain
 from cosim.sim.batch import run_simulator, verilator_build, verilator_recipe
 from cosim.sim.vpi import ToolchainError, require_tool
-from hdl.package.accelerator_package import accelerator_package
 
 ICARUS_MODES = {"icarus-2005": "-g2005", "icarus-2012": "-g2012"}
 
@@ -138,7 +137,7 @@ def run_package_batch(setup, simulator="icarus-2005", design=None, plusargs=(), 
     if simulator not in (*ICARUS_MODES, "verilator"):
         raise ValueError(f"unknown batched simulator {simulator!r}; choose icarus-2005, icarus-2012 or verilator")
     if design is None:
-        folder, module, _ = toolchain.build(accelerator_package, **package_signals(setup.geometry), **setup.params())
+        folder, module, _ = toolchain.build(setup.block(), **package_signals(setup.geometry), **setup.params())
     else:
         folder, module = design
     exe = _compile(folder, module, tb_source(setup, module), simulator)

@@ -8,9 +8,12 @@
   batched runs of `cosim.package.package_batch` ("icarus-2005", "icarus-2012",
   "verilator"), which replay the same stimulus in a generated Verilog test
   bench.  Every back end returns the same per-cycle record of every output.
+  A setup with a package fault (cosim/package/faults.py) runs the faulted
+  Verilog: on every back end but the two that run MyHDL ("myhdl",
+  "myhdl+icarus"; `verilog_backend` names the one to use instead).
 * `run_distributor(...)`: the work distributor with its assertion monitor
-  (`checked_work_distributor`), its targets modelled in Python, so a test can
-  inject stale completions, retries and epoch changes.
+  (`checked_work_distributor`, cosim/package/), its targets modelled in Python,
+  so a test can inject stale completions, retries and epoch changes.
 
 Timing, identical in every back end: the clock starts low with rising edges at
 5, 15, 25, ...; reset is held for two rising edges and released at the falling
@@ -28,16 +31,24 @@ from cosim.package.package_batch import run_package_batch
 from cosim.package.package_setup import (FAIL_PORTS, PACKAGE_INPUTS, PACKAGE_OUTPUTS, PER_DIE,  # noqa: F401
                                          Geometry, PackageRun, PackageSetup, checked_distributor_signals,
                                          distributor_signals, pack, package_signals, unpack)
+from cosim.package.checked_work_distributor import checked_work_distributor
+from cosim.package.faults import PACKAGE_FAULTS
 from cosim.sim import replay, toolchain
+from cosim.sim.faults import with_fault
 from cosim.sim.tbutil import CLOCK_PERIOD, clock_gen, reset_pulse
 from golden.package import resource_graph as rg
-from hdl.package.accelerator_package import FAULT_RETRY_AS_WORK, accelerator_package
-from hdl.package.checked_work_distributor import checked_work_distributor
 from hdl.package.package_assertion_monitor import ASSERTIONS
-from hdl.package.work_distributor import (FAULT_EPOCH_REWRITE, FAULT_NO_GEN_CHECK, FAULT_RETRY_AS_JOB,
-                                          FAULT_TIE_LOWEST, POLICY_ROUND_ROBIN, POLICY_SERVICE_RATE)
+from hdl.package.work_distributor import POLICY_ROUND_ROBIN, POLICY_SERVICE_RATE
 
 PACKAGE_BACKENDS = ("myhdl", "icarus", "myhdl+icarus", "icarus-2005", "icarus-2012", "verilator")
+# the back ends that run the MyHDL blocks, where a package fault does not exist
+MYHDL_BACKENDS = ("myhdl", "myhdl+icarus")
+
+
+def verilog_backend(backend):
+    """`backend`, or the per-cycle Icarus co-simulation in place of one that runs MyHDL: the back
+    end a faulted package runs on."""
+    return "icarus" if backend in MYHDL_BACKENDS else backend
 
 
 def run_package(setup, backend="myhdl"):
@@ -111,7 +122,7 @@ def _run_package_myhdl(setup, backend):
     trace = {name: [] for name, _ in PACKAGE_OUTPUTS}
     stim = _Stimulus(setup)
     state = {}
-    factory = toolchain.select(accelerator_package, backend)
+    factory = toolchain.select(setup.block(), backend)
 
     @block
     def bench():
@@ -242,11 +253,13 @@ class DistributorRun:
         return self.fails[assertion][0] if self.fails.get(assertion) else None
 
 
-def run_distributor(backend, *, policy, fault=0, jobs=(), svc_rate=None, enable=None, service=None,
+def run_distributor(backend, *, policy, fault="", jobs=(), svc_rate=None, enable=None, service=None,
                     depth=4, max_cycles=600, geometry=Geometry(), script=None, imbalance_budget=1 << 11,
                     hold_completions=False):
     """Drive the work distributor and its assertion monitor; its N targets are modelled here.
 
+    fault: a package fault of the distributor (cosim/package/faults.py), "" for none; it runs on
+    a Verilog back end only.
     jobs: list of work units, offered back to back (id = index).
     svc_rate: static per-target rate inputs (ints; non-zero = measured); enable: per-target bits.
     service: per-target cycles per work unit of the Python target model.
@@ -264,11 +277,11 @@ def run_distributor(backend, *, policy, fault=0, jobs=(), svc_rate=None, enable=
     res = DistributorRun(fails={a: [] for a in ASSERTIONS})
     tb = {"next": 0, "cycle": -1, "queues": [collections.deque() for _ in range(n)], "done": collections.deque(),
           "jobs": list(jobs), "svc_rate": svc_rate, "enable": enable, "live": res.live}
-    factory = toolchain.select(checked_work_distributor, backend)
+    factory = toolchain.select(with_fault(checked_work_distributor, PACKAGE_FAULTS[fault] if fault else None), backend)
 
     @block
     def bench():
-        dut = factory(**sigs, POLICY=policy, FAULT=fault, IMBALANCE_BUDGET=imbalance_budget)
+        dut = factory(**sigs, POLICY=policy, IMBALANCE_BUDGET=imbalance_budget)
         s = sigs
 
         @instance
@@ -439,26 +452,26 @@ def broken_variants(correct_run, base=FAULT_BASE):
     rc = next(c for c in range(40, ok.cycles) if 0 < len(live_slots(ok, c)) < base.geometry.n_job)
     retry = ((rc, min(live_slots(ok, rc))),)
     cases = {
-        "a_retire_once": base.with_(fault=FAULT_NO_GEN_CHECK, late_completions=stale),
-        "a_retry_creates_no_job": base.with_(fault=FAULT_RETRY_AS_JOB, retries=retry),
-        "a_route_epoch_stable": base.with_(fault=FAULT_EPOCH_REWRITE, events=((40, "route_epoch", 3),)),
+        "a_retire_once": base.with_(fault="no_gen_check", late_completions=stale),
+        "a_retry_creates_no_job": base.with_(fault="retry_as_job", retries=retry),
+        "a_route_epoch_stable": base.with_(fault="epoch_rewrite", events=((40, "route_epoch", 3),)),
         "a_no_dispatch_to_disabled": base.with_(policy=POLICY_ROUND_ROBIN, enable=(1, 1, 0, 1),
                                                 die_rate=(8, 8, 0, 8)),
-        "a_bounded_imbalance": base.with_(fault=FAULT_TIE_LOWEST),
-        "a_work_conserved": base.with_(fault=FAULT_RETRY_AS_WORK, retries=retry),
+        "a_bounded_imbalance": base.with_(fault="tie_lowest"),
+        "a_work_conserved": base.with_(fault="retry_as_work", retries=retry),
     }
-    return {a: (st, st.with_(fault=0, policy=POLICY_SERVICE_RATE)) for a, st in cases.items()}
+    return {a: (st, st.with_(fault="", policy=POLICY_SERVICE_RATE)) for a, st in cases.items()}
 
 
 BROKEN_VARIANT_TEXT = {
-    "a_retire_once": "FAULT_NO_GEN_CHECK: retirement ignores the generation; a stale completion of a recycled "
+    "a_retire_once": "fault no_gen_check: retirement ignores the generation; a stale completion of a recycled "
                      "slot (a late duplicate from the transport) arrives at cycle 40",
-    "a_retry_creates_no_job": "FAULT_RETRY_AS_JOB: a transport retry allocates a new job entry; one retry of a "
+    "a_retry_creates_no_job": "fault retry_as_job: a transport retry allocates a new job entry; one retry of a "
                               "live job while a table slot is free",
-    "a_route_epoch_stable": "FAULT_EPOCH_REWRITE: a route-epoch change is written into every live entry; the "
+    "a_route_epoch_stable": "fault epoch_rewrite: a route-epoch change is written into every live entry; the "
                             "epoch changes at cycle 40",
     "a_no_dispatch_to_disabled": "POLICY_ROUND_ROBIN (the notes' §13 design) with die 2 disabled and hung",
-    "a_bounded_imbalance": "FAULT_TIE_LOWEST: the notes' §14 selection loop as written (ties to target 0)",
-    "a_work_conserved": "FAULT_RETRY_AS_WORK: the package feeds the estimator transport retries as completed "
+    "a_bounded_imbalance": "fault tie_lowest: the notes' §14 selection loop as written (ties to target 0)",
+    "a_work_conserved": "fault retry_as_work: the package feeds the estimator transport retries as completed "
                         "work (§16); one retry",
 }

@@ -116,7 +116,7 @@ def run_mutant_seed(seed, sources, plusargs, timeout, module="accelerator_packag
 
 
 def package_target():
-    """The package at its default parameters (POLICY_SERVICE_RATE, no FAULT), 4 dies."""
+    """The package at its default parameters (POLICY_SERVICE_RATE), 4 dies."""
     setup = PackageSetup(die_rate=(8, 8, 8, 8))
     folder, module, _ = toolchain.build(accelerator_package, **package_signals(setup.geometry), **setup.params())
     path = os.path.join(folder, module + ".v")

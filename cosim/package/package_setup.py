@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 
 from myhdl import ResetSignal, Signal, intbv
 
+from cosim.package.faults import PACKAGE_FAULTS
+from cosim.sim.faults import with_fault
 from hdl.package.accelerator_package import accelerator_package
 from hdl.package.package_assertion_monitor import ASSERTIONS
 
@@ -149,6 +151,8 @@ class PackageSetup:
     """Everything one package run needs; every back end replays exactly this.
 
     Rates are in 2**-rate_frac work units per cycle (rate_frac = 4: 8 means 0.5).
+    `fault`: the name of a package fault (cosim/package/faults.py) to run the broken
+    design instead of the correct one ("": none); it exists only as Verilog.
     `link_rate` None: every die's own link is unlimited (all ones).
     `events`: (cycle, input, value) applied from that cycle on; input is one of
     die_rate / link_rate / enable (per-die tuples), route_epoch, hbm_rate, d2d_rate.
@@ -164,7 +168,7 @@ class PackageSetup:
     d2d_rate: int = 255
     enable: tuple = None
     policy: int = PACKAGE_PARAMETERS["POLICY"]
-    fault: int = PACKAGE_PARAMETERS["FAULT"]
+    fault: str = ""
     window: int = PACKAGE_PARAMETERS["WINDOW"]
     queue_depth: int = PACKAGE_PARAMETERS["QUEUE_DEPTH"]
     rate_frac: int = PACKAGE_PARAMETERS["RATE_FRAC"]
@@ -184,6 +188,8 @@ class PackageSetup:
     geometry: Geometry = None
 
     def __post_init__(self):
+        if self.fault and self.fault not in PACKAGE_FAULTS:
+            raise ValueError(f"fault={self.fault!r}; choose one of {', '.join(PACKAGE_FAULTS)}")
         g = self.geometry or Geometry.dies(len(self.die_rate))
         object.__setattr__(self, "geometry", g)
         n = g.n_tgt
@@ -212,6 +218,10 @@ class PackageSetup:
 
     def params(self):
         return {name: getattr(self, name.lower()) for name in PACKAGE_PARAMETERS}
+
+    def block(self):
+        """accelerator_package, with this setup's fault if it has one."""
+        return with_fault(accelerator_package, PACKAGE_FAULTS[self.fault] if self.fault else None)
 
     def input_value(self, name, value):
         """The packed port value of an input given as the setup states it."""

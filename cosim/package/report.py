@@ -11,11 +11,10 @@ from fractions import Fraction
 
 from cosim.figures import save_figure
 from cosim.package.package_bench import (BROKEN_VARIANT_TEXT, FAULT_BASE, TIME_SCALE, broken_variants, live_slots,
-                                         run_package, setup_from_graph)
+                                         run_package, setup_from_graph, verilog_backend)
 from cosim.package.package_monitors import diagnose_run
 from golden.package import resource_graph as rg
 from golden.package.resource_graph import NODES
-from hdl.package.accelerator_package import FAULT_RETRY_AS_WORK
 from hdl.package.package_assertion_monitor import ASSERTIONS
 from hdl.package.work_distributor import POLICY_ROUND_ROBIN, POLICY_SERVICE_RATE
 
@@ -90,7 +89,7 @@ def simulate(backend, base, die, factor, window, units):
 
     def go(setup, be=backend):
         r = run_package(setup, be)
-        if not r.finished and setup.fault == 0 and setup.policy == POLICY_SERVICE_RATE:
+        if not r.finished and not setup.fault and setup.policy == POLICY_SERVICE_RATE:
             raise RuntimeError(f"the co-simulated phase did not finish within {setup.max_cycles} cycles")
         return r
 
@@ -144,11 +143,14 @@ def simulate(backend, base, die, factor, window, units):
             retries.append((c, sorted(lv)[len(retries) % len(lv)]))
         c += 37
     with_retries = go(slow.with_(retries=tuple(retries)))
-    as_work = run_package(slow.with_(retries=tuple(retries), fault=FAULT_RETRY_AS_WORK), backend)
+    # a package fault exists only as Verilog: it runs on this back end, or on the Icarus
+    # co-simulation in place of MyHDL
+    faulted = verilog_backend(backend)
+    as_work = run_package(slow.with_(retries=tuple(retries), fault="retry_as_work"), faulted)
     sim["retries"] = {"plain": plain, "retried": with_retries, "as_work": as_work, "count": len(retries)}
 
     # each assertion's broken variant, on this back end and on batched Icarus
-    bes = [backend] if backend == "icarus-2005" else [backend, "icarus-2005"]
+    bes = [faulted] if faulted == "icarus-2005" else [faulted, "icarus-2005"]
     variants = broken_variants(run_package(FAULT_BASE, "icarus-2005"))
     sim["faults"] = {a: {be: (run_package(bad, be), run_package(good, be)) for be in bes}
                      for a, (bad, good) in variants.items()}
@@ -374,12 +376,12 @@ def _retry_section(sim, cosim, scale):
          f"| {', '.join(p.fired()) or 'none'} |",
          f"| with retries | {r.count('retry_fire')} | {'yes' if same else 'NO'} | {r.final('svc_rate')} | "
          f"{r.final('completed_work')} | {_sc(r.stream_cycles, scale)} | {', '.join(r.fired()) or 'none'} |",
-         f"| with retries, FAULT_RETRY_AS_WORK | {w.count('retry_fire')} | no: differs in {diff_cycles} cycles | "
+         f"| with retries, fault retry_as_work | {w.count('retry_fire')} | no: differs in {diff_cycles} cycles | "
          f"{w.final('svc_rate')} | {w.final('completed_work')} | {_sc(w.stream_cycles, scale)} | "
          + (", ".join(f"{a} (cycle {c})" for a, c in fired.items()) or "none") + " |", "",
          "Test: tests/package/test_package_resources.py `test_retries_leave_svc_rate_unchanged` (MyHDL and batched "
-         "Icarus: every cycle's svc_rate and completed work equal the run without retries; the conflation fires "
-         "a_work_conserved at the first retry).", ""]
+         "Icarus: every cycle's svc_rate and completed work equal the run without retries; the conflation, a test "
+         "fault of the converted design, fires a_work_conserved at the first retry).", ""]
     return L
 
 
@@ -421,7 +423,7 @@ def _assertion_section(sim):
     L += ["", "Coverage of the imbalance check (cycles armed / cycles run): "
           + "; ".join(f"{n}: {a}/{c}" for n, a, c in armed) + ".", "",
           "Tests: tests/package/test_package_faults.py `test_broken_variant_fires_exactly_its_assertion_on_both_back_ends"
-          "[<assertion>]` (MyHDL and batched Icarus: that output alone, first at the same cycle, identical traces; "
+          "[<assertion>]` (the faulted Verilog co-simulated and batched Icarus: that output alone, first at the same cycle, identical traces; "
           "the correct design holds) and `..._under_verilator[<assertion>]` (the same on Verilator, `-m slow`); "
           "tests/package/test_package_monitor.py `test_monitor_matches_the_properties_every_cycle` (the monitor alone "
           "against an independent Python statement of the six properties, random and adversarial inputs, resets "

@@ -6,7 +6,9 @@ caller's signals, so theirs are left untouched) into a build folder per paramete
 parameters, the port types and widths and the MyHDL version: a changed source or parameter
 gives a new folder, an unchanged one is reused.  The folder keeps MyHDL's output as written
 (`<name>.raw.v`), the rewritten design (`<name>.v`, cosim/sim/verilog_post.py), Icarus' form
-of it and a test bench compiled with `iverilog` (once per folder).
+of it and a test bench compiled with `iverilog` (once per folder).  A block with a test-only fault
+(cosim/sim/faults.py: `with_fault(block, fault)`) is the correct block's conversion with the
+fault's edits applied to MyHDL's output, in a folder of its own (`<block>-<key>-fault-<name>/`).
 
 The layer under every back end: the batched simulators (cosim.sim.batch, cosim.sim.vector_batch),
 the replay of a MyHDL run (cosim.sim.replay) and the back-end choice (cosim.sim.toolchain, which
@@ -30,6 +32,7 @@ import warnings
 import myhdl
 from myhdl import ResetSignal, Signal
 
+from cosim.sim.faults import correct_block, fault_of
 from cosim.sim.verilog_post import (coalesce_part_assigns, function_returns, hoist_block_locals, initialise_output_regs,
                                     merge_clocked_processes, procedural_concats, wake_at_time0)
 from cosim.sim.vpi import ToolchainError, require_tool
@@ -228,6 +231,9 @@ def design_key(block_func, bound):
             parts.append(hashlib.sha256(fh.read()).hexdigest())
     for name, v in bound.arguments.items():
         parts.append(f"{name}={_port_descr(v) if is_signal(v) else repr(v)}")
+    fault = fault_of(block_func)
+    if fault is not None:                     # a test-only fault: the edits it makes at these arguments
+        parts.append(f"fault={fault.name} {fault.edits_for(bound.arguments)!r}")
     return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:16]
 
 
@@ -311,11 +317,14 @@ def rewrite_passes(folder, name):
 
 def build(block_func, *args, **kwargs):
     """Convert and compile the block for these arguments; return (folder, module name, bound args).
-    The folder keeps MyHDL's output as written (`<name>.raw.v`), the rewritten design (`<name>.v`,
-    what Verilator and other tools read), Icarus' form of it and the lines each pass changed."""
+    The folder keeps MyHDL's output as written (`<name>.raw.v`; with a fault's edits for a faulted
+    block), the rewritten design (`<name>.v`, what Verilator and other tools read), Icarus' form of
+    it and the lines each pass changed."""
     bound = bind_arguments(block_func, args, kwargs)
     name = unwrap_block(block_func).__name__
-    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}" + ("" if _rewrite else "-raw")
+    fault = fault_of(block_func)
+    folder = os.path.join(build_root(), "cosim", f"{name}-{design_key(block_func, bound)}"
+                          + (f"-fault-{fault.name}" if fault else "") + ("" if _rewrite else "-raw")
                           + (f"-ext{hashlib.sha256(repr(_external).encode()).hexdigest()[:12]}" if _external else ""))
     vvp = os.path.join(folder, f"{name}.vvp")
     if os.path.exists(vvp):
@@ -333,6 +342,15 @@ def build(block_func, *args, **kwargs):
             # the same conversion, made once
             converted = _rewritten_build(block_func, args, kwargs)
             shutil.copyfile(os.path.join(converted, f"{name}.raw.v"), design_v)
+            shutil.copyfile(os.path.join(converted, f"tb_{name}.v"), tb)
+        elif fault is not None:
+            # a test-only fault edits MyHDL's output of the correct design (converted once, in its
+            # own folder), so every pass and every back end sees the faulted text
+            converted = _rewritten_build(correct_block(block_func), args, kwargs)
+            with open(os.path.join(converted, f"{name}.raw.v")) as fh:
+                text = fault.apply(fh.read(), bound.arguments)
+            with open(design_v, "w") as fh:
+                fh.write(text)
             shutil.copyfile(os.path.join(converted, f"tb_{name}.v"), tb)
         else:
             fresh = [_fresh_argument(v) for v in bound.args]

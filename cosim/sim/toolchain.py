@@ -34,6 +34,7 @@ from cosim.sim.convert import (GC_YOUNGEST_THRESHOLD, TOOLCHAIN_VERSION, bind_ar
                                block_module, build, build_root, collect_less_often, design_key, hdl_modules,
                                hdl_source_digest, icarus_source, is_signal, raw_verilog, rewrite_passes, rewriting,
                                unwrap_block)
+from cosim.sim.faults import FaultNotInMyHDL, fault_of, with_fault  # noqa: F401 (with_fault re-exported)
 from cosim.sim.myhdl_run import current_waves, run_sim, waves  # noqa: F401
 from cosim.sim.vpi import ToolchainError, require_vpi  # noqa: F401 (ToolchainError re-exported)
 
@@ -72,7 +73,12 @@ PER_CYCLE_BACKENDS = ("myhdl", "icarus")
 def select(block_func, backend):
     """The block itself (backend 'myhdl'), its co-simulation factory ('icarus'), or the block
     with a recorder whose run `run()` replays on the converted Verilog ('myhdl+icarus',
-    cosim/sim/replay.py)."""
+    cosim/sim/replay.py).  A block with a test-only fault (cosim/sim/faults.py) exists only as
+    Verilog: 'icarus' alone runs it cycle by cycle."""
+    fault = fault_of(block_func)
+    if fault is not None and backend in ("myhdl", "myhdl+icarus"):
+        raise FaultNotInMyHDL(f"{block_func!r}: fault {fault.name} exists only in the converted Verilog; "
+                              f"back end {backend!r} runs the MyHDL block (use 'icarus')")
     if backend == "myhdl":
         return block_func
     if backend == "icarus":

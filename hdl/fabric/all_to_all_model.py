@@ -28,9 +28,6 @@ Parameters:
     ACC_PER_LEAF  accelerators per leaf (>= 1)
     UPLINKS       uplinks per leaf (>= 1)
     RATE          line rate in Gb/s (>= 1)
-    FAULT         test only: "" (correct), "C1" (ring counts 2 flows per accelerator),
-                  "C2" (all-to-all counts the self-flow: ACC x N), "C5" (lookup entries
-                  for 2 and 4 flows per uplink swapped), "C6" (top entry 105 %)
 
 Fixed from the seed's simplifications: N is an input (the seed's compile-time
 PARTICIPANTS cannot follow a job restarted on a different participant set); the
@@ -43,16 +40,13 @@ from myhdl import always_comb, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
 
-FAULTS = ("C1", "C2", "C5", "C6")
-
 
 @block
 def all_to_all_model(collective, participants, flows_per_leaf_o, flows_per_uplink, efficiency_pct,
                      egress_mb, ideal_ms, time_ms, slowdown_x100, is_ecmp_best_case,
                      ring_flows_same_job, S_MB=1024, ACC_PER_LEAF=pkg.ACC_PER_LEAF,
-                     UPLINKS=pkg.UPLINKS_PER_LEAF, RATE=pkg.RATE_GBPS, FAULT=""):
+                     UPLINKS=pkg.UPLINKS_PER_LEAF, RATE=pkg.RATE_GBPS):
     name = "all_to_all_model"
-    pkg.check_fault(FAULT, FAULTS, name)
     for pname, v in (("S_MB", S_MB), ("ACC_PER_LEAF", ACC_PER_LEAF), ("UPLINKS", UPLINKS), ("RATE", RATE)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name}: {pname} must be a positive integer, got {v!r}")
@@ -60,13 +54,7 @@ def all_to_all_model(collective, participants, flows_per_leaf_o, flows_per_uplin
     pkg.require_width(efficiency_pct, 7, name, "efficiency_pct", at_least=True)
     if ACC_PER_LEAF >= (1 << len(ring_flows_same_job)):
         raise ValueError(f"{name}: ring_flows_same_job is too narrow for {ACC_PER_LEAF}")
-    F_C1, F_C2, F_C5, F_C6 = (FAULT == f for f in FAULTS)
-    table = list(pkg.EFF_PCT)
-    if F_C5:
-        table[1], table[2] = table[2], table[1]
-    if F_C6:
-        table[-1] = 105
-    E0, E1, E2, E3, E4, E5, E6 = table
+    E0, E1, E2, E3, E4, E5, E6 = pkg.EFF_PCT
     L0, L1, L2, L3, L4, L5 = pkg.EFF_FPU_LIMITS
     ALLREDUCE, ALLGATHER, ALLTOALL = pkg.COLL_ALLREDUCE, pkg.COLL_ALLGATHER, pkg.COLL_ALLTOALL
     NW = len(participants)
@@ -95,12 +83,7 @@ def all_to_all_model(collective, participants, flows_per_leaf_o, flows_per_uplin
             n[:] = participants
         # Flows leaving ONE leaf, which is what the uplink group sees.
         if collective == ALLTOALL:
-            if F_C2:
-                flows[:] = n * ACC_PER_LEAF
-            else:
-                flows[:] = (n - 1) * ACC_PER_LEAF
-        elif collective == ALLREDUCE and F_C1:
-            flows[:] = 2 * ACC_PER_LEAF
+            flows[:] = (n - 1) * ACC_PER_LEAF
         else:
             flows[:] = ACC_PER_LEAF
         fpu[:] = flows // UPLINKS

@@ -75,8 +75,6 @@ Parameters:
     PATH_MODE     "mod" or "mulhi"
     RATES         "bench" (default) or "paths", as above
     CHUNK         ring_step_engine's units per link per step ("paths")
-    FAULT         test only: "" or a property id (A1 ... F5); injects that
-                  property's fault into the block that owns it
 
 MyHDL flattens the hierarchy into one Verilog module, and a wire of this block
 named like a process variable of a child would be shadowed inside that child's
@@ -85,25 +83,19 @@ named like a process variable of a child would be shadowed inside that child's
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
-from hdl.fabric.all_to_all_model import FAULTS as A2A_FAULTS, all_to_all_model
+from hdl.fabric.all_to_all_model import all_to_all_model
 from hdl.fabric.collective_conformance_monitor import N_PROPERTIES, collective_conformance_monitor
-from hdl.fabric.collective_telemetry import CAVEAT_BITS, FAULTS as TEL_FAULTS, collective_telemetry
+from hdl.fabric.collective_telemetry import CAVEAT_BITS, collective_telemetry
 from hdl.fabric.ecmp_hash_unit import ecmp_hash_unit
-from hdl.fabric.load_aware_selector import FAULTS as SEL_FAULTS, load_aware_selector
+from hdl.fabric.load_aware_selector import load_aware_selector
 from hdl.fabric.ring_link_rates import ring_link_rates
 from hdl.fabric.ring_step_engine import ring_step_engine
-from hdl.fabric.ring_allreduce_model import FAULTS as RING_FAULTS, ring_allreduce_model
-from hdl.fabric.slowest_member_tracker import FAULTS as TRK_FAULTS, slowest_member_tracker
-from hdl.fabric.stall_accountant import FAULTS as STALL_FAULTS, stall_accountant
-from hdl.fabric.striping_controller import FAULTS as STRIPE_FAULTS, striping_controller
+from hdl.fabric.ring_allreduce_model import ring_allreduce_model
+from hdl.fabric.slowest_member_tracker import slowest_member_tracker
+from hdl.fabric.stall_accountant import stall_accountant
+from hdl.fabric.striping_controller import striping_controller
 
 W = 16
-FAULT_OWNERS = {}
-for _owner, _faults in (("tracker", TRK_FAULTS), ("ring", RING_FAULTS), ("a2a", A2A_FAULTS),
-                        ("selector", SEL_FAULTS), ("striping", STRIPE_FAULTS), ("telemetry", TEL_FAULTS),
-                        ("stall", STALL_FAULTS)):
-    for _f in _faults:
-        FAULT_OWNERS[_f] = _owner
 
 
 @block
@@ -120,10 +112,8 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
                       rate_claim_valid,
                       PATHS=pkg.UPLINKS_PER_LEAF, PARTICIPANTS=pkg.PARTICIPANTS, S_MB=8000,
                       A2A_S_MB=1024, ACC_PER_LEAF=pkg.ACC_PER_LEAF, PATH_MODE="mod", RATES="bench",
-                      CHUNK=1000, FAULT=""):
+                      CHUNK=1000):
     name = "collective_fabric"
-    if FAULT and FAULT not in FAULT_OWNERS:
-        raise ValueError(f"{name}: FAULT={FAULT!r} is not a property id with a test fault")
     if not 1 <= PATHS <= 255:
         raise ValueError(f"{name}: PATHS must be 1..255, got {PATHS}")
     if RATES not in ("bench", "paths"):
@@ -131,8 +121,6 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     PATHS_RATES = RATES == "paths"
     pkg.require_width(chosen_path, 8, name, "chosen_path")
     pkg.require_width(placed_gbps, W, name, "placed_gbps")
-    owner = FAULT_OWNERS.get(FAULT, "")
-    fault = lambda who: FAULT if owner == who else ""
     M = pkg.lanes(member_gbps, W, name, "member_gbps")
     CONNS = pkg.lanes(stripe_gbps, W, name, "stripe_gbps")
     if CONNS % M:
@@ -187,8 +175,7 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     parts.append(load_aware_selector(clk, rst, flow_placed, w_flow_hash, placed_gbps, sel_end, sel_end_path,
                                      sel_end_gbps, load_aware_enable, chosen_path, path_load_gbps, w_busiest,
                                      w_lightest, w_imbalance, w_was_hash, w_c_placed, perfect_placements, w_sticky,
-                                     accounting_error if not PATHS_RATES else w_sel_error, PATH_MODE=PATH_MODE,
-                                     FAULT=fault("selector")))
+                                     accounting_error if not PATHS_RATES else w_sel_error, PATH_MODE=PATH_MODE))
 
     # ---- striping: connection rates -> member rates ----------------------------------------
     w_stripe_bytes, w_depth = u32(), u32()
@@ -216,8 +203,7 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
 
         parts += [bench_rates, bench_unused]
     parts.append(striping_controller(clk, rst, chunk_start, chunk_bytes, stripes_in, w_stripe_bytes, striped_members,
-                                     w_s_coll, w_s_pacing, w_reassembly, w_depth, w_conns, w_c_chunks,
-                                     FAULT=fault("striping")))
+                                     w_s_coll, w_s_pacing, w_reassembly, w_depth, w_conns, w_c_chunks))
 
     # ---- the ring: tracker, (engine,) ring model, stall accountant --------------------------
     w_min_gbps, w_max_gbps = u16(), u16()
@@ -228,7 +214,7 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     w_overstate, w_c_samples = b(), u32()
     parts.append(slowest_member_tracker(clk, rst, tracker_sample, rates, w_min_gbps, mean_gbps, w_max_gbps,
                                         collective_gbps, slowest_member, w_ratio, w_overstate, w_red, w_c_samples,
-                                        slowest_unchanged, FAULT=fault("tracker")))
+                                        slowest_unchanged))
     if PATHS_RATES:
         w_run_cycles = u32()
         parts.append(ring_step_engine(clk, rst, ring_start, ring_running, link_gbps, ring_step, step_cycles,
@@ -241,18 +227,18 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     parts.append(ring_allreduce_model(clk, rst, ring_start, ring_step, rates, w_r_slowest, w_r_pacing, w_step_kb,
                                       w_steps_total, step_time_us, collective_time_ms, w_ideal_ms, slowdown_x100,
                                       ring_running, w_r_done, ring_steps_done, PARTICIPANTS=PARTICIPANTS, S_MB=S_MB,
-                                      RATE=RATE, FAULT=fault("ring")))
+                                      RATE=RATE))
     w_lost_ms, w_wall_h, w_accel_h, w_s_slowdown, w_c_coll, w_c_total = u32(), u32(), u32(), u16(), u32(), u64()
     parts.append(stall_accountant(clk, rst, w_ideal_ms, collective_time_ms, steps_per_run, exposed_pct, w_r_done,
                                   w_lost_ms, accel_seconds_lost, w_wall_h, w_accel_h, w_s_slowdown, w_c_coll,
-                                  w_c_total, ACCELERATORS=PARTICIPANTS, FAULT=fault("stall")))
+                                  w_c_total, ACCELERATORS=PARTICIPANTS))
 
     # ---- all-to-all, telemetry, monitor -------------------------------------------------------
     w_flows, w_fpu, w_eff = u32(), u32(), u16()
     w_egress, w_a_ideal, w_a_time, w_a_slowdown, w_best, w_ring_flows = u32(), u32(), u32(), u16(), b(), u16()
     parts.append(all_to_all_model(collective, participants, w_flows, w_fpu, w_eff, w_egress, w_a_ideal, w_a_time,
                                   w_a_slowdown, w_best, w_ring_flows, S_MB=A2A_S_MB, ACC_PER_LEAF=ACC_PER_LEAF,
-                                  UPLINKS=PATHS, RATE=RATE, FAULT=fault("a2a")))
+                                  UPLINKS=PATHS, RATE=RATE))
     w_o_min, w_o_mom, w_o_slowest, w_o_imb = u16(), u16(), Signal(intbv(0)[8:]), u16()
     w_o_accel, w_o_fix, w_o_eff = u32(), Signal(intbv(0)[3:]), u16()
     pkg.require_width(caveats, CAVEAT_BITS, name, "caveats")
@@ -260,8 +246,7 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
                                       w_c_samples, accel_seconds_lost, w_flows, busiest_uplink_flows, job_min_gbps,
                                       job_min_valid, active_fix, w_c_placed, perfect_placements, w_o_min, w_o_mom,
                                       w_o_slowest, pinned_pct, w_o_imb, w_o_accel, job_rate_gbps, job_rate_claim,
-                                      w_o_fix, w_o_eff, caveats, rate_claim_valid, UPLINKS=PATHS,
-                                      FAULT=fault("telemetry")))
+                                      w_o_fix, w_o_eff, caveats, rate_claim_valid, UPLINKS=PATHS))
     parts.append(collective_conformance_monitor(
         clk, rst, rates, w_min_gbps, mean_gbps, collective_gbps, slowest_member, w_ratio, w_red,
         ring_start, w_steps_total, w_step_kb, step_time_us, ring_steps_done, ring_running, slowdown_x100,

@@ -135,9 +135,3 @@ def check_hash_params(paths, path_mode, block):
         raise ValueError(f"{block}: PATH_MODE={path_mode!r}; choose one of {', '.join(PATH_MODES)}")
     if not isinstance(paths, int) or not 1 <= paths <= 0xFFFF:
         raise ValueError(f"{block}: PATHS must be an integer in 1..65535, got {paths!r}")
-
-
-def check_fault(fault, supported, block):
-    if fault not in ("",) + tuple(supported):
-        raise ValueError(f"{block}: FAULT={fault!r} is not one of this block's test faults "
-                         f"({', '.join(supported) or 'none'})")

@@ -42,10 +42,6 @@ Ports (widths from the signals; outputs are registered at `snapshot`):
 
 Parameters:
     UPLINKS   uplinks per leaf (>= 1)
-    FAULT     test only: "" (correct), "F1" (claims the local minimum as the job rate
-              without an import), "F2" (publishes a stale import above the local
-              minimum), "F3" (rate_claim_valid stuck at 1), "F4" (PINNED needs
-              unchanged > samples, which never happens)
 
 Fixed from the seed's simplifications: the remedy's effectiveness is published
 (o_fix_effective_pct, FIX_INERT) next to the flag that says it is on; the FEW_FLOWS
@@ -58,7 +54,6 @@ from myhdl import always_comb, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
 
-FAULTS = ("F1", "F2", "F3", "F4")
 C_LOCAL_ONLY, C_PINNED, C_FEW_FLOWS, C_FIX_INERT = 0, 1, 2, 3
 CAVEAT_BITS = 4
 
@@ -71,9 +66,8 @@ def collective_telemetry(clk, rst, snapshot, i_local_min_gbps, i_local_mean_gbps
                          o_local_min_gbps, o_mean_over_min_x10, o_slowest_member, o_pinned_samples_pct,
                          o_imbalance_x10, o_accel_seconds_lost, o_job_min_gbps, o_job_rate_claim,
                          o_active_fix, o_fix_effective_pct, o_caveats, o_rate_claim_valid,
-                         UPLINKS=pkg.UPLINKS_PER_LEAF, FAULT=""):
+                         UPLINKS=pkg.UPLINKS_PER_LEAF):
     name = "collective_telemetry"
-    pkg.check_fault(FAULT, FAULTS, name)
     if not isinstance(UPLINKS, int) or UPLINKS < 1:
         raise ValueError(f"{name}: UPLINKS must be a positive integer, got {UPLINKS!r}")
     W = len(i_local_min_gbps)
@@ -87,9 +81,7 @@ def collective_telemetry(clk, rst, snapshot, i_local_min_gbps, i_local_mean_gbps
     pkg.require_width(o_caveats, CAVEAT_BITS, name, "o_caveats")
     pkg.require_width(o_pinned_samples_pct, 7, name, "o_pinned_samples_pct", at_least=True)
     pkg.require_width(o_fix_effective_pct, 7, name, "o_fix_effective_pct", at_least=True)
-    F_F1, F_F2, F_F3, F_F4 = (FAULT == f for f in FAULTS)
     FEW = pkg.few_flows_per_uplink(UPLINKS) * UPLINKS
-    PINNED_MUL = 1 if F_F4 else 2
     UW = max(len(i_slowest_unchanged), len(i_samples), len(i_fix_attempts), len(i_fix_successes)) + 8
     FW = len(i_busiest_uplink_flows) + UPLINKS.bit_length() + 5
     RW = W + 5
@@ -128,13 +120,10 @@ def collective_telemetry(clk, rst, snapshot, i_local_min_gbps, i_local_mean_gbps
             # A rate for a collective means the JOB's minimum, which this leaf cannot compute.
             if i_job_min_valid:
                 o_job_rate_claim.next = 1
-                if i_job_min_gbps > i_local_min_gbps and not F_F2:
+                if i_job_min_gbps > i_local_min_gbps:
                     o_job_min_gbps.next = i_local_min_gbps
                 else:
                     o_job_min_gbps.next = i_job_min_gbps
-            elif F_F1:
-                o_job_rate_claim.next = 1
-                o_job_min_gbps.next = i_local_min_gbps
             else:
                 o_job_rate_claim.next = 0
                 o_job_min_gbps.next = 0
@@ -147,14 +136,11 @@ def collective_telemetry(clk, rst, snapshot, i_local_min_gbps, i_local_mean_gbps
             else:
                 o_fix_effective_pct.next = 0
             o_caveats.next[C_LOCAL_ONLY] = not i_job_min_valid
-            u[:] = i_slowest_unchanged * PINNED_MUL
+            u[:] = i_slowest_unchanged * 2
             o_caveats.next[C_PINNED] = i_samples != 0 and u > i_samples
             o_caveats.next[C_FEW_FLOWS] = i_flows_this_leaf < FEW
             o_caveats.next[C_FIX_INERT] = i_active_fix != FIX_NONE and i_fix_attempts != 0 \
                 and i_fix_successes == 0
-            if F_F3:
-                o_rate_claim_valid.next = 1
-            else:
-                o_rate_claim_valid.next = i_job_min_valid
+            o_rate_claim_valid.next = i_job_min_valid
 
     return bank

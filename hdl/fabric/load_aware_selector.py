@@ -62,13 +62,6 @@ Ports (W = len(busiest_gbps); widths from the signals):
 Parameters:
     PATH_MODE   "mod" (hash % PATHS) or "mulhi" ((hash x PATHS) >> 32), as in
                 ecmp_hash_unit and golden.fabric.ecmp.select_path
-    FAULT       test only: "" (correct), "C3" (publishes PATHS when the lightest
-                is path PATHS-1), "C4" (after PATHS placements, idle cycles move
-                1 Gb/s from the busiest to the lightest path: a re-pin), "D1" (after
-                PATHS placements picks the path after the cheapest), "D2" (hash
-                path in the other PATH_MODE), "D3" (placement adds declared + 1),
-                "D4" (placements on path 0 are not counted as perfect), "D5"
-                (busiest scan broken: reads 0), "D6" (flow end wraps below zero)
 
 golden.fabric.load_aware_selector is the bit-exact reference (SelectorModel) and holds
 the rule alone (choose).  The conformance monitor's D1 ("the chosen path carries the
@@ -89,17 +82,14 @@ from myhdl import Signal, always_comb, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
 
-FAULTS = ("C3", "C4", "D1", "D2", "D3", "D4", "D5", "D6")
-
 
 @block
 def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end, ending_path,
                         ending_gbps, load_aware_enable, chosen_path, path_load_gbps, busiest_gbps,
                         lightest_gbps, imbalance_x10, choice_was_hash, c_flows_placed,
                         c_perfect_placements, sticky_preserved, accounting_error, spine_load_gbps=None,
-                        spine_steered=None, PATH_MODE="mod", FAULT=""):
+                        spine_steered=None, PATH_MODE="mod"):
     name = "load_aware_selector"
-    pkg.check_fault(FAULT, FAULTS, name)
     if PATH_MODE not in pkg.PATH_MODES:
         raise ValueError(f"{name}: PATH_MODE={PATH_MODE!r}; choose one of {', '.join(pkg.PATH_MODES)}")
     W = len(busiest_gbps)
@@ -116,8 +106,7 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
     if spine_steered is None:
         spine_steered = Signal(bool(0))
     pkg.require_width(spine_steered, 1, name, "spine_steered")
-    F_C3, F_C4, F_D1, F_D2, F_D3, F_D4, F_D5, F_D6 = (FAULT == f for f in FAULTS)
-    MULHI = (PATH_MODE == "mulhi") != F_D2
+    MULHI = PATH_MODE == "mulhi"
     POW2 = PATHS & (PATHS - 1) == 0
     PATH_MASK = PATHS - 1
     PROD_W = 32 + PATHS.bit_length() + 1
@@ -132,11 +121,8 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
     RATIO_MAX = (1 << len(imbalance_x10)) - 1
     PLACED_MAX = (1 << len(c_flows_placed)) - 1
     PERFECT_MAX = (1 << len(c_perfect_placements)) - 1
-    EXTRA = 1 if F_D3 else 0
 
     choice = Signal(intbv(0)[IDX_W:])      # the path actually loaded
-    lightest_idx = Signal(intbv(0)[IDX_W:])
-    busiest_idx = Signal(intbv(0)[IDX_W:])
 
     @always_comb
     def choose():
@@ -152,7 +138,6 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
         lo = intbv(0)[W:]
         hi = intbv(0)[W:]
         lo_i = intbv(0)[IDX_W:]
-        hi_i = intbv(0)[IDX_W:]
         prod = intbv(0)[PROD_W:]
         hp = intbv(0)[IDX_W:]
         pick = intbv(0)[IDX_W:]
@@ -162,7 +147,6 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
         lo[:] = LANE_MAX
         hi[:] = 0
         lo_i[:] = 0
-        hi_i[:] = 0
         best_hop[:] = LANE_MAX
         best_both[:] = COST_TOTAL_SENTINEL
         best_i[:] = 0
@@ -184,13 +168,8 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
             if lane < lo:
                 lo[:] = lane
                 lo_i[:] = i
-            if F_D5:
-                if lane < hi:
-                    hi[:] = lane
-                    hi_i[:] = i
-            elif lane > hi:
+            if lane > hi:
                 hi[:] = lane
-                hi_i[:] = i
         if MULHI:
             prod[:] = flow_hash * PATHS
             hp[:] = prod >> 32
@@ -200,21 +179,11 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
             hp[:] = flow_hash % PATHS
         if load_aware_enable:
             pick[:] = best_i
-            if F_D1 and c_flows_placed > PATHS:
-                if best_i == PATHS - 1:
-                    pick[:] = 0
-                else:
-                    pick[:] = best_i + 1
         else:
             pick[:] = hp
         spine_steered.next = load_aware_enable and best_i != lo_i
         choice.next = pick
-        lightest_idx.next = lo_i
-        busiest_idx.next = hi_i
-        if F_C3 and load_aware_enable and pick == PATHS - 1:
-            chosen_path.next = PATHS
-        else:
-            chosen_path.next = pick[CP_W:0]
+        chosen_path.next = pick[CP_W:0]
         lightest_gbps.next = lo
         busiest_gbps.next = hi
         choice_was_hash.next = not load_aware_enable
@@ -244,27 +213,18 @@ def load_aware_selector(clk, rst, flow_start, flow_hash, declared_gbps, flow_end
             rest[:] = rest >> W
             new[:] = old
             if flow_start and choice == i:
-                new[:] = new + declared_gbps + EXTRA
+                new[:] = new + declared_gbps
                 if new > LANE_MAX:
                     new[:] = LANE_MAX
                     err[:] = 1
-                if old == 0 and c_perfect_placements < PERFECT_MAX and not (F_D4 and i == 0):
+                if old == 0 and c_perfect_placements < PERFECT_MAX:
                     c_perfect_placements.next = c_perfect_placements + 1
             if flow_end and ending_path == i:
                 if new >= ending_gbps:
                     new[:] = new - ending_gbps
                 else:
                     err[:] = 1
-                    if F_D6:
-                        new[:] = (new + LANE_MAX + 1 - ending_gbps) & LANE_MAX
-                    else:
-                        new[:] = 0
-            if F_C4 and not flow_start and not flow_end and c_flows_placed > PATHS \
-                    and busiest_gbps > lightest_gbps + 1:
-                if busiest_idx == i:
-                    new[:] = new - 1
-                elif lightest_idx == i:
-                    new[:] = new + 1
+                    new[:] = 0
             lw[:] = new[W:0]
             out[:] = (out >> W) | (lw << TOP)
         path_load_gbps.next = out

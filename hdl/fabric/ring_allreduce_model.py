@@ -33,10 +33,6 @@ Parameters:
     PARTICIPANTS  N, the ring's participant count (>= 2)
     S_MB          gradient buffer in MB (>= 1)
     RATE          line rate in Gb/s (>= 1)
-    FAULT         test only: "" (correct), "B1" (2N steps), "B2" (S/(N-1)
-                  chunk), "B3" (step time divides by the MEAN), "B4" (the step counter also
-                  counts the first tick after the last step), "B5" (running never clears), "B6" (slowdown
-                  inverted); each breaks exactly the named property.
 
 Fixed from the seed's simplifications: the seed computes kB as MB x 1024 but
 converts kB to microseconds as if decimal, so its own 1.279 s ideal
@@ -51,39 +47,34 @@ from myhdl import Signal, always_comb, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
 
-FAULTS = ("B1", "B2", "B3", "B4", "B5", "B6")
-
 
 @block
 def ring_allreduce_model(clk, rst, start, step_tick, link_gbps, slowest_gbps, pacing_member,
                          step_bytes_kb, steps_total, step_time_us, collective_time_ms,
                          ideal_time_ms, slowdown_x100, running, done, c_steps_done,
-                         PARTICIPANTS=pkg.PARTICIPANTS, S_MB=8000, RATE=pkg.RATE_GBPS, FAULT=""):
+                         PARTICIPANTS=pkg.PARTICIPANTS, S_MB=8000, RATE=pkg.RATE_GBPS):
     name = "ring_allreduce_model"
-    pkg.check_fault(FAULT, FAULTS, name)
     if PARTICIPANTS < 2 or S_MB < 1 or RATE < 1:
         raise ValueError(f"{name}: need PARTICIPANTS >= 2, S_MB >= 1, RATE >= 1 "
                          f"(got {PARTICIPANTS}, {S_MB}, {RATE})")
     W = len(slowest_gbps)
     MEMBERS = pkg.lanes(link_gbps, W, name, "link_gbps")
     pkg.require_index_width(pacing_member, MEMBERS, name, "pacing_member")
-    F_B1, F_B2, F_B3, F_B4, F_B5, F_B6 = (FAULT == f for f in FAULTS)
     N = PARTICIPANTS
-    STEPS = 2 * N if F_B1 else 2 * (N - 1)
-    STEP_KB = S_MB * 1000 // (N - 1) if F_B2 else S_MB * 1000 // N
+    STEPS = 2 * (N - 1)
+    STEP_KB = S_MB * 1000 // N
     TIME_NUM = S_MB * 8 * 2 * (N - 1)          # ms x Gb/s x N over the whole collective
     IDEAL_MS = TIME_NUM // (N * RATE)
     STEP_NUM = STEP_KB * 8
     SLOW_NUM = RATE * 100
     for port, sig, v in (("steps_total", steps_total, STEPS), ("step_bytes_kb", step_bytes_kb, STEP_KB),
                          ("ideal_time_ms", ideal_time_ms, IDEAL_MS),
-                         ("c_steps_done", c_steps_done, STEPS + 1)):
+                         ("c_steps_done", c_steps_done, STEPS)):
         if v >= (1 << len(sig)):
             raise ValueError(f"{name}: {port} is {len(sig)} bits, too narrow for {v}")
     BUS = len(link_gbps)
-    SUM_W = W + pkg.clog2(MEMBERS) + 1
     DEN_W = W + N.bit_length() + 1
-    NUM_W = max(TIME_NUM.bit_length(), STEP_NUM.bit_length(), SLOW_NUM.bit_length(), SUM_W) + 1
+    NUM_W = max(TIME_NUM.bit_length(), STEP_NUM.bit_length(), SLOW_NUM.bit_length()) + 1
     IDX_W = len(pacing_member)
     LANE_MAX = (1 << W) - 1
     STEP_T_MAX = (1 << len(step_time_us)) - 1
@@ -96,18 +87,14 @@ def ring_allreduce_model(clk, rst, start, step_tick, link_gbps, slowest_gbps, pa
         lane = intbv(0)[W:]
         lo = intbv(0)[W:]
         idx = intbv(0)[IDX_W:]
-        total = intbv(0)[SUM_W:]
-        div = intbv(0)[SUM_W:]
         den = intbv(0)[DEN_W:]
         q = intbv(0)[NUM_W:]
         rest[:] = link_gbps
         lo[:] = LANE_MAX
         idx[:] = 0
-        total[:] = 0
         for i in range(MEMBERS):
             lane[:] = rest[W:0]
             rest[:] = rest >> W
-            total[:] = total + lane
             if lane < lo:
                 lo[:] = lane
                 idx[:] = i
@@ -117,14 +104,10 @@ def ring_allreduce_model(clk, rst, start, step_tick, link_gbps, slowest_gbps, pa
         step_bytes_kb.next = STEP_KB
         ideal_time_ms.next = IDEAL_MS
         # A step completes when the SLOWEST link has delivered its chunk.
-        if F_B3:
-            div[:] = total // MEMBERS
-        else:
-            div[:] = lo
-        if div == 0:
+        if lo == 0:
             step_time_us.next = STEP_T_MAX
         else:
-            q[:] = STEP_NUM // div
+            q[:] = STEP_NUM // lo
             if q > STEP_T_MAX:
                 q[:] = STEP_T_MAX
             step_time_us.next = q
@@ -137,11 +120,7 @@ def ring_allreduce_model(clk, rst, start, step_tick, link_gbps, slowest_gbps, pa
             if q > COLL_T_MAX:
                 q[:] = COLL_T_MAX
             collective_time_ms.next = q
-            if F_B6:
-                q[:] = lo * 100
-                q[:] = q // RATE
-            else:
-                q[:] = SLOW_NUM // lo
+            q[:] = SLOW_NUM // lo
             if q > SLOWDOWN_MAX:
                 q[:] = SLOWDOWN_MAX
             slowdown_x100.next = q
@@ -153,15 +132,9 @@ def ring_allreduce_model(clk, rst, start, step_tick, link_gbps, slowest_gbps, pa
             running.next = 1
             c_steps_done.next = 0
         elif running and step_tick:
-            if F_B5:
-                if c_steps_done < STEPS:
-                    c_steps_done.next = c_steps_done + 1
-            else:
-                c_steps_done.next = c_steps_done + 1
-                if c_steps_done + 1 >= STEPS:
-                    running.next = 0
-                    done.next = 1
-        elif F_B4 and step_tick and c_steps_done == STEPS:
             c_steps_done.next = c_steps_done + 1
+            if c_steps_done + 1 >= STEPS:
+                running.next = 0
+                done.next = 1
 
     return model, steps

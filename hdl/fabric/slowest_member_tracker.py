@@ -34,28 +34,18 @@ Not fixed: a slowest member alternating between two indices still reads as
 unstable; the minimum is this leaf's only (the job's minimum is imported by
 collective_telemetry).
 
-Parameters:
-    FAULT   test only: "" (default) for the correct block, or one of
-            "A1" (publish the mean as the collective rate), "A2" (publish half
-            the mean), "A3" (member 0 left out of
-            the minimum and the mean, as if MEMBERS were one fewer), "A4" (slowest index off
-            by one), "A5" (declare RED_MEAN), "A6" (ratio inverted to min/mean),
-            each breaking exactly the named property of docs/fabric_hdl.md.
+No parameters: every size comes from the ports.
 """
 from myhdl import Signal, always_comb, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
 
-FAULTS = ("A1", "A2", "A3", "A4", "A5", "A6")
-
 
 @block
 def slowest_member_tracker(clk, rst, sample, member_gbps, min_gbps, mean_gbps, max_gbps,
                            collective_gbps, slowest_member, mean_over_min_x10,
-                           mean_would_overstate, reduction_op, c_samples, c_slowest_unchanged,
-                           FAULT=""):
+                           mean_would_overstate, reduction_op, c_samples, c_slowest_unchanged):
     name = "slowest_member_tracker"
-    pkg.check_fault(FAULT, FAULTS, name)
     W = len(min_gbps)
     MEMBERS = pkg.lanes(member_gbps, W, name, "member_gbps")
     for port, sig in (("mean_gbps", mean_gbps), ("max_gbps", max_gbps),
@@ -71,9 +61,7 @@ def slowest_member_tracker(clk, rst, sample, member_gbps, min_gbps, mean_gbps, m
     SAMPLES_MAX = (1 << len(c_samples)) - 1
     UNCHANGED_MAX = (1 << len(c_slowest_unchanged)) - 1
     IDX_W = len(slowest_member)
-    F_A1, F_A2, F_A3, F_A4, F_A5, F_A6 = (FAULT == f for f in FAULTS)
-    MEAN_DIV = MEMBERS - 1 if (F_A3 and MEMBERS > 1) else MEMBERS
-    RED_MIN, RED_MEAN = pkg.RED_MIN, pkg.RED_MEAN
+    RED_MIN = pkg.RED_MIN
 
     slowest = Signal(intbv(0)[IDX_W:])
     prev_slowest = Signal(intbv(0)[IDX_W:])
@@ -97,45 +85,26 @@ def slowest_member_tracker(clk, rst, sample, member_gbps, min_gbps, mean_gbps, m
         for i in range(MEMBERS):
             lane[:] = rest[W:0]
             rest[:] = rest >> W
-            if not (F_A3 and i == 0):
-                total[:] = total + lane
-                if lane < lo:
-                    lo[:] = lane
-                    idx[:] = i
+            total[:] = total + lane
+            if lane < lo:
+                lo[:] = lane
+                idx[:] = i
             if lane > hi:
                 hi[:] = lane
-        mean[:] = total // MEAN_DIV
-        if F_A4:
-            if idx == MEMBERS - 1:
-                idx[:] = 0
-            else:
-                idx[:] = idx + 1
+        mean[:] = total // MEMBERS
         min_gbps.next = lo
         max_gbps.next = hi
         slowest.next = idx
         slowest_member.next = idx
-        if F_A2:
-            mean_gbps.next = mean >> 1
-        else:
-            mean_gbps.next = mean
+        mean_gbps.next = mean
         # The collective's rate is the minimum. Not the sum, not the mean.
-        if F_A1:
-            collective_gbps.next = mean
-        else:
-            collective_gbps.next = lo
-        if F_A5:
-            reduction_op.next = RED_MEAN
-        else:
-            reduction_op.next = RED_MIN
+        collective_gbps.next = lo
+        reduction_op.next = RED_MIN
         if lo == 0:
             mean_over_min_x10.next = RATIO_MAX
         else:
-            if F_A6:
-                num[:] = lo * 10
-                ratio[:] = num // mean
-            else:
-                num[:] = mean * 10
-                ratio[:] = num // lo
+            num[:] = mean * 10
+            ratio[:] = num // lo
             if ratio > RATIO_MAX:
                 ratio[:] = RATIO_MAX
             mean_over_min_x10.next = ratio

@@ -25,7 +25,6 @@ Every numeric output saturates at all ones if its value does not fit.
 
 Parameters:
     ACCELERATORS  accelerators in the job (>= 1)
-    FAULT         test only: "" (correct) or "F5" (divide by 1024 instead of 1000)
 
 Fixed from the seed's simplifications: exposed_pct is an input (the seed hard-wires
 it to 100, its honest worst case) and scales the loss, not the slowdown; every
@@ -40,20 +39,16 @@ from myhdl import always_comb, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
 
-FAULTS = ("F5",)
-
 
 @block
 def stall_accountant(clk, rst, ideal_time_ms, actual_time_ms, steps_per_run, exposed_pct,
                      collective_done, lost_ms_per_collective, accel_seconds_lost,
                      wall_hours_per_run, accel_hours_per_run, slowdown_x100, c_collectives,
-                     c_accel_seconds_total, ACCELERATORS=pkg.PARTICIPANTS, FAULT=""):
+                     c_accel_seconds_total, ACCELERATORS=pkg.PARTICIPANTS):
     name = "stall_accountant"
-    pkg.check_fault(FAULT, FAULTS, name)
     if not isinstance(ACCELERATORS, int) or ACCELERATORS < 1:
         raise ValueError(f"{name}: ACCELERATORS must be a positive integer, got {ACCELERATORS!r}")
-    F_F5 = FAULT == "F5"
-    SEC_DIV = 1024 if F_F5 else 1000
+    MS_PER_SECOND = 1000
     MS_PER_HOUR = 3_600_000
     TW = max(len(ideal_time_ms), len(actual_time_ms))
     PW = len(exposed_pct)
@@ -95,7 +90,7 @@ def stall_accountant(clk, rst, ideal_time_ms, actual_time_ms, steps_per_run, exp
         lost_ms_per_collective.next = lost
         # Every accelerator in the job waits for the whole of the lost time.
         t1[:] = lost * ACCELERATORS
-        t1[:] = t1 // SEC_DIV
+        t1[:] = t1 // MS_PER_SECOND
         if t1 > ACCEL_MAX:
             t1[:] = ACCEL_MAX
         accel_seconds_lost.next = t1

@@ -22,10 +22,7 @@ Ports (W = len(collective_gbps); widths from the signals):
     connections_total (out) MEMBERS x STRIPES
     c_chunks (out)      chunks issued (saturating)
 
-Parameters:
-    FAULT   test only: "" (correct), "E1" (the last stripe is left out of each sum),
-            "E2" (collective rate = MEAN of members), "E3" (reassembly never flagged),
-            "E4" (depth counts STRIPES gaps), "E5" (connections = MEMBERS + STRIPES)
+No parameters: MEMBERS and STRIPES come from the port widths.
 
 Fixed from the seed's simplifications: a member's sum saturates instead of being
 truncated to 16 bits; stripe_bytes rounds up so the stripes cover a chunk that
@@ -38,30 +35,24 @@ from myhdl import always_comb, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
 
-FAULTS = ("E1", "E2", "E3", "E4", "E5")
-
 
 @block
 def striping_controller(clk, rst, chunk_start, chunk_bytes, stripe_gbps, stripe_bytes, member_gbps,
                         collective_gbps, pacing_member, reassembly_required, reorder_depth_bytes,
-                        connections_total, c_chunks, FAULT=""):
+                        connections_total, c_chunks):
     name = "striping_controller"
-    pkg.check_fault(FAULT, FAULTS, name)
     W = len(collective_gbps)
     MEMBERS = pkg.lanes(member_gbps, W, name, "member_gbps")
     STRIPES = pkg.lanes(stripe_gbps, len(member_gbps), name, "stripe_gbps (whole MEMBERS x W groups)")
     pkg.require_index_width(pacing_member, MEMBERS, name, "pacing_member")
     if MEMBERS * STRIPES >= (1 << len(connections_total)):
         raise ValueError(f"{name}: connections_total is too narrow for {MEMBERS * STRIPES}")
-    F_E1, F_E2, F_E3, F_E4, F_E5 = (FAULT == f for f in FAULTS)
-    CONNS = MEMBERS + STRIPES if F_E5 else MEMBERS * STRIPES
-    GAPS = STRIPES if F_E4 else STRIPES - 1
-    SUM_STRIPES = STRIPES - 1 if F_E1 else STRIPES
-    REASSEMBLY = (STRIPES > 1) and not F_E3
+    CONNS = MEMBERS * STRIPES
+    GAPS = STRIPES - 1
+    REASSEMBLY = STRIPES > 1
     SBUS, MBUS = len(stripe_gbps), len(member_gbps)
     TOP = MBUS - W
     SUM_W = W + pkg.clog2(STRIPES) + 1
-    MSUM_W = W + pkg.clog2(MEMBERS) + 1
     LANE_MAX = (1 << W) - 1
     CW = len(chunk_bytes)
     SB_MAX = (1 << len(stripe_bytes)) - 1
@@ -75,7 +66,6 @@ def striping_controller(clk, rst, chunk_start, chunk_bytes, stripe_gbps, stripe_
         rest = intbv(0)[SBUS:]
         lane = intbv(0)[W:]
         acc = intbv(0)[SUM_W:]
-        msum = intbv(0)[MSUM_W:]
         lw = intbv(0)[MBUS:]
         out = intbv(0)[MBUS:]
         lo = intbv(0)[W:]
@@ -86,13 +76,11 @@ def striping_controller(clk, rst, chunk_start, chunk_bytes, stripe_gbps, stripe_
         out[:] = 0
         lo[:] = LANE_MAX
         idx[:] = 0
-        msum[:] = 0
         for m in range(MEMBERS):
             # A ring link's bandwidth is the SUM of its stripes: they run in parallel.
             acc[:] = 0
             for s in range(STRIPES):
-                if s < SUM_STRIPES:
-                    acc[:] = acc + rest[W:0]
+                acc[:] = acc + rest[W:0]
                 rest[:] = rest >> W
             if acc > LANE_MAX:
                 lane[:] = LANE_MAX
@@ -100,16 +88,12 @@ def striping_controller(clk, rst, chunk_start, chunk_bytes, stripe_gbps, stripe_
                 lane[:] = acc
             lw[:] = lane
             out[:] = (out >> W) | (lw << TOP)
-            msum[:] = msum + lane
             # The collective's rate is the MINIMUM over ring links: they run in series.
             if lane < lo:
                 lo[:] = lane
                 idx[:] = m
         member_gbps.next = out
-        if F_E2:
-            collective_gbps.next = msum // MEMBERS
-        else:
-            collective_gbps.next = lo
+        collective_gbps.next = lo
         pacing_member.next = idx
         sb[:] = chunk_bytes + (STRIPES - 1)
         sb[:] = sb // STRIPES

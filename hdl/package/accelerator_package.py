@@ -66,9 +66,6 @@ work units per cycle, DRATE_W = len(hbm_rate)):
 
 Parameters:
     POLICY            passed to work_distributor
-    FAULT             test-only deliberate bug: a work_distributor FAULT_*, or
-                      FAULT_RETRY_AS_WORK (this package feeds the estimator
-                      transport retries as completed work: the §16 conflation)
     WINDOW            estimator window in active cycles (>= 2)
     QUEUE_DEPTH       jobs each die holds (power of two >= 2)
     RATE_FRAC         fraction bits of the rates (>= 0)
@@ -79,15 +76,11 @@ from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
 from hdl.common.wiring import ports_of
 from hdl.package.compute_die_model import compute_die_model
-from hdl.package.estimator_feed import estimator_feed
 from hdl.package.package_assertion_monitor import package_assertion_monitor
 from hdl.package.phase_barrier import phase_barrier
 from hdl.package.service_rate_estimator import service_rate_estimator
 from hdl.package.shared_resource_arbiter import shared_resource_arbiter
-from hdl.package.work_distributor import FAULT_NONE, FAULTS, POLICY_SERVICE_RATE, work_distributor
-
-FAULT_RETRY_AS_WORK = max(FAULTS.values()) + 1
-PACKAGE_FAULTS = {**FAULTS, "retry_as_work": FAULT_RETRY_AS_WORK}
+from hdl.package.work_distributor import POLICY_SERVICE_RATE, work_distributor
 
 
 @block
@@ -104,11 +97,9 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
                         fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
                         fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved,
                         imbalance_armed,
-                        POLICY=POLICY_SERVICE_RATE, FAULT=FAULT_NONE, WINDOW=64, QUEUE_DEPTH=8, RATE_FRAC=4,
+                        POLICY=POLICY_SERVICE_RATE, WINDOW=64, QUEUE_DEPTH=8, RATE_FRAC=4,
                         CROSS_SHIFT=1, IMBALANCE_BUDGET=24, DEGRADE_SHIFT=2):
     name = "accelerator_package"
-    if FAULT not in PACKAGE_FAULTS.values():
-        raise ValueError(f"{name}: FAULT={FAULT!r} is not one of {sorted(PACKAGE_FAULTS.values())}")
     n_tgt = len(tgt_enable)
     drate_w = len(hbm_rate)
     for sig, label in ((die_rate, "die_rate"), (link_rate, "link_rate")):
@@ -125,8 +116,6 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
     tgt_w = len(m_job_target)
     work_w = len(s_axis_job_tdata)
     epoch_w = len(route_epoch)
-    dist_fault = FAULT if FAULT != FAULT_RETRY_AS_WORK else FAULT_NONE
-    retry_as_work = FAULT == FAULT_RETRY_AS_WORK
 
     # Distributor-side wires that are not top-level ports.
     dist_tvalid = Signal(bool(0))
@@ -141,11 +130,6 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
     job_live = Signal(intbv(0)[n_job:])
     job_gen = Signal(intbv(0)[n_job * gen_w:])
     job_epoch = Signal(intbv(0)[n_job * epoch_w:])
-    # What the estimator counts as retired work (differs from the distributor's
-    # retirement only in the FAULT_RETRY_AS_WORK variant).
-    est_retire = Signal(bool(0))
-    est_target = Signal(intbv(0)[tgt_w:])
-    est_work = Signal(intbv(0)[work_w:])
     hbm_sat = Signal(bool(0))
     d2d_sat = Signal(bool(0))
 
@@ -174,9 +158,10 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
                          accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles)
     dist = work_distributor(**ports_of(work_distributor, locals(), s_axis_job_tvalid=dist_tvalid,
                                        s_cmpl_valid=cmpl_valid, s_cmpl_slot=cmpl_slot, s_cmpl_gen=cmpl_gen),
-                            POLICY=POLICY, FAULT=dist_fault)
+                            POLICY=POLICY)
+    # The estimator counts retired work only: a transport retry re-sends a job, it completes none (§16).
     est = service_rate_estimator(
-        clk, rst, dispatch_fire, m_job_target, m_job_work, est_retire, est_target, est_work,
+        clk, rst, dispatch_fire, m_job_target, m_job_work, retire_fire, retire_target, retire_work,
         outstanding, stall_vec, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
         stall_cyc, WINDOW=WINDOW)
     dies = [compute_die_model(clk, rst, m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_work, m_job_retry,
@@ -186,8 +171,6 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
             for t in range(n_tgt)]
     arb = shared_resource_arbiter(clk, rst, want_vec, link_rate, hbm_rate, d2d_rate, grant, hbm_sat, d2d_sat,
                                   hbm_sat_cyc, d2d_sat_cyc, CROSS_SHIFT=CROSS_SHIFT)
-    feed = estimator_feed(retry_fire, m_job_target, m_job_work, retire_fire, retire_target, retire_work,
-                          est_retire, est_target, est_work, RETRY_AS_WORK=retry_as_work)
     mon = package_assertion_monitor(
         clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, cmpl_slot,
         cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
@@ -249,4 +232,4 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
         die_busy.next = busy_vec
         die_stall.next = stall_vec
 
-    return gate, dist, est, dies, arb, mon, gate_jobs, feed, arbitrate, rotate, die_status
+    return gate, dist, est, dies, arb, mon, gate_jobs, arbitrate, rotate, die_status

@@ -71,15 +71,6 @@ N_JOB = 2**len(m_job_slot)):
 
 Parameters:
     POLICY   POLICY_ROUND_ROBIN or POLICY_SERVICE_RATE.
-    FAULT    test-only deliberate bug, FAULT_NONE (default) in every real use:
-             FAULT_NO_GEN_CHECK   retire on a live slot without comparing the
-                                  generation (a stale completion retires the
-                                  slot's next job)
-             FAULT_RETRY_AS_JOB   a transport retry allocates a new job entry
-             FAULT_EPOCH_REWRITE  a route-epoch change is written into every
-                                  live entry ("quick remap without quiescing")
-             FAULT_TIE_LOWEST     service-rate ties go to the lowest index (the
-                                  illustrative always_comb loop as written)
 
 Guarantees: a job is allocated only on acceptance (offer and target ready);
 retirement needs a live entry whose generation matches the completion; every
@@ -91,14 +82,6 @@ from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
 POLICY_ROUND_ROBIN = 0
 POLICY_SERVICE_RATE = 1
 POLICIES = {"round_robin": POLICY_ROUND_ROBIN, "service_rate": POLICY_SERVICE_RATE}
-
-FAULT_NONE = 0
-FAULT_NO_GEN_CHECK = 1
-FAULT_RETRY_AS_JOB = 2
-FAULT_EPOCH_REWRITE = 3
-FAULT_TIE_LOWEST = 4
-FAULTS = {"none": FAULT_NONE, "no_gen_check": FAULT_NO_GEN_CHECK, "retry_as_job": FAULT_RETRY_AS_JOB,
-          "epoch_rewrite": FAULT_EPOCH_REWRITE, "tie_lowest": FAULT_TIE_LOWEST}
 
 
 @block
@@ -113,13 +96,11 @@ def work_distributor(clk, rst,
                      outstanding, outstanding_work,
                      chk_slot, chk_live, chk_gen, chk_epoch,
                      job_live, job_gen, job_epoch,
-                     POLICY=POLICY_SERVICE_RATE, FAULT=FAULT_NONE):
+                     POLICY=POLICY_SERVICE_RATE):
     name = "work_distributor"
     if POLICY not in POLICIES.values():
         raise ValueError(f"{name}: POLICY={POLICY!r}; use POLICY_ROUND_ROBIN ({POLICY_ROUND_ROBIN}) "
                          f"or POLICY_SERVICE_RATE ({POLICY_SERVICE_RATE})")
-    if FAULT not in FAULTS.values():
-        raise ValueError(f"{name}: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
     n_tgt = len(tgt_enable)
     tgt_w = len(m_job_target)
     slot_w = len(m_job_slot)
@@ -173,7 +154,6 @@ def work_distributor(clk, rst,
     out_work = [Signal(modbv(0)[owork_w:]) for _ in range(n_tgt)]
     rate = [Signal(intbv(0)[rate_w:]) for _ in range(n_tgt)]
     rr_ptr = Signal(intbv(0)[tgt_w:])
-    last_epoch = Signal(intbv(0)[epoch_w:])
 
     # Combinational decision of this cycle.
     sel_target = Signal(intbv(0)[tgt_w:])
@@ -182,7 +162,6 @@ def work_distributor(clk, rst,
     have_free = Signal(bool(0))
     retry_live = Signal(bool(0))
     fire_new = Signal(bool(0))       # a table entry is allocated this cycle
-    fire_retry = Signal(bool(0))
     cmpl_match = Signal(bool(0))
 
     # The combinational decisions below also read rst, so they are evaluated again when reset
@@ -229,12 +208,9 @@ def work_distributor(clk, rst,
             # Visit targets in round-robin order from rr_ptr; a candidate replaces the
             # best only when strictly better, so the first in that order wins a tie.
             for k in range(n_tgt):
-                if FAULT == FAULT_TIE_LOWEST:
-                    cand[:] = k
-                else:
-                    cand[:] = rr_ptr + k
-                    if cand >= n_tgt:
-                        cand[:] = cand - n_tgt
+                cand[:] = rr_ptr + k
+                if cand >= n_tgt:
+                    cand[:] = cand - n_tgt
                 if tgt_enable[cand]:
                     if not found:
                         best[:] = cand
@@ -287,11 +263,8 @@ def work_distributor(clk, rst,
         if retry_valid and retry_live:
             tr = tgt_ready[tbl_tgt[retry_slot]]
             rf = tr
-            if FAULT == FAULT_RETRY_AS_JOB:
-                nf = tr and have_free    # BUG: the retry becomes a second semantic job
         else:
             nf = s_axis_job_tvalid and have_free and sel_ok and tgt_ready[sel_target]
-        fire_retry.next = rf
         fire_new.next = nf
         retry_fire.next = rf
         dispatch_fire.next = nf
@@ -302,10 +275,7 @@ def work_distributor(clk, rst,
     def completion():
         m = False
         if s_cmpl_valid and tbl_live[s_cmpl_slot]:
-            if FAULT == FAULT_NO_GEN_CHECK:
-                m = True                 # BUG: a stale completion matches any live use of the slot
-            else:
-                m = tbl_gen[s_cmpl_slot] == s_cmpl_gen
+            m = tbl_gen[s_cmpl_slot] == s_cmpl_gen
         cmpl_match.next = m
         retire_fire.next = m
         retire_target.next = tbl_tgt[s_cmpl_slot]
@@ -358,8 +328,6 @@ def work_distributor(clk, rst,
         ci = intbv(0)[cnt_w:]
         cd = intbv(0)[cnt_w:]
         new_tgt[:] = sel_target
-        if fire_retry:
-            new_tgt[:] = tbl_tgt[retry_slot]
         ret_tgt[:] = tbl_tgt[s_cmpl_slot]
 
         if fire_new:
@@ -367,12 +335,8 @@ def work_distributor(clk, rst,
             tbl_gen[free_slot].next = tbl_gen[free_slot] + 1
             tbl_tgt[free_slot].next = new_tgt
             tbl_epoch[free_slot].next = route_epoch
-            if fire_retry:
-                tbl_tid[free_slot].next = tbl_tid[retry_slot]
-                tbl_work[free_slot].next = tbl_work[retry_slot]
-            else:
-                tbl_tid[free_slot].next = s_axis_job_tid
-                tbl_work[free_slot].next = s_axis_job_tdata
+            tbl_tid[free_slot].next = s_axis_job_tid
+            tbl_work[free_slot].next = s_axis_job_tdata
             # Ties break round-robin: the rotation resumes after the target just used.
             nxt[:] = new_tgt + 1
             if nxt >= n_tgt:
@@ -381,13 +345,6 @@ def work_distributor(clk, rst,
 
         if cmpl_match:
             tbl_live[s_cmpl_slot].next = False
-
-        last_epoch.next = route_epoch
-        if FAULT == FAULT_EPOCH_REWRITE:
-            if route_epoch != last_epoch:
-                for j in range(n_job):   # BUG: remaps live work without quiescing
-                    if tbl_live[j] and not (fire_new and free_slot == j):
-                        tbl_epoch[j].next = route_epoch
 
         # One net next-state expression per target: +dispatch -retire, so a dispatch
         # and a retirement to the same target in one cycle both count.
@@ -398,10 +355,7 @@ def work_distributor(clk, rst,
             cd[:] = 0
             if fire_new and new_tgt == t:
                 ci[:] = 1
-                if fire_retry:
-                    inc[:] = tbl_work[retry_slot]
-                else:
-                    inc[:] = s_axis_job_tdata
+                inc[:] = s_axis_job_tdata
             if cmpl_match and ret_tgt == t:
                 cd[:] = 1
                 dec[:] = tbl_work[s_cmpl_slot]

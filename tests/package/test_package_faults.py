@@ -1,8 +1,10 @@
 """Each package assertion fires on its broken variant, in the whole co-simulated
-package, on MyHDL and on Icarus (batched): exactly its own failure output,
-first at the same cycle on both back ends (under `-m slow` also on Verilator);
-the correct design under the same stimulus fires nothing.  The broken variants
-are the notes' own failure lenses: a completion without its generation check
+package, in the Icarus co-simulation and in batched Icarus: exactly its own
+failure output, first at the same cycle on both back ends (under `-m slow` also
+on Verilator); the correct design under the same stimulus fires nothing.  A
+broken variant is a package fault (cosim/package/faults.py, an edit of the
+converted Verilog: MyHDL never runs it) or the round-robin policy.  They are
+the notes' own failure lenses: a completion without its generation check
 (a stale completion retires a recycled slot's new job), a retry that
 allocates, a route epoch rewritten under live jobs, round-robin keeping a
 disabled die in the rotation, the illustrative selection loop that breaks ties
@@ -14,7 +16,7 @@ import pytest
 
 from cosim.package.package_bench import FAULT_BASE, broken_variants, live_slots, run_package
 from hdl.package.package_assertion_monitor import ASSERTIONS
-from hdl.package.work_distributor import FAULT_NO_GEN_CHECK, POLICY_ROUND_ROBIN
+from hdl.package.work_distributor import POLICY_ROUND_ROBIN
 
 # A compute-bound package (HBM and D2D ample), a 60-job phase.
 BASE = FAULT_BASE
@@ -38,13 +40,13 @@ def test_every_assertion_has_a_broken_variant():
 def test_broken_variant_fires_exactly_its_assertion_on_both_back_ends(assertion):
     bad, good = variants()[assertion]
     firsts = {}
-    for backend in ("myhdl", "icarus-2005"):
+    for backend in ("icarus", "icarus-2005"):
         r = run(bad, backend)
         fired = r.fired()
         assert list(fired) == [assertion], (backend, fired)
         firsts[backend] = fired[assertion]
-    assert firsts["myhdl"] == firsts["icarus-2005"]
-    assert run(bad, "myhdl").trace == run(bad, "icarus-2005").trace
+    assert firsts["icarus"] == firsts["icarus-2005"]
+    assert run(bad, "icarus").trace == run(bad, "icarus-2005").trace
     ok = run(good)
     assert ok.fired() == {} and ok.finished
     if all(good.enable):
@@ -77,7 +79,7 @@ def test_stale_completion_releases_the_barrier_early():
     c = last - 6                                      # the job is live, two thirds through its service
     assert live_slots(ok, c)[slot] == gen >= 2
     stale = ((c, slot, (gen - 1) % 16),)
-    for fault, early in ((FAULT_NO_GEN_CHECK, True), (0, False)):
+    for fault, early in (("no_gen_check", True), ("", False)):
         r = run(setup.with_(fault=fault, late_completions=stale))
         end = next(c for c in range(r.cycles) if r.trace["phase_done"][c])
         assert (r.trace["die_busy"][end] != 0) == early

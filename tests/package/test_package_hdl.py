@@ -21,7 +21,7 @@ def _extra_blocks():
     from myhdl import ResetSignal, Signal, intbv
 
     from cosim.package.package_bench import Geometry, checked_distributor_signals
-    from hdl.package.checked_work_distributor import checked_work_distributor
+    from cosim.package.checked_work_distributor import checked_work_distributor
     from hdl.package.phase_barrier import phase_barrier
     u = lambda w: Signal(intbv(0)[w:])  # noqa: E731
     b = lambda: Signal(bool(0))  # noqa: E731

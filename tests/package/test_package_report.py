@@ -81,7 +81,7 @@ def test_report_with_the_cosimulated_package(tmp_path):
     assert "HBM was used up" in md and "D2D was used up" in md and "healthy: rates alike" in md
     # retries leave svc_rate unchanged; counted as work they are caught
     assert _rows(md, "with retries")[0][2] == "yes"
-    assert "a_work_conserved (cycle" in _rows(md, "with retries, FAULT_RETRY_AS_WORK")[0][6]
+    assert "a_work_conserved (cycle" in _rows(md, "with retries, fault retry_as_work")[0][6]
     # every assertion fires on its broken variant, alone, and holds on the correct design
     for a in ("a_retire_once", "a_retry_creates_no_job", "a_route_epoch_stable", "a_no_dispatch_to_disabled",
               "a_bounded_imbalance", "a_work_conserved"):

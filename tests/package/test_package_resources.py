@@ -13,10 +13,9 @@ from fractions import Fraction
 
 import pytest
 
-from cosim.package.package_bench import TIME_SCALE, live_slots, run_package, setup_from_graph
+from cosim.package.package_bench import TIME_SCALE, live_slots, run_package, setup_from_graph, verilog_backend
 from cosim.package.package_monitors import diagnose_run
 from golden.package import resource_graph as rg
-from hdl.package.accelerator_package import FAULT_RETRY_AS_WORK
 
 BASE = rg.Package()
 
@@ -174,9 +173,10 @@ def test_retries_leave_svc_rate_unchanged(backend):
     assert r.trace["svc_rate"] == plain.trace["svc_rate"]
     assert r.trace["completed_work"] == plain.trace["completed_work"]
     assert r.stream_cycles == plain.stream_cycles and r.fired() == {}
-    # The §16 conflation (retries counted as completed work) inflates the rate of the dies
-    # whose jobs were retried, and a_work_conserved catches it at the first retry.
-    bad = run(setup.with_(retries=retries, fault=FAULT_RETRY_AS_WORK), backend)
+    # The §16 conflation (retries counted as completed work, a fault of the converted Verilog, so
+    # co-simulated in place of MyHDL) inflates the rate of the dies whose jobs were retried, and
+    # a_work_conserved catches it at the first retry.
+    bad = run(setup.with_(retries=retries, fault="retry_as_work"), verilog_backend(backend))
     assert bad.trace["svc_rate"] != plain.trace["svc_rate"]
     n = min(bad.cycles, plain.cycles)
     assert any(bad.series("svc_rate", t)[c] > plain.series("svc_rate", t)[c] for t in range(4) for c in range(n))

@@ -1,6 +1,9 @@
 """The work distributor with the package assertion monitor beside it: the
 distributor's own ports plus one failure output per assertion, for testing the
-distributor with its targets modelled outside.
+distributor with its targets modelled outside (the test bench's
+cosim.package.package_bench.run_distributor and the formal target
+work_distributor).  A verification harness, not part of the package: the
+package itself (hdl.package.accelerator_package) wires the same two blocks.
 
 In this harness the service rates are an input (the estimator is outside), so
 the monitor takes a rate as measured when it is non-zero, and a_work_conserved
@@ -12,14 +15,14 @@ Ports: every port of work_distributor (same names and meaning), plus
     fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved (always 0),
     imbalance_armed     out: see package_assertion_monitor
 
-Parameters: POLICY, FAULT (work_distributor); IMBALANCE_BUDGET, DEGRADE_SHIFT
+Parameters: POLICY (work_distributor); IMBALANCE_BUDGET, DEGRADE_SHIFT
 (package_assertion_monitor).
 """
 from myhdl import Signal, always_comb, block, intbv
 
 from hdl.common.wiring import ports_of
 from hdl.package.package_assertion_monitor import package_assertion_monitor
-from hdl.package.work_distributor import FAULT_NONE, POLICY_SERVICE_RATE, work_distributor
+from hdl.package.work_distributor import POLICY_SERVICE_RATE, work_distributor
 
 
 @block
@@ -37,13 +40,13 @@ def checked_work_distributor(clk, rst,
                              fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
                              fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved,
                              imbalance_armed,
-                             POLICY=POLICY_SERVICE_RATE, FAULT=FAULT_NONE, IMBALANCE_BUDGET=16, DEGRADE_SHIFT=2):
+                             POLICY=POLICY_SERVICE_RATE, IMBALANCE_BUDGET=16, DEGRADE_SHIFT=2):
     n_tgt = len(tgt_enable)
     rate_w = len(svc_rate) // n_tgt
     rate_valid = Signal(intbv(0)[n_tgt:])
     no_counts = Signal(intbv(0)[len(outstanding_work):])   # CHECK_WORK=False: never read
 
-    dist = work_distributor(**ports_of(work_distributor, locals()), POLICY=POLICY, FAULT=FAULT)
+    dist = work_distributor(**ports_of(work_distributor, locals()), POLICY=POLICY)
     mon = package_assertion_monitor(
         clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, s_cmpl_slot,
         s_cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, no_counts, no_counts,
