@@ -456,6 +456,35 @@ def receive_stalls(scenario, run):
     return out
 
 
+def transmit_stalls(scenario, run):
+    """Mismatches for cycles in which the node offered nothing on a transmit port inside a RESULT
+    frame of a Reduce (a frame sent on one port only) while that port's sink was ready: the
+    sender forms a block's frame from its stores at one beat per cycle once the block is
+    complete, and the egress reloads a port's register in the cycle its beat is taken, so a
+    frame leaves at line rate whatever stalls came before (docs/protocol.md, "RESULT").  An
+    AllReduce frame moves on both ports together, so a stall on one port holds the other: not
+    judged here."""
+    ready = sink_ready(scenario, run)
+    keys = {p: {(f.beats[0] & ((1 << 64) - 1)) for f in run.tx.get(p, []) + list(run.cut.get(p, [])) if f.beats}
+            for p in (0, 1)}         # a frame a reset cut on the other port was sent on both
+    out = []
+    for p in (0, 1):
+        for f in run.tx.get(p, []):
+            if not f.cycles or len(f.cycles) < 2 or P.get_field(f.beats[0], "class") != P.CLASS_RESULT:
+                continue
+            if (f.beats[0] & ((1 << 64) - 1)) in keys[1 - p]:     # the same op, generation and offset
+                continue
+            held = [c for a, b in zip(f.cycles, f.cycles[1:]) for c in range(a + 1, b) if ready(p, c)]
+            if held:
+                out.append(Mismatch("tx-stall", p, f"TX{p} offered no beat inside a RESULT frame at cycle {held[0]} "
+                                                   f"({len(held)} cycles in all) while its sink was ready (op "
+                                                   f"{P.get_field(f.beats[0], 'op_id')} offset "
+                                                   f"{P.get_field(f.beats[0], 'offset')}, beats at cycles "
+                                                   f"{f.cycles[0]}..{f.cycles[-1]})", cycle=held[0]))
+                break
+    return out
+
+
 RESPONSE_READY = 3          # cycles from a request's last beat until its response waits at TX port 0
                             # (when no drain holds it): measured 1-3 on the node
 
@@ -591,6 +620,7 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
                                                   f"counter {name}{'' if port is None else f' (port {port})'}: "
                                                   f"expected {want}, got {got}", expected=want, actual=got))
     report.mismatches += receive_stalls(scenario, run)
+    report.mismatches += transmit_stalls(scenario, run)
     report.mismatches += check_line_rate(scenario, run)
     report.mismatches += tx0_arbitration(sb, run)
     report.mismatches += busy_while_sending(run)

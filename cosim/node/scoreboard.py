@@ -43,6 +43,7 @@ MISMATCH_KINDS = {
     "malformed": "a frame that cannot be decoded, or of a class the node never sends",
     "counter": "a counter differs from the events the monitors saw",
     "rx-stall": "the node held tready low inside a frame while its next beat was offered",
+    "tx-stall": "a transmit port offered no beat inside a Reduce's RESULT frame while its sink was ready",
     "tx-arbitration": "two RESULT frames left TX0 back to back while a CONTROL response waited",
     "line-rate": "a port lost cycles on the line-rate probe (back-to-back DATA frames, no backpressure)",
     "result-order": "a RESULT frame of an operation left after one of the next operation",

@@ -105,8 +105,9 @@ def prism_kulisch_store(clk, rst, op, p0_group, p1_group, merge_valid, merge_row
         na = intbv(0)[3:]
         nb = intbv(0)[3:]
         if rst:
-            written_p0.next = 0
-            written_p1.next = 0
+            # written_p0/p1 are not reset: every operation's op.clear empties them before its
+            # first contribution, and a merge between a reset and that clear belongs to no
+            # operation (what it reads is never sent)
             merged.valid.next = 0
             p0_events.valid.next = 0
             p1_events.valid.next = 0

@@ -199,6 +199,19 @@ def test_busy_low_while_a_result_frame_is_sent_is_caught(observed):
     assert "busy" not in _kinds(sc, run)
 
 
+def test_a_bubble_inside_a_reduce_result_frame_is_a_transmit_stall(observed):
+    """Operation 2 is a Reduce to TX port 1 with no sink stall: a RESULT frame whose beats leave
+    with a cycle between them, the sink ready, lost line rate."""
+    sc, run = observed
+    run = copy.deepcopy(run)
+    frame = next(f for f in _frames(run, 1, P.CLASS_RESULT) if P.get_field(f.beats[0], "op_id") == 2)
+    assert len(frame.beats) > 2
+    frame.cycles = frame.cycles[:1] + [c + 1 for c in frame.cycles[1:]]
+    report = check(sc, run)
+    assert [m.kind for m in report.mismatches] == ["tx-stall"]
+    assert f"cycle {frame.cycles[0] + 1}" in report.first().message
+
+
 def test_a_link_or_busy_left_high_through_a_reset_is_caught(observed):
     """The power-on reset of the observed run was judged and found quiet; a receive port's
     tready (or busy) seen high at an edge after one with rst high is a reset-links mismatch."""
