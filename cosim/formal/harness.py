@@ -22,7 +22,7 @@ Checks are written as one clocked process that keeps the history (the previous
 cycle's handshake and beat) and one combinational process that compares it with
 the present cycle, so a failure is visible in the cycle it happens.
 """
-from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 import hdl.arith.fp32_arrival_lane as lane_module
 from hdl.common.axis_register import axis_register
@@ -501,6 +501,17 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
         expect_frm.next = 0
         expect_uns.next = 0
         up.next = 1
+        completes = False          # a stored frame's TLAST beat is taken: the next frame fills the next bank
+        if s_axis_tvalid and s_axis_tready and s_axis_tlast:
+            if frame_open:
+                completes = bool(stored)
+            else:
+                completes = cls == CLASS_CONTROL or cls == CLASS_DATA
+        if completes:
+            if fill_bank == 2:
+                fill_bank.next = 0
+            else:
+                fill_bank.next = fill_bank + 1
         if s_axis_tvalid and s_axis_tready:
             if not frame_open:
                 is_stored = cls == CLASS_CONTROL or cls == CLASS_DATA
@@ -523,24 +534,6 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                         expect_beats.next = count
                 elif count != beat_max:
                     count.next = count + 1
-
-    @always(clk.posedge)
-    def round_robin():
-        # not reset, as the ingress's write bank is not: a reset frees every bank, so the round
-        # robin goes on from where it was; a stored frame's TLAST beat moves it to the next bank
-        cls = intbv(0)[4:]
-        cls[:] = s_axis_tdata[F_CLASS_END:F_CLASS_LSB]
-        completes = False
-        if not rst and s_axis_tvalid and s_axis_tready and s_axis_tlast:
-            if frame_open:
-                completes = bool(stored)
-            else:
-                completes = cls == CLASS_CONTROL or cls == CLASS_DATA
-        if completes:
-            if fill_bank == 2:
-                fill_bank.next = 0
-            else:
-                fill_bank.next = fill_bank + 1
 
     @always_comb
     def check():
@@ -579,7 +572,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     def pack():
         prop_bad.next = concat(b4, b3, b2, b1, b0)
 
-    return dut, in_rules, pending, admitted, fifo_events, frames, round_robin, check, liveness, environment, pack
+    return dut, in_rules, pending, admitted, fifo_events, frames, check, liveness, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------

@@ -152,12 +152,13 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
         v = modbv(0)[2 * BANKS:]
         if rst:
             # Not reset, as no value of theirs can matter after a reset: draining and beat_count
-            # (a frame's first beat writes both, and every read waits for frame_open); wr_bank
-            # (every bank is free after a reset, so the round robin may start anywhere); the
+            # (a frame's first beat writes both, and every read waits for frame_open); the
             # queue's entries (an admission writes its slot whole, and only the q_count slots
-            # below are read)
+            # below are read).  wr_bank is: any bank would do after a reset (all are free), but
+            # its fourth code names none
             running.next = 0
             frame_open.next = 0
+            wr_bank.next = 0
             bank_states.next = 0
             q_count.next = 0
             frame.valid.next = 0
