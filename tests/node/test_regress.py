@@ -1,4 +1,5 @@
 """Random regressions, replay, first-mismatch reports and the Dask path."""
+import functools
 import json
 import subprocess
 import sys
@@ -81,14 +82,26 @@ RARE_BINS = {"after block 0": ("ABORT: phase", "ACK, blocks complete"),
              "fp32->exact": ("RESULT: EXACT values", "overflowed the W-bit accumulator")}
 
 
+# where _first_seed_with found each note on this generator (a start for the search, checked
+# like any other seed: a generator change that moves them costs a longer search, not a wrong seed)
+FIRST_SEEDS = {"after block 0": 51, "left open": 133, "fp32->exact": 578}
+
+
+def _draws(seed, note):
+    d = random_scenario(seed).description
+    return note in d and "reset" not in d and (note != "fp32->exact" or ("W=280" in d and "kulisch fp32->exact" in d
+                                                                        and any("fp32->exact" in op and "huge" in op
+                                                                                for op in d.split(";"))))
+
+
 def _first_seed_with(note):
-    for seed in range(1, 400):
-        d = random_scenario(seed).description
-        if note in d and "reset" not in d and (note != "fp32->exact" or ("W=280" in d and "kulisch fp32->exact" in d and
-                                                     any("fp32->exact" in op and "huge" in op
-                                                         for op in d.split(";")))):
+    known = FIRST_SEEDS.get(note)
+    if known is not None and _draws(known, note):
+        return known
+    for seed in range(1, 2000):
+        if _draws(seed, note):
             return seed
-    raise AssertionError(f"no seed of 1..399 draws '{note}'")
+    raise AssertionError(f"no seed of 1..1999 draws '{note}'")
 
 
 @pytest.mark.parametrize("note", [pytest.param(n, marks=pytest.mark.slow) if n == "fp32->exact" else n
@@ -107,6 +120,7 @@ def test_aimed_draws_reach_their_bin(note):
     assert r.coverage.get(point, {}).get(name, 0) > 0, (seed, r.coverage.get(point))
 
 
+@functools.lru_cache(maxsize=None)        # both parameters of the test search the same seeds
 def _seeds_with_abort_waiting_on_the_other_port(n):
     """The first n seeds whose ABORT waits for a DATA frame of the other port (the placement
     that deadlocked seeds 20 and 29 of the earlier generator)."""
