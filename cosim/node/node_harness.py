@@ -465,14 +465,17 @@ def transmit_stalls(scenario, run):
     AllReduce frame moves on both ports together, so a stall on one port holds the other: not
     judged here."""
     ready = sink_ready(scenario, run)
-    keys = {p: {(f.beats[0] & ((1 << 64) - 1)) for f in run.tx.get(p, []) + list(run.cut.get(p, [])) if f.beats}
+
+    def key(f):                 # a RESULT frame: its operation, generation and block
+        return tuple(P.get_field(f.beats[0], name) for name in ("op_id", "generation", "offset"))
+    keys = {p: {key(f) for f in run.tx.get(p, []) + list(run.cut.get(p, [])) if f.beats}
             for p in (0, 1)}         # a frame a reset cut on the other port was sent on both
     out = []
     for p in (0, 1):
         for f in run.tx.get(p, []):
             if not f.cycles or len(f.cycles) < 2 or P.get_field(f.beats[0], "class") != P.CLASS_RESULT:
                 continue
-            if (f.beats[0] & ((1 << 64) - 1)) in keys[1 - p]:     # the same op, generation and offset
+            if key(f) in keys[1 - p]:
                 continue
             held = [c for a, b in zip(f.cycles, f.cycles[1:]) for c in range(a + 1, b) if ready(p, c)]
             if held:
