@@ -466,8 +466,8 @@ def transmit_stalls(scenario, run):
     judged here."""
     ready = sink_ready(scenario, run)
 
-    def key(f):                 # a RESULT frame: its operation, generation and block
-        return tuple(P.get_field(f.beats[0], name) for name in ("op_id", "generation", "offset"))
+    def key(f):                 # a frame's class, operation, generation and block
+        return tuple(P.get_field(f.beats[0], name) for name in ("class", "op_id", "generation", "offset"))
     keys = {p: {key(f) for f in run.tx.get(p, []) + list(run.cut.get(p, [])) if f.beats}
             for p in (0, 1)}         # a frame a reset cut on the other port was sent on both
     out = []
