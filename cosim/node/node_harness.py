@@ -466,8 +466,7 @@ def transmit_stalls(scenario, run):
     judged here."""
     ready = sink_ready(scenario, run)
 
-    def key(f):                 # a frame's class, operation, generation and block
-        return tuple(P.get_field(f.beats[0], name) for name in ("class", "op_id", "generation", "offset"))
+    key = _frame_key
     keys = {p: {key(f) for f in run.tx.get(p, []) + list(run.cut.get(p, [])) if f.beats}
             for p in (0, 1)}         # a frame a reset cut on the other port was sent on both
     out = []
@@ -518,6 +517,42 @@ def tx0_arbitration(sb, run):
                                                           f"(its request's last beat at {ev['cycle']}) while two "
                                                           f"RESULT frames left back to back (at cycles {a.cycles[0]} "
                                                           f"and {b.cycles[0]}); it left at {left}", cycle=left)]
+    return _tx0_result_waits(run)
+
+
+def _frame_key(frame):
+    """A frame's class, operation, generation and block: the same frame on both ports."""
+    return tuple(P.get_field(frame.beats[0], name) for name in ("class", "op_id", "generation", "offset"))
+
+
+def _tx0_result_waits(run):
+    """The other half of TX0's round robin: while a RESULT frame waits for port 0, at most one
+    CONTROL response goes first.  An AllReduce frame is offered to both ports at once, so its
+    header waits for port 0 from before the cycle TX1 took it (a1); port 0's register is loaded
+    only when its previous beat is taken, so every TX0 frame whose previous beat left at or
+    after a1, and that leaves ahead of the RESULT header, was loaded while that header waited.
+    Judged between resets."""
+    bounds = [-1] + sorted(run.resets) + [float("inf")]
+    tx0 = [f for f in run.tx.get(0, []) if f.cycles and f.beats]
+    tx1 = [f for f in run.tx.get(1, []) if f.cycles and f.beats]
+    for lo, hi in zip(bounds, bounds[1:]):
+        seg0 = [f for f in tx0 if lo < f.cycles[0] and f.cycles[-1] < hi]
+        at0 = {_frame_key(f): i for i, f in enumerate(seg0) if P.get_field(f.beats[0], "class") == P.CLASS_RESULT}
+        for f1 in tx1:
+            if not (lo < f1.cycles[0] < hi) or P.get_field(f1.beats[0], "class") != P.CLASS_RESULT:
+                continue
+            i = at0.get(_frame_key(f1))
+            if i is None:
+                continue
+            a1 = f1.cycles[0]
+            ahead = [seg0[j] for j in range(i - 1, 0, -1) if seg0[j - 1].cycles[-1] >= a1]
+            if len(ahead) > 1:
+                return [Mismatch("tx-arbitration", 0, f"a RESULT frame (op {P.get_field(f1.beats[0], 'op_id')} offset "
+                                                      f"{P.get_field(f1.beats[0], 'offset')}) waited for TX0 from "
+                                                      f"before cycle {a1}, when TX1 took its header, while "
+                                                      f"{len(ahead)} CONTROL responses left TX0 ahead of it (cycles "
+                                                      f"{', '.join(str(f.cycles[0]) for f in reversed(ahead))}); "
+                                                      f"round robin lets one through", cycle=ahead[-2].cycles[0])]
     return []
 
 

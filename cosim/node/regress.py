@@ -493,15 +493,22 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         if datas and flood.random() < 0.15:
             last_other = rec["data"][other][-1] if rec["data"][other] else None
             anchor = nxt["commit"] if nxt else None
+            # half the floods come on both receive ports at once, so both ingress queues hold
+            # requests when admission stops: the margin must cover every one of them
+            both = flood.random() < 0.5 and last_other is not None
+            behind, start = last_other, flood.choice((0, 30, 120))
             for j in range(flood.randint(18, 40)):
                 beats = [P.set_field(op.stage().encode()[0], "opcode", flood.choice((7, 9, 12)))]
+                delay = start if j < 1 + both else 0
+                if both and j % 2:
+                    behind = insert_after(other, behind, beats, delay=delay)
+                    continue
                 cond = (other, last_other) if j == 0 and last_other is not None else None
-                delay = flood.choice((0, 30, 120)) if j == 0 else 0
                 if anchor is not None and any(g is anchor for g in sc.frames[control_port]):
                     insert_before(control_port, anchor, beats, after=cond, delay=delay)
                 else:
                     sc.frames[control_port].append(AxisFrame(beats, delay=delay, after=cond))
-            notes.append(f"op{op.op_id} request flood")
+            notes.append(f"op{op.op_id} request flood" + (" on both ports" if both else ""))
         # duplicates: an exact repeat and a partly overlapping frame of the same contributor
         if datas and rng.random() < 0.2:
             p, f = rng.choice(datas)

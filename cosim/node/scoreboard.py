@@ -44,7 +44,8 @@ MISMATCH_KINDS = {
     "counter": "a counter differs from the events the monitors saw",
     "rx-stall": "the node held tready low inside a frame while its next beat was offered",
     "tx-stall": "a transmit port offered no beat inside a Reduce's RESULT frame while its sink was ready",
-    "tx-arbitration": "two RESULT frames left TX0 back to back while a CONTROL response waited",
+    "tx-arbitration": "TX0 broke its round robin: two RESULT frames back to back while a CONTROL response "
+                      "waited, or two responses while a RESULT frame waited",
     "line-rate": "a port lost cycles on the line-rate probe (back-to-back DATA frames, no backpressure)",
     "result-order": "a RESULT frame of an operation left after one of the next operation",
     "busy": "busy was low while a RESULT frame was still being sent (busy is high while an operation is open or draining)",

@@ -309,6 +309,26 @@ def test_a_response_held_back_behind_two_result_frames_is_caught(drain_with_requ
     assert "tx-arbitration" in _kinds(sc, run)
 
 
+def test_responses_going_ahead_of_a_waiting_result_frame_are_caught(observed):
+    """Op 1's AllReduce frame left TX1 at cycle a1, so it waited for TX0 from then on: three
+    responses loaded on TX0 after a1 and ahead of it break the round robin (one may go first)."""
+    sc, run = observed
+    run = copy.deepcopy(run)
+    tx0 = run.tx[0]
+    i = next(k for k, f in enumerate(tx0) if P.get_field(f.beats[0], "class") == P.CLASS_RESULT)
+    a1 = next(f for f in run.tx[1] if P.get_field(f.beats[0], "op_id") == 1).cycles[0]
+    response = next(f for f in tx0 if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL)
+    shift = max(0, a1 + 5 - tx0[i].cycles[0])
+    for f in tx0[i:]:
+        f.cycles = [c + shift for c in f.cycles]
+    for n in (3, 2, 1):
+        extra = copy.deepcopy(response)
+        extra.cycles = [a1 + n]
+        tx0.insert(i, extra)
+    assert check(sc, observed[1]).ok
+    assert "tx-arbitration" in _kinds(sc, run)
+
+
 def test_a_port_losing_cycles_on_the_line_rate_probe_is_caught(drain_with_requests):
     sc, run = drain_with_requests
     run = copy.deepcopy(run)
