@@ -590,6 +590,20 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         sc.frames[p].insert(rng.randint(0, len(sc.frames[p])),
                             AxisFrame(_malformed(rng, "unsupported", ops[0]), delay=rng.randint(0, 5)))
         notes.append("unsupported")
+    # aimed: unsupported frames right behind DATA frames of an FP32_ARRIVAL operation.  Its frames
+    # start in admission order and wait for each other's banks, so a receive port's frame banks
+    # are often all full when the unsupported frame comes: it must drain without touching them (a
+    # sixth stream)
+    junk = random.Random(seed * 13_000_019 + 5)
+    arrival = [rec for rec in sc.op_frames if rec["op"].policy == "fp32-arrival"
+               and sum(len(rec["data"][p]) for p in (0, 1)) > 2]
+    if arrival and junk.random() < 0.4:
+        rec = junk.choice(arrival)
+        behind = [(p, f) for p in (0, 1) for f in rec["data"][p][:-1]]    # the port's stream goes on after it
+        for p, f in junk.sample(behind, min(len(behind), junk.randint(1, 3))):
+            insert_after(p, f, [junk.choice((0x0, 0x3, 0x4, 0x7, 0x9, 0xF))]
+                         + [junk.getrandbits(P.BEAT_BITS) for _ in range(junk.randint(1, 8))], delay=0)
+        notes.append(f"unsupported behind op{rec['op'].op_id}'s DATA")
     if cut_reset is not None:                # op 0's results come before any later operation's events
         n = sc.add_reset(cut_reset)
         if cut_stalled is not None:
