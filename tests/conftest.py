@@ -19,6 +19,7 @@ record takes its module's mean (a new test in a slow module is probably slow).
 import json
 import os
 import re
+import subprocess
 from collections import defaultdict
 
 import pytest
@@ -115,6 +116,26 @@ if _unknown:
 @pytest.fixture(params=TEST_BACKENDS)
 def backend(request):
     return request.param
+
+
+@pytest.fixture
+def compiles_everywhere(tmp_path):
+    """convert(block, *signals, **parameters): the block's Verilog (cosim.sim.toolchain.build)
+    must compile under iverilog -g2005 and -g2012 and pass Verilator's lint with no error;
+    returns the Verilog text."""
+    def convert(block_func, *args, **kwargs):
+        folder, module, _ = toolchain.build(block_func, *args, **kwargs)
+        design = os.path.join(folder, module + ".v")
+        for mode in ("-g2005", "-g2012"):
+            r = subprocess.run(["iverilog", mode, "-o", str(tmp_path / "a.vvp"), "-s", module, design],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, (design, mode, r.stderr[-2000:])
+        r = subprocess.run(["verilator", "--lint-only", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", module,
+                            design], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0 and "%Error" not in r.stderr, (design, r.stderr[-2000:])
+        with open(design) as fh:
+            return fh.read()
+    return convert
 
 
 @pytest.fixture(autouse=True)

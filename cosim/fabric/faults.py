@@ -34,6 +34,18 @@ def _bit(flag):
     return "1'b1" if flag else "1'b0"
 
 
+def _step_round_robin(target, current, count, indent):
+    """MyHDL's Verilog for `target = 0 if current == count - 1 else current + 1`, each line
+    indented by `indent` spaces: the faults that move a choice on to the next member or path."""
+    pad = " " * indent
+    return (f"{pad}if (($signed({{1'b0, {current}}}) == ({count} - 1))) begin\n"
+            f"{pad}    {target} = 0;\n"
+            f"{pad}end\n"
+            f"{pad}else begin\n"
+            f"{pad}    {target} = ({current} + 1);\n"
+            f"{pad}end\n")
+
+
 class _Fabric:
     """collective_fabric's sizes and the ring model's constants, from its bound arguments."""
 
@@ -91,14 +103,8 @@ def _a3(p):
 
 def _a4(p):
     m = _Fabric(p).members
-    return Edit(f"    mean = (total / {m});\n", f"""    mean = (total / {m});
-    if (($signed({{1'b0, idx}}) == ({m} - 1))) begin
-        idx = 0;
-    end
-    else begin
-        idx = (idx + 1);
-    end
-""", within=TRACKER)
+    return Edit(f"    mean = (total / {m});\n", f"    mean = (total / {m});\n" + _step_round_robin("idx", "idx", m, 4),
+                within=TRACKER)
 
 
 # ---- ring_allreduce_model -----------------------------------------------------------------
@@ -235,16 +241,9 @@ def _c4(p):
 
 def _d1(p):
     paths = p["PATHS"]
-    return (Edit("        pick = best_i;\n", f"""        pick = best_i;
-        if ((load_aware_selector0_c_flows_placed > {paths})) begin
-            if (($signed({{1'b0, best_i}}) == ({paths} - 1))) begin
-                pick = 0;
-            end
-            else begin
-                pick = (best_i + 1);
-            end
-        end
-""", within=CHOOSE),
+    return (Edit("        pick = best_i;\n", "        pick = best_i;\n"
+                 f"        if ((load_aware_selector0_c_flows_placed > {paths})) begin\n"
+                 + _step_round_robin("pick", "best_i", paths, 12) + "        end\n", within=CHOOSE),
             # the choice now reads the placement counter: the process wakes when it changes
             Edit(rf"^always @\((.*)\) begin: {CHOOSE}$",
                  rf"always @(\1, load_aware_selector0_c_flows_placed) begin: {CHOOSE}", regex=True, within=CHOOSE))

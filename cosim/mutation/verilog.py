@@ -376,22 +376,23 @@ class _Fragment:
         return self.text.count("\n", 0, offset) + 1
 
 
+def _parse_whole(text, rule, what):
+    """`rule` of a parser over `text` (offsets into `text`), which must use up all of it."""
+    p = _Parser(_Fragment(text))
+    node = rule(p)
+    if p.peek() is not None:
+        raise p.error(f"text after the {what}")
+    return node
+
+
 def parse_expression(text):
     """The expression `text` holds (offsets into `text`)."""
-    p = _Parser(_Fragment(text))
-    e = p.expr()
-    if p.peek() is not None:
-        raise p.error("text after the expression")
-    return e
+    return _parse_whole(text, _Parser.expr, "expression")
 
 
 def parse_statement(text):
     """The statement `text` holds (offsets into `text`)."""
-    p = _Parser(_Fragment(text))
-    s = p.stmt()
-    if p.peek() is not None:
-        raise p.error("text after the statement")
-    return s
+    return _parse_whole(text, _Parser.stmt, "statement")
 
 
 class _Parser:
@@ -1069,6 +1070,14 @@ def full(w):
     return (1 << w) - 1 if w > 0 else 0
 
 
+def replicate(value, width, count):
+    """`{count{value}}` of a width-bit value."""
+    out = 0
+    for _ in range(count):
+        out = (out << width) | value
+    return out
+
+
 def literal(text):
     """(value or None for x/z digits, width, signed) of a numeric literal, or None (a real)."""
     m = _LITERAL.match(text)
@@ -1537,10 +1546,7 @@ class Types:
             v = self._v(e.kids[1], t[0], t[1], env, f)
             if v is None or n is None:
                 return None
-            out = 0
-            for _ in range(n):
-                out = (out << t[0]) | v
-            return out
+            return replicate(v, t[0], n)
         if k == "select":
             sel = self._select(e, f)
             if sel is None or sel[3]:
@@ -1707,10 +1713,7 @@ class Types:
             n = self.const_int(e.kids[0], f)
             t = self.stype(e.kids[1], f)
             m = self._c(e.kids[1], t[0], t[1], masks, leaves, env, f) & full(t[0])
-            out = 0
-            for _ in range(n):
-                out = (out << t[0]) | m
-            return out
+            return replicate(m, t[0], n)
         if k == "select":
             sel = self._select(e, f)
             w = sel[1]

@@ -22,7 +22,6 @@ from spec.fabric import (DECL_BITS, DECL_FIELDS, DECL_KIND_ALL_TO_ALL, DECL_KIND
                          DECL_OFFSETS, DECL_OP_END, DECL_OP_START, DECL_VERSION)
 
 from test_collective_blocks import W, _rst, drive, sig
-from test_spine_advertisement import compiles_everywhere
 
 JOBS = 4
 
@@ -256,11 +255,11 @@ def test_declaration_and_advertisement_together(backend):
 
 
 # ------------------------------------------------------------------ conversion and elaboration
-def test_declaration_blocks_compile_under_iverilog_2005_and_verilator_lint(tmp_path):
-    compiles_everywhere(tmp_path, collective_declaration_table, clk=sig(1), rst=_rst(), **table_ports(), JOBS=JOBS)
+def test_declaration_blocks_compile_under_iverilog_2005_and_verilator_lint(compiles_everywhere):
+    compiles_everywhere(collective_declaration_table, clk=sig(1), rst=_rst(), **table_ports(), JOBS=JOBS)
     ports = placement_ports(32, jobs=8)
     ports.update(chosen_path=sig(5), ending_path=sig(5))
-    compiles_everywhere(tmp_path, declared_placement, clk=sig(1), rst=_rst(), **ports, JOBS=8)
+    compiles_everywhere(declared_placement, clk=sig(1), rst=_rst(), **ports, JOBS=8)
 
 
 @pytest.mark.parametrize("case", ["JOBS", "decl_word", "flow_job", "jobs_active", "place_gbps"])

@@ -8,11 +8,9 @@ Back ends: the `backend` fixture (MyHDL, and its converted Verilog replayed in I
 co-simulated); the converted Verilog also runs batched under -g2005 and compiles under
 Verilator's lint."""
 import random
-import subprocess
 
 import pytest
 
-from cosim.sim import toolchain
 from cosim.sim.vector_batch import VectorBench
 from golden.fabric import fabric_collision as fc
 from golden.fabric import spine as sp
@@ -113,24 +111,8 @@ def test_selector_with_advertisement_batched_icarus(generation):
     assert got[1:] == SelectorModel(paths).run(vectors)
 
 
-def compiles_everywhere(tmp_path, func, **ports_and_params):
-    """Convert the block; its Verilog must compile under iverilog -g2005 and -g2012 and pass
-    Verilator's lint (errors fatal).  Returns the Verilog text."""
-    folder, module, _ = toolchain.build(func, **ports_and_params)
-    design = f"{folder}/{module}.v"
-    for mode in ("-g2005", "-g2012"):
-        r = subprocess.run(["iverilog", mode, "-o", str(tmp_path / "a.vvp"), "-s", module, design],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, (mode, r.stderr[-2000:])
-    r = subprocess.run(["verilator", "--lint-only", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", module,
-                        design], capture_output=True, text=True, cwd=tmp_path)
-    assert r.returncode == 0 and "%Error" not in r.stderr, r.stderr[-2000:]
-    with open(design) as fh:
-        return fh.read()
-
-
-def test_converted_selector_compiles_under_iverilog_2005_and_verilator_lint(tmp_path):
-    text = compiles_everywhere(tmp_path, load_aware_selector, clk=sig(1), rst=_rst(), **spine_ports(32))
+def test_converted_selector_compiles_under_iverilog_2005_and_verilator_lint(compiles_everywhere):
+    text = compiles_everywhere(load_aware_selector, clk=sig(1), rst=_rst(), **spine_ports(32))
     assert "spine_load_gbps" in text and "spine_steered" in text
 
 

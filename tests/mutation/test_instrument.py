@@ -76,6 +76,22 @@ def _write(path, text):
     return True
 
 
+def _verilator_simulation(tmp_path, design, bench):
+    """`design` under the random test bench `bench`, built with Verilator in tmp_path: a function
+    of the simulator's plusargs that runs it and returns the bench's sample lines."""
+    _write(str(tmp_path / "tb.v"), bench)
+    build = subprocess.run(["verilator", "--binary", "--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style",
+                            "--x-initial", "fast", "-O0", "--top-module", "prism_rand_tb", "--Mdir",
+                            str(tmp_path / "obj"), "-o", "sim", design, str(tmp_path / "tb.v")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+
+    def run(*plusargs):
+        r = subprocess.run([str(tmp_path / "obj" / "sim"), *plusargs], capture_output=True, text=True)
+        return [line for line in r.stdout.splitlines() if line and line[0].isdigit()]
+    return run
+
+
 def test_a_combinational_mutant_is_active_from_time_0(tmp_path):
     # no clock edge ever: the output must show the mutant's value at once, in both language modes
     design = """
@@ -146,17 +162,8 @@ def test_verilator_lints_and_builds_the_instrumented_design(tmp_path):
     messages = [line for line in lint.stderr.splitlines() if line.startswith("%")]
     assert not [line for line in messages if "prism_mutant" in line or "INITIALDLY" in line]
     bench = randbench.testbench(SMALL, cycles=60)
-    _write(str(tmp_path / "tb.v"), bench)
     base = randbench.run_icarus(str(tmp_path / "ivl"), SMALL, bench, "-g2012", name="original")
-    build = subprocess.run(["verilator", "--binary", "--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-                            "--x-initial", "fast", "-O0", "--top-module", "prism_rand_tb", "--Mdir",
-                            str(tmp_path / "obj"), "-o", "sim", str(tmp_path / "mixed.v"), str(tmp_path / "tb.v")],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-2000:]
-
-    def run(*plusargs):
-        r = subprocess.run([str(tmp_path / "obj" / "sim"), *plusargs], capture_output=True, text=True)
-        return [line for line in r.stdout.splitlines() if line and line[0].isdigit()]
+    run = _verilator_simulation(tmp_path, str(tmp_path / "mixed.v"), bench)
     assert run() == base
     assert run("+prism_mutant=0") == base
     for m in (sites[0], sites[len(sites) // 2], sites[-1]):
@@ -238,16 +245,7 @@ def test_verilator_runs_mutants_inside_functions(tmp_path):
     sites = find_sites(FUNCTIONS)
     _write(str(tmp_path / "fsum.v"), instrument(FUNCTIONS, sites))
     bench = randbench.testbench(FUNCTIONS, cycles=60)
-    _write(str(tmp_path / "tb.v"), bench)
-    build = subprocess.run(["verilator", "--binary", "--timing", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-                            "--x-initial", "fast", "-O0", "--top-module", "prism_rand_tb", "--Mdir",
-                            str(tmp_path / "obj"), "-o", "sim", str(tmp_path / "fsum.v"), str(tmp_path / "tb.v")],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-2000:]
-
-    def run(*plusargs):
-        r = subprocess.run([str(tmp_path / "obj" / "sim"), *plusargs], capture_output=True, text=True)
-        return [line for line in r.stdout.splitlines() if line and line[0].isdigit()]
+    run = _verilator_simulation(tmp_path, str(tmp_path / "fsum.v"), bench)
     base = randbench.run_icarus(str(tmp_path / "ivl"), FUNCTIONS, bench, "-g2012", name="original")
     assert run() == base
     for m in (m for m in sites if m.function):

@@ -14,7 +14,6 @@
 import difflib
 import os
 import re
-import subprocess
 
 import pytest
 from myhdl import ResetSignal, Signal, intbv
@@ -241,15 +240,7 @@ def test_the_catalogues_cover_every_property_and_assertion():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("design", list(DESIGNS))
-def test_every_faulted_design_compiles_in_both_language_modes_and_verilator(design, tmp_path):
+def test_every_faulted_design_compiles_in_both_language_modes_and_verilator(design, compiles_everywhere):
     block, arguments, _, _ = _converted(design)
     for name in DESIGNS[design][1]:
-        folder, module, _ = toolchain.build(with_fault(block, CATALOGUE[name]), **arguments)
-        source = os.path.join(folder, module + ".v")
-        for mode in ("-g2005", "-g2012"):
-            r = subprocess.run(["iverilog", mode, "-o", str(tmp_path / "a.vvp"), "-s", module, source],
-                               capture_output=True, text=True)
-            assert r.returncode == 0, (name, mode, r.stderr[-2000:])
-        r = subprocess.run(["verilator", "--lint-only", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", module,
-                            source], capture_output=True, text=True, cwd=tmp_path)
-        assert r.returncode == 0, (name, r.stderr[-2000:])
+        compiles_everywhere(with_fault(block, CATALOGUE[name]), **arguments)
