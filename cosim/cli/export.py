@@ -34,7 +34,7 @@ def _parse_value(text):
 
 def resolve(args):
     """(block name, spec, size options, keyword parameters) from the parsed arguments, or UsageError."""
-    from cosim.reports.export import ALIASES, BLOCKS, TEST_ONLY_PARAMS, free_params  # deferred: see run
+    from cosim.reports.export import ALIASES, BLOCKS, free_params  # deferred: see run
     name = ALIASES.get(args.block, args.block)
     if name not in BLOCKS:
         raise UsageError(f"unknown block {args.block!r}; choose one of {', '.join(BLOCKS)} (see --list)")
@@ -59,8 +59,6 @@ def resolve(args):
         key = key.strip()
         if not eq or not key:
             raise UsageError(f"-P {item!r}: write NAME=VALUE")
-        if key in TEST_ONLY_PARAMS:
-            raise UsageError(f"-P {key}: a test-only parameter; exported designs never carry it")
         if key not in free:
             known = ", ".join(free) or "none"
             raise UsageError(f"-P {key}: {name} has no such parameter (settable with -P: {known})")

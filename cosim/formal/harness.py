@@ -283,12 +283,11 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
                          m_axis_0_tready, m_axis_1_tready, track,
                          resp_pop, res_ready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tlast,
                          m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tlast, sent_response, sent_result0,
-                         sent_result1, prop_bad, env_ok, FAULT=0):
+                         sent_result1, prop_bad, env_ok):
     """`track`: the environment marks one RESULT beat (the first one offered for the first time with
     track high after reset); the checker follows it to each port of its mask (how many RESULT beats
     for that port are in front of it) and requires it to leave with its tdata and tlast.  The solver
-    may choose any beat, so this covers every beat's data on both ports.
-    FAULT: prism_egress's test-only broken variants (hdl/node/prism_egress.py FAULT_*)."""
+    may choose any beat, so this covers every beat's data on both ports."""
     width = len(res_data)
     top = width - 1
     dut = prism_egress(clk=clk, rst=rst, responses=Responses.wrap(valid=resp_valid, data=resp_data, pop=resp_pop),
@@ -298,8 +297,7 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
                        m_axis_0_tready=m_axis_0_tready, m_axis_0_tlast=m_axis_0_tlast,
                        m_axis_1_tdata=m_axis_1_tdata, m_axis_1_tvalid=m_axis_1_tvalid,
                        m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast,
-                       sent=SentEvents.wrap(response=sent_response, result0=sent_result0, result1=sent_result1),
-                       FAULT=FAULT)
+                       sent=SentEvents.wrap(response=sent_response, result0=sent_result0, result1=sent_result1))
     b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
     r1 = stream_output_rules(clk, rst, m_axis_1_tdata, m_axis_1_tlast, m_axis_1_tvalid, m_axis_1_tready, b2, b3)
@@ -454,8 +452,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                           res_bank, rd_release, mem_raddr,
                           s_axis_tready, frm_valid, frm_header, frm_beats, frm_too_long, frm_bank, unsupported,
                           in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
-                          mem_rdata, prop_bad, env_ok, FAULT=0):
-    """FAULT: prism_ingress's test-only broken variants (hdl/node/prism_ingress.py FAULT_*)."""
+                          mem_rdata, prop_bad, env_ok):
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
     dut = prism_ingress(
@@ -466,8 +463,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
         status=PortStatus.wrap(unsupported=unsupported, in_frame=in_frame),
         bank_read=BankRead.wrap(avail=rd_avail, bank=rd_bank, header=rd_header, next_avail=rd_next_avail,
                                 next_bank=rd_next_bank, next_header=rd_next_header, release=rd_release,
-                                raddr=mem_raddr, rdata=mem_rdata),
-        FAULT=FAULT)
+                                raddr=mem_raddr, rdata=mem_rdata))
     src_ok = Signal(bool(0))
     in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
     frame_open = Signal(bool(0))
@@ -644,7 +640,7 @@ def _standin_adder(extra):
 @block
 def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value, p1_take, p1_row, p1_lanes,
                             p1_value, rd_take, rd_row, trk_row, trk_lane, p0_free, p1_free, rd_free, o_valid, o_data,
-                            prop_bad, env_ok, BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, FAULT=0, LANE_EXTRA=0):
+                            prop_bad, env_ok, BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, LANE_EXTRA=0):
     """One FP32 bank with its lanes, each lane's fp32_add replaced by int_add_standin (same ports,
     same latency, an integer sum of STANDIN_WIDTH bits): the bank is built while the lanes' module
     names the stand-in as its adder (the design's files are not touched), so the proof, the
@@ -658,7 +654,7 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     read-out, clear or reset, which a read-out must hand out 3 cycles after it is taken.  Every
     element of a port's group carries the same free 32-bit value (p{P}_value), so the tracked lane
     gets it whenever the group's mask includes it.
-    FAULT: hdl/node/prism_fp32_bank.py FAULT_*.  LANE_EXTRA: cycles added to the lanes' adders
+    LANE_EXTRA: cycles added to the lanes' adders
     (1: the lanes one cycle slower than the reservation window, a broken variant)."""
     from myhdl import ConcatSignal
     L = FP32_LATENCY
@@ -674,7 +670,7 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     try:
         dut = prism_fp32_bank(**ports_of(prism_fp32_bank, locals(), p0_values=values0, p1_values=values1,
                                          o_chain=chain),
-                              BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L, FAULT=FAULT)
+                              BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L)
     finally:
         lane_module.fp32_add = real_adder
     seen = Signal(modbv(0)[9 * L:])        # the checker's last L operations (valid | range), newest lowest
@@ -933,7 +929,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                           r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank, ev0_valid, ev0_code,
                           ev1_valid, ev1_code, resp_valid, resp_data, room_ok, clear, act_policy, act_in_fmt,
                           act_exact_in, act_out_fmt, act_count, act_contributors, act_expected, act_recipients, act_op_id,
-                          act_generation, act_busy, ord_valid, ord_port, prop_bad, env_ok, CAPACITY=32, FAULT=0,
+                          act_generation, act_busy, ord_valid, ord_port, prop_bad, env_ok, CAPACITY=32,
                           RESPONSES=RQ):
     """The checker keeps the frames waiting for a verdict in processing order (each frame's port,
     bank, class, opcode, one-beat flag and op_id/generation) and follows the verdicts: they must
@@ -955,8 +951,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     COMMIT of its own op_id/generation, so an admission after its ABORT needs one.)
     RESPONSES: the environment keeps the responses queued, plus one per CONTROL frame waiting or
     completing, within this many (RQ, the queue's size, is what the ingresses' room_ok guarantees;
-    a smaller bound restricts the environment, for a faster proof).
-    FAULT: hdl/node/prism_control.py FAULT_*."""
+    a smaller bound restricts the environment, for a faster proof)."""
     dut = prism_control(
         clk=clk, rst=rst,
         p0_frame=Frame.wrap(valid=f0_valid, header=f0_header, beats=f0_beats, too_long=f0_too_long, bank=f0_bank),
@@ -971,7 +966,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                          out_fmt=act_out_fmt, count=act_count,
                          contributors=act_contributors, expected=act_expected, recipients=act_recipients,
                          op_id=act_op_id, generation=act_generation, busy=act_busy),
-        order=AdmissionOrder.wrap(valid=ord_valid, port=ord_port, pop=ord_pop), CAPACITY=CAPACITY, FAULT=FAULT)
+        order=AdmissionOrder.wrap(valid=ord_valid, port=ord_port, pop=ord_pop), CAPACITY=CAPACITY)
     QW = CE * CONTROL_DEPTH
     ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
     IDS = (1 << ID_BITS) - 1

@@ -7,11 +7,11 @@ cover job per group of properties: a verdict says whether, and at which step, a 
 A proof whose trigger is never reached may be vacuous (a design that never moves proves every
 "nothing goes wrong" property), so an unreached cover fails the target.
 
-A broken variant is made by block parameters (the node's own test-only faults, a harness
-variant), by one of the design's test faults built into the converted harness (the fabric's and
-the package's, cosim/sim/faults.py), or by edits of the converted Verilog (cosim/sim/faults.py's
-`Edit`) applied to the text sby reads; it is caught when each property it names fails and each
-cover it names is unreachable."""
+A broken variant is made by block parameters (a harness variant, a policy of the design; the
+design has no fault parameters), by one of the design's test faults built into the converted
+harness (the fabric's and the package's, cosim/sim/faults.py), or by edits of the converted
+Verilog (cosim/sim/faults.py's `Edit`) applied to the text sby reads; it is caught when each
+property it names fails and each cover it names is unreachable."""
 import json
 import os
 import shutil

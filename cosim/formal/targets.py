@@ -207,16 +207,6 @@ def _axis_register_target():
 # ---------------------------------------------------------------------------------------------
 # prism_egress
 # ---------------------------------------------------------------------------------------------
-def _egress_fault(name):
-    from hdl.node.prism_egress import FAULTS
-    return FAULTS[name]
-
-
-def _ingress_fault(name):
-    from hdl.node.prism_ingress import FAULTS
-    return FAULTS[name]
-
-
 def _egress_target():
     width, resp_w = 4, 3
     top = width - 1
@@ -295,10 +285,11 @@ def _egress_target():
     rr = f"{e}arbitrate_res_wins = ({e}last_grant == 0);"
     every = tuple(pid for pid, _ in h.EGRESS_PROPERTIES)
     faults = {
-        "no_frame_lock": Fault(dict(FAULT=_egress_fault("no_frame_lock")), ("whole_frames_tx0",),
-                               "test-only FAULT_NO_FRAME_LOCK: port 0 forgets that it is inside a RESULT "
-                               "frame, so a response may cut into it"),
         # mutations of the converted egress (cosim/sim/faults.py edits)
+        "no_frame_lock": _mutant(Edit(f"{e}arbitrate_res_wins = 1'b0;\n    if ({e}locked0) begin",
+                                      f"{e}arbitrate_res_wins = 1'b0;\n    if (1'b0) begin"), ("whole_frames_tx0",),
+                                 "port 0 forgets that it is inside a RESULT frame (its lock never wins the "
+                                 "arbitration), so a response may cut into it"),
         "dead": _mutant((Edit(free0, f"{e}arbitrate_free0 = 1'b0;"), Edit(free1, f"{e}arbitrate_free1 = 1'b0;")),
                         ("result_live", "response_live"),
                         "dead egress: no port register is ever free, so nothing is loaded, offered or taken (every "
@@ -536,10 +527,11 @@ def _ingress_target():
         parameters_text=f"tdata {width} bits, header {hdr} bits, 3 banks of 256 payload beats (fixed by the "
                         "protocol), frm_beats 9 bits",
         assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900,
-        faults={"bank_reuse": Fault(dict(FAULT=_ingress_fault("bank_reuse")), ("bank_free",),
-                                    "test-only FAULT_BANK_REUSE: a header beat is taken whatever the state of the "
-                                    "bank to fill, so a frame overwrites a bank that still holds one"),
-                # mutations of the converted ingress (cosim/sim/faults.py edits)
+        # mutations of the converted ingress (cosim/sim/faults.py edits)
+        faults={"bank_reuse": _mutant(Edit(f"{r}ready = (({r}accept_beats_st == 0) && room_ok);",
+                                           f"{r}ready = room_ok;"), ("bank_free",),
+                                      "a header beat is taken whatever the state of the bank to fill, so a frame "
+                                      "overwrites a bank that still holds one"),
                 "dead": _mutant(Edit(f"{r}running <= 1;", f"{r}running <= 0;"), ("beat_live",),
                                 "dead ingress: `running` never rises, so tready stays low and no frame ever arrives "
                                 "(every frame and bank property then holds vacuously)",
@@ -568,7 +560,6 @@ FP32_BANK_SMALL = dict(BANK=5, BANKS=16, ROWS=2, FP32_LATENCY=4)
 
 
 def _fp32_bank_target():
-    from hdl.node.prism_fp32_bank import FAULTS
     p = FP32_BANK_SMALL
     L = p["FP32_LATENCY"]
     W = h.STANDIN_WIDTH
@@ -660,9 +651,11 @@ def _fp32_bank_target():
                f"the tracked lane's row holds (empty: 0) the tracked sum as of {L + 2} edges ago: the lanes write "
                f"an operation back {L + 2} edges after the bank takes it"))
     faults = {
-        "short_reservation": Fault(dict(FAULT=FAULTS["short_reservation"]), ("no_raw_hazard",),
-                                   "test-only FAULT_SHORT_RESERVATION: a range stays reserved for one operation "
-                                   "fewer than the adder's latency"),
+        # a mutation of the converted bank (a cosim/sim/faults.py edit): the reservation window's three
+        # loops (port 0's range, port 1's, the read-out's) look back one operation short
+        "short_reservation": _mutant(Edit(f"{bank}reservations_i<{L};", f"{bank}reservations_i<{L - 1};", count=3),
+                                     ("no_raw_hazard",),
+                                     "a range stays reserved for one operation fewer than the adder's latency"),
         "slow_lanes": Fault(dict(LANE_EXTRA=1), ("sums_exact",),
                             "the lanes' adders one cycle slower than the bank's reservation window (FP32_LATENCY "
                             "+ 1): a value added as soon as the reservation ends reads the row before the earlier "
@@ -702,7 +695,6 @@ CONTROL_RESPONSES = 6       # responses queued or still to be queued, at most (t
 
 
 def _control_target():
-    from hdl.node.prism_control import FAULTS
     hdr = HDR_BITS
 
     def signals():
@@ -774,10 +766,12 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
         assumes=("env_ok",), lemmas=tuple(lemmas), lemma_verilog=fold, depth=6, k=1, fault_depth=7, cover_depth=8,
         timeout=3600,
         faults={
-            "abort_keeps_open": Fault(dict(FAULT=FAULTS["abort_keeps_open"]), ("closed_after_abort",),
-                                      "test-only FAULT_ABORT_KEEPS_OPEN: an ABORT is acknowledged but leaves the "
-                                      "operation open"),
             # mutations of the converted block (cosim/sim/faults.py edits)
+            "abort_keeps_open": _mutant(Edit(rf"\n\s*{a}is_open = 1'b0;(\n\s*{a}is_aborting = 1'b1;)", r"\1",
+                                             regex=True),
+                                        ("closed_after_abort",),
+                                        "an ABORT is acknowledged and starts the drain but leaves the operation "
+                                        "open, so its DATA frames are still admitted"),
             "dead": _mutant(Edit(f"if (({a}frame_valid && (!{a}stopped))) begin\n                {a}hdr = ",
                                  f"if (1'b0) begin\n                {a}hdr = "), ("verdict_live",),
                             "dead block: no frame is ever processed (no verdict, no response, no operation; every "

@@ -45,8 +45,6 @@ class ExportError(Exception):
     """The block cannot be exported as asked (one line, for the command to print)."""
 
 
-# Parameters that only tests use (deliberate faults): never exported.
-TEST_ONLY_PARAMS = ("FAULT",)
 # WIDTH is the one lint class Verilator reports on converted MyHDL (integer-sized
 # arithmetic assigned to narrower registers, as MyHDL emits it); every other
 # warning fails the check.
@@ -144,7 +142,7 @@ def free_params(spec):
     sig = inspect.signature(getattr(func, "func", func))
     fixed = set(spec.params({k: v[1] for k, v in spec.options.items()}) if spec.params else {})
     return {n: p.default for n, p in sig.parameters.items()
-            if p.default is not inspect.Parameter.empty and n not in fixed and n not in TEST_ONLY_PARAMS}
+            if p.default is not inspect.Parameter.empty and n not in fixed}
 
 
 def list_text():
@@ -394,8 +392,7 @@ def export(name, spec, opts, params, out_dir, check=True):
     roles = {**_roles(fdoc, "Ports", names), **_roles(doc, "Ports", names),
              "clk": "clock; inputs are sampled and outputs change at its rising edge",
              "rst": "synchronous reset, active high", **spec.roles}
-    bound_params = {k: v for k, v in bound.arguments.items()
-                    if not hasattr(v, "_nrbits") and k not in TEST_ONLY_PARAMS}
+    bound_params = {k: v for k, v in bound.arguments.items() if not hasattr(v, "_nrbits")}
     pnames = list(bound_params) + [pn for pn, _, _ in spec.options.values()]
     param_roles = {**_roles(fdoc, "Parameters", pnames), **_roles(doc, "Parameters", pnames)}
     checks = run_checks(vpath, top) if check else None

@@ -64,10 +64,6 @@ Ports (buses in hdl/node/prism_buses.py; widths from the signals):
 
 Parameters:
     CAPACITY    element capacity of the node (1 .. 4096); STAGE with E > CAPACITY is BAD_COUNT
-    FAULT       test-only deliberate bug, FAULT_NONE (default) in every real use:
-                FAULT_ABORT_KEEPS_OPEN  an ABORT is acknowledged and starts the drain but leaves the
-                operation open, so its DATA frames are still admitted (the formal proof that nothing
-                is admitted for an aborted operation must fail on it)
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
@@ -92,8 +88,6 @@ RESPONSE_DEPTH = 16
 RESPONSE_MARGIN = 6
 ORDER_DEPTH = 8
 HOLD_DEPTH = 8          # frames waiting behind a held COMMIT: at most 3 banks x 2 ports
-FAULT_NONE, FAULT_ABORT_KEEPS_OPEN = 0, 1
-FAULTS = {"none": FAULT_NONE, "abort_keeps_open": FAULT_ABORT_KEEPS_OPEN}
 ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the longest stretch
                         # with work in flight but none of dp_idle's signals high (the read-out
                         # pipeline between a range leaving the completion FIFO and its tile, 6)
@@ -101,9 +95,7 @@ ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the 
 
 @block
 def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event, p1_event, responses, room_ok,
-                  op_finished, dp_idle, op, order, CAPACITY=MAX_CAPACITY, FAULT=FAULT_NONE):
-    if FAULT not in FAULTS.values():
-        raise ValueError(f"prism_control: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
+                  op_finished, dp_idle, op, order, CAPACITY=MAX_CAPACITY):
     if not 1 <= CAPACITY <= MAX_CAPACITY:
         raise ValueError(f"prism_control: CAPACITY={CAPACITY}; the node holds 1 .. {MAX_CAPACITY} elements")
     hdr_width = len(p0_frame.header)
@@ -406,8 +398,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             elif active[F_GENERATION_END:F_OP_ID_LSB] != hdr[F_GENERATION_END:F_OP_ID_LSB]:
                                 reason[:] = ACTIVE_MISMATCH
                             else:
-                                if FAULT != FAULT_ABORT_KEEPS_OPEN:
-                                    is_open = False
+                                is_open = False
                                 is_aborting = True
                                 qt[:] = 0
                         else:

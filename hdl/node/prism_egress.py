@@ -26,26 +26,16 @@ Ports (buses in hdl/node/prism_buses.py; widths from the signals):
     sent                out: SentEvents, pulses: a response beat / a RESULT frame's last beat was taken
                         (tvalid and tready) on TX port 0, a RESULT frame's last beat on TX port 1
                         (counted on the wire, so a frame a reset cuts is never counted)
-
-Parameters:
-    FAULT               test-only deliberate bug, FAULT_NONE (default) in every real use:
-                        FAULT_NO_FRAME_LOCK  port 0 forgets that it is inside a RESULT frame, so a
-                        response may be sent between two beats of the frame (the formal proof of
-                        whole frames on TX port 0 must fail on it)
 """
 from myhdl import Signal, always, always_comb, block
 
 GRANT_RESPONSE, GRANT_RESULT = 0, 1
-FAULT_NONE, FAULT_NO_FRAME_LOCK = 0, 1
-FAULTS = {"none": FAULT_NONE, "no_frame_lock": FAULT_NO_FRAME_LOCK}
 
 
 @block
 def prism_egress(clk, rst, responses, beats,
                  m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                 m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast, sent, FAULT=FAULT_NONE):
-    if FAULT not in FAULTS.values():
-        raise ValueError(f"prism_egress: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
+                 m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast, sent):
     width = len(m_axis_0_tdata)
     if len(m_axis_1_tdata) != width or len(beats.data) != width:
         raise ValueError("prism_egress: m_axis_0_tdata, m_axis_1_tdata and beats.data must be equally wide")
@@ -69,7 +59,7 @@ def prism_egress(clk, rst, responses, beats,
         want0 = beats.valid and beats.mask[0] and not taken0
         want1 = beats.valid and beats.mask[1] and not taken1
         res_wins = False
-        if locked0 and FAULT != FAULT_NO_FRAME_LOCK:
+        if locked0:
             res_wins = True
         elif want0 and responses.valid:
             res_wins = last_grant == GRANT_RESPONSE

@@ -33,10 +33,6 @@ Parameters:
                     needs one bank twice because it holds at most 4 ranges
     ROWS            ranges held (rows per lane; 1 .. 16)
     FP32_LATENCY    fp32_add latency (1 .. 4)
-    FAULT           test-only deliberate bug, FAULT_NONE (default) in every real use:
-                    FAULT_SHORT_RESERVATION  a range is reserved for one operation fewer than the
-                    adder's latency (FP32_LATENCY >= 2), so an operation may read a row whose sum is
-                    still in the adder (the formal proof of no read-after-write hazard must fail on it)
 
 Ports (widths from the signals):
     clk, rst                clock; synchronous reset: empties the pipeline and every range
@@ -57,17 +53,12 @@ from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
 
 LANES = 16
-FAULT_NONE, FAULT_SHORT_RESERVATION = 0, 1
-FAULTS = {"none": FAULT_NONE, "short_reservation": FAULT_SHORT_RESERVATION}
 
 
 @block
 def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_row, p1_lanes, p1_values,
                     rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_chain, o_data,
-                    BANK=0, BANKS=16, ROWS=16, FP32_LATENCY=4, FAULT=FAULT_NONE):
-    if FAULT not in FAULTS.values() or (FAULT == FAULT_SHORT_RESERVATION and FP32_LATENCY < 2):
-        raise ValueError(f"prism_fp32_bank: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())} "
-                         "(FAULT_SHORT_RESERVATION needs FP32_LATENCY >= 2)")
+                    BANK=0, BANKS=16, ROWS=16, FP32_LATENCY=4):
     if BANKS not in (4, 8, 16):
         raise ValueError(f"prism_fp32_bank: BANKS={BANKS}; a power of two in 4 .. 16 (a group holds up to 4 ranges)")
     if not 0 <= BANK < BANKS:
@@ -83,8 +74,7 @@ def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_ta
         if len(s) != w:
             raise ValueError(f"prism_fp32_bank: {name} is {len(s)} bits; it must be {w}")
 
-    L = FP32_LATENCY
-    RESERVED = L - 1 if FAULT == FAULT_SHORT_RESERVATION else L     # operations a range stays reserved for
+    L = FP32_LATENCY                          # a range stays reserved for the last L operations
     BB = BANKS.bit_length() - 1               # bank-number bits
     RB = max(1, (ROWS - 1).bit_length())      # lane row-address bits
     E = 9                                     # reservation entry: valid | range
@@ -116,17 +106,17 @@ def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_ta
         fr = bool(1)
         k[:] = BANK - p0_row[BB:0]
         r[:] = p0_row + k
-        for i in range(RESERVED):
+        for i in range(L):
             ent[:] = (hist >> (E * i)) & 0x1FF
             if ent[8] and ent[8:0] == r:
                 f0 = False
         k[:] = BANK - p1_row[BB:0]
         r[:] = p1_row + k
-        for i in range(RESERVED):
+        for i in range(L):
             ent[:] = (hist >> (E * i)) & 0x1FF
             if ent[8] and ent[8:0] == r:
                 f1 = False
-        for i in range(RESERVED):
+        for i in range(L):
             ent[:] = (hist >> (E * i)) & 0x1FF
             if ent[8] and ent[8:0] == rd_row:
                 fr = False

@@ -42,10 +42,6 @@ Ports (widths from the signals; buses in hdl/node/prism_buses.py):
 
 Parameters:
     BANK_PAYLOAD_BEATS  payload beats per bank; must be 256 (the protocol's frame bank)
-    FAULT               test-only deliberate bug, FAULT_NONE (default) in every real use:
-                        FAULT_BANK_REUSE  a header beat is taken whatever the state of the bank
-                        to fill, so a frame may overwrite a bank that still holds one (the formal
-                        proof that a bank never admits a frame twice must fail on it)
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
@@ -53,15 +49,11 @@ from spec.frames import CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, HDR
 
 FREE, FILLING, PENDING, ADMITTED = 0, 1, 2, 3
 BANKS = 3
-FAULT_NONE, FAULT_BANK_REUSE = 0, 1
-FAULTS = {"none": FAULT_NONE, "bank_reuse": FAULT_BANK_REUSE}
 
 
 @block
 def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, room_ok,
-                  frame, verdict, status, bank_read, BANK_PAYLOAD_BEATS=256, FAULT=FAULT_NONE):
-    if FAULT not in FAULTS.values():
-        raise ValueError(f"prism_ingress: FAULT={FAULT!r} is not one of {sorted(FAULTS.values())}")
+                  frame, verdict, status, bank_read, BANK_PAYLOAD_BEATS=256):
     if BANK_PAYLOAD_BEATS != 256:
         raise ValueError(f"prism_ingress: BANK_PAYLOAD_BEATS={BANK_PAYLOAD_BEATS}; the protocol's frame "
                          "bank holds exactly 1 + 256 beats")
@@ -110,8 +102,6 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
             ready.next = 1
         elif cls != CLASS_CONTROL and cls != CLASS_DATA:
             ready.next = 1          # unsupported traffic drains without a bank
-        elif FAULT == FAULT_BANK_REUSE:
-            ready.next = room_ok
         else:
             ready.next = st == FREE and room_ok
         wr_en.next = (running and frame_open and not draining and s_axis_tvalid
