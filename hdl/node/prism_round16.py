@@ -3,8 +3,8 @@
 Rounds the 16 elements of a tile to one result format (INT8 / FP16 / BF16 / FP32).
 The arithmetic is not written here: each lane calls the MyHDL functions of the
 unit-tested blocks, which convert to Verilog functions --
-hdl/arith/number_decoder.py (element_fields, term_function: an FP32 input's
-exact term) and hdl/arith/kulisch_round.py (rounder_functions: magnitude,
+hdl/arith/number_decoder.py (element_fields, magnitude_function: an FP32 input's
+exact term's magnitude) and hdl/arith/kulisch_round.py (rounder_functions: magnitude,
 normalise, INT8 rounding, round and pack; round_kind), so this block computes
 exactly what hdl/arith/kulisch_round.py and hdl/arith/fp32_round.py compute
 (and golden.arith.formats.round_exact / fp32_to_format).  It applies them to 16
@@ -54,7 +54,7 @@ from myhdl import Signal, always, block, intbv, modbv
 
 from hdl.arith.kulisch_round import MAX_WIDTH, NORM_WIDTH, round_kind, rounder_functions
 from hdl.arith.number_decoder import (FIELD_NAN, FIELD_NEG_INF, FIELD_POS_INF, FIELDS_WIDTH, FMT_FP32,
-                                      element_fields, term_function)
+                                      element_fields, magnitude_function)
 from spec.formats import KULISCH_MIN_WIDTH
 
 LANES = 16
@@ -81,7 +81,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
     if len(in_format) != 3 or len(out_tag) != len(in_tag):
         raise ValueError("prism_round16: in_format is 3 bits; out_tag as wide as in_tag")
     SIGN = W - 1
-    kulisch_term = term_function(W)
+    term_magnitude = magnitude_function(W)
     fn = rounder_functions(W)
     value_magnitude, normalise_top, round_int8, pack_result = fn.magnitude, fn.normalise, fn.round_int8, fn.pack
 
@@ -119,7 +119,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         x[:] = in_fp32 >> (32 * lane)
                         fmt32[:] = FMT_FP32
                         f[:] = element_fields(x, fmt32)
-                        v[:] = kulisch_term(f)
+                        mag[:] = term_magnitude(f)          # |term|: its sign is the pattern's
                         nan = bool(f[FIELD_NAN])
                         pinf = bool(f[FIELD_POS_INF])
                         ninf = bool(f[FIELD_NEG_INF])
@@ -135,8 +135,8 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         ovf = bool(fl[3])
                         wsign = bool(fl[4])
                         sign = bool(v[SIGN])
+                        mag[:] = value_magnitude(v)
                     kind[:] = round_kind(nan, pinf, ninf, ovf, wsign)
-                    mag[:] = value_magnitude(v)
                     norm[:] = normalise_top(mag, in_format)
                     int8[:] = round_int8(mag, sign)
                     bits[:] = pack_result(norm, sign, kind, in_format, int8)
@@ -199,7 +199,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         x[:] = in_fp32 >> (32 * lane)
                         fmt32[:] = FMT_FP32
                         f[:] = element_fields(x, fmt32)
-                        v[:] = kulisch_term(f)
+                        mag[:] = term_magnitude(f)          # |term|: its sign is the pattern's
                         nan = bool(f[FIELD_NAN])
                         pinf = bool(f[FIELD_POS_INF])
                         ninf = bool(f[FIELD_NEG_INF])
@@ -215,8 +215,8 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         ovf = bool(fl[3])
                         wsign = bool(fl[4])
                         sign = bool(v[SIGN])
+                        mag[:] = value_magnitude(v)
                     kind[:] = round_kind(nan, pinf, ninf, ovf, wsign)
-                    mag[:] = value_magnitude(v)
                     wide_mag[:] = mag
                     mags[:] = mags | (wide_mag << (W * lane))
                     wide_kind[:] = kind
