@@ -2,6 +2,7 @@
 cosim.sim.convert.bind_arguments): a test bench, a formal target or the CLI names the ports
 flat, as the Verilog does (`<bus>_<field>`); the tool chain groups them into the block's buses
 and reports them flat again, so every back end drives and samples the same names."""
+import inspect
 import re
 
 import pytest
@@ -10,6 +11,7 @@ from myhdl import Signal, always_comb, block, intbv
 from cosim.sim.convert import bind_arguments, build
 from hdl.common.interface import AxiStream, Interface, bit, vec
 from hdl.common.wiring import bundle, flat_ports, ports_of
+from hdl.package import package_buses
 
 
 class Pair(Interface):
@@ -84,3 +86,17 @@ def test_axi_stream_fields_are_optional_where_a_block_needs_them():
     assert [n for n, _ in job.fields()] == ["tdata", "tid", "tvalid", "tready"] and len(job.tid) == 12
     assert AxiStream.field_names() == ("tdata", "tid", "tuser", "tlast", "tvalid", "tready")
 
+
+def _bus_classes():
+    return [c for m in (package_buses,) for _, c in inspect.getmembers(m, inspect.isclass)
+            if issubclass(c, Interface) and c is not Interface and c.__module__ == m.__name__] + [AxiStream]
+
+
+@pytest.mark.parametrize("cls", _bus_classes(), ids=lambda c: c.__name__)
+def test_every_field_is_documented_in_its_class(cls):
+    documented = set()
+    for line in inspect.getdoc(cls).splitlines():
+        m = re.match(r"^(\w+(?:, \w+)*)\s{2,}\S", line)
+        if m:
+            documented.update(n.strip() for n in m.group(1).split(","))
+    assert set(cls.field_names()) <= documented, f"undocumented: {set(cls.field_names()) - documented}"
