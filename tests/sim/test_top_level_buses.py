@@ -11,6 +11,7 @@ from myhdl import Signal, always_comb, block, intbv
 from cosim.sim.convert import bind_arguments, build
 from hdl.common.interface import AxiStream, Interface, bit, vec
 from hdl.common.wiring import bundle, flat_ports, ports_of
+from hdl.fabric import fabric_buses
 from hdl.package import package_buses
 
 
@@ -88,7 +89,7 @@ def test_axi_stream_fields_are_optional_where_a_block_needs_them():
 
 
 def _bus_classes():
-    return [c for m in (package_buses,) for _, c in inspect.getmembers(m, inspect.isclass)
+    return [c for m in (package_buses, fabric_buses) for _, c in inspect.getmembers(m, inspect.isclass)
             if issubclass(c, Interface) and c is not Interface and c.__module__ == m.__name__] + [AxiStream]
 
 
