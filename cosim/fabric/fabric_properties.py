@@ -24,6 +24,7 @@ from cosim.sim import toolchain
 from cosim.sim.faults import with_fault
 from cosim.sim.tbutil import clock_gen, reset_pulse
 from cosim.sim.vector_batch import VectorBench
+from hdl.common.wiring import bundle
 from hdl.fabric import collective_pkg as pkg
 from hdl.fabric.collective_fabric import collective_fabric
 
@@ -274,7 +275,7 @@ def run_fabric(backend="myhdl", fault="", cfg=None):
 
     @block
     def bench():
-        dut = dut_factory(**ports, **fabric_params(cfg))
+        dut = dut_factory(**bundle(collective_fabric, ports), **fabric_params(cfg))
 
         @instance
         def drive():

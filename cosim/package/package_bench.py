@@ -37,6 +37,7 @@ from cosim.sim import replay, toolchain
 from cosim.sim.faults import with_fault
 from cosim.sim.tbutil import CLOCK_PERIOD, clock_gen, reset_pulse
 from golden.package import resource_graph as rg
+from hdl.common.wiring import bundle
 from hdl.package.package_assertion_monitor import ASSERTIONS
 from hdl.package.work_distributor import POLICY_ROUND_ROBIN, POLICY_SERVICE_RATE
 
@@ -126,7 +127,7 @@ def _run_package_myhdl(setup, backend):
 
     @block
     def bench():
-        dut = factory(**sigs, **setup.params())
+        dut = factory(**bundle(setup.block(), sigs), **setup.params())
         s = sigs
 
         @instance
@@ -196,7 +197,7 @@ def run_vectors(block_func, sig, params, backend, stim, apply, sample, reset_cyc
 
     @block
     def bench():
-        dut = factory(**sig, **params)
+        dut = factory(**bundle(block_func, sig), **params)
 
         @instance
         def run():
@@ -281,7 +282,7 @@ def run_distributor(backend, *, policy, fault="", jobs=(), svc_rate=None, enable
 
     @block
     def bench():
-        dut = factory(**sigs, POLICY=policy, IMBALANCE_BUDGET=imbalance_budget)
+        dut = factory(**bundle(checked_work_distributor, sigs), POLICY=policy, IMBALANCE_BUDGET=imbalance_budget)
         s = sigs
 
         @instance

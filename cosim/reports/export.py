@@ -240,6 +240,20 @@ def _roles(doc, title, names):
     return roles
 
 
+def _bus_roles(buses):
+    """{converted port name: role} from the docstrings of the bus classes (hdl/common/interface.py):
+    each field's line there, `field   what it is`."""
+    roles = {}
+    for bus_name, bus in buses.items():
+        fields = dict(bus.fields())
+        for line in (inspect.getdoc(type(bus)) or "").splitlines():
+            m = re.match(r"^\s*(\w+)\s{2,}(.*)$", line)
+            if m and m.group(1) in fields:
+                # the table gives the direction: a leading "in:" / "out:" / "back:" is dropped
+                roles[f"{bus_name}_{m.group(1)}"] = re.sub(r"^(in|out|back):\s*", "", m.group(2).strip())
+    return roles
+
+
 def _ports(verilog_text, top):
     """[(name, direction, width)] in declaration order, from the converted module."""
     m = re.search(rf"module\s+{top}\s*\((.*?)\);", verilog_text, re.S)
@@ -389,7 +403,7 @@ def export(name, spec, opts, params, out_dir, check=True):
     doc = inspect.getdoc(block_module(spec.module)) or ""
     fdoc = inspect.getdoc(getattr(func, "func", func)) or ""
     names = [p[0] for p in ports]
-    roles = {**_roles(fdoc, "Ports", names), **_roles(doc, "Ports", names),
+    roles = {**_bus_roles(bound.buses), **_roles(fdoc, "Ports", names), **_roles(doc, "Ports", names),
              "clk": "clock; inputs are sampled and outputs change at its rising edge",
              "rst": "synchronous reset, active high", **spec.roles}
     bound_params = {k: v for k, v in bound.arguments.items() if not hasattr(v, "_nrbits")}

@@ -38,6 +38,8 @@ from cosim.sim.verilog_post import (coalesce_part_assigns, function_returns, hoi
 from cosim.sim.vpi import ToolchainError, require_tool
 from cosim.sim.myhdl_registries import forget_unused_memories, release_dropped_designs
 from cosim.sim.myhdl_sources import fresh_block_names
+from hdl.common.interface import Interface
+from hdl.common.wiring import bundle, flat_ports
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _HDL_DIR = os.path.join(_ROOT, "hdl")
@@ -213,12 +215,25 @@ def _sources_digest_all(mtime_key):
     return h.hexdigest()
 
 
+class BoundPorts:
+    """A block's arguments bound to its parameters: `args` and `kwargs` as the block takes them
+    (buses whole), `arguments` {name: value} with each bus's fields under the names of the
+    converted ports, `<bus>_<field>` (what a test bench drives and samples), `buses` {name: bus}."""
+
+    def __init__(self, bound):
+        self.signature = bound.signature
+        self.args, self.kwargs = bound.args, bound.kwargs
+        self.arguments = flat_ports(bound.arguments)
+        self.buses = {n: v for n, v in bound.arguments.items() if isinstance(v, Interface)}
+
+
 def bind_arguments(block_func, args, kwargs):
-    """The block's arguments bound to its parameters by name, defaults applied."""
+    """The block's arguments bound to its parameters by name, defaults applied (a BoundPorts).
+    A bus may be given whole or as its fields' converted names (a test bench's flat ports)."""
     sig = inspect.signature(unwrap_block(block_func))
-    bound = sig.bind(*args, **kwargs)
+    bound = sig.bind(*args, **bundle(block_func, kwargs))
     bound.apply_defaults()
-    return bound
+    return BoundPorts(bound)
 
 
 def design_key(block_func, bound):

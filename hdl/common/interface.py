@@ -11,7 +11,14 @@ them on signals).
 
 A subclass creates its own signals in `__init__`, one attribute per field,
 widths from the caller; `wrap` builds one around signals that exist already
-(a test bench's or a formal harness's ports).
+(a test bench's or a formal harness's ports), `from_ports` around signals named
+as the converted ports are (`<bus>_<field>`).
+
+A block that takes a bus keeps its Verilog port names only if the bus's
+argument name and field names spell them: a port `s_axis_job_tid` is field
+`tid` of argument `s_axis_job`.  MyHDL lists a top level's plain signal ports
+first and the buses' fields after them (buses in argument order, fields in
+declaration order).
 """
 from myhdl import Signal, intbv
 
@@ -44,6 +51,19 @@ class Interface:
             setattr(bus, name, sig)
         return bus
 
+    @classmethod
+    def field_names(cls):
+        """Every field the class can have, in declaration order (the order of the converted ports).
+        Read from an instance made with the constructor's defaults; a class with optional fields
+        lists them all."""
+        return tuple(vars(cls()))
+
+    @classmethod
+    def from_ports(cls, name, ports):
+        """The bus `name` made of the signals `<name>_<field>` in `ports` ({port name: signal}, as a
+        test bench or the converted top names them), fields in declaration order."""
+        return cls.wrap(**{f: ports[f"{name}_{f}"] for f in cls.field_names() if f"{name}_{f}" in ports})
+
     def fields(self):
         """[(field name, signal)] in declaration order."""
         return list(vars(self).items())
@@ -53,3 +73,32 @@ class Interface:
         def descr(s):
             return "bool" if s._nrbits == 0 or isinstance(s._init, bool) else f"{len(s)}b={int(s._init)}"
         return f"{type(self).__name__}(" + ", ".join(f"{n}:{descr(s)}" for n, s in self.fields()) + ")"
+
+
+class AxiStream(Interface):
+    """An AXI4-Stream (as verilog-axis names it: a block's inputs `s_axis*`, its outputs `m_axis*`).
+
+    tdata       beat data (`data_width` bits)
+    tid         stream or transaction id (`id_width` bits; only when id_width is given)
+    tuser       sideband (`user_width` bits; only when user_width is given)
+    tlast       end of a frame (only when last=True, the default)
+    tvalid      a beat is offered
+    tready      back: the beat is taken this cycle (tvalid and tready)
+
+    The fields are declared in this order, which is the order of the converted ports.
+    """
+
+    def __init__(self, data_width=8, id_width=None, user_width=None, last=True):
+        self.tdata = vec(data_width)
+        if id_width is not None:
+            self.tid = vec(id_width)
+        if user_width is not None:
+            self.tuser = vec(user_width)
+        if last:
+            self.tlast = bit()
+        self.tvalid = bit()
+        self.tready = bit()
+
+    @classmethod
+    def field_names(cls):
+        return tuple(vars(cls(id_width=1, user_width=1)))

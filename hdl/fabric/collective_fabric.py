@@ -28,45 +28,44 @@ Two ways to supply the ring's link rates (parameter RATES):
 All widths are fixed here (rates 16 bits, counters 32, the totals 64) except the
 member, stripe and path counts, which come from the buses passed in.
 
-Ports (inputs):
+Ports (a bus's converted ports are `<bus>_<field>`: s_flow_valid, ring_start,
+step_time_us, ...; its fields are documented in its class, hdl/fabric/fabric_buses.py):
     clk, rst                  clock; synchronous reset (ResetSignal)
     sample                    tracker sample strobe                       ("bench" only)
     member_gbps               MEMBERS x 16: the ring-link rates            ("bench" only)
-    ring_start                start a ring all-reduce
-    step_tick                 one ring step completed                      ("bench" only)
-    s_flow_valid, s_flow_tuple, s_flow_gbps   a flow starting: its 104-bit 5-tuple and
-                              declared rate; it reaches the selector 2 cycles later
-    s_flow_conn               its connection index (m*STRIPES + s)        ("paths" only)
-    flow_end, ending_path, ending_gbps        a flow ending: its path and rate ("bench");
-    ending_conn               in "paths", flow_end and the connection index ending_conn
-                              (the table supplies its path and rate)
+    ring                      Ring: start in; running, step, steps_done out
+    step                      RingStep: tick in ("bench" only); cycles, wait ("paths"), time_us out
+    s_flow                    FlowStart: a flow starting (valid, 104-bit tuple, declared gbps,
+                              conn: its connection index m*STRIPES + s, "paths" only); it
+                              reaches the selector 2 cycles later
+    flow_end                  a flow ending: its path and rate on `ending` ("bench"); in
+                              "paths" its connection index ending_conn (the table supplies
+                              its path and rate)
+    ending                    EndingFlow: path, gbps, conn of the flow ending
     load_aware_enable         selector mode
-    chunk_start, chunk_bytes  striping chunk accounting
-    stripe_gbps               MEMBERS x STRIPES x 16 stripe shares         ("bench" only)
+    chunk                     Chunk: striping chunk accounting (start, bytes)
+    stripe                    Stripes: MEMBERS x STRIPES x 16 stripe shares in (gbps, "bench"
+                              only); the connections' rates out (rates)
     collective, participants  all_to_all_model's inputs
     steps_per_run, exposed_pct                stall_accountant's inputs
-    snapshot, job_min_gbps, job_min_valid, active_fix, busiest_uplink_flows  telemetry
-Ports (outputs):
-    flow_placed, chosen_path (8 bits), placed_gbps   a flow is placed this cycle, where,
+    snapshot, active_fix, busiest_uplink_flows  telemetry inputs
+    job_min                   JobMinimum: the job-wide minimum imported into the telemetry
+    flow_placed, chosen_path (8 bits), placed_gbps   out: a flow is placed this cycle, where,
                               with what declared rate
-    accounting_error          the selector's sticky accounting flag (or, in "paths", the
+    accounting_error          out: the selector's sticky accounting flag (or, in "paths", the
                               link table's)
-    ring_running              the ring model is running
-    violations, violations_seen   the monitor's 34 property bits
-    link_gbps                 MEMBERS x 16: the rates the ring runs on (the tracker's input)
-    stripe_rates              MEMBERS x STRIPES x 16: the connections' rates
-    conn_path                 MEMBERS x STRIPES x 8: each connection's path ("paths"; else 0)
-    path_load_gbps            PATHS x 16: declared load per path (the selector's)
-    ring_step                 a ring step ends this cycle (the engine's, or step_tick)
-    ring_steps_done           steps completed in the current collective
-    step_cycles, step_wait    the engine's last step length and waiting link-cycles ("paths")
-    slowest_member, collective_gbps, mean_gbps, slowest_unchanged   the tracker's
-    step_time_us, collective_time_ms, slowdown_x100   the ring model's
-    accel_seconds_lost        the stall accountant's (for the collective's time now)
-    perfect_placements        placements onto an empty path (the selector's)
-    pinned_pct, caveats, job_rate_claim, job_rate_gbps, rate_claim_valid   the telemetry
-                              bank's o_pinned_samples_pct, o_caveats, o_job_rate_claim,
-                              o_job_min_gbps, o_rate_claim_valid
+    violations, violations_seen   out: the monitor's 34 property bits
+    link_gbps                 out: MEMBERS x 16: the rates the ring runs on (the tracker's input)
+    conn_path                 out: MEMBERS x STRIPES x 8: each connection's path ("paths"; else 0)
+    path_load_gbps            out: PATHS x 16: declared load per path (the selector's)
+    slowest                   out: SlowestMember: the tracker's slowest member and how long it stayed
+    collective_gbps, mean_gbps   out: the tracker's
+    collective_time_ms, slowdown_x100   out: the ring model's
+    accel_seconds_lost        out: the stall accountant's (for the collective's time now)
+    perfect_placements        out: placements onto an empty path (the selector's)
+    pinned_pct, caveats, rate_claim_valid   out: the telemetry bank's o_pinned_samples_pct,
+                              o_caveats, o_rate_claim_valid
+    job_rate                  out: JobRateClaim: the telemetry's o_job_rate_claim, o_job_min_gbps
 
 Parameters:
     PATHS         uplinks (1..255)
@@ -87,6 +86,8 @@ from hdl.fabric.all_to_all_model import all_to_all_model
 from hdl.fabric.collective_conformance_monitor import N_PROPERTIES, collective_conformance_monitor
 from hdl.fabric.collective_telemetry import CAVEAT_BITS, collective_telemetry
 from hdl.fabric.ecmp_hash_unit import ecmp_hash_unit
+from hdl.fabric.fabric_buses import W, Chunk, EndingFlow, FlowStart, JobMinimum, JobRateClaim, Ring, RingStep, \
+    SlowestMember, Stripes
 from hdl.fabric.load_aware_selector import load_aware_selector
 from hdl.fabric.ring_link_rates import ring_link_rates
 from hdl.fabric.ring_step_engine import ring_step_engine
@@ -95,21 +96,15 @@ from hdl.fabric.slowest_member_tracker import slowest_member_tracker
 from hdl.fabric.stall_accountant import stall_accountant
 from hdl.fabric.striping_controller import striping_controller
 
-W = 16
-
 
 @block
-def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
-                      s_flow_valid, s_flow_tuple, s_flow_gbps, s_flow_conn, flow_end, ending_path, ending_gbps,
-                      ending_conn, load_aware_enable, chunk_start, chunk_bytes, stripe_gbps, collective, participants,
-                      steps_per_run, exposed_pct, snapshot, job_min_gbps, job_min_valid, active_fix,
-                      busiest_uplink_flows,
-                      flow_placed, chosen_path, placed_gbps, accounting_error, ring_running,
-                      violations, violations_seen, link_gbps, stripe_rates, conn_path, path_load_gbps,
-                      ring_step, ring_steps_done, step_cycles, step_wait, slowest_member, collective_gbps,
-                      mean_gbps, slowest_unchanged, step_time_us, collective_time_ms, slowdown_x100,
-                      accel_seconds_lost, perfect_placements, pinned_pct, caveats, job_rate_claim, job_rate_gbps,
-                      rate_claim_valid,
+def collective_fabric(clk, rst, sample, member_gbps, ring: Ring, step: RingStep, s_flow: FlowStart, flow_end,
+                      ending: EndingFlow, load_aware_enable, chunk: Chunk, stripe: Stripes, collective, participants,
+                      steps_per_run, exposed_pct, snapshot, job_min: JobMinimum, active_fix, busiest_uplink_flows,
+                      flow_placed, chosen_path, placed_gbps, accounting_error, violations, violations_seen,
+                      link_gbps, conn_path, path_load_gbps, slowest: SlowestMember, collective_gbps, mean_gbps,
+                      collective_time_ms, slowdown_x100, accel_seconds_lost, perfect_placements, pinned_pct,
+                      caveats, job_rate: JobRateClaim, rate_claim_valid,
                       PATHS=pkg.UPLINKS_PER_LEAF, PARTICIPANTS=pkg.PARTICIPANTS, S_MB=8000,
                       A2A_S_MB=1024, ACC_PER_LEAF=pkg.ACC_PER_LEAF, PATH_MODE="mod", RATES="bench",
                       CHUNK=1000):
@@ -122,16 +117,16 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     pkg.require_width(chosen_path, 8, name, "chosen_path")
     pkg.require_width(placed_gbps, W, name, "placed_gbps")
     M = pkg.lanes(member_gbps, W, name, "member_gbps")
-    CONNS = pkg.lanes(stripe_gbps, W, name, "stripe_gbps")
+    CONNS = pkg.lanes(stripe.gbps, W, name, "stripe_gbps")
     if CONNS % M:
         raise ValueError(f"{name}: stripe_gbps holds {CONNS} lanes, not a whole number per member ({M})")
     pkg.require_width(link_gbps, M * W, name, "link_gbps")
-    pkg.require_width(stripe_rates, CONNS * W, name, "stripe_rates")
+    pkg.require_width(stripe.rates, CONNS * W, name, "stripe_rates")
     pkg.require_width(conn_path, CONNS * 8, name, "conn_path")
     pkg.require_width(path_load_gbps, PATHS * W, name, "path_load_gbps")
     if PATHS_RATES:
-        pkg.require_index_width(s_flow_conn, CONNS, name, "s_flow_conn")
-        pkg.require_index_width(ending_conn, CONNS, name, "ending_conn")
+        pkg.require_index_width(s_flow.conn, CONNS, name, "s_flow_conn")
+        pkg.require_index_width(ending.conn, CONNS, name, "ending_conn")
     RATE = pkg.RATE_GBPS
     u16 = lambda: Signal(intbv(0)[W:])
     u32 = lambda: Signal(intbv(0)[32:])
@@ -143,13 +138,13 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     w_flow_hash, w_hash_path = u32(), Signal(intbv(0)[8:])
     w_sel_error = b()
     if PATHS_RATES:
-        CW = len(s_flow_conn)
-        w_s_user = ConcatSignal(s_flow_conn, s_flow_gbps)
+        CW = len(s_flow.conn)
+        w_s_user = ConcatSignal(s_flow.conn, s_flow.gbps)
         w_m_user = Signal(intbv(0)[CW + W:])
         w_placed_conn = Signal(intbv(0)[CW:])
         w_end, w_end_path, w_end_gbps = b(), Signal(intbv(0)[8:]), u16()
         w_conns_placed, w_table_error = Signal(intbv(0)[CONNS.bit_length() + 1:]), b()
-        parts.append(ecmp_hash_unit(clk, rst, s_flow_valid, s_flow_tuple, w_s_user, flow_placed, w_flow_hash,
+        parts.append(ecmp_hash_unit(clk, rst, s_flow.valid, s_flow.tuple, w_s_user, flow_placed, w_flow_hash,
                                     w_hash_path, w_m_user, PATHS=PATHS, PATH_MODE=PATH_MODE))
 
         @always_comb
@@ -163,13 +158,13 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
 
         parts += [split_user, errors]
         parts.append(ring_link_rates(clk, rst, flow_placed, w_placed_conn, chosen_path, placed_gbps, flow_end,
-                                     ending_conn, path_load_gbps, w_end, w_end_path, w_end_gbps, stripe_rates,
+                                     ending.conn, path_load_gbps, w_end, w_end_path, w_end_gbps, stripe.rates,
                                      conn_path, w_conns_placed, w_table_error, RATE=RATE))
         sel_end, sel_end_path, sel_end_gbps = w_end, w_end_path, w_end_gbps
     else:
-        parts.append(ecmp_hash_unit(clk, rst, s_flow_valid, s_flow_tuple, s_flow_gbps, flow_placed, w_flow_hash,
+        parts.append(ecmp_hash_unit(clk, rst, s_flow.valid, s_flow.tuple, s_flow.gbps, flow_placed, w_flow_hash,
                                     w_hash_path, placed_gbps, PATHS=PATHS, PATH_MODE=PATH_MODE))
-        sel_end, sel_end_path, sel_end_gbps = flow_end, ending_path, ending_gbps
+        sel_end, sel_end_path, sel_end_gbps = flow_end, ending.path, ending.gbps
     w_busiest, w_lightest, w_imbalance = u16(), u16(), u16()
     w_was_hash, w_c_placed, w_sticky = b(), u32(), b()
     parts.append(load_aware_selector(clk, rst, flow_placed, w_flow_hash, placed_gbps, sel_end, sel_end_path,
@@ -182,27 +177,27 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     w_s_coll, w_s_pacing = u16(), Signal(intbv(0)[8:])
     w_reassembly, w_conns, w_c_chunks = b(), u16(), u32()
     if PATHS_RATES:
-        stripes_in, striped_members = stripe_rates, link_gbps
-        rates, tracker_sample = link_gbps, ring_step
+        stripes_in, striped_members = stripe.rates, link_gbps
+        rates, tracker_sample = link_gbps, ring.step
     else:
         w_s_members = Signal(intbv(0)[M * W:])
-        stripes_in, striped_members = stripe_gbps, w_s_members
+        stripes_in, striped_members = stripe.gbps, w_s_members
         rates, tracker_sample = member_gbps, sample
 
         @always_comb
         def bench_rates():
             link_gbps.next = member_gbps
-            stripe_rates.next = stripe_gbps
-            ring_step.next = step_tick
+            stripe.rates.next = stripe.gbps
+            ring.step.next = step.tick
 
         @always_seq(clk.posedge, reset=rst)
         def bench_unused():
             conn_path.next = 0
-            step_cycles.next = 0
-            step_wait.next = 0
+            step.cycles.next = 0
+            step.wait.next = 0
 
         parts += [bench_rates, bench_unused]
-    parts.append(striping_controller(clk, rst, chunk_start, chunk_bytes, stripes_in, w_stripe_bytes, striped_members,
+    parts.append(striping_controller(clk, rst, chunk.start, chunk.bytes, stripes_in, w_stripe_bytes, striped_members,
                                      w_s_coll, w_s_pacing, w_reassembly, w_depth, w_conns, w_c_chunks))
 
     # ---- the ring: tracker, (engine,) ring model, stall accountant --------------------------
@@ -213,20 +208,20 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     w_ratio, w_red = Signal(intbv((1 << W) - 1)[W:]), Signal(intbv(pkg.RED_MIN)[2:])
     w_overstate, w_c_samples = b(), u32()
     parts.append(slowest_member_tracker(clk, rst, tracker_sample, rates, w_min_gbps, mean_gbps, w_max_gbps,
-                                        collective_gbps, slowest_member, w_ratio, w_overstate, w_red, w_c_samples,
-                                        slowest_unchanged))
+                                        collective_gbps, slowest.member, w_ratio, w_overstate, w_red, w_c_samples,
+                                        slowest.unchanged))
     if PATHS_RATES:
         w_run_cycles = u32()
-        parts.append(ring_step_engine(clk, rst, ring_start, ring_running, link_gbps, ring_step, step_cycles,
-                                      step_wait, w_run_cycles, MEMBERS=M, CHUNK=CHUNK))
+        parts.append(ring_step_engine(clk, rst, ring.start, ring.running, link_gbps, ring.step, step.cycles,
+                                      step.wait, w_run_cycles, MEMBERS=M, CHUNK=CHUNK))
     w_r_slowest, w_r_pacing = u16(), Signal(intbv(0)[8:])
     w_step_kb = Signal(intbv(S_MB * 1000 // PARTICIPANTS)[32:])
     w_steps_total = Signal(intbv(2 * (PARTICIPANTS - 1))[32:])
     w_ideal_ms = Signal(intbv(S_MB * 8 * 2 * (PARTICIPANTS - 1) // (PARTICIPANTS * RATE))[32:])
     w_r_done = b()
-    parts.append(ring_allreduce_model(clk, rst, ring_start, ring_step, rates, w_r_slowest, w_r_pacing, w_step_kb,
-                                      w_steps_total, step_time_us, collective_time_ms, w_ideal_ms, slowdown_x100,
-                                      ring_running, w_r_done, ring_steps_done, PARTICIPANTS=PARTICIPANTS, S_MB=S_MB,
+    parts.append(ring_allreduce_model(clk, rst, ring.start, ring.step, rates, w_r_slowest, w_r_pacing, w_step_kb,
+                                      w_steps_total, step.time_us, collective_time_ms, w_ideal_ms, slowdown_x100,
+                                      ring.running, w_r_done, ring.steps_done, PARTICIPANTS=PARTICIPANTS, S_MB=S_MB,
                                       RATE=RATE))
     w_lost_ms, w_wall_h, w_accel_h, w_s_slowdown, w_c_coll, w_c_total = u32(), u32(), u32(), u16(), u32(), u64()
     parts.append(stall_accountant(clk, rst, w_ideal_ms, collective_time_ms, steps_per_run, exposed_pct, w_r_done,
@@ -242,19 +237,19 @@ def collective_fabric(clk, rst, sample, member_gbps, ring_start, step_tick,
     w_o_min, w_o_mom, w_o_slowest, w_o_imb = u16(), u16(), Signal(intbv(0)[8:]), u16()
     w_o_accel, w_o_fix, w_o_eff = u32(), Signal(intbv(0)[3:]), u16()
     pkg.require_width(caveats, CAVEAT_BITS, name, "caveats")
-    parts.append(collective_telemetry(clk, rst, snapshot, w_min_gbps, mean_gbps, slowest_member, slowest_unchanged,
-                                      w_c_samples, accel_seconds_lost, w_flows, busiest_uplink_flows, job_min_gbps,
-                                      job_min_valid, active_fix, w_c_placed, perfect_placements, w_o_min, w_o_mom,
-                                      w_o_slowest, pinned_pct, w_o_imb, w_o_accel, job_rate_gbps, job_rate_claim,
+    parts.append(collective_telemetry(clk, rst, snapshot, w_min_gbps, mean_gbps, slowest.member, slowest.unchanged,
+                                      w_c_samples, accel_seconds_lost, w_flows, busiest_uplink_flows, job_min.gbps,
+                                      job_min.valid, active_fix, w_c_placed, perfect_placements, w_o_min, w_o_mom,
+                                      w_o_slowest, pinned_pct, w_o_imb, w_o_accel, job_rate.gbps, job_rate.claim,
                                       w_o_fix, w_o_eff, caveats, rate_claim_valid, UPLINKS=PATHS))
     parts.append(collective_conformance_monitor(
-        clk, rst, rates, w_min_gbps, mean_gbps, collective_gbps, slowest_member, w_ratio, w_red,
-        ring_start, w_steps_total, w_step_kb, step_time_us, ring_steps_done, ring_running, slowdown_x100,
+        clk, rst, rates, w_min_gbps, mean_gbps, collective_gbps, slowest.member, w_ratio, w_red,
+        ring.start, w_steps_total, w_step_kb, step.time_us, ring.steps_done, ring.running, slowdown_x100,
         collective, participants, w_flows, w_eff,
         flow_placed, w_flow_hash, placed_gbps, sel_end, sel_end_path, sel_end_gbps, load_aware_enable,
         chosen_path, path_load_gbps, w_lightest, w_busiest, w_c_placed, perfect_placements, w_sticky,
         stripes_in, striped_members, w_s_coll, w_stripe_bytes, w_depth, w_reassembly, w_conns,
-        snapshot, job_min_valid, job_rate_claim, job_rate_gbps, w_o_min, rate_claim_valid, caveats, slowest_unchanged,
+        snapshot, job_min.valid, job_rate.claim, job_rate.gbps, w_o_min, rate_claim_valid, caveats, slowest.unchanged,
         w_c_samples,
         w_lost_ms, accel_seconds_lost, violations, violations_seen,
         PARTICIPANTS=PARTICIPANTS, S_MB=S_MB, RATE=RATE, ACC_PER_LEAF=ACC_PER_LEAF, ACCELERATORS=PARTICIPANTS,

@@ -23,46 +23,38 @@ in either back end:
   assertions (package_assertion_monitor).
 
 Ports (widths from the signals; N_TGT = len(tgt_enable); rates in 2**-RATE_FRAC
-work units per cycle, DRATE_W = len(hbm_rate)):
+work units per cycle, DRATE_W = len(hbm.rate)); a bus's converted ports are
+`<bus>_<field>` (s_axis_job_tdata, m_job_slot, fail_retire_once, ...), its
+fields documented in its class (hdl/package/package_buses.py):
     clk, rst              clock; synchronous active-high reset (ResetSignal)
-    s_axis_job_tdata      work units of the offered job (WORK_W bits, > 0)
-    s_axis_job_tid        semantic job id (JOB_W bits)
-    s_axis_job_tvalid     a job is offered
-    s_axis_job_tready     out: the job is dispatched this cycle
-    retry_valid, retry_slot   transport retry request for a job-table slot
-    retry_ready           out: the retry is consumed (re-sent, or dropped: slot not live)
-    s_late_cmpl_valid, s_late_cmpl_slot, s_late_cmpl_gen
-                          a completion arriving late from the transport (a
-                          duplicate after a retry, say); always accepted, ahead
-                          of the dies' completions
+    s_axis_job            AxiStream without tlast: the offered job (tdata: work units, WORK_W bits, > 0;
+                          tid: semantic job id, JOB_W bits); tready out: dispatched this cycle
+    retry                 RetryRequest: transport retry of a job-table slot (ready out: consumed,
+                          re-sent or dropped: slot not live)
+    s_late_cmpl           Completion arriving late from the transport (a duplicate after a
+                          retry, say); always accepted, ahead of the dies' completions
     route_epoch           current route epoch (EPOCH_W bits)
     tgt_enable            scheduler's per-die enable mask (N_TGT bits)
-    die_rate              per-die compute rate, packed N_TGT x DRATE_W (0: hung die)
+    die                   DieStatus: per-die compute rate in (0: hung die); busy, stall out
     link_rate             per-die D2D link rate in crossing units, packed N_TGT x DRATE_W
-    hbm_rate              package HBM service, work units per cycle (DRATE_W bits)
-    d2d_rate              package D2D service, crossing units per cycle (DRATE_W bits)
+    hbm, d2d              SharedResource: package HBM service in work units, D2D service in
+                          crossing units, per cycle (rate in, DRATE_W bits); sat_cyc out:
+                          cycles in which it ran out (arbiter)
     phase_jobs            jobs per phase
     barrier_cycles        barrier length in cycles
     dispatch_fire, retry_fire       out: a job accepted / a retry re-sent
-    m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work, m_job_epoch
-                          out: the dispatch bus
-    cmpl_valid, cmpl_slot, cmpl_gen  out: the completion presented to the distributor
-    retire_fire, retire_target, retire_tid  out: a completion retired that job
+    m_job                 out: JobDispatch without strobes, the dispatch bus (target, slot, gen,
+                          tid, work, epoch)
+    cmpl                  out: Completion, the completion presented to the distributor
+    retire                out: Retirement (fire, target, tid): a completion retired that job
     outstanding, outstanding_work   out: per die, packed (distributor)
     svc_rate, rate_valid, accepted_work, completed_work, active_cyc, stall_cyc
                           out: estimator's rates and counters, packed
-    die_busy, die_stall   out: per-die "holds a job" / "held back downstream" (N_TGT bits)
-    hbm_sat_cyc, d2d_sat_cyc        out: cycles in which HBM / D2D ran out (arbiter)
     accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles
                           out: the phase barrier (see phase_barrier)
-    fail_retire_once      out: assertion a_retire_once failed (a job retired twice, or by another use of its slot)
-    fail_retry_creates_no_job  out: assertion a_retry_creates_no_job failed (a retry created a job)
-    fail_route_epoch_stable    out: assertion a_route_epoch_stable failed (a live job's route epoch changed)
-    fail_no_dispatch_to_disabled  out: assertion a_no_dispatch_to_disabled failed (work sent to a disabled die)
-    fail_bounded_imbalance     out: assertion a_bounded_imbalance failed (no die degraded, outstanding work too uneven)
-    fail_work_conserved   out: assertion a_work_conserved failed (accepted - completed != outstanding work)
+    fail                  out: PackageFailures, one bit per package assertion
+                          (package_assertion_monitor documents each)
     imbalance_armed       out: a_bounded_imbalance was armed at the last edge (no die degraded)
-    (package_assertion_monitor documents each assertion)
 
 Parameters:
     POLICY            passed to work_distributor
@@ -74,9 +66,12 @@ Parameters:
 """
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
+from hdl.common.interface import AxiStream
 from hdl.common.wiring import ports_of
 from hdl.package.compute_die_model import compute_die_model
 from hdl.package.package_assertion_monitor import package_assertion_monitor
+from hdl.package.package_buses import Completion, DieStatus, JobDispatch, PackageFailures, Retirement, RetryRequest, \
+    SharedResource
 from hdl.package.phase_barrier import phase_barrier
 from hdl.package.service_rate_estimator import service_rate_estimator
 from hdl.package.shared_resource_arbiter import shared_resource_arbiter
@@ -84,37 +79,32 @@ from hdl.package.work_distributor import POLICY_SERVICE_RATE, work_distributor
 
 
 @block
-def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_tvalid, s_axis_job_tready,
-                        retry_valid, retry_slot, retry_ready, s_late_cmpl_valid, s_late_cmpl_slot, s_late_cmpl_gen,
-                        route_epoch, tgt_enable, die_rate, link_rate, hbm_rate, d2d_rate, phase_jobs,
-                        barrier_cycles,
-                        dispatch_fire, retry_fire, m_job_target, m_job_slot, m_job_gen, m_job_tid, m_job_work,
-                        m_job_epoch, cmpl_valid, cmpl_slot, cmpl_gen, retire_fire, retire_target, retire_tid,
+def accelerator_package(clk, rst, s_axis_job: AxiStream, retry: RetryRequest, s_late_cmpl: Completion,
+                        route_epoch, tgt_enable, die: DieStatus, link_rate, hbm: SharedResource,
+                        d2d: SharedResource, phase_jobs, barrier_cycles,
+                        dispatch_fire, retry_fire, m_job: JobDispatch, cmpl: Completion, retire: Retirement,
                         outstanding, outstanding_work, svc_rate, rate_valid,
-                        accepted_work, completed_work, active_cyc, stall_cyc, die_busy, die_stall,
-                        hbm_sat_cyc, d2d_sat_cyc,
+                        accepted_work, completed_work, active_cyc, stall_cyc,
                         accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles,
-                        fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
-                        fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved,
-                        imbalance_armed,
+                        fail: PackageFailures, imbalance_armed,
                         POLICY=POLICY_SERVICE_RATE, WINDOW=64, QUEUE_DEPTH=8, RATE_FRAC=4,
                         CROSS_SHIFT=1, IMBALANCE_BUDGET=24, DEGRADE_SHIFT=2):
     name = "accelerator_package"
     n_tgt = len(tgt_enable)
-    drate_w = len(hbm_rate)
-    for sig, label in ((die_rate, "die_rate"), (link_rate, "link_rate")):
+    drate_w = len(hbm.rate)
+    for sig, label in ((die.rate, "die_rate"), (link_rate, "link_rate")):
         if len(sig) != n_tgt * drate_w:
             raise ValueError(f"{name}: {label} is {len(sig)} bits; it must be N_TGT x len(hbm_rate) = "
                              f"{n_tgt * drate_w}")
-    for sig, label in ((die_busy, "die_busy"), (die_stall, "die_stall"), (rate_valid, "rate_valid")):
+    for sig, label in ((die.busy, "die_busy"), (die.stall, "die_stall"), (rate_valid, "rate_valid")):
         if len(sig) != n_tgt:
             raise ValueError(f"{name}: {label} is {len(sig)} bits; it must be N_TGT={n_tgt}")
-    if len(s_late_cmpl_slot) != len(m_job_slot) or len(s_late_cmpl_gen) != len(m_job_gen):
+    if len(s_late_cmpl.slot) != len(m_job.slot) or len(s_late_cmpl.gen) != len(m_job.gen):
         raise ValueError(f"{name}: s_late_cmpl_slot/gen must match m_job_slot/gen widths")
-    slot_w, gen_w = len(m_job_slot), len(m_job_gen)
+    slot_w, gen_w = len(m_job.slot), len(m_job.gen)
     n_job = 1 << slot_w
-    tgt_w = len(m_job_target)
-    work_w = len(s_axis_job_tdata)
+    tgt_w = len(m_job.target)
+    work_w = len(s_axis_job.tdata)
     epoch_w = len(route_epoch)
 
     # Distributor-side wires that are not top-level ports.
@@ -151,36 +141,39 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
     grant_of = [grant((t + 1) * drate_w, t * drate_w) for t in range(n_tgt)]
     cgrant = Signal(intbv(0)[n_tgt:])
     cgrant_bits = [cgrant(t) for t in range(n_tgt)]
+    # sliced under its port name: MyHDL names a top-level bus field only after it has named the
+    # slices taken of it, and a slice of a field would come out nameless
+    die_rate = die.rate
     rate_of = [die_rate((t + 1) * drate_w, t * drate_w) for t in range(n_tgt)]
     arb_ptr = Signal(intbv(0)[tgt_w:])
 
-    gate = phase_barrier(clk, rst, phase_jobs, barrier_cycles, s_axis_job_tvalid, dispatch_fire, retire_fire,
+    gate = phase_barrier(clk, rst, phase_jobs, barrier_cycles, s_axis_job.tvalid, dispatch_fire, retire.fire,
                          accept_open, barrier_active, phase_done, phases_done, phase_cycles, stream_cycles)
+    # the distributor's flat ports are found by their converted names among the buses here
     dist = work_distributor(**ports_of(work_distributor, locals(), s_axis_job_tvalid=dist_tvalid,
-                                       s_cmpl_valid=cmpl_valid, s_cmpl_slot=cmpl_slot, s_cmpl_gen=cmpl_gen),
+                                       s_cmpl_valid=cmpl.valid, s_cmpl_slot=cmpl.slot, s_cmpl_gen=cmpl.gen),
                             POLICY=POLICY)
     # The estimator counts retired work only: a transport retry re-sends a job, it completes none (§16).
     est = service_rate_estimator(
-        clk, rst, dispatch_fire, m_job_target, m_job_work, retire_fire, retire_target, retire_work,
+        clk, rst, dispatch_fire, m_job.target, m_job.work, retire.fire, retire.target, retire_work,
         outstanding, stall_vec, tgt_active, svc_rate, rate_valid, accepted_work, completed_work, active_cyc,
         stall_cyc, WINDOW=WINDOW)
-    dies = [compute_die_model(clk, rst, m_job_valid, m_job_target, m_job_slot, m_job_gen, m_job_work, m_job_retry,
+    dies = [compute_die_model(clk, rst, m_job_valid, m_job.target, m_job.slot, m_job.gen, m_job.work, m_job_retry,
                               die_ready[t], die_cvalid[t], cgrant_bits[t], die_cslot[t], die_cgen[t],
                               rate_of[t], die_want[t], grant_of[t], die_stall_bits[t], die_busy_bits[t],
                               TARGET_ID=t, QUEUE_DEPTH=QUEUE_DEPTH, RATE_FRAC=RATE_FRAC)
             for t in range(n_tgt)]
-    arb = shared_resource_arbiter(clk, rst, want_vec, link_rate, hbm_rate, d2d_rate, grant, hbm_sat, d2d_sat,
-                                  hbm_sat_cyc, d2d_sat_cyc, CROSS_SHIFT=CROSS_SHIFT)
+    arb = shared_resource_arbiter(clk, rst, want_vec, link_rate, hbm.rate, d2d.rate, grant, hbm_sat, d2d_sat,
+                                  hbm.sat_cyc, d2d.sat_cyc, CROSS_SHIFT=CROSS_SHIFT)
     mon = package_assertion_monitor(
-        clk, rst, dispatch_fire, retry_fire, m_job_slot, m_job_target, tgt_enable, retire_fire, cmpl_slot,
-        cmpl_gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
-        completed_work, fail_retire_once, fail_retry_creates_no_job, fail_route_epoch_stable,
-        fail_no_dispatch_to_disabled, fail_bounded_imbalance, fail_work_conserved, imbalance_armed,
+        clk, rst, dispatch_fire, retry_fire, m_job.slot, m_job.target, tgt_enable, retire.fire, cmpl.slot,
+        cmpl.gen, job_live, job_gen, job_epoch, outstanding_work, svc_rate, rate_valid, accepted_work,
+        completed_work, *fail.bits(), imbalance_armed,
         IMBALANCE_BUDGET=IMBALANCE_BUDGET, DEGRADE_SHIFT=DEGRADE_SHIFT, CHECK_WORK=True)
 
     @always_comb
     def gate_jobs():
-        dist_tvalid.next = s_axis_job_tvalid and accept_open
+        dist_tvalid.next = s_axis_job.tvalid and accept_open
 
     @always_comb
     def arbitrate():
@@ -203,16 +196,16 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
                 found = True
         sl[:] = cslot_vec >> (slot_w * win)
         gn[:] = cgen_vec >> (gen_w * win)
-        if s_late_cmpl_valid:
-            cmpl_valid.next = True
-            cmpl_slot.next = s_late_cmpl_slot
-            cmpl_gen.next = s_late_cmpl_gen
+        if s_late_cmpl.valid:
+            cmpl.valid.next = True
+            cmpl.slot.next = s_late_cmpl.slot
+            cmpl.gen.next = s_late_cmpl.gen
         else:
             if found:
                 g[win] = 1
-            cmpl_valid.next = found
-            cmpl_slot.next = sl[slot_w:]
-            cmpl_gen.next = gn[gen_w:]
+            cmpl.valid.next = found
+            cmpl.slot.next = sl[slot_w:]
+            cmpl.gen.next = gn[gen_w:]
         cgrant.next = g
 
     @always_seq(clk.posedge, reset=rst)
@@ -229,7 +222,7 @@ def accelerator_package(clk, rst, s_axis_job_tdata, s_axis_job_tid, s_axis_job_t
 
     @always_comb
     def die_status():
-        die_busy.next = busy_vec
-        die_stall.next = stall_vec
+        die.busy.next = busy_vec
+        die.stall.next = stall_vec
 
     return gate, dist, est, dies, arb, mon, gate_jobs, arbitrate, rotate, die_status

@@ -23,6 +23,7 @@ from cosim.fabric.fabric_properties import (BY_ID, PROPERTIES, FabricConfig, dec
                                      run_fabric)
 from cosim.fabric.faults import FABRIC_FAULTS
 from cosim.sim.faults import FaultNotInMyHDL
+from hdl.common.wiring import bundle
 from hdl.fabric import collective_pkg as pkg
 from hdl.fabric.collective_fabric import collective_fabric
 
@@ -98,7 +99,7 @@ def test_a_faulted_fabric_does_not_run_in_myhdl():
 def test_fabric_rejects_an_unknown_rates_mode_and_width():
     ports = fabric_signals(FabricConfig())
     with pytest.raises(ValueError, match="RATES"):
-        collective_fabric(**ports, RATES="random")
+        collective_fabric(**bundle(collective_fabric, ports), RATES="random")
     ports["conn_path"] = Signal(intbv(0)[5:])
     with pytest.raises(ValueError, match="conn_path"):
-        collective_fabric(**ports)
+        collective_fabric(**bundle(collective_fabric, ports))
