@@ -41,7 +41,8 @@ DEPTH_STRETCH = 6
 # Raised once, with the EXACT input (issue 35): the reader's one-lane mask of an EXACT beat (5.75 ->
 # 6.75, under the goal), the result sender's header at W = 320 (51.5 -> 58.75: its exact store
 # widened by the wrap count, and yosys maps the same header logic deeper beside it).  Lowered with the
-# three-stage rounders (60.25 -> 32) and the sender's groups by a prefix count (58.75 -> 24.5).
+# three-stage rounders (60.25 -> 32) and the sender's groups by a prefix count (58.75 -> 24.5), then
+# with the rounder's FP32 magnitude taken straight from the significand (32 -> 26).
 DEPTH_BUDGET = {
     "prism_ingress": 3.0,
     "prism_control": 34.0,
@@ -57,7 +58,7 @@ DEPTH_BUDGET = {
     "prism_fp32_bank": 16.0,
     "prism_completion": 23.0,
     "prism_readout": 7.5,
-    "prism_round16": 32.0,
+    "prism_round16": 26.0,
     "auto_classifier": 11.75,
     "prism_result_sender": 24.5,
     "prism_egress": 2.0,
