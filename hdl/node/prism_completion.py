@@ -66,9 +66,8 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
         hit = bool(0)
         both = bool(0)
         if rst:
-            seen.next = 0
-            rp.next = 0
-            wp.next = 0
+            # seen, rp and wp are not reset: no event comes before the next operation's op.clear,
+            # which empties all three, and the FIFO's head is read only while level != 0
             level.next = 0
             ranges_done.next = 0
         else:

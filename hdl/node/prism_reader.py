@@ -85,14 +85,17 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     chunk = Signal(intbv(0)[512:])        # the beat shifted so the range sits at bit 0
 
     def lane_fields(elem_bits):
-        parts = []
+        """The beat's elements one per 32-bit lane, each in its lane's low bits.  The bits above an
+        element are copies of it and the lanes past the beat's last element copies of the lanes
+        below, not zeros: no decoder reads them (each takes its format's low bits, and the lanes
+        mask leaves the unused lanes out), and a constant there would be logic no test can see."""
         lanes = 512 // elem_bits
-        if lanes < LANES:
-            parts.append(intbv(0)[32 * (LANES - lanes):])
+        parts = []
         for lane in reversed(range(lanes)):
-            parts.append(intbv(0)[32 - elem_bits:])
-            parts.append(chunk(elem_bits * lane + elem_bits, elem_bits * lane))
-        return ConcatSignal(*parts)
+            parts += [chunk(elem_bits * lane + elem_bits, elem_bits * lane)] * (32 // elem_bits)
+        # one flat concatenation of slices of chunk: a ConcatSignal inside another converts as
+        # its initial value, a constant
+        return ConcatSignal(*(parts * (LANES // lanes)))
 
     lanes8 = lane_fields(8)
     lanes16 = lane_fields(16)
