@@ -509,6 +509,13 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 else:
                     sc.frames[control_port].append(AxisFrame(beats, delay=delay, after=cond))
             notes.append(f"op{op.op_id} request flood" + (" on both ports" if both else ""))
+            if sc.sink_pause[0] == 0 and flood.random() < 0.5:
+                # TX0 stalled now and then: the sender forms the next RESULT frame while the last
+                # one waits, so RESULT frames and the flood's responses meet at frame boundaries,
+                # where the round robin decides (a frame is otherwise formed a cycle after the last)
+                sc.sink_pause = dict(sc.sink_pause)
+                sc.sink_pause[0] = burst_start(0.3, max(sc.sink_burst, 8))
+                notes.append("TX0 stalled for the flood")
         # duplicates: an exact repeat and a partly overlapping frame of the same contributor
         if datas and rng.random() < 0.2:
             p, f = rng.choice(datas)
@@ -618,7 +625,8 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
             notes.append(f"TX{cut_stalled} stalled 60 % at the cut, then op{after.op_id} to both ports")
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
         sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
-    probe = probe_wanted and pause == 0 and sink == 0 and not any("left open" in n for n in notes)
+    probe = probe_wanted and pause == 0 and sink == 0 and not any("left open" in n or "TX0 stalled" in n
+                                                                    for n in notes)
     # aimed: one more reset, after every planned one, at a point drawn from the whole run (after
     # any input frame, then 0 to 400 cycles on): the node is caught in whatever state it is in
     # then (an ABORT's quiet count, frames held behind a COMMIT, a drain, a read-out, a port
