@@ -26,6 +26,7 @@ from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 import hdl.arith.fp32_arrival_lane as lane_module
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 from hdl.common.wiring import ports_of
 from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEvent, Frame, PortStatus, Responses,
                                   ResultBeat, SentEvents, Verdict)
@@ -111,18 +112,17 @@ def beat_balance(clk, rst, in_valid, in_ready, out_valid, out_ready, count):
 # axis_register
 # ---------------------------------------------------------------------------------------------
 @block
-def axis_register_no_skid(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
-                          m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready):
+def axis_register_no_skid(clk, rst, s_axis: AxiStream, m_axis: AxiStream):
     """Test only: the real slice with a beat arriving while its output waits hidden from it, so it
     is dropped while the source sees it taken (the bug a skid buffer exists to prevent).  The skid
     buffer then never fills, so the slice stays ready whenever it runs: always ready out of reset."""
     offered = Signal(bool(0))
-    slice_ = axis_register(clk, rst, s_axis_tdata, s_axis_tlast, offered, s_axis_tready,
-                           m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready)
+    slice_ = axis_register(clk, rst, AxiStream.wrap(tdata=s_axis.tdata, tlast=s_axis.tlast, tvalid=offered,
+                                                    tready=s_axis.tready), m_axis)
 
     @always_comb
     def drop():
-        offered.next = s_axis_tvalid and not (m_axis_tvalid and not m_axis_tready)
+        offered.next = s_axis.tvalid and not (m_axis.tvalid and not m_axis.tready)
 
     return slice_, drop
 

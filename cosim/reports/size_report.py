@@ -32,6 +32,7 @@ from hdl.arith.kulisch_round import kulisch_round
 from hdl.arith.number_decoder import number_decoder
 from hdl.arith.reduce_slice import reduce_slice
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
 
 
@@ -63,8 +64,7 @@ def _kulisch_round(width, latency=3, tag_width=16):
 
 def _axis_register(width=64):
     clk, rst = _clk_rst()
-    return axis_register, (clk, rst, _sig(width), _sig(1), _sig(1), _sig(1), _sig(width), _sig(1), _sig(1),
-                           _sig(1)), {}
+    return axis_register, (clk, rst, AxiStream(width), AxiStream(width)), {}
 
 
 def _package_block(name, **params):
