@@ -293,10 +293,8 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
     dut = prism_egress(clk=clk, rst=rst, responses=Responses.wrap(valid=resp_valid, data=resp_data, pop=resp_pop),
                        beats=ResultBeat.wrap(valid=res_valid, data=res_data, last=res_last, mask=res_mask,
                                              ready=res_ready),
-                       m_axis_0_tdata=m_axis_0_tdata, m_axis_0_tvalid=m_axis_0_tvalid,
-                       m_axis_0_tready=m_axis_0_tready, m_axis_0_tlast=m_axis_0_tlast,
-                       m_axis_1_tdata=m_axis_1_tdata, m_axis_1_tvalid=m_axis_1_tvalid,
-                       m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast,
+                       m_axis_0=AxiStream.from_ports("m_axis_0", locals()),
+                       m_axis_1=AxiStream.from_ports("m_axis_1", locals()),
                        sent=SentEvents.wrap(response=sent_response, result0=sent_result0, result1=sent_result1))
     b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
@@ -456,8 +454,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
     dut = prism_ingress(
-        clk=clk, rst=rst, s_axis_tdata=s_axis_tdata, s_axis_tvalid=s_axis_tvalid, s_axis_tready=s_axis_tready,
-        s_axis_tlast=s_axis_tlast, room_ok=room_ok,
+        clk=clk, rst=rst, s_axis=AxiStream.from_ports("s_axis", locals()), room_ok=room_ok,
         frame=Frame.wrap(valid=frm_valid, header=frm_header, beats=frm_beats, too_long=frm_too_long, bank=frm_bank),
         verdict=Verdict.wrap(valid=res_valid, admit=res_admit, bank=res_bank),
         status=PortStatus.wrap(unsupported=unsupported, in_frame=in_frame),

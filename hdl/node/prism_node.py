@@ -40,6 +40,7 @@ Parameters:
 """
 from myhdl import Signal, always, always_comb, block, intbv
 
+from hdl.common.interface import AxiStream
 from hdl.node.prism_arrival_banks import prism_arrival_banks
 from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEvent, Fp32Range, Frame, FrameOrder,
                                   IssueGroup, MergedRange, PortStatus, RangeEvents, ReadoutCmd, Responses,
@@ -85,11 +86,10 @@ def prism_node(clk, rst,
     p0_verdict, p1_verdict = Verdict(), Verdict()
     p0_status, p1_status = PortStatus(), PortStatus()
     p0_bank_read, p1_bank_read = BankRead(HDR_BITS), BankRead(HDR_BITS)
-    insts.append(prism_ingress(clk=clk, rst=rst, s_axis_tdata=s_axis_0_tdata, s_axis_tvalid=s_axis_0_tvalid,
-                               s_axis_tready=s_axis_0_tready, s_axis_tlast=s_axis_0_tlast, room_ok=room_ok,
+    ports = locals()
+    insts.append(prism_ingress(clk=clk, rst=rst, s_axis=AxiStream.from_ports("s_axis_0", ports), room_ok=room_ok,
                                frame=p0_frame, verdict=p0_verdict, status=p0_status, bank_read=p0_bank_read))
-    insts.append(prism_ingress(clk=clk, rst=rst, s_axis_tdata=s_axis_1_tdata, s_axis_tvalid=s_axis_1_tvalid,
-                               s_axis_tready=s_axis_1_tready, s_axis_tlast=s_axis_1_tlast, room_ok=room_ok,
+    insts.append(prism_ingress(clk=clk, rst=rst, s_axis=AxiStream.from_ports("s_axis_1", ports), room_ok=room_ok,
                                frame=p1_frame, verdict=p1_verdict, status=p1_status, bank_read=p1_bank_read))
 
     # ---- phases 1-2: validation, admission, CONTROL ----
@@ -225,10 +225,8 @@ def prism_node(clk, rst,
     # ---- phase 7: egress ----
     sent = SentEvents()
     insts.append(prism_egress(clk=clk, rst=rst, responses=responses, beats=beats,
-                              m_axis_0_tdata=m_axis_0_tdata, m_axis_0_tvalid=m_axis_0_tvalid,
-                              m_axis_0_tready=m_axis_0_tready, m_axis_0_tlast=m_axis_0_tlast,
-                              m_axis_1_tdata=m_axis_1_tdata, m_axis_1_tvalid=m_axis_1_tvalid,
-                              m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast, sent=sent))
+                              m_axis_0=AxiStream.from_ports("m_axis_0", ports),
+                              m_axis_1=AxiStream.from_ports("m_axis_1", ports), sent=sent))
 
     # ---- counters ----
     results_sent = sig(2)
