@@ -208,7 +208,7 @@ def _name_patterns(names_text):
         base = parts[0]
         full = [base] + [base.rsplit("_", 1)[0] + "_" + p for p in parts[1:]] if "_" in base else parts
         for n in full:
-            pats.append(re.compile("^" + re.sub(r"(?<=_)P(?=_)", r"\\d+", n) + "$"))
+            pats.append(re.compile("^" + re.sub(r"(?<=_)P(?=_|$)", r"\\d+", n) + "$"))
     return pats
 
 

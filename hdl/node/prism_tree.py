@@ -90,10 +90,6 @@ class TreeStreams(Interface):
         return AxiStream.from_ports(name, vars(self))
 
 
-def _stream_ports(prefix, stream):
-    return {f"{prefix}_{f}": s for f, s in stream.fields()}
-
-
 @block
 def prism_tree(clk, rst, s_axis, m_axis, busy, link_dropped, SHAPE=((), ()), KULISCH_W=KULISCH_WIDTH_DEFAULT,
                CAPACITY=MAX_CAPACITY):
@@ -144,11 +140,9 @@ def prism_tree(clk, rst, s_axis, m_axis, busy, link_dropped, SHAPE=((), ()), KUL
         child_tx1[k] = tx1
         node_busy = Signal(bool(0))
         busies.append(node_busy)
-        insts.append(prism_node(clk=clk, rst=rst, **_stream_ports("s_axis_0", port0),
-                                **_stream_ports("s_axis_1", port1), **_stream_ports("m_axis_0", m_axis.stream(f"n{k}_tx0")),
-                                **_stream_ports("m_axis_1", tx1), counter_select=counter_select,
-                                counter_value=Signal(intbv(0)[32:]), busy=node_busy,
-                                KULISCH_W=KULISCH_W, CAPACITY=CAPACITY))
+        insts.append(prism_node(clk=clk, rst=rst, s_axis_0=port0, s_axis_1=port1, m_axis_0=m_axis.stream(f"n{k}_tx0"),
+                                m_axis_1=tx1, counter_select=counter_select, counter_value=Signal(intbv(0)[32:]),
+                                busy=node_busy, KULISCH_W=KULISCH_W, CAPACITY=CAPACITY))
 
     for a, b, out in joins:
         insts.append(axis_frame_mux(clk=clk, rst=rst, s_axis_a=a, s_axis_b=b, m_axis=out))

@@ -180,14 +180,15 @@ def test_kept_tree_walk_finds_what_myhdls_walk_finds():
     read an interface's signals and so take MyHDL's own walk) elaborated with the kept walk and
     again with MyHDL's alone: the same inputs, outputs, signals and symbols in every process."""
     from cosim.node.node_harness import NodeBench
+    from hdl.common.wiring import bundle
     from hdl.node.prism_node import prism_node
 
     assert myhdl_instance._Instantiator.__init__ is myhdl_sources.analysed_instance_init
     bench = NodeBench("myhdl")
-    fast = _walk_tables(prism_node(**bench.sig, **bench.params))
+    fast = _walk_tables(prism_node(**bundle(prism_node, bench.sig), **bench.params))
     try:
         myhdl_instance._Instantiator.__init__ = myhdl_sources._ORIGINAL_INSTANCE_INIT[0]
-        slow = _walk_tables(prism_node(**bench.sig, **bench.params))
+        slow = _walk_tables(prism_node(**bundle(prism_node, bench.sig), **bench.params))
     finally:
         myhdl_sources.install()
     assert myhdl_instance._Instantiator.__init__ is myhdl_sources.analysed_instance_init
