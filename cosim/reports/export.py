@@ -227,8 +227,8 @@ def _stream_role(role, n):
 def _roles(doc, title, names, buses=None):
     """{port: role} from the docstring section `title`.  An entry that names a stream (an AxiStream
     in `buses` {name: bus}: `s_axis`, `m_axis_P`) gives the role of each of its converted ports,
-    `<bus>_<field>`: the entry's text, then the field's (AXIS_ROLES; tid, tuser: the class's
-    line).  A stream's fields alone do not say what it carries."""
+    `<bus>_<field>`: the entry's text, then the field's (the line of a subclass's docstring, else
+    AXIS_ROLES or AxiStream's line).  A stream's fields alone do not say what it carries."""
     roles = {}
     buses = buses or {}
     for names_text, descr in _section(doc or "", title):
@@ -256,7 +256,8 @@ def _roles(doc, title, names, buses=None):
                     if n in roles or n not in names:
                         continue
                     role = _stream_role(parts[k] if len(parts) == len(pats) > 1 else descr, n)
-                    field = AXIS_ROLES.get(f) or field_roles.get(n)
+                    own = field_roles.get(n) if type(bus) is not AxiStream else None
+                    field = own or AXIS_ROLES.get(f) or field_roles.get(n)
                     roles[n] = f"{role}: {field}" if role and field else role or field or ""
     return roles
 
