@@ -41,7 +41,7 @@ from golden.reduce import ReduceResult, check_arguments
 from hdl.arith.auto_classifier import auto_classifier
 from hdl.arith.fp32_round import fp32_round
 from hdl.arith.kulisch_round import kulisch_round
-from hdl.arith.reduce_slice import reduce_slice
+from hdl.arith.reduce_slice import SliceInput, SliceReadout, reduce_slice
 from spec.formats import KULISCH_WIDTH_DEFAULT
 from spec.frames import MAX_CAPACITY, POLICY_NAMES
 
@@ -156,9 +156,13 @@ def run_slice_beats(backend, policy, beats, n_elements, width=KULISCH_WIDTH_DEFA
 
     @block
     def bench():
-        dut = factory(clk, rst, policy_sig, s_data, s_valid, s_ready, s_index, s_count, s_format,
-                      cmd_valid, cmd_ready, cmd_range, m_data, m_state, m_user, m_last, m_valid, m_ready,
-                      index_error, CAPACITY=capacity, FP32_LATENCY=fp32_latency, PATHS=paths)
+        # the buses' fields in their classes' order, the order of the converted ports
+        s_axis = SliceInput.wrap(tdata=s_data, tvalid=s_valid, tready=s_ready, index=s_index, count=s_count,
+                                 format=s_format)
+        m_axis = SliceReadout.wrap(tdata=m_data, tuser=m_user, tlast=m_last, tvalid=m_valid, tready=m_ready,
+                                   tstate=m_state)
+        dut = factory(clk, rst, policy_sig, s_axis, cmd_valid, cmd_ready, cmd_range, m_axis, index_error,
+                      CAPACITY=capacity, FP32_LATENCY=fp32_latency, PATHS=paths)
 
         def load_beat(beat):
             word, index, count, fmt = beat

@@ -26,6 +26,7 @@ from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 import hdl.arith.fp32_arrival_lane as lane_module
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 from hdl.common.wiring import ports_of
 from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEvent, Frame, PortStatus, Responses,
                                   ResultBeat, SentEvents, Verdict)
@@ -111,18 +112,17 @@ def beat_balance(clk, rst, in_valid, in_ready, out_valid, out_ready, count):
 # axis_register
 # ---------------------------------------------------------------------------------------------
 @block
-def axis_register_no_skid(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
-                          m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready):
+def axis_register_no_skid(clk, rst, s_axis: AxiStream, m_axis: AxiStream):
     """Test only: the real slice with a beat arriving while its output waits hidden from it, so it
     is dropped while the source sees it taken (the bug a skid buffer exists to prevent).  The skid
     buffer then never fills, so the slice stays ready whenever it runs: always ready out of reset."""
     offered = Signal(bool(0))
-    slice_ = axis_register(clk, rst, s_axis_tdata, s_axis_tlast, offered, s_axis_tready,
-                           m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready)
+    slice_ = axis_register(clk, rst, AxiStream.wrap(tdata=s_axis.tdata, tlast=s_axis.tlast, tvalid=offered,
+                                                    tready=s_axis.tready), m_axis)
 
     @always_comb
     def drop():
-        offered.next = s_axis_tvalid and not (m_axis_tvalid and not m_axis_tready)
+        offered.next = s_axis.tvalid and not (m_axis.tvalid and not m_axis.tready)
 
     return slice_, drop
 
@@ -293,10 +293,8 @@ def prism_egress_harness(clk, rst, resp_valid, resp_data, res_valid, res_data, r
     dut = prism_egress(clk=clk, rst=rst, responses=Responses.wrap(valid=resp_valid, data=resp_data, pop=resp_pop),
                        beats=ResultBeat.wrap(valid=res_valid, data=res_data, last=res_last, mask=res_mask,
                                              ready=res_ready),
-                       m_axis_0_tdata=m_axis_0_tdata, m_axis_0_tvalid=m_axis_0_tvalid,
-                       m_axis_0_tready=m_axis_0_tready, m_axis_0_tlast=m_axis_0_tlast,
-                       m_axis_1_tdata=m_axis_1_tdata, m_axis_1_tvalid=m_axis_1_tvalid,
-                       m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast,
+                       m_axis_0=AxiStream.from_ports("m_axis_0", locals()),
+                       m_axis_1=AxiStream.from_ports("m_axis_1", locals()),
                        sent=SentEvents.wrap(response=sent_response, result0=sent_result0, result1=sent_result1))
     b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11 = [Signal(bool(0)) for _ in range(len(EGRESS_PROPERTIES))]
     r0 = stream_output_rules(clk, rst, m_axis_0_tdata, m_axis_0_tlast, m_axis_0_tvalid, m_axis_0_tready, b0, b1)
@@ -456,8 +454,7 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
     dut = prism_ingress(
-        clk=clk, rst=rst, s_axis_tdata=s_axis_tdata, s_axis_tvalid=s_axis_tvalid, s_axis_tready=s_axis_tready,
-        s_axis_tlast=s_axis_tlast, room_ok=room_ok,
+        clk=clk, rst=rst, s_axis=AxiStream.from_ports("s_axis", locals()), room_ok=room_ok,
         frame=Frame.wrap(valid=frm_valid, header=frm_header, beats=frm_beats, too_long=frm_too_long, bank=frm_bank),
         verdict=Verdict.wrap(valid=res_valid, admit=res_admit, bank=res_bank),
         status=PortStatus.wrap(unsupported=unsupported, in_frame=in_frame),

@@ -29,6 +29,7 @@ from cosim.sim.batch import BatchDesign, ResetEvent, StreamStimulus
 from cosim.node.dut import node_ports, node_signals  # noqa: F401 - node_signals: this module's callers import it here
 from cosim.node.scoreboard import Mismatch, NodeScoreboard
 from cosim.sim.tbutil import clock_gen, reset_pulse
+from hdl.common.wiring import bundle
 from spec.formats import KULISCH_WIDTH_DEFAULT
 from spec.frames import MAX_CAPACITY
 
@@ -169,7 +170,7 @@ class NodeBench:
 
         @block
         def bench():
-            dut = factory(**sig, **self.params)
+            dut = factory(**bundle(node_block(self.variant), sig), **self.params)
 
             @instance
             def supervise():

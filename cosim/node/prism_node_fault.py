@@ -12,6 +12,7 @@ Ports and parameters: those of `prism_node`, plus
 """
 from myhdl import Signal, always, always_comb, block, intbv
 
+from hdl.common.interface import AxiStream
 from hdl.common.wiring import ports_of
 from hdl.node.prism_node import prism_node
 from spec.formats import KULISCH_WIDTH_DEFAULT
@@ -19,35 +20,33 @@ from spec.frames import MAX_CAPACITY
 
 
 @block
-def prism_node_fault(clk, rst,
-                     s_axis_0_tdata, s_axis_0_tvalid, s_axis_0_tready, s_axis_0_tlast,
-                     s_axis_1_tdata, s_axis_1_tvalid, s_axis_1_tready, s_axis_1_tlast,
-                     m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                     m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
+def prism_node_fault(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: AxiStream, m_axis_1: AxiStream,
                      counter_select, counter_value, busy,
                      KULISCH_W=KULISCH_WIDTH_DEFAULT, CAPACITY=MAX_CAPACITY, FAULT_LANE=5):
-    width = len(m_axis_0_tdata)
+    width = len(m_axis_0.tdata)
     if not 0 <= FAULT_LANE < width // 32:
         raise ValueError(f"prism_node_fault: FAULT_LANE={FAULT_LANE}; a {width}-bit beat has lanes 0..{width // 32 - 1}")
     inner_tdata = Signal(intbv(0)[width:])
     in_payload = Signal(bool(0))
     FLIP = 1 << (32 * FAULT_LANE)   # a plain int at block level converts to a sized literal
 
-    node = prism_node(**ports_of(prism_node, locals(), m_axis_0_tdata=inner_tdata),
-                      KULISCH_W=KULISCH_W, CAPACITY=CAPACITY)
+    # the node's transmit port 0 with its tdata taken before the fault
+    inner_tx0 = AxiStream.wrap(tdata=inner_tdata, tlast=m_axis_0.tlast, tvalid=m_axis_0.tvalid,
+                               tready=m_axis_0.tready)
+    node = prism_node(**ports_of(prism_node, locals(), m_axis_0=inner_tx0), KULISCH_W=KULISCH_W, CAPACITY=CAPACITY)
 
     @always(clk.posedge)
     def track():
         if rst:
             in_payload.next = 0
-        elif m_axis_0_tvalid and m_axis_0_tready:
-            in_payload.next = not m_axis_0_tlast
+        elif m_axis_0.tvalid and m_axis_0.tready:
+            in_payload.next = not m_axis_0.tlast
 
     @always_comb
     def corrupt():
         if in_payload:
-            m_axis_0_tdata.next = inner_tdata ^ FLIP
+            m_axis_0.tdata.next = inner_tdata ^ FLIP
         else:
-            m_axis_0_tdata.next = inner_tdata
+            m_axis_0.tdata.next = inner_tdata
 
     return node, track, corrupt

@@ -37,6 +37,7 @@ from cosim.sim.batch import RESET_STREAM, BatchDesign, ResetEvent, StreamStimulu
 from golden.node import protocol as P
 from golden.node.tree import check_tree, deal, node_formats, parse_shape, reduce_tree, shape_from_json
 from golden.reduce import reduce
+from hdl.common.interface import AxiStream
 from hdl.node.prism_tree import LINK_COUNT_BITS, TreeStreams, prism_tree, tree_nodes, tree_streams
 from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
 from spec.frames import MAX_CAPACITY
@@ -59,16 +60,23 @@ def _next_instance():
     return _instance_ids[0]
 
 
+def _stream(bus):
+    return bus.tdata, bus.tvalid, bus.tready, bus.tlast
+
+
 @block
-def node_instance(clk, rst, s_axis_0_tdata, s_axis_0_tvalid, s_axis_0_tready, s_axis_0_tlast,
-                  s_axis_1_tdata, s_axis_1_tvalid, s_axis_1_tready, s_axis_1_tlast,
-                  m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                  m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
+def node_instance(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: AxiStream, m_axis_1: AxiStream,
                   counter_select, counter_value, busy, KULISCH_W=KULISCH_WIDTH_DEFAULT, CAPACITY=MAX_CAPACITY):
     """The node as an instance of the converted `prism_node` module (its Verilog: node_instance.
     verilog_code); KULISCH_W and CAPACITY are those the module was converted with."""
     inst_id = _next_instance()     # noqa: F841  (the instance name in verilog_code)
     node_module = _node_module[0]  # noqa: F841  (the module name in verilog_code)
+    # verilog_code names the module's ports, `<bus>_<field>`: one local per field (it also names
+    # the signal in the tree's Verilog, as a flat port of this block did)
+    s_axis_0_tdata, s_axis_0_tvalid, s_axis_0_tready, s_axis_0_tlast = _stream(s_axis_0)
+    s_axis_1_tdata, s_axis_1_tvalid, s_axis_1_tready, s_axis_1_tlast = _stream(s_axis_1)
+    m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast = _stream(m_axis_0)
+    m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast = _stream(m_axis_1)
     for s in (s_axis_0_tready, s_axis_1_tready, m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tlast,
               m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tlast, counter_value, busy):
         s.driven = "wire"

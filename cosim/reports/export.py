@@ -35,6 +35,7 @@ from cosim.sim import toolchain
 from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
 from cosim.sim.toolchain import block_module, build_root
 from cosim.sim.vpi import ToolchainError
+from hdl.common.interface import AxiStream
 from spec.formats import KULISCH_WIDTH_DEFAULT
 from spec.frames import MAX_CAPACITY
 
@@ -207,7 +208,7 @@ def _name_patterns(names_text):
         base = parts[0]
         full = [base] + [base.rsplit("_", 1)[0] + "_" + p for p in parts[1:]] if "_" in base else parts
         for n in full:
-            pats.append(re.compile("^" + re.sub(r"(?<=_)P(?=_)", r"\\d+", n) + "$"))
+            pats.append(re.compile("^" + re.sub(r"(?<=_)P(?=_|$)", r"\\d+", n) + "$"))
     return pats
 
 
@@ -215,8 +216,21 @@ AXIS_ROLES = {"tdata": "beat data", "tvalid": "a beat is offered", "tready": "th
               "tlast": "last beat of a frame"}
 
 
-def _roles(doc, title, names):
+def _stream_role(role, n):
+    m = re.match(r"^[sm]_axis_(\d+)_", n)
+    if m:      # one entry for the ports of every numbered stream: name this one
+        role = re.sub(r"\s*\(P = [^)]*\)", "", role)
+        role = re.sub(r"\bport P\b", f"port {m.group(1)}", role)
+    return role
+
+
+def _roles(doc, title, names, buses=None):
+    """{port: role} from the docstring section `title`.  An entry that names a stream (an AxiStream
+    in `buses` {name: bus}: `s_axis`, `m_axis_P`) gives the role of each of its converted ports,
+    `<bus>_<field>`: the entry's text, then the field's (the line of a subclass's docstring, else
+    AXIS_ROLES or AxiStream's line).  A stream's fields alone do not say what it carries."""
     roles = {}
+    buses = buses or {}
     for names_text, descr in _section(doc or "", title):
         descr = re.sub(r"^(in|out)\s*(:|$)\s*", "", descr).strip()
         pats = _name_patterns(names_text)
@@ -226,17 +240,25 @@ def _roles(doc, title, names):
                 if n in roles or not pat.match(n):
                     continue
                 # "a, b   what a is; what b is": one part per name
-                role = parts[k] if len(parts) == len(pats) > 1 else descr
-                m = re.match(r"^[sm]_axis_(\d+)_", n)
-                if m:      # one entry for the ports of every numbered stream: name this one
-                    role = re.sub(r"\s*\(P = [^)]*\)", "", role)
-                    role = re.sub(r"\bport P\b", f"port {m.group(1)}", role)
+                role = _stream_role(parts[k] if len(parts) == len(pats) > 1 else descr, n)
                 suffix = n.rsplit("_", 1)[-1]
                 if suffix in AXIS_ROLES and (len(pats) > 1 or not role):
                     role = f"{role}: {AXIS_ROLES[suffix]}" if role else AXIS_ROLES[suffix]
                 elif not role and suffix in ("valid", "ready"):
                     role = f"{n.rsplit('_', 1)[0]} handshake: " + ("offered" if suffix == "valid" else "taken")
                 roles[n] = role
+            for bus_name, bus in buses.items():
+                if not isinstance(bus, AxiStream) or not pat.match(bus_name):
+                    continue
+                field_roles = _bus_roles({bus_name: bus})
+                for f, _ in bus.fields():
+                    n = f"{bus_name}_{f}"
+                    if n in roles or n not in names:
+                        continue
+                    role = _stream_role(parts[k] if len(parts) == len(pats) > 1 else descr, n)
+                    own = field_roles.get(n) if type(bus) is not AxiStream else None
+                    field = own or AXIS_ROLES.get(f) or field_roles.get(n)
+                    roles[n] = f"{role}: {field}" if role and field else role or field or ""
     return roles
 
 
@@ -403,7 +425,8 @@ def export(name, spec, opts, params, out_dir, check=True):
     doc = inspect.getdoc(block_module(spec.module)) or ""
     fdoc = inspect.getdoc(getattr(func, "func", func)) or ""
     names = [p[0] for p in ports]
-    roles = {**_bus_roles(bound.buses), **_roles(fdoc, "Ports", names), **_roles(doc, "Ports", names),
+    roles = {**_bus_roles(bound.buses), **_roles(fdoc, "Ports", names, bound.buses),
+             **_roles(doc, "Ports", names, bound.buses),
              "clk": "clock; inputs are sampled and outputs change at its rising edge",
              "rst": "synchronous reset, active high", **spec.roles}
     bound_params = {k: v for k, v in bound.arguments.items() if not hasattr(v, "_nrbits")}

@@ -30,8 +30,9 @@ from hdl.arith.fp32_round import fp32_round
 from hdl.arith.kulisch_lane import kulisch_lane
 from hdl.arith.kulisch_round import kulisch_round
 from hdl.arith.number_decoder import number_decoder
-from hdl.arith.reduce_slice import reduce_slice
+from hdl.arith.reduce_slice import SliceInput, SliceReadout, reduce_slice
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT
 
 
@@ -63,8 +64,7 @@ def _kulisch_round(width, latency=3, tag_width=16):
 
 def _axis_register(width=64):
     clk, rst = _clk_rst()
-    return axis_register, (clk, rst, _sig(width), _sig(1), _sig(1), _sig(1), _sig(width), _sig(1), _sig(1),
-                           _sig(1)), {}
+    return axis_register, (clk, rst, AxiStream(width), AxiStream(width)), {}
 
 
 def _package_block(name, **params):
@@ -130,9 +130,8 @@ def _fp32_round(tag_width=16):
 
 def _reduce_slice(width, capacity, paths):
     clk, rst = _clk_rst()
-    return reduce_slice, (clk, rst, _sig(1), _sig(512), _sig(1), _sig(1), _sig(12), _sig(7), _sig(2), _sig(1),
-                          _sig(1), _sig(8), _sig(512), _sig(width), _sig(20), _sig(1), _sig(1), _sig(1), _sig(1)), \
-        {"CAPACITY": capacity, "PATHS": paths}
+    return reduce_slice, (clk, rst, _sig(1), SliceInput(index_width=12), _sig(1), _sig(1), _sig(8),
+                          SliceReadout(state_width=width, user_width=20), _sig(1)), {"CAPACITY": capacity, "PATHS": paths}
 
 
 REPORT_BLOCKS = {

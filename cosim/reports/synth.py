@@ -105,15 +105,15 @@ class SynthError(ToolchainError):
 def _node_ports():
     from myhdl import ResetSignal, Signal, intbv
 
+    from hdl.common.interface import AxiStream
+
     def b():
         return Signal(bool(0))
 
     def u(w):
         return Signal(intbv(0)[w:])
-    ports = [b(), ResetSignal(0, active=1, isasync=False)]
-    for _ in range(4):
-        ports += [u(512), b(), b(), b()]
-    return ports + [u(6), u(32), b()]
+    # clk, rst, s_axis_0, s_axis_1, m_axis_0, m_axis_1, counter_select, counter_value, busy
+    return [b(), ResetSignal(0, active=1, isasync=False), *(AxiStream(512) for _ in range(4)), u(6), u(32), b()]
 
 
 def capture_phase_blocks(width=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY):

@@ -62,26 +62,16 @@ Parameters:
     PATHS         "both" (default), "kulisch" or "fp32": which accumulation RAMs
                   are built (policy must select a built one)
 
-Ports (widths come from the signals):
+Ports (widths come from the signals; a bus converts to the ports `<bus>_<field>`,
+s_axis_tdata ... s_axis_format, m_axis_tdata ... m_axis_tstate):
     clk, rst          clock; synchronous active-high reset (ResetSignal); a reset empties
                       the FP32 ranges; Kulisch ranges are emptied by reading them out
     policy            in: 0 KULISCH_FIXED, 1 FP32_ARRIVAL (change only while idle and empty)
-    s_axis_tdata      in: 512-bit beat
-    s_axis_tvalid     in
-    s_axis_tready     out
-    s_axis_index      in: global index of the beat's first element (>= log2(CAPACITY) bits)
-    s_axis_count      in: elements in the beat, 7 bits (1..64)
-    s_axis_format     in: format code, 2 bits
+    s_axis            input beats (SliceInput)
     rd_cmd_valid      in: read out a range
     rd_cmd_ready      out
     rd_cmd_range      in: range number (>= log2(CAPACITY/16) bits, at least 1)
-    m_axis_tdata      out: 512 bits (FP32 read-out)
-    m_axis_tstate     out: W bits, W = KULISCH_W (>= 278; 320 or 280) (Kulisch read-out)
-    m_axis_tuser      out: 4 flag bits + the net wrap counter above them (len - 4 >= 2 bits;
-                      at most 2^(len-5) - 1 additions per element between read-outs)
-    m_axis_tlast      out: last beat of the range
-    m_axis_tvalid     out
-    m_axis_tready     in
+    m_axis            read-out (SliceReadout)
     index_error       out: sticky, an element or command was out of range
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, always_seq, block, intbv, modbv
@@ -89,20 +79,66 @@ from myhdl import ConcatSignal, Signal, always, always_comb, always_seq, block, 
 from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
 from hdl.arith.kulisch_lane import kulisch_lane
 from hdl.arith.number_decoder import number_decoder
-from spec.formats import KULISCH_MIN_WIDTH
+from hdl.common.interface import AxiStream, vec
+from spec.formats import KULISCH_MIN_WIDTH, KULISCH_WIDTH_DEFAULT
 from spec.frames import BEAT_BITS, MAX_CAPACITY
 
 LANES = 16
 OUT_DEPTH = 4          # output queue entries (output register + 3); covers the 4-edge read pipeline
 
 
+class SliceInput(AxiStream):
+    """reduce_slice's input: one NumberGroup beat per transfer, an AxiStream without tlast whose
+    beat carries its place and format beside tdata.
+
+    tdata       in: 512-bit beat
+    tvalid      in: a beat is offered
+    tready      back: the beat is taken this cycle
+    index       in: global index of the beat's first element (>= log2(CAPACITY) bits)
+    count       in: elements in the beat, 7 bits (1..64)
+    format      in: format code, 2 bits
+
+    The fields are declared in this order, which is the order of the converted ports.
+    """
+
+    def __init__(self, index_width=12, data_width=BEAT_BITS):
+        super().__init__(data_width, last=False)
+        self.index = vec(index_width)
+        self.count = vec(7)
+        self.format = vec(2)
+
+    @classmethod
+    def field_names(cls):
+        return tuple(vars(cls()))
+
+
+class SliceReadout(AxiStream):
+    """reduce_slice's read-out: an AxiStream with tuser and tlast, and an element's Kulisch state
+    beside tdata.
+
+    tdata       out: 512 bits (FP32 read-out)
+    tuser       out: 4 flag bits + the net wrap counter above them (len - 4 >= 2 bits)
+    tlast       out: last beat of the range
+    tvalid      out: a beat is offered
+    tready      back: the beat is taken this cycle
+    tstate      out: W bits, W = KULISCH_W (>= 278; 320 or 280) (Kulisch read-out)
+
+    The fields are declared in this order, which is the order of the converted ports.  The wrap
+    counter holds at most 2^(len(tuser)-5) - 1 additions per element between read-outs.
+    """
+
+    def __init__(self, state_width=KULISCH_WIDTH_DEFAULT, user_width=20, data_width=BEAT_BITS):
+        super().__init__(data_width, user_width=user_width)
+        self.tstate = vec(state_width)
+
+    @classmethod
+    def field_names(cls):
+        return tuple(vars(cls()))
+
+
 @block
-def reduce_slice(clk, rst, policy,
-                 s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_index, s_axis_count, s_axis_format,
-                 rd_cmd_valid, rd_cmd_ready, rd_cmd_range,
-                 m_axis_tdata, m_axis_tstate, m_axis_tuser, m_axis_tlast, m_axis_tvalid, m_axis_tready,
-                 index_error,
-                 CAPACITY=MAX_CAPACITY, FP32_LATENCY=4, PATHS="both"):
+def reduce_slice(clk, rst, policy, s_axis: SliceInput, rd_cmd_valid, rd_cmd_ready, rd_cmd_range, m_axis: SliceReadout,
+                 index_error, CAPACITY=MAX_CAPACITY, FP32_LATENCY=4, PATHS="both"):
     # ---- elaboration checks -------------------------------------------------------------
     if not (isinstance(CAPACITY, int) and LANES <= CAPACITY <= MAX_CAPACITY and CAPACITY % LANES == 0):
         raise ValueError(f"reduce_slice: CAPACITY={CAPACITY!r} must be a multiple of {LANES} in "
@@ -111,25 +147,26 @@ def reduce_slice(clk, rst, policy,
         raise ValueError(f"reduce_slice: PATHS={PATHS!r}; choose 'both', 'kulisch' or 'fp32'")
     if FP32_LATENCY not in (1, 2, 3, 4):
         raise ValueError(f"reduce_slice: FP32_LATENCY={FP32_LATENCY!r}; fp32_add supports 1..4")
-    WRAP_BITS = len(m_axis_tuser) - 4
+    WRAP_BITS = len(m_axis.tuser) - 4
     if WRAP_BITS < 2:
-        raise ValueError(f"reduce_slice: m_axis_tuser is {len(m_axis_tuser)} bits; it carries 4 flag bits and "
+        raise ValueError(f"reduce_slice: m_axis_tuser is {len(m_axis.tuser)} bits; it carries 4 flag bits and "
                          "a wrap counter of at least 2 bits")
-    for name, sig in (("s_axis_tdata", s_axis_tdata), ("m_axis_tdata", m_axis_tdata)):
-        if len(sig) != BEAT_BITS:
-            raise ValueError(f"reduce_slice: {name} is {len(sig)} bits; a beat is {BEAT_BITS}")
-    W = len(m_axis_tstate)
+    # the loop holds buses, not signals: a local bound to a signal would give it its name in the Verilog
+    for name, bus in (("s_axis", s_axis), ("m_axis", m_axis)):
+        if len(bus.tdata) != BEAT_BITS:
+            raise ValueError(f"reduce_slice: {name}_tdata is {len(bus.tdata)} bits; a beat is {BEAT_BITS}")
+    W = len(m_axis.tstate)
     if W < KULISCH_MIN_WIDTH:
         raise ValueError(f"reduce_slice: m_axis_tstate is {W} bits; KULISCH_W must be >= {KULISCH_MIN_WIDTH} "
                          "(320 or 280)")
     ROWS = CAPACITY // LANES
     RB = max(1, (ROWS - 1).bit_length())              # row address bits
-    IB = len(s_axis_index)
+    IB = len(s_axis.index)
     if (1 << IB) < CAPACITY:
         raise ValueError(f"reduce_slice: s_axis_index is {IB} bits; it must address CAPACITY={CAPACITY} elements")
     if len(rd_cmd_range) < RB:
         raise ValueError(f"reduce_slice: rd_cmd_range is {len(rd_cmd_range)} bits; {ROWS} ranges need {RB}")
-    if len(s_axis_count) != 7 or len(s_axis_format) != 2:
+    if len(s_axis.count) != 7 or len(s_axis.format) != 2:
         raise ValueError("reduce_slice: s_axis_count must be 7 bits, s_axis_format 2")
     KULISCH = PATHS in ("both", "kulisch")
     FP32 = PATHS in ("both", "fp32")
@@ -140,7 +177,7 @@ def reduce_slice(clk, rst, policy,
     HB = L * E
     ALL_LANES = (1 << LANES) - 1
     MASK32 = 0xFFFFFFFF
-    UW = len(m_axis_tuser)
+    UW = len(m_axis.tuser)
     QW = BEAT_BITS + W + UW + 1                       # queue word: last | tuser | state | data
     ST_LO, FL_LO, LAST_BIT = BEAT_BITS, BEAT_BITS + W, BEAT_BITS + W + UW
 
@@ -158,7 +195,7 @@ def reduce_slice(clk, rst, policy,
     h_valid, n_valid = Signal(bool(0)), Signal(bool(0))          # issuing beat, next beat
     # a buffered beat: {format, count, index, data}, as the input presents it
     IN_W = BEAT_BITS + IB + 9
-    s_axis_beat = ConcatSignal(s_axis_format, s_axis_count, s_axis_index, s_axis_tdata)
+    s_axis_beat = ConcatSignal(s_axis.format, s_axis.count, s_axis.index, s_axis.tdata)
     h_beat, n_beat = Signal(intbv(0)[IN_W:]), Signal(intbv(0)[IN_W:])
     h_data, h_index = h_beat(BEAT_BITS, 0), h_beat(BEAT_BITS + IB, BEAT_BITS)
     h_count, h_fmt = h_beat(IN_W - 2, BEAT_BITS + IB), h_beat(IN_W, IN_W - 2)
@@ -271,7 +308,7 @@ def reduce_slice(clk, rst, policy,
         running.next = 1
         err = bool(error)
         res[:] = reserved
-        if out_valid and m_axis_tready:
+        if out_valid and m_axis.tready:
             res[:] = res - 1
         kv[:] = 0
         fv_[:] = 0
@@ -386,15 +423,15 @@ def reduce_slice(clk, rst, policy,
                 h_beat.next = n_beat
                 h_sub.next = 0
         nv = bool(n_valid) and not h_free
-        if s_axis_format == 0:
+        if s_axis.format == 0:
             beat_max[:] = 64
-        elif s_axis_format == 3:
+        elif s_axis.format == 3:
             beat_max[:] = 16
         else:
             beat_max[:] = 32
-        if s_axis_tvalid and s_axis_tready and (s_axis_count == 0 or s_axis_count > beat_max):
+        if s_axis.tvalid and s_axis.tready and (s_axis.count == 0 or s_axis.count > beat_max):
             err = True                     # malformed beat: taken and dropped
-        elif s_axis_tvalid and s_axis_tready:
+        elif s_axis.tvalid and s_axis.tready:
             if not hv:
                 hv = True
                 h_beat.next = s_axis_beat
@@ -431,9 +468,9 @@ def reduce_slice(clk, rst, policy,
 
     @always_comb
     def handshake():
-        s_axis_tready.next = running and not n_valid and not ro_pending and not ro_active
+        s_axis.tready.next = running and not n_valid and not ro_pending and not ro_active
         rd_cmd_ready.next = running and not ro_pending and not ro_active
-        m_axis_tvalid.next = out_valid
+        m_axis.tvalid.next = out_valid
         index_error.next = error
 
     # ---- output queue -----------------------------------------------------------------------
@@ -449,13 +486,13 @@ def reduce_slice(clk, rst, policy,
         wr = modbv(0)[WRAP_BITS:]
         push = bool(0)
         n[:] = out_count
-        if out_valid and m_axis_tready:
+        if out_valid and m_axis.tready:
             if n >= 2:
                 head[:] = queue[0]
-                m_axis_tdata.next = head[BEAT_BITS:0]
-                m_axis_tstate.next = head[FL_LO:ST_LO]
-                m_axis_tuser.next = head[LAST_BIT:FL_LO]
-                m_axis_tlast.next = head[LAST_BIT]
+                m_axis.tdata.next = head[BEAT_BITS:0]
+                m_axis.tstate.next = head[FL_LO:ST_LO]
+                m_axis.tuser.next = head[LAST_BIT:FL_LO]
+                m_axis.tlast.next = head[LAST_BIT]
                 for i in range(OUT_DEPTH - 2):
                     queue[i].next = queue[i + 1]
             n[:] = n - 1
@@ -480,10 +517,10 @@ def reduce_slice(clk, rst, policy,
             word[LAST_BIT] = 1
         if push:
             if n == 0:
-                m_axis_tdata.next = word[BEAT_BITS:0]
-                m_axis_tstate.next = word[FL_LO:ST_LO]
-                m_axis_tuser.next = word[LAST_BIT:FL_LO]
-                m_axis_tlast.next = word[LAST_BIT]
+                m_axis.tdata.next = word[BEAT_BITS:0]
+                m_axis.tstate.next = word[FL_LO:ST_LO]
+                m_axis.tuser.next = word[LAST_BIT:FL_LO]
+                m_axis.tlast.next = word[LAST_BIT]
             else:
                 queue[n - 1].next = word
             n[:] = n + 1

@@ -6,15 +6,10 @@ to itself until its last beat.  Between frames the input that was not served las
 both offer one, so neither input waits more than one frame of the other.  A tree of these
 merges any number of streams.
 
-Ports (widths come from the signals passed in):
+Ports (widths come from the signals passed in; a bus converts to the ports `<bus>_<field>`):
     clk, rst                  clock; synchronous active-high reset (ResetSignal)
-    s_axis_a_tdata/tvalid     input a: beat data, beat present
-    s_axis_a_tready           out: input a's beat is taken
-    s_axis_a_tlast            input a: end of frame
-    s_axis_b_*                input b, likewise
-    m_axis_tdata/tvalid       out: the merged stream (registered: axis_register)
-    m_axis_tready             downstream takes the beat
-    m_axis_tlast              out: end of frame
+    s_axis_a, s_axis_b        input streams a and b (AxiStream with tlast; tdata as wide as m_axis's)
+    m_axis                    the merged stream (AxiStream with tlast; registered: axis_register)
 
 Latency: one cycle (the output register slice); one beat per cycle.
 Guarantee: every beat taken leaves once, in order, and the beats of a frame leave together.
@@ -22,16 +17,17 @@ Guarantee: every beat taken leaves once, in order, and the beats of a frame leav
 from myhdl import Signal, always_comb, always_seq, block, intbv
 
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 
 
 @block
-def axis_frame_mux(clk, rst, s_axis_a_tdata, s_axis_a_tvalid, s_axis_a_tready, s_axis_a_tlast,
-                   s_axis_b_tdata, s_axis_b_tvalid, s_axis_b_tready, s_axis_b_tlast,
-                   m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast):
-    width = len(m_axis_tdata)
-    for name, sig in (("s_axis_a_tdata", s_axis_a_tdata), ("s_axis_b_tdata", s_axis_b_tdata)):
-        if len(sig) != width:
-            raise ValueError(f"axis_frame_mux: {name} is {len(sig)} bits, m_axis_tdata {width}; they must match")
+def axis_frame_mux(clk, rst, s_axis_a: AxiStream, s_axis_b: AxiStream, m_axis: AxiStream):
+    width = len(m_axis.tdata)
+    # the loop holds buses, not signals: a local bound to a signal would give it its name in the Verilog
+    for name, bus in (("s_axis_a", s_axis_a), ("s_axis_b", s_axis_b)):
+        if len(bus.tdata) != width:
+            raise ValueError(f"axis_frame_mux: {name}_tdata is {len(bus.tdata)} bits, m_axis_tdata {width}; "
+                             "they must match")
 
     in_frame = Signal(bool(0))      # a frame is passing: the grant holds until its last beat
     granted_b = Signal(bool(0))     # the frame passing is input b's
@@ -45,20 +41,20 @@ def axis_frame_mux(clk, rst, s_axis_a_tdata, s_axis_a_tvalid, s_axis_a_tready, s
         if in_frame:
             pick_b.next = granted_b
         else:
-            pick_b.next = s_axis_b_tvalid and (not s_axis_a_tvalid or not served_b)
+            pick_b.next = s_axis_b.tvalid and (not s_axis_a.tvalid or not served_b)
 
     @always_comb
     def select():
         if pick_b:
-            out_data.next = s_axis_b_tdata
-            out_last.next = s_axis_b_tlast
-            out_valid.next = s_axis_b_tvalid
+            out_data.next = s_axis_b.tdata
+            out_last.next = s_axis_b.tlast
+            out_valid.next = s_axis_b.tvalid
         else:
-            out_data.next = s_axis_a_tdata
-            out_last.next = s_axis_a_tlast
-            out_valid.next = s_axis_a_tvalid
-        s_axis_a_tready.next = out_ready and not pick_b
-        s_axis_b_tready.next = out_ready and pick_b
+            out_data.next = s_axis_a.tdata
+            out_last.next = s_axis_a.tlast
+            out_valid.next = s_axis_a.tvalid
+        s_axis_a.tready.next = out_ready and not pick_b
+        s_axis_b.tready.next = out_ready and pick_b
 
     @always_seq(clk.posedge, reset=rst)
     def track():
@@ -70,7 +66,7 @@ def axis_frame_mux(clk, rst, s_axis_a_tdata, s_axis_a_tvalid, s_axis_a_tready, s
                 in_frame.next = 1
                 granted_b.next = pick_b
 
-    out_slice = axis_register(clk=clk, rst=rst, s_axis_tdata=out_data, s_axis_tlast=out_last,
-                              s_axis_tvalid=out_valid, s_axis_tready=out_ready, m_axis_tdata=m_axis_tdata,
-                              m_axis_tlast=m_axis_tlast, m_axis_tvalid=m_axis_tvalid, m_axis_tready=m_axis_tready)
+    out_slice = axis_register(clk=clk, rst=rst,
+                              s_axis=AxiStream.wrap(tdata=out_data, tlast=out_last, tvalid=out_valid, tready=out_ready),
+                              m_axis=m_axis)
     return arbitrate, select, track, out_slice

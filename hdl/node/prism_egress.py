@@ -16,28 +16,28 @@ sent twice or lost.
 Outputs are registered (one beat register per port), with full throughput:
 a port register reloads in the cycle its beat is taken.
 
-Ports (buses in hdl/node/prism_buses.py; widths from the signals):
+Ports (buses in hdl/node/prism_buses.py and hdl/common/interface.py; widths from the signals):
     clk, rst            clock; synchronous active-high reset
     responses           Responses: a CONTROL response waits for TX port 0 (data: response fields [43:0],
                         zero-extended to the beat); out: pop, the response is taken this cycle
     beats               ResultBeat from the result sender (data as wide as m_axis_0_tdata; mask bit p set:
                         the beat goes out of TX port p); out: ready, every masked port has taken the beat
-    m_axis_P_tdata/tvalid/tready/tlast   (P = 0, 1) transmit streams
+    m_axis_P            transmit port P (P = 0, 1): AxiStream with tlast, tdata as wide as beats.data
     sent                out: SentEvents, pulses: a response beat / a RESULT frame's last beat was taken
                         (tvalid and tready) on TX port 0, a RESULT frame's last beat on TX port 1
                         (counted on the wire, so a frame a reset cuts is never counted)
 """
 from myhdl import Signal, always, always_comb, block
 
+from hdl.common.interface import AxiStream
+
 GRANT_RESPONSE, GRANT_RESULT = 0, 1
 
 
 @block
-def prism_egress(clk, rst, responses, beats,
-                 m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-                 m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast, sent):
-    width = len(m_axis_0_tdata)
-    if len(m_axis_1_tdata) != width or len(beats.data) != width:
+def prism_egress(clk, rst, responses, beats, m_axis_0: AxiStream, m_axis_1: AxiStream, sent):
+    width = len(m_axis_0.tdata)
+    if len(m_axis_1.tdata) != width or len(beats.data) != width:
         raise ValueError("prism_egress: m_axis_0_tdata, m_axis_1_tdata and beats.data must be equally wide")
     if len(responses.data) > width:
         raise ValueError("prism_egress: responses.data is wider than a beat")
@@ -54,8 +54,8 @@ def prism_egress(clk, rst, responses, beats,
 
     @always_comb
     def arbitrate():
-        free0 = not out0_valid or m_axis_0_tready
-        free1 = not out1_valid or m_axis_1_tready
+        free0 = not out0_valid or m_axis_0.tready
+        free1 = not out1_valid or m_axis_1.tready
         want0 = beats.valid and beats.mask[0] and not taken0
         want1 = beats.valid and beats.mask[1] and not taken1
         res_wins = False
@@ -77,8 +77,8 @@ def prism_egress(clk, rst, responses, beats,
     def drive_handshakes():
         responses.pop.next = load0_resp
         beats.ready.next = ready
-        m_axis_0_tvalid.next = out0_valid
-        m_axis_1_tvalid.next = out1_valid
+        m_axis_0.tvalid.next = out0_valid
+        m_axis_1.tvalid.next = out1_valid
 
     @always(clk.posedge)
     def load_ports():
@@ -93,29 +93,29 @@ def prism_egress(clk, rst, responses, beats,
             sent.result1.next = 0
         else:
             # what the link partners took at this edge
-            sent.response.next = out0_valid and m_axis_0_tready and not result0
-            sent.result0.next = out0_valid and m_axis_0_tready and result0 and m_axis_0_tlast
-            sent.result1.next = out1_valid and m_axis_1_tready and m_axis_1_tlast
+            sent.response.next = out0_valid and m_axis_0.tready and not result0
+            sent.result0.next = out0_valid and m_axis_0.tready and result0 and m_axis_0.tlast
+            sent.result1.next = out1_valid and m_axis_1.tready and m_axis_1.tlast
             if load0_resp:
-                m_axis_0_tdata.next = responses.data
-                m_axis_0_tlast.next = 1
+                m_axis_0.tdata.next = responses.data
+                m_axis_0.tlast.next = 1
                 out0_valid.next = 1
                 result0.next = 0
                 last_grant.next = GRANT_RESPONSE
             elif load0_res:
-                m_axis_0_tdata.next = beats.data
-                m_axis_0_tlast.next = beats.last
+                m_axis_0.tdata.next = beats.data
+                m_axis_0.tlast.next = beats.last
                 out0_valid.next = 1
                 result0.next = 1
                 locked0.next = not beats.last
                 last_grant.next = GRANT_RESULT
-            elif m_axis_0_tready:
+            elif m_axis_0.tready:
                 out0_valid.next = 0
             if load1_res:
-                m_axis_1_tdata.next = beats.data
-                m_axis_1_tlast.next = beats.last
+                m_axis_1.tdata.next = beats.data
+                m_axis_1.tlast.next = beats.last
                 out1_valid.next = 1
-            elif m_axis_1_tready:
+            elif m_axis_1.tready:
                 out1_valid.next = 0
             if ready:
                 taken0.next = 0

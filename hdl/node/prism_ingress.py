@@ -26,12 +26,9 @@ never loses or repeats a beat: tready only depends on state and on the class
 field of the offered header beat.  A reset drops a partly received frame and
 every bank (nothing is half-admitted); `in_frame` lets the counters see it.
 
-Ports (widths from the signals; buses in hdl/node/prism_buses.py):
+Ports (widths from the signals; buses in hdl/node/prism_buses.py and hdl/common/interface.py):
     clk, rst            clock; synchronous active-high reset (ResetSignal)
-    s_axis_tdata        receive beat (the node uses 512 bits)
-    s_axis_tvalid       receive beat present
-    s_axis_tready       out: the beat is taken this cycle
-    s_axis_tlast        last beat of the frame
+    s_axis              the receive port: AxiStream with tlast (the node's beats are 512 bits)
     room_ok             the CONTROL response queue can take two more responses
     frame               out: Frame, a stored frame is complete (header >= 96 bits, beats >= 9 bits)
     verdict             Verdict: the validation stage's answer for the oldest pending frame
@@ -45,6 +42,7 @@ Parameters:
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from hdl.common.interface import AxiStream
 from spec.frames import CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, HDR_BITS
 
 FREE, FILLING, PENDING, ADMITTED = 0, 1, 2, 3
@@ -52,12 +50,11 @@ BANKS = 3
 
 
 @block
-def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, room_ok,
-                  frame, verdict, status, bank_read, BANK_PAYLOAD_BEATS=256):
+def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, bank_read, BANK_PAYLOAD_BEATS=256):
     if BANK_PAYLOAD_BEATS != 256:
         raise ValueError(f"prism_ingress: BANK_PAYLOAD_BEATS={BANK_PAYLOAD_BEATS}; the protocol's frame "
                          "bank holds exactly 1 + 256 beats")
-    data_width = len(s_axis_tdata)
+    data_width = len(s_axis.tdata)
     hdr_width = len(frame.header)
     if hdr_width < HDR_BITS or hdr_width > data_width:
         raise ValueError(f"prism_ingress: frame.header is {hdr_width} bits; it must hold {HDR_BITS}..{data_width}")
@@ -93,7 +90,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
         cls = intbv(0)[4:]
         beat_index = modbv(0)[8:]
         st = modbv(0)[2:]
-        cls[:] = s_axis_tdata[F_CLASS_END:F_CLASS_LSB]
+        cls[:] = s_axis.tdata[F_CLASS_END:F_CLASS_LSB]
         beat_index[:] = beat_count - 1
         st[:] = bank_states >> (2 * wr_bank)
         if not running:
@@ -104,7 +101,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
             ready.next = 1          # unsupported traffic drains without a bank
         else:
             ready.next = st == FREE and room_ok
-        wr_en.next = (running and frame_open and not draining and s_axis_tvalid
+        wr_en.next = (running and frame_open and not draining and s_axis.tvalid
                       and beat_count != 0 and beat_count <= BANK_PAYLOAD_BEATS)
         wr_addr.next = concat(wr_bank, beat_index)
 
@@ -114,7 +111,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
         nxt = modbv(0)[2:]
         head[:] = queue
         nxt[:] = queue >> 2
-        s_axis_tready.next = ready
+        s_axis.tready.next = ready
         status.in_frame.next = frame_open
         bank_read.avail.next = q_count != 0
         bank_read.bank.next = head
@@ -127,7 +124,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
     def bank_ram():
         # Plain RAM: one write port (receive), one registered read port (reader); never reset.
         if wr_en and ready:
-            mem[wr_addr].next = s_axis_tdata
+            mem[wr_addr].next = s_axis.tdata
         bank_read.rdata.next = mem[bank_read.raddr]
 
     @always(clk.posedge)
@@ -179,18 +176,18 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
                     qc[:] = qc + 1
 
             # Receive one beat.
-            if s_axis_tvalid and ready:
+            if s_axis.tvalid and ready:
                 count[:] = beat_count
                 if not frame_open:
-                    cls[:] = s_axis_tdata[F_CLASS_END:F_CLASS_LSB]
+                    cls[:] = s_axis.tdata[F_CLASS_END:F_CLASS_LSB]
                     if cls == CLASS_CONTROL or cls == CLASS_DATA:
                         draining.next = 0
                         if wr_bank == 0:
-                            hdr0.next = s_axis_tdata[hdr_width:0]
+                            hdr0.next = s_axis.tdata[hdr_width:0]
                         elif wr_bank == 1:
-                            hdr1.next = s_axis_tdata[hdr_width:0]
+                            hdr1.next = s_axis.tdata[hdr_width:0]
                         else:
-                            hdr2.next = s_axis_tdata[hdr_width:0]
+                            hdr2.next = s_axis.tdata[hdr_width:0]
                         v[:] = FILLING
                         bs[:] = (bs & ~(three << (2 * wr_bank))) | (v << (2 * wr_bank))
                     else:
@@ -198,7 +195,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
                     count[:] = 1
                 elif count != BEAT_MAX:
                     count[:] = count + 1
-                if s_axis_tlast:
+                if s_axis.tlast:
                     frame_open.next = 0
                     beat_count.next = 0
                     if frame_open and draining or (not frame_open and cls != CLASS_CONTROL
@@ -210,7 +207,7 @@ def prism_ingress(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_t
                         frame.too_long.next = count > BANK_BEATS
                         frame.bank.next = wr_bank
                         if not frame_open:
-                            frame.header.next = s_axis_tdata[hdr_width:0]
+                            frame.header.next = s_axis.tdata[hdr_width:0]
                         else:
                             frame.header.next = hdr0 if wr_bank == 0 else hdr1 if wr_bank == 1 else hdr2
                         v[:] = PENDING

@@ -22,10 +22,12 @@ each a block of its own:
      across tiles, to the recipients mask;
   7. prism_egress: responses and RESULT frames share TX port 0, frame-atomic.
 
-Ports (widths come from the signals; tdata must be 512 bits):
+Ports (widths come from the signals; tdata must be 512 bits; each stream is an AxiStream
+with tlast, hdl/common/interface.py, converted to the ports s_axis_P_tdata, s_axis_P_tlast,
+s_axis_P_tvalid, s_axis_P_tready and m_axis_P_... likewise):
     clk, rst                                    clock; synchronous active-high reset (ResetSignal)
-    s_axis_P_tdata/tvalid/tready/tlast          receive port P (P = 0, 1)
-    m_axis_P_tdata/tvalid/tready/tlast          transmit port P
+    s_axis_P                                    receive port P (P = 0, 1)
+    m_axis_P                                    transmit port P
     counter_select                              6 bits: which counter (see prism_counters)
     counter_value                               out: 32 bits, the selected counter (1 cycle later)
     busy                                        out: an operation is in progress
@@ -40,6 +42,7 @@ Parameters:
 """
 from myhdl import Signal, always, always_comb, block, intbv
 
+from hdl.common.interface import AxiStream
 from hdl.node.prism_arrival_banks import prism_arrival_banks
 from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEvent, Fp32Range, Frame, FrameOrder,
                                   IssueGroup, MergedRange, PortStatus, RangeEvents, ReadoutCmd, Responses,
@@ -58,22 +61,16 @@ from spec.frames import HDR_BITS, MAX_CAPACITY
 
 
 @block
-def prism_node(clk, rst,
-               s_axis_0_tdata, s_axis_0_tvalid, s_axis_0_tready, s_axis_0_tlast,
-               s_axis_1_tdata, s_axis_1_tvalid, s_axis_1_tready, s_axis_1_tlast,
-               m_axis_0_tdata, m_axis_0_tvalid, m_axis_0_tready, m_axis_0_tlast,
-               m_axis_1_tdata, m_axis_1_tvalid, m_axis_1_tready, m_axis_1_tlast,
-               counter_select, counter_value, busy,
-               KULISCH_W=KULISCH_WIDTH_DEFAULT, CAPACITY=MAX_CAPACITY):
+def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: AxiStream, m_axis_1: AxiStream,
+               counter_select, counter_value, busy, KULISCH_W=KULISCH_WIDTH_DEFAULT, CAPACITY=MAX_CAPACITY):
     if KULISCH_W not in KULISCH_WIDTHS:
         raise ValueError(f"prism_node: KULISCH_W={KULISCH_W}; the node is built with 320 (default) or 280")
     if not (32 <= CAPACITY <= MAX_CAPACITY and CAPACITY % 32 == 0):
         raise ValueError(f"prism_node: CAPACITY={CAPACITY}; the stores hold 32 .. {MAX_CAPACITY} elements, "
                          "a multiple of 32")
-    for name, sig in (("s_axis_0_tdata", s_axis_0_tdata), ("s_axis_1_tdata", s_axis_1_tdata),
-                      ("m_axis_0_tdata", m_axis_0_tdata), ("m_axis_1_tdata", m_axis_1_tdata)):
-        if len(sig) != 512:
-            raise ValueError(f"prism_node: {name} is {len(sig)} bits; the protocol's beats are 512")
+    for name, bus in (("s_axis_0", s_axis_0), ("s_axis_1", s_axis_1), ("m_axis_0", m_axis_0), ("m_axis_1", m_axis_1)):
+        if len(bus.tdata) != 512:
+            raise ValueError(f"prism_node: {name}_tdata is {len(bus.tdata)} bits; the protocol's beats are 512")
 
     def sig(width=None):
         return Signal(bool(0)) if width is None else Signal(intbv(0)[width:])
@@ -85,12 +82,10 @@ def prism_node(clk, rst,
     p0_verdict, p1_verdict = Verdict(), Verdict()
     p0_status, p1_status = PortStatus(), PortStatus()
     p0_bank_read, p1_bank_read = BankRead(HDR_BITS), BankRead(HDR_BITS)
-    insts.append(prism_ingress(clk=clk, rst=rst, s_axis_tdata=s_axis_0_tdata, s_axis_tvalid=s_axis_0_tvalid,
-                               s_axis_tready=s_axis_0_tready, s_axis_tlast=s_axis_0_tlast, room_ok=room_ok,
-                               frame=p0_frame, verdict=p0_verdict, status=p0_status, bank_read=p0_bank_read))
-    insts.append(prism_ingress(clk=clk, rst=rst, s_axis_tdata=s_axis_1_tdata, s_axis_tvalid=s_axis_1_tvalid,
-                               s_axis_tready=s_axis_1_tready, s_axis_tlast=s_axis_1_tlast, room_ok=room_ok,
-                               frame=p1_frame, verdict=p1_verdict, status=p1_status, bank_read=p1_bank_read))
+    insts.append(prism_ingress(clk=clk, rst=rst, s_axis=s_axis_0, room_ok=room_ok, frame=p0_frame, verdict=p0_verdict,
+                               status=p0_status, bank_read=p0_bank_read))
+    insts.append(prism_ingress(clk=clk, rst=rst, s_axis=s_axis_1, room_ok=room_ok, frame=p1_frame, verdict=p1_verdict,
+                               status=p1_status, bank_read=p1_bank_read))
 
     # ---- phases 1-2: validation, admission, CONTROL ----
     p0_event, p1_event = CounterEvent(), CounterEvent()
@@ -224,11 +219,8 @@ def prism_node(clk, rst,
 
     # ---- phase 7: egress ----
     sent = SentEvents()
-    insts.append(prism_egress(clk=clk, rst=rst, responses=responses, beats=beats,
-                              m_axis_0_tdata=m_axis_0_tdata, m_axis_0_tvalid=m_axis_0_tvalid,
-                              m_axis_0_tready=m_axis_0_tready, m_axis_0_tlast=m_axis_0_tlast,
-                              m_axis_1_tdata=m_axis_1_tdata, m_axis_1_tvalid=m_axis_1_tvalid,
-                              m_axis_1_tready=m_axis_1_tready, m_axis_1_tlast=m_axis_1_tlast, sent=sent))
+    insts.append(prism_egress(clk=clk, rst=rst, responses=responses, beats=beats, m_axis_0=m_axis_0,
+                              m_axis_1=m_axis_1, sent=sent))
 
     # ---- counters ----
     results_sent = sig(2)

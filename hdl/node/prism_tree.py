@@ -34,14 +34,13 @@ Parameters:
 from myhdl import ConcatSignal, Signal, always_comb, block, intbv
 
 from hdl.common.axis_frame_mux import axis_frame_mux
-from hdl.common.interface import Interface, bit, vec
+from hdl.common.interface import AxiStream, Interface, bit, vec
 from hdl.node.prism_node import prism_node
 from hdl.node.prism_tree_link import prism_tree_link
 from spec.formats import KULISCH_WIDTH_DEFAULT
 from spec.frames import BEAT_BITS, MAX_CAPACITY, MAX_CONTRIBUTORS
 
 LINK_COUNT_BITS = 8
-STREAM_FIELDS = ("tdata", "tvalid", "tready", "tlast")
 
 
 def tree_nodes(shape):
@@ -87,16 +86,8 @@ class TreeStreams(Interface):
             setattr(self, f"{name}_tlast", bit())
 
     def stream(self, name):
-        """(tdata, tvalid, tready, tlast) of one stream."""
-        return tuple(getattr(self, f"{name}_{f}") for f in STREAM_FIELDS)
-
-
-def _new_stream():
-    return (Signal(intbv(0)[BEAT_BITS:]), Signal(bool(0)), Signal(bool(0)), Signal(bool(0)))
-
-
-def _stream_ports(prefix, stream):
-    return {f"{prefix}_{f}": s for f, s in zip(STREAM_FIELDS, stream)}
+        """One stream as an AxiStream (its fields are this bus's `<name>_<field>` signals)."""
+        return AxiStream.from_ports(name, vars(self))
 
 
 @block
@@ -120,11 +111,11 @@ def prism_tree(clk, rst, s_axis, m_axis, busy, link_dropped, SHAPE=((), ()), KUL
         """One stream carrying all of `streams`' frames: a balanced tree of frame multiplexers
         (recorded in `joins`; MyHDL wants every instance made in the block's own body)."""
         if not streams:
-            return _new_stream()    # never valid
+            return AxiStream(BEAT_BITS)    # never valid
         while len(streams) > 1:
             joined = []
             for a, b in zip(streams[0::2], streams[1::2]):
-                joins.append((a, b, _new_stream()))
+                joins.append((a, b, AxiStream(BEAT_BITS)))
                 joined.append(joins[-1][2])
             if len(streams) % 2:
                 joined.append(streams[-1])
@@ -135,27 +126,26 @@ def prism_tree(clk, rst, s_axis, m_axis, busy, link_dropped, SHAPE=((), ()), KUL
         if children:
             to_parent = {}
             for j, child in enumerate(children):
-                out = _new_stream()
+                out = AxiStream(BEAT_BITS)
                 dropped = Signal(intbv(0)[LINK_COUNT_BITS:])
                 drops.append((child, dropped))
-                insts.append(prism_tree_link(clk=clk, rst=rst, **_stream_ports("s_axis", child_tx1[child]),
-                                             **_stream_ports("m_axis", out), dropped=dropped, CONTRIBUTOR=j))
+                insts.append(prism_tree_link(clk=clk, rst=rst, s_axis=child_tx1[child], m_axis=out, dropped=dropped,
+                                             CONTRIBUTOR=j))
                 to_parent[child] = out
             port0 = merged([s_axis.stream(f"n{k}_ctl")] + [to_parent[c] for c in children[0::2]])
             port1 = merged([to_parent[c] for c in children[1::2]])
         else:
             port0, port1 = s_axis.stream(f"n{k}_rx0"), s_axis.stream(f"n{k}_rx1")
-        tx1 = m_axis.stream(f"n{k}_tx1") if k == root else _new_stream()
+        tx1 = m_axis.stream(f"n{k}_tx1") if k == root else AxiStream(BEAT_BITS)
         child_tx1[k] = tx1
         node_busy = Signal(bool(0))
         busies.append(node_busy)
-        insts.append(prism_node(clk, rst, *port0, *port1, *m_axis.stream(f"n{k}_tx0"), *tx1,
-                                counter_select, Signal(intbv(0)[32:]), node_busy,
-                                KULISCH_W=KULISCH_W, CAPACITY=CAPACITY))
+        insts.append(prism_node(clk=clk, rst=rst, s_axis_0=port0, s_axis_1=port1, m_axis_0=m_axis.stream(f"n{k}_tx0"),
+                                m_axis_1=tx1, counter_select=counter_select, counter_value=Signal(intbv(0)[32:]),
+                                busy=node_busy, KULISCH_W=KULISCH_W, CAPACITY=CAPACITY))
 
     for a, b, out in joins:
-        insts.append(axis_frame_mux(clk=clk, rst=rst, **_stream_ports("s_axis_a", a), **_stream_ports("s_axis_b", b),
-                                    **_stream_ports("m_axis", out)))
+        insts.append(axis_frame_mux(clk=clk, rst=rst, s_axis_a=a, s_axis_b=b, m_axis=out))
 
     # ConcatSignal puts its first argument in the high bits: node 0's link lowest
     counts = [d for _, d in sorted(drops, key=lambda cd: cd[0])]

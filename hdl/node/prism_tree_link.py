@@ -18,14 +18,12 @@ Any other frame (a RESULT of several groups, which an AUTO result may be; a grou
 DATA cannot carry; a response; anything that is not RESULT) is consumed whole and counted in
 `dropped`, never sent on: a parent never sees half a frame or a frame it would misread.
 
-Ports (widths come from the signals; the beats are 512 bits):
+Ports (widths come from the signals; the beats are 512 bits; a bus converts to the ports
+`<bus>_<field>`):
     clk, rst             clock; synchronous active-high reset (ResetSignal)
-    s_axis_tdata/tvalid  the child's transmit port (its RESULT frames)
-    s_axis_tready        out: the link takes a beat
-    s_axis_tlast         end of the child's frame
-    m_axis_tdata/tvalid  out: the DATA frame to the parent (registered: axis_register)
-    m_axis_tready        the parent (or a frame multiplexer in front of it) takes the beat
-    m_axis_tlast         out: end of the DATA frame
+    s_axis               the child's transmit port, its RESULT frames (AxiStream with tlast)
+    m_axis               the DATA frames to the parent, or to a frame multiplexer in front of it
+                         (AxiStream with tlast; registered: axis_register)
     dropped              out: frames consumed and not sent on, counted modulo 2^len(dropped)
 
 Parameters:
@@ -36,6 +34,7 @@ Latency: one cycle (the output register slice); one beat per cycle.
 from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
 
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 from spec.formats import DATA_FORMATS
 from spec.frames import (BEAT_BITS, CLASS_DATA, CLASS_RESULT, F_CLASS_END, F_CLASS_LSB, F_CONTRIBUTOR_END,
                          F_CONTRIBUTOR_LSB, F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_GENERATION_END,
@@ -50,14 +49,15 @@ GROUP0_FORMAT_END = GROUP_DESC_LSB + GROUP_FORMAT_BITS
 
 
 @block
-def prism_tree_link(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
-                    m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, dropped, CONTRIBUTOR=0):
+def prism_tree_link(clk, rst, s_axis: AxiStream, m_axis: AxiStream, dropped, CONTRIBUTOR=0):
     if not 0 <= CONTRIBUTOR < MAX_CONTRIBUTORS:
         raise ValueError(f"prism_tree_link: CONTRIBUTOR={CONTRIBUTOR}; a parent takes contributors "
                          f"0 .. {MAX_CONTRIBUTORS - 1}")
-    for name, sig in (("s_axis_tdata", s_axis_tdata), ("m_axis_tdata", m_axis_tdata)):
-        if len(sig) != BEAT_BITS:
-            raise ValueError(f"prism_tree_link: {name} is {len(sig)} bits; the protocol's beats are {BEAT_BITS}")
+    # the loop holds buses, not signals: a local bound to a signal would give it its name in the Verilog
+    for name, bus in (("s_axis", s_axis), ("m_axis", m_axis)):
+        if len(bus.tdata) != BEAT_BITS:
+            raise ValueError(f"prism_tree_link: {name}_tdata is {len(bus.tdata)} bits; the protocol's beats are "
+                             f"{BEAT_BITS}")
     if len(dropped) < 1:
         raise ValueError("prism_tree_link: dropped must be a counter of at least one bit")
     count_bits = len(dropped)
@@ -72,9 +72,9 @@ def prism_tree_link(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis
 
     @always_comb
     def classify():
-        header_ok.next = (s_axis_tdata[F_CLASS_END:F_CLASS_LSB] == CLASS_RESULT
-                          and s_axis_tdata[F_GROUPS_END:F_GROUPS_LSB] == 1
-                          and s_axis_tdata[GROUP0_FORMAT_END:GROUP_DESC_LSB] <= LAST_DATA_FORMAT)
+        header_ok.next = (s_axis.tdata[F_CLASS_END:F_CLASS_LSB] == CLASS_RESULT
+                          and s_axis.tdata[F_GROUPS_END:F_GROUPS_LSB] == 1
+                          and s_axis.tdata[GROUP0_FORMAT_END:GROUP_DESC_LSB] <= LAST_DATA_FORMAT)
 
     @always_comb
     def route():
@@ -83,39 +83,40 @@ def prism_tree_link(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis
         else:
             passing.next = header_ok
         if passing:
-            s_axis_tready.next = running and out_ready
+            s_axis.tready.next = running and out_ready
         else:
-            s_axis_tready.next = running            # a dropped frame is consumed at line rate
-        out_valid.next = s_axis_tvalid and running and passing
+            s_axis.tready.next = running            # a dropped frame is consumed at line rate
+        out_valid.next = s_axis.tvalid and running and passing
 
     @always_comb
     def rewrite():
         word = intbv(0)[BEAT_BITS:]
         if in_frame:
-            word[:] = s_axis_tdata
+            word[:] = s_axis.tdata
         else:
             word[:] = 0
             word[F_CLASS_END:F_CLASS_LSB] = CLASS_DATA
-            word[F_GENERATION_END:F_OP_ID_LSB] = s_axis_tdata[F_GENERATION_END:F_OP_ID_LSB]
+            word[F_GENERATION_END:F_OP_ID_LSB] = s_axis.tdata[F_GENERATION_END:F_OP_ID_LSB]
             word[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB] = CONTRIBUTOR
-            word[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] = s_axis_tdata[GROUP0_FORMAT_END:GROUP_DESC_LSB]
-            word[F_OFFSET_END:F_OFFSET_LSB] = s_axis_tdata[F_OFFSET_END:F_OFFSET_LSB]
-            word[F_N_END:F_N_LSB] = s_axis_tdata[F_N_END:F_N_LSB]
+            word[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] = s_axis.tdata[GROUP0_FORMAT_END:GROUP_DESC_LSB]
+            word[F_OFFSET_END:F_OFFSET_LSB] = s_axis.tdata[F_OFFSET_END:F_OFFSET_LSB]
+            word[F_N_END:F_N_LSB] = s_axis.tdata[F_N_END:F_N_LSB]
         out_data.next = word
 
     @always_seq(clk.posedge, reset=rst)
     def track():
         running.next = 1
         count = modbv(0)[count_bits:]
-        if s_axis_tvalid and running and (out_ready or not passing):
-            in_frame.next = not s_axis_tlast
+        if s_axis.tvalid and running and (out_ready or not passing):
+            in_frame.next = not s_axis.tlast
             if not in_frame:
                 forwarding.next = header_ok
                 if not header_ok:
                     count[:] = dropped + 1
                     dropped.next = count
 
-    out_slice = axis_register(clk=clk, rst=rst, s_axis_tdata=out_data, s_axis_tlast=s_axis_tlast,
-                              s_axis_tvalid=out_valid, s_axis_tready=out_ready, m_axis_tdata=m_axis_tdata,
-                              m_axis_tlast=m_axis_tlast, m_axis_tvalid=m_axis_tvalid, m_axis_tready=m_axis_tready)
+    out_slice = axis_register(clk=clk, rst=rst,
+                              s_axis=AxiStream.wrap(tdata=out_data, tlast=s_axis.tlast, tvalid=out_valid,
+                                                    tready=out_ready),
+                              m_axis=m_axis)
     return classify, route, rewrite, track, out_slice

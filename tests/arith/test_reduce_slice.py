@@ -12,7 +12,7 @@ from cosim.arith.slice_reduce import pack_beat, run_slice_beats
 from golden.arith.formats import WIDTH_BITS, format_to_fp32
 from golden.arith.fp32_arith import fp32_add
 from golden.arith.kulisch import KulischAccumulator
-from hdl.arith.reduce_slice import reduce_slice
+from hdl.arith.reduce_slice import SliceInput, SliceReadout, reduce_slice
 
 FORMATS = ("int8", "fp16", "bf16", "fp32")
 
@@ -164,8 +164,8 @@ def test_slice_rejects_bad_parameters():
     def sigs(state_bits=320, user_bits=20):
         b = lambda: Signal(bool(0))
         s = lambda n: Signal(intbv(0)[n:])
-        return [b(), ResetSignal(0, active=1, isasync=False), b(), s(512), b(), b(), s(12), s(7), s(2), b(), b(),
-                s(8), s(512), s(state_bits), s(user_bits), b(), b(), b(), b()]
+        return [b(), ResetSignal(0, active=1, isasync=False), b(), SliceInput(index_width=12), b(), b(), s(8),
+                SliceReadout(state_width=state_bits, user_width=user_bits), b()]
     with pytest.raises(ValueError, match="CAPACITY=5000"):
         reduce_slice(*sigs(), CAPACITY=5000)
     with pytest.raises(ValueError, match="CAPACITY=40"):

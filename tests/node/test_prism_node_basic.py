@@ -25,6 +25,7 @@ from cosim.node.metrics import line_rate
 from cosim.node.node_harness import NodeBench, check, run_node
 from golden.node import protocol as P
 from golden.reduce import reduce
+from hdl.common.interface import AxiStream
 from hdl.node.prism_node import prism_node
 
 
@@ -450,15 +451,12 @@ def test_reset_mid_frame_leaves_nothing_half_admitted():
                                           (dict(CAPACITY=48 + 8), "CAPACITY")])
 def test_bad_parameters_rejected_at_elaboration(kwargs, match):
     mk = lambda w=None: Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
-    ports = [mk(), ResetSignal(0, active=1, isasync=False)]
-    for _ in range(4):
-        ports += [mk(512), mk(), mk(), mk()]
-    ports += [mk(6), mk(32), mk()]
+    ports = [mk(), ResetSignal(0, active=1, isasync=False), *(AxiStream(512) for _ in range(4)), mk(6), mk(32), mk()]
     with pytest.raises(ValueError, match=match):
         prism_node(*ports, **kwargs)
     narrow = list(ports)
-    narrow[2] = mk(256)
-    with pytest.raises(ValueError, match="512"):
+    narrow[4] = AxiStream(256)
+    with pytest.raises(ValueError, match="m_axis_0_tdata is 256 bits; the protocol's beats are 512"):
         prism_node(*narrow)
 
 

@@ -17,21 +17,26 @@ from cosim.sim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
 from cosim.sim.tbutil import clock_gen, reset_pulse
 from golden.node import protocol as P
 from hdl.common.axis_frame_mux import axis_frame_mux
+from hdl.common.interface import AxiStream
 from hdl.node.prism_tree_link import prism_tree_link
 
 
 def stream(width=512):
-    return Signal(intbv(0)[width:]), Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    return AxiStream(width)
+
+
+def fields(bus):
+    """The stream's signals in the order AxisSource and AxisSink take them."""
+    return bus.tdata, bus.tvalid, bus.tready, bus.tlast
 
 
 def run_link(backend, frames, contributor, src_pause, sink_pause, seed):
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
-    s_data, s_valid, s_ready, s_last = stream()
-    m_data, m_valid, m_ready, m_last = stream()
+    s_axis, m_axis = stream(), stream()
     dropped = Signal(intbv(0)[8:])
-    src = AxisSource(clk, s_data, s_valid, s_ready, s_last, pause=pause_generator(src_pause, seed))
-    sink = AxisSink(clk, m_data, m_valid, m_ready, m_last, pause=pause_generator(sink_pause, seed + 1))
+    src = AxisSource(clk, *fields(s_axis), pause=pause_generator(src_pause, seed))
+    sink = AxisSink(clk, *fields(m_axis), pause=pause_generator(sink_pause, seed + 1))
     for f in frames:
         src.send(f)
     total = sum(len(f) for f in frames)
@@ -40,8 +45,7 @@ def run_link(backend, frames, contributor, src_pause, sink_pause, seed):
 
     @block
     def bench():
-        dut = dut_factory(clk, rst, s_data, s_valid, s_ready, s_last, m_data, m_valid, m_ready, m_last, dropped,
-                          CONTRIBUTOR=contributor)
+        dut = dut_factory(clk, rst, s_axis, m_axis, dropped, CONTRIBUTOR=contributor)
 
         @instance
         def watch():
@@ -103,7 +107,7 @@ def test_link_keeps_line_rate_through_a_result():
 
 def test_link_refuses_a_contributor_a_parent_cannot_have():
     with pytest.raises(ValueError, match="CONTRIBUTOR"):
-        prism_tree_link(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), *stream(), *stream(),
+        prism_tree_link(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), stream(), stream(),
                         Signal(intbv(0)[8:]), CONTRIBUTOR=8)
 
 
@@ -111,9 +115,9 @@ def run_mux(backend, frames_a, frames_b, src_pause, sink_pause, seed, width=64):
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
     a, b, m = stream(width), stream(width), stream(width)
-    src_a = AxisSource(clk, a[0], a[1], a[2], a[3], pause=pause_generator(src_pause, seed))
-    src_b = AxisSource(clk, b[0], b[1], b[2], b[3], pause=pause_generator(src_pause, seed + 1))
-    sink = AxisSink(clk, m[0], m[1], m[2], m[3], pause=pause_generator(sink_pause, seed + 2))
+    src_a = AxisSource(clk, *fields(a), pause=pause_generator(src_pause, seed))
+    src_b = AxisSource(clk, *fields(b), pause=pause_generator(src_pause, seed + 1))
+    sink = AxisSink(clk, *fields(m), pause=pause_generator(sink_pause, seed + 2))
     for f in frames_a:
         src_a.send(f)
     for f in frames_b:
@@ -123,7 +127,7 @@ def run_mux(backend, frames_a, frames_b, src_pause, sink_pause, seed, width=64):
 
     @block
     def bench():
-        dut = dut_factory(clk, rst, *a, *b, *m)
+        dut = dut_factory(clk, rst, a, b, m)
         return dut, clock_gen(clk), reset_pulse(clk, rst), src_a.inst(), src_b.inst(), sink.inst()
 
     toolchain.run(bench(), duration=10 * (40 + 8 * total), backend=backend)
@@ -152,6 +156,5 @@ def test_mux_alternates_when_both_inputs_wait():
 
 
 def test_mux_refuses_inputs_of_another_width():
-    with pytest.raises(ValueError, match="must match"):
-        axis_frame_mux(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), *stream(32), *stream(64),
-                       *stream(64))
+    with pytest.raises(ValueError, match="s_axis_a_tdata is 32 bits, m_axis_tdata 64; they must match"):
+        axis_frame_mux(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), stream(32), stream(64), stream(64))

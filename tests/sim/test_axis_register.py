@@ -9,6 +9,7 @@ from cosim.sim import toolchain
 from cosim.sim.axis import AxisFrame, AxisSink, AxisSource, pause_generator
 from cosim.sim.tbutil import clock_gen, reset_pulse
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 
 
 def run_register(backend, frames, width=64, src_pause=0.0, sink_pause=0.0, seed=0):
@@ -26,7 +27,8 @@ def run_register(backend, frames, width=64, src_pause=0.0, sink_pause=0.0, seed=
 
     @block
     def bench():
-        dut = dut_factory(clk, rst, s_data, s_last, s_valid, s_ready, m_data, m_last, m_valid, m_ready)
+        dut = dut_factory(clk, rst, AxiStream.wrap(tdata=s_data, tlast=s_last, tvalid=s_valid, tready=s_ready),
+                          AxiStream.wrap(tdata=m_data, tlast=m_last, tvalid=m_valid, tready=m_ready))
         return dut, clock_gen(clk), reset_pulse(clk, rst), src.inst(), sink.inst()
 
     # enough cycles for every beat even at the slowest pause rates used here
@@ -67,21 +69,19 @@ def test_backends_agree_cycle_for_cycle():
 def test_width_mismatch_rejected_at_elaboration():
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
-    b = [Signal(bool(0)) for _ in range(6)]
-    with pytest.raises(ValueError, match="must match"):
-        axis_register(clk, rst, Signal(intbv(0)[8:]), b[0], b[1], b[2], Signal(intbv(0)[16:]), b[3], b[4], b[5])
+    with pytest.raises(ValueError, match="m_axis_tdata is 16 bits, s_axis_tdata 8; they must match"):
+        axis_register(clk, rst, AxiStream(8), AxiStream(16))
 
 
 def test_build_is_cached_and_keyed_by_parameters(tmp_path, monkeypatch):
     monkeypatch.setenv("PRISM_BUILD_DIR", str(tmp_path))
-    sigs8 = [Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(intbv(0)[8:]), Signal(bool(0)),
-             Signal(bool(0)), Signal(bool(0)), Signal(intbv(0)[8:]), Signal(bool(0)), Signal(bool(0)), Signal(bool(0))]
+    sigs8 = [Signal(bool(0)), ResetSignal(0, active=1, isasync=False), AxiStream(8), AxiStream(8)]
     folder1, _, _ = toolchain.build(axis_register, *sigs8)
     stamp = (tmp_path / "cosim").stat().st_mtime_ns
     folder2, _, _ = toolchain.build(axis_register, *sigs8)
     assert folder1 == folder2
     sigs16 = list(sigs8)
-    sigs16[2], sigs16[6] = Signal(intbv(0)[16:]), Signal(intbv(0)[16:])
+    sigs16[2], sigs16[3] = AxiStream(16), AxiStream(16)
     folder3, _, _ = toolchain.build(axis_register, *sigs16)
     assert folder3 != folder1
     assert sorted(p.name for p in (tmp_path / "cosim").iterdir()) == sorted(

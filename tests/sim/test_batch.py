@@ -14,9 +14,11 @@ from test_axis_register import run_register
 
 
 def register_signals(width):
+    """The slice's ports by their converted names (the tool chain groups them into its buses)."""
     b = lambda: Signal(bool(0))
-    return (b(), ResetSignal(0, active=1, isasync=False), Signal(intbv(0)[width:]), b(), b(), b(),
-            Signal(intbv(0)[width:]), b(), b(), b())
+    return dict(clk=b(), rst=ResetSignal(0, active=1, isasync=False),
+                s_axis_tdata=Signal(intbv(0)[width:]), s_axis_tlast=b(), s_axis_tvalid=b(), s_axis_tready=b(),
+                m_axis_tdata=Signal(intbv(0)[width:]), m_axis_tlast=b(), m_axis_tvalid=b(), m_axis_tready=b())
 
 
 def frames_with_delays(seed, width):
@@ -31,7 +33,7 @@ def test_batched_matches_per_cycle_cosim(simulator):
     frames = frames_with_delays(seed, width)
     _, sink = run_register("icarus", [AxisFrame(f.beats, delay=f.delay) for f in frames], width=width,
                            src_pause=0.3, sink_pause=0.4, seed=seed)
-    design = BatchDesign(axis_register, *register_signals(width), simulator=simulator)
+    design = BatchDesign(axis_register, **register_signals(width), simulator=simulator)
     res = design.run({"s_axis": StreamStimulus(frames, pause_generator(0.3, seed))},
                      sink_pause={"m_axis": pause_generator(0.4, seed + 1)})
     assert res.frames["m_axis"] == frames
@@ -41,7 +43,7 @@ def test_batched_matches_per_cycle_cosim(simulator):
 def test_batched_full_rate_and_no_capture():
     width = 32
     frames = [AxisFrame(list(range(1, 1001)))]
-    design = BatchDesign(axis_register, *register_signals(width))
+    design = BatchDesign(axis_register, **register_signals(width))
     res = design.run({"s_axis": StreamStimulus(frames)})
     cyc = res.frames["m_axis"][0].cycles
     assert cyc == list(range(cyc[0], cyc[0] + 1000))
@@ -50,7 +52,7 @@ def test_batched_full_rate_and_no_capture():
 
 
 def test_unknown_stream_is_rejected():
-    design = BatchDesign(axis_register, *register_signals(8))
+    design = BatchDesign(axis_register, **register_signals(8))
     with pytest.raises(ValueError, match="no such stream"):
         design.run({"s_axis_9": StreamStimulus()})
 

@@ -14,6 +14,7 @@ from cosim.sim import codecov, toolchain
 from cosim.sim.axis import AxisFrame
 from cosim.sim.batch import BatchDesign, StreamStimulus, code_coverage
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 
 WIDTH = 8
 
@@ -26,10 +27,9 @@ def two_lanes(clk, rst,
               m_axis_b_tdata, m_axis_b_tlast, m_axis_b_tvalid, m_axis_b_tready, any_out):
     """Two register slices side by side (instances axis_register0 and axis_register1) and one
     process of the top level's own."""
-    lane_a = axis_register(clk, rst, s_axis_a_tdata, s_axis_a_tlast, s_axis_a_tvalid, s_axis_a_tready,
-                           m_axis_a_tdata, m_axis_a_tlast, m_axis_a_tvalid, m_axis_a_tready)
-    lane_b = axis_register(clk, rst, s_axis_b_tdata, s_axis_b_tlast, s_axis_b_tvalid, s_axis_b_tready,
-                           m_axis_b_tdata, m_axis_b_tlast, m_axis_b_tvalid, m_axis_b_tready)
+    ports = locals()
+    lane_a = axis_register(clk, rst, AxiStream.from_ports("s_axis_a", ports), AxiStream.from_ports("m_axis_a", ports))
+    lane_b = axis_register(clk, rst, AxiStream.from_ports("s_axis_b", ports), AxiStream.from_ports("m_axis_b", ports))
 
     @always_comb
     def either():

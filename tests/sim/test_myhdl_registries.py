@@ -15,6 +15,7 @@ import cosim  # noqa: F401  (installs the registries)
 from cosim.sim import myhdl_registries
 from cosim.sim.myhdl_registries import LiveMemories, LiveSignals, forget_unused_memories, release_dropped_designs
 from hdl.common.axis_register import axis_register
+from hdl.common.interface import AxiStream
 
 
 def test_the_registry_is_installed_in_every_module_that_uses_it():
@@ -35,9 +36,9 @@ def _settle():
 def _register_slice():
     """An elaborated register slice and its ports (elaborated in a frame that then ends: a running
     frame keeps the locals MyHDL read from it, the ports among them)."""
-    ports = [Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(intbv(0)[64:]), Signal(bool(0)),
-             Signal(bool(0)), Signal(bool(0)), Signal(intbv(0)[64:]), Signal(bool(0)), Signal(bool(0)), Signal(bool(0))]
-    return axis_register(*ports), len(ports)
+    s_axis, m_axis = AxiStream(64), AxiStream(64)
+    design = axis_register(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), s_axis, m_axis)
+    return design, 2 + len(s_axis.fields()) + len(m_axis.fields())
 
 
 def test_a_dropped_design_leaves_the_registry_and_live_signals_keep_their_order():

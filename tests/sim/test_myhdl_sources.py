@@ -125,6 +125,8 @@ def test_converted_names_do_not_depend_on_what_was_built_before(tmp_path, monkey
 
     from cosim.sim import toolchain
     from hdl.common.axis_register import axis_register
+    from hdl.common.interface import AxiStream
+    from hdl.common.wiring import bundle
 
     def slice_signals():
         b = lambda: Signal(bool(0))
@@ -135,8 +137,8 @@ def test_converted_names_do_not_depend_on_what_was_built_before(tmp_path, monkey
     @block
     def wrapped_slice(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
                       m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready):
-        return axis_register(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready,
-                             m_axis_tdata, m_axis_tlast, m_axis_tvalid, m_axis_tready)
+        ports = locals()
+        return axis_register(clk, rst, AxiStream.from_ports("s_axis", ports), AxiStream.from_ports("m_axis", ports))
 
     def converted(where):
         monkeypatch.setenv("PRISM_BUILD_DIR", str(tmp_path / where))
@@ -145,7 +147,8 @@ def test_converted_names_do_not_depend_on_what_was_built_before(tmp_path, monkey
         return [line for line in text.split("\n") if not line.startswith(("// File", "// Date"))]
 
     first = converted("first")
-    axis_register(**slice_signals()), axis_register(**slice_signals())  # use up the names
+    for _ in range(2):      # use up the names
+        axis_register(**bundle(axis_register, slice_signals()))
     again = converted("again")
     assert any("axis_register0_skid_valid" in line for line in first)
     assert again == first
@@ -177,14 +180,15 @@ def test_kept_tree_walk_finds_what_myhdls_walk_finds():
     read an interface's signals and so take MyHDL's own walk) elaborated with the kept walk and
     again with MyHDL's alone: the same inputs, outputs, signals and symbols in every process."""
     from cosim.node.node_harness import NodeBench
+    from hdl.common.wiring import bundle
     from hdl.node.prism_node import prism_node
 
     assert myhdl_instance._Instantiator.__init__ is myhdl_sources.analysed_instance_init
     bench = NodeBench("myhdl")
-    fast = _walk_tables(prism_node(**bench.sig, **bench.params))
+    fast = _walk_tables(prism_node(**bundle(prism_node, bench.sig), **bench.params))
     try:
         myhdl_instance._Instantiator.__init__ = myhdl_sources._ORIGINAL_INSTANCE_INIT[0]
-        slow = _walk_tables(prism_node(**bench.sig, **bench.params))
+        slow = _walk_tables(prism_node(**bundle(prism_node, bench.sig), **bench.params))
     finally:
         myhdl_sources.install()
     assert myhdl_instance._Instantiator.__init__ is myhdl_sources.analysed_instance_init

@@ -18,9 +18,7 @@ WIDTH = 64          # the block test_batch.py builds: its plain builds are share
 
 
 def register_signals():
-    names = ("clk", "rst", "s_axis_tdata", "s_axis_tlast", "s_axis_tvalid", "s_axis_tready", "m_axis_tdata",
-             "m_axis_tlast", "m_axis_tvalid", "m_axis_tready")
-    return dict(zip(names, batch_register_signals(WIDTH)))
+    return batch_register_signals(WIDTH)
 
 
 def read_vcd(path):
