@@ -35,7 +35,6 @@ from spec.frames import MAX_CAPACITY
 
 BACKENDS = ("myhdl", "icarus", "myhdl+icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
 RESET_CYCLES = 2
-RESET_HOLD = 2             # cycles a mid-run reset is held
 IDLE_STOP = 150            # quiet cycles (all input sent, node not busy, no output beat or valid) that end a run
 BUSY_STOP = 4000           # quiet cycles that end a run although the node says it is busy (an operation
                            # waiting for contributions that never come); well above the longest internal
@@ -283,7 +282,7 @@ def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, va
                         for snk in sinks:
                             snk.abort()
                         rst.next = 1
-                        held, left = True, RESET_HOLD
+                        held, left = True, scenario.reset_hold
                         raised.append(cycle)
         return schedule
 
@@ -340,7 +339,7 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
     sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p], scenario.sink_burst)
             for p in (0, 1)}
     res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, busy_stop=BUSY_STOP, vcd=vcd,
-                     sweep_counters=read_counters, resets=scenario.resets, reset_hold=RESET_HOLD,
+                     sweep_counters=read_counters, resets=scenario.resets, reset_hold=scenario.reset_hold,
                      plusargs=dut.plusargs if dut is not None else (), timeout=timeout)
     names = counter_names()
     rx, truncated, rx_cut = {}, {}, {}

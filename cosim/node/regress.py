@@ -254,6 +254,43 @@ def add_line_rate_probe(sc, rng, control_port, capacity):
     sc.probe = {"op_id": PROBE_OP_ID, "generation": op.generation}
 
 
+def add_arrival_overtake(sc, rng, control_port, op_id):
+    """An FP32_ARRIVAL operation in which a frame admitted later could overtake an older one on
+    the other port: contributor A (RX0) sends its vector first, then contributor B (RX1) all of
+    it in one frame, then contributor C (RX0) a short frame of the last ranges as soon as B's
+    frame is taken, and the rest of its vector after.  B's reader is still at its first ranges
+    when C's frame starts, so C must wait for B on the last ranges (docs/protocol.md, FP32_ARRIVAL:
+    additions in admission order).  There A + B cancel exactly and C is far below A's ulp, so the
+    two orders give different sums: (A + B) + C = C, (A + C) + B = 0."""
+    elements = P.RANGE_ELEMS * rng.choice((8, 16, 32))
+    tail = P.RANGE_ELEMS * rng.choice((1, 2))
+    data = random_elements(rng, "fp32", (3, elements))
+    for i in range(elements - tail, elements):
+        big = (rng.getrandbits(1) << 31) | (rng.randint(100, 160) << 23) | rng.getrandbits(23)
+        data[0, i] = big
+        data[1, i] = big ^ (1 << 31)
+        tiny_exp = max(0, ((big >> 23) & 0xFF) - rng.randint(26, 60))
+        data[2, i] = (rng.getrandbits(1) << 31) | (tiny_exp << 23) | rng.getrandbits(23)
+    op = Operation(op_id, rng.randint(0, 65535), "fp32-arrival", "fp32", rng.choice(("fp32", "auto")), data,
+                   mode=P.MODE_ALLREDUCE, recipients=0b11, ports=(0, 1, 0))
+    other = 1 - control_port
+    last_other = sc.frames[other][-1] if sc.frames[other] else None
+    drain = max((_result_beats(o) for o in sc.operations), default=0)
+    sc.add(control_port, op.stage(), delay=drain + 40, after=None if last_other is None else (other, last_other))
+    commit = sc.add(control_port, op.commit())
+
+    def frame(c, lo, hi):
+        return P.Data(op.op_id, op.generation, c, P.FMT_FP32, lo, tuple(int(x) for x in data[c, lo:hi]))
+
+    a = sc.add(0, frame(0, 0, elements), delay=2, after=(1, commit) if control_port == 1 else None)
+    b = sc.add(1, frame(1, 0, elements), delay=0, after=(0, a))
+    sc.add(0, frame(2, elements - tail, elements), delay=0, after=(1, b))
+    sc.add(0, frame(2, 0, elements - tail), delay=4)
+    sc.operations.append(op)
+    sc.op_frames.append({"op": op, "stage": None, "commit": commit, "data": {0: [a], 1: [b]}})
+    return op
+
+
 def _aim_data(aux, drawn, width, capacity):
     """Aimed data for some operations (cosim/node/aimed.py), from the seed's second stream:
     sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, every
@@ -653,6 +690,39 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         build([after], seed=seed + 1, scenario=sc, control_port=control_port, after_reset=n, data_delay=2)
         sc.source_pause, sc.sink_pause = stalls
         notes.append(f"reset anywhere (after frame {count} of RX{p}, {delay} cycles on), then op{after.op_id}")
+    # aimed: an FP32_ARRIVAL frame that could overtake an older frame of the other port
+    # (add_arrival_overtake), at the end of the run (a ninth stream)
+    overtake = random.Random(seed * 19_000_043 + 11)
+    if not probe and not any("left open" in n for n in notes) and overtake.random() < 0.25:
+        used = {o.op_id for o in sc.operations}
+        op = add_arrival_overtake(sc, overtake, control_port, next(i for i in range(230, 0, -1) if i not in used))
+        notes.append(f"op{op.op_id} FP32_ARRIVAL overtake")
+    # aimed: a reset while the last operation's results are still being read out (0 to 16 cycles
+    # after its last DATA frame was taken: ranges completing, merges, the rounder, tiles reaching
+    # the result store), held for one edge or two, then an operation of the same shape whose
+    # STAGE and COMMIT come at the first edges the node takes beats again.  Whatever the reset
+    # leaves moving through the read-out then meets the new operation's rows right after its
+    # clear (an eighth stream, so the other draws stay what they were)
+    readout = random.Random(seed * 17_000_023 + 9)
+    last_op = sc.op_frames[-1] if sc.op_frames else None
+    tails = [p for p in (0, 1) if last_op and last_op["data"][p] and sc.frames[p]
+             and sc.frames[p][-1] is last_op["data"][p][-1]]
+    caught = last_op and any(n.startswith("reset") and n.endswith(f"of op{last_op['op'].op_id}") for n in notes)
+    if not probe and not caught and not any(n.startswith("reset anywhere") for n in notes) and tails \
+            and last_op["op"].in_format != "exact" and readout.random() < 0.3:
+        p = readout.choice(tails)
+        delay = readout.randint(0, 16)
+        n = sc.add_reset(ResetEvent(f"in {p}", len(sc.frames[p]), delay))
+        sc.reset_hold = readout.choice((1, 2))
+        like = last_op["op"]
+        used = {o.op_id for o in sc.operations}
+        again = replace(like, op_id=next(i for i in range(240, 0, -1) if i not in used),
+                        data=random_elements(readout, like.in_format, (like.contributors, like.elements)))
+        stalls = (sc.source_pause, sc.sink_pause)
+        build([again], seed=seed + 3, scenario=sc, control_port=control_port, after_reset=n, data_delay=0)
+        sc.source_pause, sc.sink_pause = stalls
+        notes.append(f"reset {delay} cycles after op{like.op_id}'s last DATA on RX{p} "
+                     f"(held {sc.reset_hold}), then op{again.op_id} at once")
     # hostile but legal: reserved header bits set and the payload past a DATA frame's element
     # count filled, which the node must ignore (the same answers, admissions and results on the
     # same cycles; a seventh stream, so the other draws stay what they were)

@@ -76,9 +76,10 @@ class Scenario:
     source_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
     sink_pause: Dict[int, float] = field(default_factory=lambda: {0: 0.0, 1: 0.0})
     operations: List[Operation] = field(default_factory=list)
-    # mid-run resets, held RESET_HOLD cycles: ResetEvent (a cycle, or a stream's progress plus a delay)
-    # or a plain int (a cycle)
+    # mid-run resets: ResetEvent (a cycle, or a stream's progress plus a delay) or a plain int (a cycle)
     resets: List[object] = field(default_factory=list)
+    # edges each mid-run reset holds rst high (docs/protocol.md allows one or more)
+    reset_hold: int = 2
     op_frames: List[dict] = field(default_factory=list)   # per built operation: its frames (see build)
     sink_burst: int = 1         # pauses come in bursts of 1 .. burst cycles (long stalls when large)
     source_burst: int = 1
@@ -160,6 +161,7 @@ class Scenario:
                "kulisch_w": self.kulisch_w,
                "resets": [r if isinstance(r, int) else {"source": r.source, "count": r.count, "delay": r.delay}
                           for r in self.resets],
+               "reset_hold": self.reset_hold,
                "frames": {str(p): [{"beats": [f"{b:x}" for b in f.beats], "delay": f.delay,
                                      "after": list(f.after) if f.after else None} for f in self.stream(p)]
                           for p in (0, 1)}}
@@ -186,6 +188,7 @@ class Scenario:
         sc.source_burst, sc.sink_burst = d.get("source_burst", 1), d.get("sink_burst", 1)
         sc.kulisch_w = d.get("kulisch_w", KULISCH_WIDTH_DEFAULT)
         sc.resets = [r if isinstance(r, int) else ResetEvent(r["source"], r["count"], r["delay"]) for r in d["resets"]]
+        sc.reset_hold = d.get("reset_hold", 2)
         return sc
 
     @property

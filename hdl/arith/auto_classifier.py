@@ -19,7 +19,8 @@ One register stage with ready/valid: the tile and its format leave together
 one cycle after they are taken.  s_axis_tready = m_axis_tready or output empty.
 
 Ports (widths come from the signals):
-    clk, rst        clock; synchronous active-high reset
+    clk, rst        clock; synchronous active-high reset (clears the output's valid; the tile,
+                    its mask and format are registers without reset, read only while valid)
     s_axis_tdata    in  tile, 16 x 32 bits (lane i at bits 32i+31..32i) = 512 bits
     s_axis_tkeep    in  16 bits, lane i valid (a final partial tile has fewer; at least one)
     s_axis_tvalid   in
@@ -30,7 +31,7 @@ Ports (widths come from the signals):
     m_axis_tvalid   out
     m_axis_tready   in
 """
-from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
+from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
 from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, NAN_FP32
 
@@ -48,9 +49,18 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
     if len(m_axis_tuser) != 2:
         raise ValueError("auto_classifier: m_axis_tuser carries a 2-bit format code")
     out_valid = Signal(bool(0))
+    take = Signal(bool(0))
 
     @always_seq(clk.posedge, reset=rst)
+    def hold_valid():
+        if take:
+            out_valid.next = 1
+        elif m_axis_tready:
+            out_valid.next = 0
+
+    @always(clk.posedge)
     def classify():
+        # the tile, its lane mask and its format are not reset: they are read only with out_valid
         x = modbv(0)[32:]   # truncating: takes the low 32 bits of the shifted tile
         e = intbv(0)[8:]
         f = intbv(0)[23:]
@@ -61,7 +71,7 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
         fits_int8 = bool(0)
         fits_fp16 = bool(0)
         fits_bf16 = bool(0)
-        if s_axis_tvalid and (m_axis_tready or not out_valid):
+        if take:
             for i in range(LANES):
                 x[:] = s_axis_tdata >> (32 * i)
                 e[:] = x[31:23]
@@ -106,13 +116,11 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
                 m_axis_tuser.next = FMT_BF16
             else:
                 m_axis_tuser.next = FMT_FP32
-            out_valid.next = 1
-        elif m_axis_tready:
-            out_valid.next = 0
 
     @always_comb
     def handshake():
+        take.next = s_axis_tvalid and (m_axis_tready or not out_valid)
         s_axis_tready.next = m_axis_tready or not out_valid
         m_axis_tvalid.next = out_valid
 
-    return classify, handshake
+    return hold_valid, classify, handshake

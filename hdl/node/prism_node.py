@@ -127,7 +127,6 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
             p1_group.ready.next = 1
             k0_valid.next = p0_group.valid
             k1_valid.next = p1_group.valid
-            order.pop.next = 0
         else:
             arrival.next = 1
             p0_order.may_start.next = order.valid and not order.port
@@ -136,7 +135,9 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
             p1_group.ready.next = f1_ready
             k0_valid.next = 0
             k1_valid.next = 0
-            order.pop.next = p0_order.start or p1_order.start
+        # the admission-order queue holds FP32_ARRIVAL frames only: under KULISCH_FIXED it is
+        # empty, and a pop of an empty queue is ignored
+        order.pop.next = p0_order.start or p1_order.start
     insts.append(dispatch)
 
     @always(clk.posedge)
