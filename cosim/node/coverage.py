@@ -67,6 +67,10 @@ POINTS = {
     "end window: request x TX backpressure": [f"{k} {s}" for k in ("STAGE", "COMMIT", "DATA", "ABORT")
                                               for s in ("no stall", "stalled")],
     "reset: phase x policy": ["idle"] + [f"{ph} {p}" for ph in RESET_PHASES[1:] for p in POLICIES],
+    "reset: edges rst was held": ["1", "2"],
+    # two FP32_ARRIVAL frames of one operation from different ports, the younger admitted while
+    # the older still had ranges to add ahead of the younger's first: the younger must wait
+    "FP32_ARRIVAL: a younger frame behind an older one on shared ranges": ["older on RX0", "older on RX1"],
     "reset: a staged operation discarded": ["staged, none open", "staged while another is open",
                                             "its COMMIT after the reset: NO_STAGED"],
     "ABORT: phase": ["ACK, nothing admitted", "ACK, DATA admitted", "ACK, blocks complete",
@@ -413,8 +417,32 @@ def sample(scenario, run, report):
     for _, step in sorted(marks, key=lambda m: (m[0], m[1])):
         waiting = 0 if step == 0 else max(0, waiting + step)
         deepest = max(deepest, waiting)
-    if deepest:
-        cov.hit("CONTROL: responses waiting at once", "1" if deepest == 1 else "2-9" if deepest < 10 else "10+")
+    # every depth the queue went through on its way to the deepest
+    for least, label in ((1, "1"), (2, "2-9"), (10, "10+")):
+        if deepest >= least:
+            cov.hit("CONTROL: responses waiting at once", label)
+
+    if resets:
+        cov.hit("reset: edges rst was held", str(getattr(scenario, "reset_hold", 2)))
+    arrival = {}
+    for ev in events:
+        op = ev.get("op")
+        if ev["kind"] == "DATA" and ev.get("verdict") == "admitted" and op is not None \
+                and op.stage.policy == P.POLICY_FP32_ARRIVAL:
+            arrival.setdefault(id(op), []).append(ev)
+    for admitted in arrival.values():
+        for older, younger in zip(admitted, admitted[1:]):
+            if older["port"] == younger["port"]:
+                continue
+            per_beat = P.ELEMS_PER_BEAT[P.get_field(older["header"], "data_format")]
+            # the older frame's reader issues a beat a cycle from its admission on, at best
+            reached = P.get_field(older["header"], "offset") + per_beat * (younger["cycle"] - older["cycle"])
+            older_end = P.get_field(older["header"], "offset") + P.get_field(older["header"], "n")
+            young_lo = P.get_field(younger["header"], "offset")
+            young_hi = young_lo + P.get_field(younger["header"], "n")
+            if reached < young_hi and young_lo < older_end and young_lo >= reached:
+                cov.hit("FP32_ARRIVAL: a younger frame behind an older one on shared ranges",
+                        f"older on RX{older['port']}")
 
     # resets: the phase the node was in, from the monitors and the model state before it
     rx_cut = [c for p in (0, 1) for c in run.rx_cut.get(p, []) if c is not None]
