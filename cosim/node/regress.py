@@ -707,10 +707,14 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
     last_op = sc.op_frames[-1] if sc.op_frames else None
     tails = [p for p in (0, 1) if last_op and last_op["data"][p] and sc.frames[p]
              and sc.frames[p][-1] is last_op["data"][p][-1]]
+    if last_op and any(sc.frames[q] and not last_op["data"][q] for q in (0, 1)):
+        tails = []          # a port ends on other frames: the reset would not follow the read-out
     caught = last_op and any(n.startswith("reset") and n.endswith(f"of op{last_op['op'].op_id}") for n in notes)
     if not probe and not caught and not any(n.startswith("reset anywhere") for n in notes) and tails \
             and last_op["op"].in_format != "exact" and readout.random() < 0.3:
-        p = readout.choice(tails)
+        # the port whose stream is planned to end last (its frames' beats and delays; the waits
+        # across the ports only postpone both): its last DATA frame completes the last ranges
+        p = max(tails, key=lambda q: sum(len(f.beats) + f.delay for f in sc.frames[q]))
         delay = readout.randint(0, 16)
         n = sc.add_reset(ResetEvent(f"in {p}", len(sc.frames[p]), delay))
         sc.reset_hold = readout.choice((1, 2))
