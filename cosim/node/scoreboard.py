@@ -56,6 +56,20 @@ MISMATCH_KINDS = {
 }
 
 
+def _result_frames_seen(tx_frames):
+    """Per operation (op_id, generation): the cycle of its last RESULT beat on any transmit port,
+    and how many of its RESULT frames were seen."""
+    last_beat, seen = {}, {}
+    for frames in tx_frames.values():
+        for f in frames:
+            head = f.beats[0]
+            if P.get_field(head, "class") == P.CLASS_RESULT and f.cycles:
+                key = (P.get_field(head, "op_id"), P.get_field(head, "generation"))
+                last_beat[key] = max(last_beat.get(key, 0), f.cycles[-1])
+                seen[key] = seen.get(key, 0) + 1
+    return last_beat, seen
+
+
 @dataclass
 class Mismatch:
     kind: str                 # one of MISMATCH_KINDS
@@ -212,14 +226,7 @@ class NodeScoreboard:
         unanswered and uncounted.  The model answers them at once, so for a frame that came
         after such a COMMIT and before a reset that fell inside the drain (or soon after its
         last RESULT beat), the node's counters may or may not include it."""
-        last_beat, seen = {}, {}
-        for frames in tx_frames.values():
-            for f in frames:
-                head = f.beats[0]
-                if P.get_field(head, "class") == P.CLASS_RESULT and f.cycles:
-                    key = (P.get_field(head, "op_id"), P.get_field(head, "generation"))
-                    last_beat[key] = max(last_beat.get(key, 0), f.cycles[-1])
-                    seen[key] = seen.get(key, 0) + 1
+        last_beat, seen = _result_frames_seen(tx_frames)
         for key in list(last_beat):
             if seen[key] < self.results_expected.get(key, 0):
                 del last_beat[key]      # the drain was still sending when the reset came
@@ -275,14 +282,7 @@ class NodeScoreboard:
         """{id(event): cycle} for the frames processed behind a COMMIT held during a drain: they
         are answered when the drain ends (the previous operation's last RESULT beat; inf when it
         never ended before a reset or the end of the run)."""
-        last_beat, seen = {}, {}
-        for frames in tx_frames.values():
-            for f in frames:
-                head = f.beats[0]
-                if P.get_field(head, "class") == P.CLASS_RESULT and f.cycles:
-                    key = (P.get_field(head, "op_id"), P.get_field(head, "generation"))
-                    last_beat[key] = max(last_beat.get(key, 0), f.cycles[-1])
-                    seen[key] = seen.get(key, 0) + 1
+        last_beat, seen = _result_frames_seen(tx_frames)
         out, drain_end, until = {}, None, None
         for ev in self.events:
             if ev["kind"] == "reset":
