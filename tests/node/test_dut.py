@@ -130,3 +130,22 @@ def test_regress_passes_on_the_exported_node_and_fails_on_a_broken_copy(exported
     # and the replay reproduces the first mismatch on the same file
     assert prism(["replay", "3", "--dut", str(broken), "--out", str(tmp_path / "replay")]) == 1
     assert "first mismatch:" in capsys.readouterr().out
+
+
+@pytest.mark.slow      # a minute: a broken copy of the exported node built and run
+def test_an_overtaking_fp32_arrival_frame_fails_the_regression(exported_node, tmp_path, capsys):
+    """The node numbers frames as they start so a younger FP32_ARRIVAL frame waits for an older
+    one of the other port on shared ranges.  With the numbers stuck every frame looks as old as
+    every other, port 0 always goes first, and the aimed overtaking operation's sums change."""
+    from cosim.node.regress import random_scenario
+    seed = next(s for s in range(1, 200) if "FP32_ARRIVAL overtake" in random_scenario(s).description)
+    text = open(exported_node).read()
+    edit = "start_seq <= ((start_seq + 1) % 16);"
+    assert text.count(edit) == 1
+    broken = tmp_path / "stuck" / "prism_node.v"
+    broken.parent.mkdir()
+    broken.write_text(text.replace(edit, "start_seq <= start_seq;"))
+    assert prism(["regress", "--seeds", "1", "--first-seed", str(seed), "--jobs", "1", "--backend",
+                  "batch-icarus", "--dut", str(broken), "--out", str(tmp_path / "bad")]) == 1
+    out = capsys.readouterr().out
+    assert "verdict: FAIL" in out and ("result-value" in out or "result-layout" in out)
