@@ -150,18 +150,23 @@ def register_bits(name):
 
 
 def _monitor_ports():
-    return dict(member_gbps=MEMBERS * W, min_gbps=W, mean_gbps=W, collective_gbps=W, slowest_member=8,
-                mean_over_min_x10=16, reduction_op=2, ring_start=1, steps_total=32, step_bytes_kb=32,
-                step_time_us=32, c_steps_done=32, ring_running=1, ring_slowdown_x100=16, collective=3,
-                participants=16, flows_per_leaf=32, efficiency_pct=8, flow_start=1, flow_hash=32,
-                declared_gbps=W, flow_end=1, ending_path=8, ending_gbps=W, load_aware_enable=1, chosen_path=8,
-                path_load_gbps=PATHS * W, lightest_gbps=W, busiest_gbps=W, c_flows_placed=32,
-                c_perfect_placements=32, sticky_preserved=1, stripe_gbps=MEMBERS * STRIPES * W,
-                striped_member_gbps=MEMBERS * W, striped_collective_gbps=W, stripe_bytes=32,
-                reorder_depth_bytes=32, reassembly_required=1, connections_total=16, snapshot=1,
-                job_min_valid=1, job_rate_claim=1, claimed_job_gbps=W, claimed_local_min_gbps=W,
-                rate_claim_valid=1, caveats=4, c_slowest_unchanged=32, c_samples=32, lost_ms_per_collective=32,
-                accel_seconds_lost=32, violations=34, violations_seen=34)
+    """The monitor's ports by their converted names (a bus's fields as `<bus>_<field>`)."""
+    return dict(tracker_member_gbps=MEMBERS * W, tracker_min_gbps=W, tracker_mean_gbps=W, tracker_collective_gbps=W,
+                tracker_mean_over_min_x10=16, tracker_reduction_op=2, tracker_samples=32,
+                slowest_member=8, slowest_unchanged=32,
+                ring_start=1, ring_running=1, ring_steps_done=32, ring_steps_total=32, ring_step_bytes_kb=32,
+                ring_step_time_us=32, ring_slowdown_x100=16,
+                a2a_collective=3, a2a_participants=16, a2a_flows_per_leaf=32, a2a_efficiency_pct=8,
+                flow_start=1, flow_hash=32, flow_declared_gbps=W, flow_end=1, flow_ending_path=8, flow_ending_gbps=W,
+                selector_load_aware_enable=1, selector_chosen_path=8, selector_path_load_gbps=PATHS * W,
+                selector_lightest_gbps=W, selector_busiest_gbps=W, selector_flows_placed=32,
+                selector_perfect_placements=32, selector_sticky_preserved=1,
+                striping_stripe_gbps=MEMBERS * STRIPES * W, striping_member_gbps=MEMBERS * W,
+                striping_collective_gbps=W, striping_stripe_bytes=32, striping_reorder_depth_bytes=32,
+                striping_reassembly_required=1, striping_connections_total=16,
+                telemetry_snapshot=1, telemetry_job_min_valid=1, telemetry_local_min_gbps=W,
+                telemetry_rate_claim_valid=1, telemetry_caveats=4, job_rate_claim=1, job_rate_gbps=W,
+                stall_lost_ms_per_collective=32, stall_accel_seconds_lost=32, violations=34, violations_seen=34)
 
 
 def register_blocks():

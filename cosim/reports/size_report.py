@@ -197,14 +197,11 @@ def _collective(name):
     if name == "all_to_all_model":
         return func, ports[name], {}
     if name == "collective_conformance_monitor":
-        args = (clk, rst, _sig(m * w), _sig(w), _sig(w), _sig(w), _sig(8), _sig(16), _sig(2),
-                _sig(1), _sig(32), _sig(32), _sig(32), _sig(32), _sig(1), _sig(16),
-                _sig(3), _sig(16), _sig(32), _sig(16),
-                _sig(1), _sig(32), _sig(w), _sig(1), _sig(8), _sig(w), _sig(1), _sig(8), _sig(p * w), _sig(w), _sig(w),
-                _sig(32), _sig(32), _sig(1),
-                _sig(m * s * w), _sig(m * w), _sig(w), _sig(32), _sig(32), _sig(1), _sig(16),
-                _sig(1), _sig(1), _sig(1), _sig(w), _sig(w), _sig(1), _sig(4), _sig(32), _sig(32),
-                _sig(32), _sig(32), _sig(34), _sig(34))
+        from hdl.fabric.fabric_buses import (AllToAll, FlowEvents, JobRateClaim, Placement, RateTracker, RingModel,
+                                             SlowestMember, StallCost, Striping, TelemetryClaims)
+        args = (clk, rst, RateTracker(members=m), SlowestMember(), RingModel(), AllToAll(), FlowEvents(),
+                Placement(paths=p), Striping(members=m, stripes=s), TelemetryClaims(), JobRateClaim(), StallCost(),
+                _sig(34), _sig(34))
         return func, args, {}
     return func, (clk, rst) + ports[name], {}
 

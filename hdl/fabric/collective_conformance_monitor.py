@@ -13,24 +13,33 @@ C1..C6 = 12..17, D1..D6 = 18..23, E1..E5 = 24..28, F1..F5 = 29..33
 Every property holds while the fabric delivers 28 % of line rate; none says the
 collective is fast, because nothing in a switch promises that.
 
-Ports (inputs, named after the signals they watch; W = len(min_gbps)):
-  A  member_gbps (MEMBERS x W), min_gbps, mean_gbps, collective_gbps, slowest_member,
-     mean_over_min_x10, reduction_op                       (slowest_member_tracker)
-  B  ring_start, steps_total, step_bytes_kb, step_time_us, c_steps_done, ring_running,
-     ring_slowdown_x100                                    (ring_allreduce_model)
-  C  collective, participants, flows_per_leaf, efficiency_pct   (all_to_all_model)
-  C/D flow_start, flow_hash, declared_gbps, flow_end, ending_path, ending_gbps,
-     load_aware_enable, chosen_path, path_load_gbps (PATHS x W), lightest_gbps,
-     busiest_gbps, c_flows_placed, c_perfect_placements, sticky_preserved
-                                                           (load_aware_selector)
-  E  stripe_gbps (MEMBERS' x STRIPES x W), striped_member_gbps (MEMBERS' x W),
-     striped_collective_gbps, stripe_bytes, reorder_depth_bytes, reassembly_required,
-     connections_total                                     (striping_controller)
-  F  snapshot, job_min_valid (the import entering the telemetry), job_rate_claim,
-     claimed_job_gbps, claimed_local_min_gbps, rate_claim_valid, caveats,
-     c_slowest_unchanged, c_samples                        (collective_telemetry)
-     lost_ms_per_collective, accel_seconds_lost            (stall_accountant)
-  violations (out), violations_seen (out)   34 bits each
+Ports: one bus per block watched (hdl/fabric/fabric_buses.py documents every field; a
+bus's converted ports are `<bus>_<field>`), all inputs but the two results; widths come
+from the signals, W = len(tracker.min_gbps).  [properties reading it]
+    clk, rst        clock; synchronous reset (ResetSignal)
+    tracker         RateTracker: slowest_member_tracker's input rates (MEMBERS x W) and its
+                    min, mean, collective rate, mean/min ratio, operator, samples  [A, B3, B6, F4]
+    slowest         SlowestMember: the tracker's slowest member and for how many samples it
+                    stayed the same  [A4, F4]
+    ring            RingModel: ring_allreduce_model's start, running, steps done and total,
+                    step size and time, slowdown  [B]
+    a2a             AllToAll: all_to_all_model's collective, participants, flows per leaf,
+                    efficiency  [C1, C2, C5, C6]
+    flow            FlowEvents: the flows load_aware_selector places and releases (start,
+                    hash, declared rate; end, the ending flow's path and rate)  [C3, C4, D]
+    selector        Placement: the selector's mode and outputs (chosen path, path loads
+                    PATHS x W, lightest, busiest, placements, perfect placements, sticky
+                    flag)  [C3, C4, D]
+    striping        Striping: striping_controller's input stripe rates (MEMBERS' x STRIPES x W)
+                    and its member rates (MEMBERS' x W), collective rate, stripe bytes,
+                    reorder depth, reassembly flag, connections  [E]
+    telemetry       TelemetryClaims: collective_telemetry's snapshot strobe, the import
+                    entering it (job_min_valid) and what it registers (local minimum,
+                    rate_claim_valid, caveats)  [F1-F4]
+    job_rate        JobRateClaim: the telemetry's claim of the job's rate, and that rate  [F1, F2]
+    stall           StallCost: stall_accountant's lost ms and accelerator-seconds per
+                    collective  [F5]
+    violations (out), violations_seen (out)   34 bits each
 
 Parameters (must match the design's): PARTICIPANTS, S_MB, RATE, ACC_PER_LEAF
 (all_to_all_model's), ACCELERATORS (stall_accountant's), PATH_MODE.
@@ -49,27 +58,17 @@ A property whose path index is outside the set is vacuous: the range is C3's.
 from myhdl import Signal, always_seq, block, intbv
 
 from hdl.fabric import collective_pkg as pkg
+from hdl.fabric.fabric_buses import AllToAll, FlowEvents, JobRateClaim, Placement, RateTracker, RingModel, \
+    SlowestMember, StallCost, Striping, TelemetryClaims
 
 N_PROPERTIES = 34
 
 
 @block
 def collective_conformance_monitor(
-        clk, rst,
-        member_gbps, min_gbps, mean_gbps, collective_gbps, slowest_member, mean_over_min_x10,
-        reduction_op,
-        ring_start, steps_total, step_bytes_kb, step_time_us, c_steps_done, ring_running,
-        ring_slowdown_x100,
-        collective, participants, flows_per_leaf, efficiency_pct,
-        flow_start, flow_hash, declared_gbps, flow_end, ending_path, ending_gbps, load_aware_enable,
-        chosen_path, path_load_gbps, lightest_gbps, busiest_gbps, c_flows_placed,
-        c_perfect_placements, sticky_preserved,
-        stripe_gbps, striped_member_gbps, striped_collective_gbps, stripe_bytes, reorder_depth_bytes,
-        reassembly_required, connections_total,
-        snapshot, job_min_valid, job_rate_claim, claimed_job_gbps, claimed_local_min_gbps,
-        rate_claim_valid, caveats, c_slowest_unchanged, c_samples,
-        lost_ms_per_collective, accel_seconds_lost,
-        violations, violations_seen,
+        clk, rst, tracker: RateTracker, slowest: SlowestMember, ring: RingModel, a2a: AllToAll,
+        flow: FlowEvents, selector: Placement, striping: Striping, telemetry: TelemetryClaims,
+        job_rate: JobRateClaim, stall: StallCost, violations, violations_seen,
         PARTICIPANTS=pkg.PARTICIPANTS, S_MB=8000, RATE=pkg.RATE_GBPS, ACC_PER_LEAF=pkg.ACC_PER_LEAF,
         ACCELERATORS=pkg.PARTICIPANTS, PATH_MODE="mod"):
     name = "collective_conformance_monitor"
@@ -79,11 +78,11 @@ def collective_conformance_monitor(
         raise ValueError(f"{name}: PARTICIPANTS >= 2 and S_MB, RATE, ACC_PER_LEAF, ACCELERATORS >= 1")
     pkg.require_width(violations, N_PROPERTIES, name, "violations")
     pkg.require_width(violations_seen, N_PROPERTIES, name, "violations_seen")
-    W = len(min_gbps)
-    M = pkg.lanes(member_gbps, W, name, "member_gbps")
-    PATHS = pkg.lanes(path_load_gbps, W, name, "path_load_gbps")
-    SM = pkg.lanes(striped_member_gbps, W, name, "striped_member_gbps")
-    STRIPES = pkg.lanes(stripe_gbps, len(striped_member_gbps), name, "stripe_gbps")
+    W = len(tracker.min_gbps)
+    M = pkg.lanes(tracker.member_gbps, W, name, "tracker_member_gbps")
+    PATHS = pkg.lanes(selector.path_load_gbps, W, name, "selector_path_load_gbps")
+    SM = pkg.lanes(striping.member_gbps, W, name, "striping_member_gbps")
+    STRIPES = pkg.lanes(striping.stripe_gbps, len(striping.member_gbps), name, "striping_stripe_gbps")
     STEPS = 2 * (PARTICIPANTS - 1)
     STEP_KB = S_MB * 1000 // PARTICIPANTS
     RED_MIN = pkg.RED_MIN
@@ -93,24 +92,25 @@ def collective_conformance_monitor(
     PATH_MASK = PATHS - 1
     CONNS = SM * STRIPES
     GAPS = STRIPES - 1
-    MBUS, PBUS, SBUS, SMBUS = len(member_gbps), len(path_load_gbps), len(stripe_gbps), len(striped_member_gbps)
+    MBUS, PBUS = len(tracker.member_gbps), len(selector.path_load_gbps)
+    SBUS, SMBUS = len(striping.stripe_gbps), len(striping.member_gbps)
     LANE_MAX = (1 << W) - 1
-    STEP_T_MAX = (1 << len(step_time_us)) - 1
-    FLOWS_MAX = (1 << len(flows_per_leaf)) - 1
-    DEPTH_MAX = (1 << len(reorder_depth_bytes)) - 1
-    ACCEL_MAX = (1 << len(accel_seconds_lost)) - 1
-    IW = max(len(slowest_member), len(chosen_path), len(ending_path), M.bit_length(),
+    STEP_T_MAX = (1 << len(ring.step_time_us)) - 1
+    FLOWS_MAX = (1 << len(a2a.flows_per_leaf)) - 1
+    DEPTH_MAX = (1 << len(striping.reorder_depth_bytes)) - 1
+    ACCEL_MAX = (1 << len(stall.accel_seconds_lost)) - 1
+    IW = max(len(slowest.member), len(selector.chosen_path), len(flow.ending_path), M.bit_length(),
              PATHS.bit_length()) + 1
-    WIDE = max(len(step_bytes_kb) + 4, len(participants) + ACC_PER_LEAF.bit_length() + 2,
-               len(stripe_bytes) + STRIPES.bit_length() + 1,
-               len(lost_ms_per_collective) + ACCELERATORS.bit_length() + 1, 32 + PATHS.bit_length() + 1,
-               len(c_slowest_unchanged) + 2, W + 8)
-    UW = max(len(c_slowest_unchanged), len(c_samples)) + 2
+    WIDE = max(len(ring.step_bytes_kb) + 4, len(a2a.participants) + ACC_PER_LEAF.bit_length() + 2,
+               len(striping.stripe_bytes) + STRIPES.bit_length() + 1,
+               len(stall.lost_ms_per_collective) + ACCELERATORS.bit_length() + 1, 32 + PATHS.bit_length() + 1,
+               len(slowest.unchanged) + 2, W + 8)
+    UW = max(len(slowest.unchanged), len(tracker.samples)) + 2
     SSUM_W = W + STRIPES.bit_length() + 1
 
     prev_loads = Signal(intbv(0)[PBUS:])
     prev_valid = Signal(bool(0))          # the previous edge was out of reset
-    prev_b5 = Signal(bool(0))             # c_steps_done >= steps_total and no start
+    prev_b5 = Signal(bool(0))             # steps_done >= steps_total and no start
     prev_quiet = Signal(bool(0))          # no flow start and no flow end
     prev_place = Signal(bool(0))          # D3 antecedent
     prev_chosen = Signal(intbv(0)[IW:])
@@ -119,10 +119,10 @@ def collective_conformance_monitor(
     prev_other_end = Signal(bool(0))      # a flow end on another path (D3's exclusion)
     prev_ending = Signal(intbv(0)[IW:])
     prev_ending_gbps = Signal(intbv(0)[W:])
-    prev_flows = Signal(intbv(0)[len(flows_per_leaf):])
-    prev_eff = Signal(intbv(0)[len(efficiency_pct):])
+    prev_flows = Signal(intbv(0)[len(a2a.flows_per_leaf):])
+    prev_eff = Signal(intbv(0)[len(a2a.efficiency_pct):])
     all_load_aware = Signal(bool(1))
-    snap_valid = Signal(bool(0))          # i_job_min_valid at the last snapshot
+    snap_valid = Signal(bool(0))          # job_min_valid at the last snapshot
     snap_pinned = Signal(bool(0))         # 2 x unchanged > samples at the last snapshot
 
     @always_seq(clk.posedge, reset=rst)
@@ -148,11 +148,11 @@ def collective_conformance_monitor(
         v[:] = 0
 
         # ---- A: the reduction operator ----
-        if collective_gbps != min_gbps:
+        if tracker.collective_gbps != tracker.min_gbps:
             v[0] = 1                                   # A1
-        if min_gbps > mean_gbps:
+        if tracker.min_gbps > tracker.mean_gbps:
             v[1] = 1                                   # A2
-        rest[:] = member_gbps
+        rest[:] = tracker.member_gbps
         at_slowest[:] = 0
         ok[:] = 0
         link_min[:] = LANE_MAX
@@ -161,65 +161,66 @@ def collective_conformance_monitor(
             rest[:] = rest >> W
             if lane < link_min:
                 link_min[:] = lane
-            if min_gbps > lane:
+            if tracker.min_gbps > lane:
                 v[2] = 1                               # A3
-            if slowest_member == i:
+            if slowest.member == i:
                 at_slowest[:] = lane
                 ok[:] = 1
-        if not ok or at_slowest != min_gbps:
+        if not ok or at_slowest != tracker.min_gbps:
             v[3] = 1                                   # A4
-        if reduction_op != RED_MIN:
+        if tracker.reduction_op != RED_MIN:
             v[4] = 1                                   # A5
-        if mean_over_min_x10 < 10:
+        if tracker.mean_over_min_x10 < 10:
             v[5] = 1                                   # A6
 
         # ---- B: the ring's structure ----
-        if steps_total != STEPS:
+        if ring.steps_total != STEPS:
             v[6] = 1                                   # B1
-        if step_bytes_kb != STEP_KB:
+        if ring.step_bytes_kb != STEP_KB:
             v[7] = 1                                   # B2
         # B3 and B6 take the minimum from the links themselves, not from the tracker's
         # min_gbps, so a broken tracker shows as A-group failures only.
         if link_min != 0:
-            x[:] = step_bytes_kb * 8
+            x[:] = ring.step_bytes_kb * 8
             x[:] = x // link_min
             if x > STEP_T_MAX:
                 x[:] = STEP_T_MAX
-            if step_time_us != x:
+            if ring.step_time_us != x:
                 v[8] = 1                               # B3
-        if c_steps_done > steps_total:
+        if ring.steps_done > ring.steps_total:
             v[9] = 1                                   # B4
-        if prev_valid and prev_b5 and ring_running:
+        if prev_valid and prev_b5 and ring.running:
             v[10] = 1                                  # B5
-        if link_min <= RATE and ring_slowdown_x100 < 100:
+        if link_min <= RATE and ring.slowdown_x100 < 100:
             v[11] = 1                                  # B6
 
         # ---- C: flows and paths ----
-        if collective == ALLREDUCE and flows_per_leaf != ACC_PER_LEAF:
+        if a2a.collective == ALLREDUCE and a2a.flows_per_leaf != ACC_PER_LEAF:
             v[12] = 1                                  # C1
-        if collective == ALLTOALL:
-            if participants < 1:
+        if a2a.collective == ALLTOALL:
+            if a2a.participants < 1:
                 x[:] = 0
             else:
-                x[:] = (participants - 1) * ACC_PER_LEAF
+                x[:] = (a2a.participants - 1) * ACC_PER_LEAF
             if x > FLOWS_MAX:
                 x[:] = FLOWS_MAX
-            if flows_per_leaf != x:
+            if a2a.flows_per_leaf != x:
                 v[13] = 1                              # C2
-        if flow_start and chosen_path >= PATHS:
+        if flow.start and selector.chosen_path >= PATHS:
             v[14] = 1                                  # C3
-        if not sticky_preserved or (prev_valid and prev_quiet and path_load_gbps != prev_loads):
+        if not selector.sticky_preserved or \
+                (prev_valid and prev_quiet and selector.path_load_gbps != prev_loads):
             v[15] = 1                                  # C4
         if prev_valid:
-            if flows_per_leaf > prev_flows and efficiency_pct < prev_eff:
+            if a2a.flows_per_leaf > prev_flows and a2a.efficiency_pct < prev_eff:
                 v[16] = 1                              # C5
-            if flows_per_leaf < prev_flows and efficiency_pct > prev_eff:
+            if a2a.flows_per_leaf < prev_flows and a2a.efficiency_pct > prev_eff:
                 v[16] = 1                              # C5
-        if efficiency_pct > 100:
+        if a2a.efficiency_pct > 100:
             v[17] = 1                                  # C6
 
         # ---- D: load-aware selection ----
-        prest[:] = path_load_gbps
+        prest[:] = selector.path_load_gbps
         qrest[:] = prev_loads
         load_min[:] = LANE_MAX
         load_chosen[:] = 0
@@ -230,7 +231,7 @@ def collective_conformance_monitor(
             qrest[:] = qrest >> W
             if lane < load_min:
                 load_min[:] = lane
-            if chosen_path == p:
+            if selector.chosen_path == p:
                 load_chosen[:] = lane
             if prev_valid and prev_place:
                 if prev_chosen == p:
@@ -248,27 +249,28 @@ def collective_conformance_monitor(
                     x[:] = 0
                 if lane != x:
                     v[23] = 1                          # D6
-        if flow_start and load_aware_enable and chosen_path < PATHS and load_chosen != load_min:
+        if flow.start and selector.load_aware_enable and selector.chosen_path < PATHS \
+                and load_chosen != load_min:
             v[18] = 1                                  # D1
-        if flow_start and not load_aware_enable:
+        if flow.start and not selector.load_aware_enable:
             if MULHI:
-                hp[:] = flow_hash * PATHS
+                hp[:] = flow.hash * PATHS
                 hp[:] = hp >> 32
             elif POW2:
-                hp[:] = flow_hash & PATH_MASK
+                hp[:] = flow.hash & PATH_MASK
             else:
-                hp[:] = flow_hash % PATHS
-            if chosen_path != hp:
+                hp[:] = flow.hash % PATHS
+            if selector.chosen_path != hp:
                 v[19] = 1                              # D2
-        if all_load_aware and load_aware_enable and c_flows_placed <= PATHS \
-                and c_perfect_placements != c_flows_placed:
+        if all_load_aware and selector.load_aware_enable and selector.flows_placed <= PATHS \
+                and selector.perfect_placements != selector.flows_placed:
             v[21] = 1                                  # D4
-        if lightest_gbps > busiest_gbps:
+        if selector.lightest_gbps > selector.busiest_gbps:
             v[22] = 1                                  # D5
 
         # ---- E: striping ----
-        srest[:] = stripe_gbps
-        smrest[:] = striped_member_gbps
+        srest[:] = striping.stripe_gbps
+        smrest[:] = striping.member_gbps
         smin[:] = LANE_MAX
         for m in range(SM):
             ssum[:] = 0
@@ -283,32 +285,32 @@ def collective_conformance_monitor(
                 v[24] = 1                              # E1
             if lane < smin:
                 smin[:] = lane
-        if striped_collective_gbps != smin:
+        if striping.collective_gbps != smin:
             v[25] = 1                                  # E2
-        if STRIPES > 1 and not reassembly_required:
+        if STRIPES > 1 and not striping.reassembly_required:
             v[26] = 1                                  # E3
-        x[:] = stripe_bytes * GAPS
+        x[:] = striping.stripe_bytes * GAPS
         if x > DEPTH_MAX:
             x[:] = DEPTH_MAX
-        if reorder_depth_bytes != x:
+        if striping.reorder_depth_bytes != x:
             v[27] = 1                                  # E4
-        if connections_total != CONNS:
+        if striping.connections_total != CONNS:
             v[28] = 1                                  # E5
 
         # ---- F: the claim ----
-        if job_rate_claim and not snap_valid:
+        if job_rate.claim and not snap_valid:
             v[29] = 1                                  # F1
-        if job_rate_claim and claimed_job_gbps > claimed_local_min_gbps:
+        if job_rate.claim and job_rate.gbps > telemetry.local_min_gbps:
             v[30] = 1                                  # F2
-        if rate_claim_valid != snap_valid:
+        if telemetry.rate_claim_valid != snap_valid:
             v[31] = 1                                  # F3
-        if snap_pinned and not caveats[1]:
+        if snap_pinned and not telemetry.caveats[1]:
             v[32] = 1                                  # F4
-        x[:] = lost_ms_per_collective * ACCELERATORS
+        x[:] = stall.lost_ms_per_collective * ACCELERATORS
         x[:] = x // 1000
         if x > ACCEL_MAX:
             x[:] = ACCEL_MAX
-        if accel_seconds_lost != x:
+        if stall.accel_seconds_lost != x:
             v[33] = 1                                  # F5
 
         violations.next = v
@@ -316,23 +318,25 @@ def collective_conformance_monitor(
 
         # ---- history for the next edge ----
         prev_valid.next = 1
-        prev_loads.next = path_load_gbps
-        prev_b5.next = c_steps_done >= steps_total and not ring_start
-        prev_quiet.next = not flow_start and not flow_end
-        prev_place.next = flow_start and chosen_path < PATHS and not (flow_end and ending_path == chosen_path)
-        prev_chosen.next = chosen_path
-        prev_declared.next = declared_gbps
-        prev_end.next = flow_end and ending_path < PATHS and not (flow_start and chosen_path == ending_path)
-        prev_other_end.next = flow_end
-        prev_ending.next = ending_path
-        prev_ending_gbps.next = ending_gbps
-        prev_flows.next = flows_per_leaf
-        prev_eff.next = efficiency_pct
-        if flow_start and not load_aware_enable:
+        prev_loads.next = selector.path_load_gbps
+        prev_b5.next = ring.steps_done >= ring.steps_total and not ring.start
+        prev_quiet.next = not flow.start and not flow.end
+        prev_place.next = flow.start and selector.chosen_path < PATHS and \
+            not (flow.end and flow.ending_path == selector.chosen_path)
+        prev_chosen.next = selector.chosen_path
+        prev_declared.next = flow.declared_gbps
+        prev_end.next = flow.end and flow.ending_path < PATHS and \
+            not (flow.start and selector.chosen_path == flow.ending_path)
+        prev_other_end.next = flow.end
+        prev_ending.next = flow.ending_path
+        prev_ending_gbps.next = flow.ending_gbps
+        prev_flows.next = a2a.flows_per_leaf
+        prev_eff.next = a2a.efficiency_pct
+        if flow.start and not selector.load_aware_enable:
             all_load_aware.next = 0
-        if snapshot:
-            snap_valid.next = job_min_valid
-            u[:] = c_slowest_unchanged * 2
-            snap_pinned.next = c_samples != 0 and u > c_samples
+        if telemetry.snapshot:
+            snap_valid.next = telemetry.job_min_valid
+            u[:] = slowest.unchanged * 2
+            snap_pinned.next = tracker.samples != 0 and u > tracker.samples
 
     return check

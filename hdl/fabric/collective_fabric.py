@@ -86,8 +86,8 @@ from hdl.fabric.all_to_all_model import all_to_all_model
 from hdl.fabric.collective_conformance_monitor import N_PROPERTIES, collective_conformance_monitor
 from hdl.fabric.collective_telemetry import CAVEAT_BITS, collective_telemetry
 from hdl.fabric.ecmp_hash_unit import ecmp_hash_unit
-from hdl.fabric.fabric_buses import W, Chunk, EndingFlow, FlowStart, JobMinimum, JobRateClaim, Ring, RingStep, \
-    SlowestMember, Stripes
+from hdl.fabric.fabric_buses import W, AllToAll, Chunk, EndingFlow, FlowEvents, FlowStart, JobMinimum, JobRateClaim, \
+    Placement, RateTracker, Ring, RingModel, RingStep, SlowestMember, StallCost, Stripes, Striping, TelemetryClaims
 from hdl.fabric.load_aware_selector import load_aware_selector
 from hdl.fabric.ring_link_rates import ring_link_rates
 from hdl.fabric.ring_step_engine import ring_step_engine
@@ -242,16 +242,28 @@ def collective_fabric(clk, rst, sample, member_gbps, ring: Ring, step: RingStep,
                                       job_min.valid, active_fix, w_c_placed, perfect_placements, w_o_min, w_o_mom,
                                       w_o_slowest, pinned_pct, w_o_imb, w_o_accel, job_rate.gbps, job_rate.claim,
                                       w_o_fix, w_o_eff, caveats, rate_claim_valid, UPLINKS=PATHS))
+    # the monitor watches each block through a bus of that block's signals (hdl/fabric/fabric_buses.py)
     parts.append(collective_conformance_monitor(
-        clk, rst, rates, w_min_gbps, mean_gbps, collective_gbps, slowest.member, w_ratio, w_red,
-        ring.start, w_steps_total, w_step_kb, step.time_us, ring.steps_done, ring.running, slowdown_x100,
-        collective, participants, w_flows, w_eff,
-        flow_placed, w_flow_hash, placed_gbps, sel_end, sel_end_path, sel_end_gbps, load_aware_enable,
-        chosen_path, path_load_gbps, w_lightest, w_busiest, w_c_placed, perfect_placements, w_sticky,
-        stripes_in, striped_members, w_s_coll, w_stripe_bytes, w_depth, w_reassembly, w_conns,
-        snapshot, job_min.valid, job_rate.claim, job_rate.gbps, w_o_min, rate_claim_valid, caveats, slowest.unchanged,
-        w_c_samples,
-        w_lost_ms, accel_seconds_lost, violations, violations_seen,
+        clk, rst,
+        RateTracker.wrap(member_gbps=rates, min_gbps=w_min_gbps, mean_gbps=mean_gbps, collective_gbps=collective_gbps,
+                         mean_over_min_x10=w_ratio, reduction_op=w_red, samples=w_c_samples),
+        slowest,
+        RingModel.wrap(start=ring.start, running=ring.running, steps_done=ring.steps_done, steps_total=w_steps_total,
+                       step_bytes_kb=w_step_kb, step_time_us=step.time_us, slowdown_x100=slowdown_x100),
+        AllToAll.wrap(collective=collective, participants=participants, flows_per_leaf=w_flows, efficiency_pct=w_eff),
+        FlowEvents.wrap(start=flow_placed, hash=w_flow_hash, declared_gbps=placed_gbps, end=sel_end,
+                        ending_path=sel_end_path, ending_gbps=sel_end_gbps),
+        Placement.wrap(load_aware_enable=load_aware_enable, chosen_path=chosen_path, path_load_gbps=path_load_gbps,
+                       lightest_gbps=w_lightest, busiest_gbps=w_busiest, flows_placed=w_c_placed,
+                       perfect_placements=perfect_placements, sticky_preserved=w_sticky),
+        Striping.wrap(stripe_gbps=stripes_in, member_gbps=striped_members, collective_gbps=w_s_coll,
+                      stripe_bytes=w_stripe_bytes, reorder_depth_bytes=w_depth, reassembly_required=w_reassembly,
+                      connections_total=w_conns),
+        TelemetryClaims.wrap(snapshot=snapshot, job_min_valid=job_min.valid, local_min_gbps=w_o_min,
+                             rate_claim_valid=rate_claim_valid, caveats=caveats),
+        job_rate,
+        StallCost.wrap(lost_ms_per_collective=w_lost_ms, accel_seconds_lost=accel_seconds_lost),
+        violations, violations_seen,
         PARTICIPANTS=PARTICIPANTS, S_MB=S_MB, RATE=RATE, ACC_PER_LEAF=ACC_PER_LEAF, ACCELERATORS=PARTICIPANTS,
         PATH_MODE=PATH_MODE))
     if len(violations) != N_PROPERTIES:

@@ -467,11 +467,9 @@ def test_impossible_parameters_rejected_at_elaboration(case):
         with pytest.raises(ValueError, match="ACCELERATORS"):
             stall_accountant(sig(1), _rst(), **stall_ports(), ACCELERATORS=0)
     else:
+        from hdl.common.wiring import bus_params
         from hdl.fabric.collective_conformance_monitor import collective_conformance_monitor
-        import inspect
-        names = [n for n in inspect.signature(collective_conformance_monitor.func).parameters
-                 if n.isidentifier() and not n.isupper() and n not in ("clk", "rst")]
-        ports = {n: sig(16) for n in names}
+        ports = {n: cls() for n, cls in bus_params(collective_conformance_monitor).items()}
         ports["violations"], ports["violations_seen"] = sig(33), sig(34)
         with pytest.raises(ValueError, match="violations"):
             collective_conformance_monitor(sig(1), _rst(), **ports)
