@@ -42,7 +42,8 @@ DEPTH_STRETCH = 6
 # 6.75, under the goal), the result sender's header at W = 320 (51.5 -> 58.75: its exact store
 # widened by the wrap count, and yosys maps the same header logic deeper beside it).  Lowered with the
 # three-stage rounders (60.25 -> 32) and the sender's groups by a prefix count (58.75 -> 24.5), then
-# with the rounder's FP32 magnitude taken straight from the significand (32 -> 26).
+# with the rounder's FP32 magnitude taken straight from the significand (32 -> 26), and with the AUTO
+# classifier's significand tests written per bit instead of through a variable mask (11.75 -> 5).
 DEPTH_BUDGET = {
     "prism_ingress": 3.0,
     "prism_control": 34.0,
@@ -59,7 +60,7 @@ DEPTH_BUDGET = {
     "prism_completion": 23.0,
     "prism_readout": 7.5,
     "prism_round16": 26.0,
-    "auto_classifier": 11.75,
+    "auto_classifier": 5.0,
     "prism_result_sender": 24.5,
     "prism_egress": 2.0,
 }

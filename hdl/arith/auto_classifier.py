@@ -18,6 +18,11 @@ preferred when both FP16 and BF16 fit (it comes first).  Per element:
 One register stage with ready/valid: the tile and its format leave together
 one cycle after they are taken.  s_axis_tready = m_axis_tready or output empty.
 
+The significand tests use no variable mask: "the fraction bits below position k
+are zero", k = 126 - e (FP16 subnormal) or 150 - e (INT8), is written per bit as
+"fraction bit j is zero, or e >= 126 - j (resp. 150 - j)", a comparison of e with
+a constant, so the lane tests and the AND over the lanes fit in a few LUT levels.
+
 Ports (widths come from the signals):
     clk, rst        clock; synchronous active-high reset (clears the output's valid; the tile,
                     its mask and format are registers without reset, read only while valid)
@@ -36,6 +41,7 @@ from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 from spec.formats import FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, NAN_FP32
 
 LANES = 16
+ALL_LANES = (1 << LANES) - 1
 
 
 @block
@@ -64,55 +70,41 @@ def auto_classifier(clk, rst, s_axis_tdata, s_axis_tkeep, s_axis_tvalid, s_axis_
         x = modbv(0)[32:]   # truncating: takes the low 32 bits of the shifted tile
         e = intbv(0)[8:]
         f = intbv(0)[23:]
-        low = intbv(0)[24:]
-        all_int8 = bool(1)
-        all_fp16 = bool(1)
-        all_bf16 = bool(1)
-        fits_int8 = bool(0)
-        fits_fp16 = bool(0)
-        fits_bf16 = bool(0)
+        fi8 = intbv(0)[LANES:]
+        f16 = intbv(0)[LANES:]
+        b16 = intbv(0)[LANES:]
+        special = bool(0)
+        low_ok = bool(0)
         if take:
+            # per lane, "fits INT8 / FP16 / BF16"; a lane outside the mask fits every format
             for i in range(LANES):
                 x[:] = s_axis_tdata >> (32 * i)
                 e[:] = x[31:23]
                 f[:] = x[23:0]
-                fits_int8 = False
-                fits_fp16 = False
-                fits_bf16 = False
-                if x[31:0] == 0 or (x == NAN_FP32):
-                    # the two zeros, and the canonical NaN (not +0 / INT8 handled below)
-                    fits_fp16 = True
-                    fits_bf16 = True
-                elif e == 255:
-                    fits_fp16 = f == 0          # +/-inf; any other NaN does not round-trip
-                    fits_bf16 = f == 0
-                elif e != 0:
-                    fits_bf16 = x[16:0] == 0
-                    if e >= 113 and e <= 142:   # E in [-14, 15]: FP16 normal
-                        fits_fp16 = f[13:0] == 0
-                    elif e >= 103 and e <= 112:  # E in [-24, -15]: FP16 subnormal
-                        low[:] = (1 << (126 - e)) - 1    # the -1-E bits below 2^-24
-                        fits_fp16 = (f & low) == 0
-                    if e >= 127 and e <= 133:   # 1 <= |x| < 128: integer when the fraction ends in zeros
-                        low[:] = (1 << (150 - e)) - 1    # 23 - (e-127) fraction bits below the point
-                        fits_int8 = (f & low) == 0
-                    elif e == 134 and f == 0 and x[31]:
-                        fits_int8 = True                 # -128
-                else:
-                    fits_bf16 = x[16:0] == 0    # FP32 subnormal: BF16 subnormal if the low half is zero
-                if x == 0:
-                    fits_int8 = True
-                if s_axis_tkeep[i]:
-                    all_int8 = all_int8 and fits_int8
-                    all_fp16 = all_fp16 and fits_fp16
-                    all_bf16 = all_bf16 and fits_bf16
+                # +/-inf and the canonical NaN fit FP16 and BF16 (any other NaN fits neither)
+                special = (e == 255 and f == 0) or x == NAN_FP32
+                # BF16: a non-NaN pattern whose low 16 bits are zero (zeros and subnormals included)
+                b16[i] = special or (e != 255 and x[16:0] == 0) or not s_axis_tkeep[i]
+                # FP16: the zeros, or E in [-24, 15] (e in [103, 142]) with the fraction bits below
+                # FP16's precision zero: the 13 low ones always, bit j in 13..22 while e < 126 - j
+                # (the -1-E bits below 2^-24 of an FP16 subnormal, e <= 112)
+                low_ok = f[13:0] == 0 and e >= 103 and e <= 142
+                for j in range(13, 23):
+                    low_ok = low_ok and (not f[j] or e >= 126 - j)
+                f16[i] = special or x[31:0] == 0 or low_ok or not s_axis_tkeep[i]
+                # INT8: +0, -128, or 1 <= |x| < 128 (e in [127, 133]) with the fraction bits below the
+                # point zero: the 17 low ones always, bit j in 17..22 while e < 150 - j
+                low_ok = f[17:0] == 0 and e >= 127 and e <= 133
+                for j in range(17, 23):
+                    low_ok = low_ok and (not f[j] or e >= 150 - j)
+                fi8[i] = x == 0 or (x[31] and e == 134 and f == 0) or low_ok or not s_axis_tkeep[i]
             m_axis_tdata.next = s_axis_tdata
             m_axis_tkeep.next = s_axis_tkeep
-            if all_int8:
+            if fi8 == ALL_LANES:
                 m_axis_tuser.next = FMT_INT8
-            elif all_fp16:
+            elif f16 == ALL_LANES:
                 m_axis_tuser.next = FMT_FP16
-            elif all_bf16:
+            elif b16 == ALL_LANES:
                 m_axis_tuser.next = FMT_BF16
             else:
                 m_axis_tuser.next = FMT_FP32

@@ -71,3 +71,38 @@ def test_classifier_single_element_boundaries(value, fmt):
     assert auto_format([value]) == fmt
     out = run_classifier("myhdl", [([value] + [0] * 15, 1)], 0.0, 0.0)
     assert out[0][2] == FORMAT_CODE[fmt]
+
+
+def sweep_elements():
+    """Every sign and biased exponent, with fractions whose lowest set bit sits on each position
+    the rules look at (FP16's 13 dropped bits and its subnormal shifts, BF16's 16, INT8's point),
+    plus the canonical NaN: one element per tile, in lane k % 16 alone in the mask, the other
+    lanes holding values that fit no narrow format."""
+    values = [(s << 31) | (e << 23) | f for s in (0, 1) for e in range(256)
+              for f in [0] + [1 << j for j in (0, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)]]
+    values.append(0x7FC00000)
+    tiles = []
+    for k, v in enumerate(values):
+        tile = [0x7FC00001] * 16
+        tile[k % 16] = v
+        tiles.append((tile, 1 << (k % 16)))
+    return values, tiles
+
+
+def test_classifier_every_exponent_and_fraction_boundary():
+    values, tiles = sweep_elements()
+    out = run_classifier("myhdl", tiles, 0.0, 0.0)
+    assert len(out) == len(tiles)
+    wrong = [hex(v) for v, (_, _, code) in zip(values, out) if code != FORMAT_CODE[auto_format([v])]]
+    assert not wrong, wrong[:20]
+
+
+def test_classifier_compiles_everywhere(compiles_everywhere):
+    from myhdl import ResetSignal, Signal, intbv
+
+    from hdl.arith.auto_classifier import auto_classifier
+
+    def sig(w=None):
+        return Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
+    compiles_everywhere(auto_classifier, sig(), ResetSignal(0, active=1, isasync=False), sig(512), sig(16), sig(),
+                        sig(), sig(512), sig(16), sig(2), sig(), sig())
