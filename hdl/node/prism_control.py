@@ -90,7 +90,8 @@ ORDER_DEPTH = 8
 HOLD_DEPTH = 8          # frames waiting behind a held COMMIT: at most 3 banks x 2 ports
 ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the longest stretch
                         # with work in flight but none of dp_idle's signals high (the read-out
-                        # pipeline between a range leaving the completion FIFO and its tile, 6)
+                        # pipeline between a range leaving the completion FIFO and its tile: up to
+                        # 10 cycles, measured with the three-stage rounders)
 
 
 @block
