@@ -5,10 +5,12 @@
 same cached figures):
 
 * prism_control as the node instantiates it (KULISCH_W = 320): its deepest end points;
-* prism_round16 with STAGES = 1, 2 and 3 (hdl/node/prism_round16.py), KULISCH_W = 320, with N
-  lanes (default 1: the lanes are independent copies, so one lane has the block's depth and its
-  per-lane registers; the full block, 16 lanes, costs yosys far more: docs/perf.md).
-  For each STAGES: the deepest path into each register stage, LUTs, flip-flops and the latency.
+* prism_round16 as the node has it (three register stages, hdl/node/prism_round16.py), KULISCH_W = 320,
+  with N lanes (default 1: the lanes are independent copies, so one lane has the block's depth and
+  its per-lane registers; the full block, 16 lanes, costs yosys far more: docs/perf.md): the
+  deepest path into each register stage, LUTs, flip-flops and the latency.  (The one- and
+  two-stage rows of docs/hdl_sizes.md were measured on forms since removed: the git history has
+  them.)
 
 It prints Markdown tables; docs/hdl_sizes.md ("Logic depth per stage") holds the measured figures.
 """
@@ -16,10 +18,11 @@ import argparse
 import sys
 
 from cosim.reports import synth
+from hdl.node.prism_round16 import STAGE_CHOICES, prism_round16
 from spec.formats import KULISCH_WIDTH_DEFAULT
 
 # register names of each stage of prism_round16 (hdl/node/prism_round16.py): stage 1 ends in s1_*,
-# stage 2 (STAGES = 3) in s2_*, the last stage in the outputs
+# stage 2 in s2_*, the last stage in the outputs
 _ROUND16_STAGE_OF = (("s1_", 1), ("s2_", 2), ("out_", None))
 
 
@@ -42,9 +45,8 @@ def _stage_of(end, stages):
     return None
 
 
-def measure_round16(lanes=1, stages_list=(1, 2, 3), tag_width=8, progress=None):
+def measure_round16(lanes=1, stages_list=STAGE_CHOICES, tag_width=8, progress=None):
     """[{stages, lanes, resources, stage_depth: {stage: deepest end point}, seconds}]"""
-    from hdl.node.prism_round16 import prism_round16
     rows = []
     for stages in stages_list:
         if progress:
@@ -96,8 +98,6 @@ def control_table(fig, top=4):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m cosim.reports.stage_depth", description=__doc__.splitlines()[0])
     p.add_argument("--lanes", type=int, default=1, help="prism_round16 lanes to synthesise (1..16; default 1)")
-    p.add_argument("--stages", type=int, action="append", choices=(1, 2, 3),
-                   help="prism_round16 STAGES to measure (repeat; default 1, 2 and 3)")
     p.add_argument("--skip-control", action="store_true", help="do not synthesise prism_control")
     p.add_argument("--skip-round16", action="store_true", help="do not synthesise prism_round16")
     a = p.parse_args(argv)
@@ -111,7 +111,7 @@ def main(argv=None):
         print()
     if not a.skip_round16:
         # the tag width of the node's first rounder (the read-out's Kulisch path)
-        print(round16_table(measure_round16(a.lanes, tuple(a.stages or (1, 2, 3)), progress=progress)))
+        print(round16_table(measure_round16(a.lanes, progress=progress)))
     return 0
 
 

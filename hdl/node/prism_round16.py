@@ -1,4 +1,4 @@
-"""Sixteen-lane rounding stage of the node's read-out: one tile per cycle, one process.
+"""Sixteen-lane rounding stage of the node's read-out: one tile per cycle, three register stages.
 
 Rounds the 16 elements of a tile to one result format (INT8 / FP16 / BF16 / FP32).
 The arithmetic is not written here: each lane calls the MyHDL functions of the
@@ -8,7 +8,7 @@ exact term's magnitude) and hdl/arith/kulisch_round.py (rounder_functions: magni
 normalise, INT8 rounding, round and pack; round_kind), so this block computes
 exactly what hdl/arith/kulisch_round.py and hdl/arith/fp32_round.py compute
 (and golden.arith.formats.round_exact / fp32_to_format).  It applies them to 16
-lanes in a single clocked process with a constant-bound loop, because the
+lanes in one clocked process per stage with a constant-bound loop, because the
 node's read-out needs a whole tile per cycle and 16 x 2 separately
 instantiated rounders make the node's elaboration and MyHDL simulation several
 times slower (one MyHDL process per pipeline step and lane).
@@ -27,14 +27,12 @@ saturates to [-128, 127].  Specials in priority order: NaN, or +inf with -inf
 -inf -> the infinity (INT8 0x7F / 0x80); overflow -> -inf if wrap_sign else
 +inf (INT8 saturates).
 
-Latency STAGES (1, 2, or 3: the node's setting, hdl/node/prism_readout.py;
-registered outputs).  Formats 4 (EXACT) and up give 0.  STAGES splits the lane's path at register stages
+Latency STAGES = 3 (the node's setting, hdl/node/prism_readout.py ROUND_STAGES; registered
+outputs).  Formats 4 (EXACT) and up give 0.  The lane's path is split at two register stages
 (docs/hdl_sizes.md, "Logic depth per stage", gives what each costs):
-    1: decode, magnitude, normalise, round and pack in one cycle
-    2: decode + magnitude | normalise, INT8 rounding, round and pack
-    3: decode + magnitude | normalise + INT8 rounding | round and pack
-Whatever STAGES, out_bits and out_tag are those of STAGES = 1 delayed by
-STAGES - 1 cycles (a reset also clears the tiles in flight).
+    decode + magnitude | normalise + INT8 rounding | round and pack
+A reset clears the tiles in flight.  (One- and two-stage forms were measured there and
+removed, the node using neither: the git history has them.)
 
 Ports (widths from the signals; lanes = len(out_bits) / 32, 16 in the node, fewer
 only to measure one lane; W = len(in_values) / lanes):
@@ -58,12 +56,12 @@ from hdl.arith.number_decoder import (FIELD_NAN, FIELD_NEG_INF, FIELD_POS_INF, F
 from spec.formats import KULISCH_MIN_WIDTH
 
 LANES = 16
-STAGE_CHOICES = (1, 2, 3)
+STAGE_CHOICES = (3,)        # register stages (the read-out passes its ROUND_STAGES)
 
 
 @block
 def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, in_format, in_tag,
-                  out_valid, out_bits, out_tag, STAGES=1):
+                  out_valid, out_bits, out_tag, STAGES=3):
     if STAGES not in STAGE_CHOICES:
         raise ValueError(f"prism_round16: STAGES={STAGES!r}; choose one of {STAGE_CHOICES} "
                          f"(register stages from a tile to its rounded patterns)")
@@ -85,69 +83,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
     fn = rounder_functions(W)
     value_magnitude, normalise_top, round_int8, pack_result = fn.magnitude, fn.normalise, fn.round_int8, fn.pack
 
-    @always(clk.posedge)
-    def round_tile():
-        v = modbv(0)[W:]
-        mag = intbv(0)[W:]
-        fl = modbv(0)[5:]
-        x = modbv(0)[32:]
-        fmt32 = intbv(FMT_FP32)[2:]
-        f = intbv(0)[FIELDS_WIDTH:]
-        norm = intbv(0)[NORM_WIDTH:]
-        kind = intbv(0)[2:]
-        int8 = modbv(0)[8:]
-        bits = intbv(0)[32:]
-        res = intbv(0)[32 * lanes:]
-        lane_bits = intbv(0)[32 * lanes:]
-        sign = bool(0)
-        nan = bool(0)
-        pinf = bool(0)
-        ninf = bool(0)
-        ovf = bool(0)
-        wsign = bool(0)
-        if rst:
-            out_valid.next = 0
-        else:
-            out_valid.next = in_valid
-            out_tag.next = in_tag
-            if in_valid:
-                res[:] = 0
-                for lane in range(lanes):
-                    if from_fp32:
-                        # as hdl/arith/fp32_round.py: the FP32 value's exact term; the sign of a zero
-                        # comes from the pattern (the term of -0.0 is 0)
-                        x[:] = in_fp32 >> (32 * lane)
-                        fmt32[:] = FMT_FP32
-                        f[:] = element_fields(x, fmt32)
-                        mag[:] = term_magnitude(f)          # |term|: its sign is the pattern's
-                        nan = bool(f[FIELD_NAN])
-                        pinf = bool(f[FIELD_POS_INF])
-                        ninf = bool(f[FIELD_NEG_INF])
-                        ovf = False
-                        wsign = False
-                        sign = bool(x[31])
-                    else:
-                        v[:] = in_values >> (W * lane)
-                        fl[:] = in_flags >> (5 * lane)
-                        nan = bool(fl[0])
-                        pinf = bool(fl[1])
-                        ninf = bool(fl[2])
-                        ovf = bool(fl[3])
-                        wsign = bool(fl[4])
-                        sign = bool(v[SIGN])
-                        mag[:] = value_magnitude(v)
-                    kind[:] = round_kind(nan, pinf, ninf, ovf, wsign)
-                    norm[:] = normalise_top(mag, in_format)
-                    int8[:] = round_int8(mag, sign)
-                    bits[:] = pack_result(norm, sign, kind, in_format, int8)
-                    lane_bits[:] = bits
-                    res[:] = res | (lane_bits << (32 * lane))
-                out_bits.next = res
-
-    if STAGES == 1:
-        return round_tile
-
-    # The split path: the same functions, with the lanes' intermediate results in registers.
+    # The lanes' intermediate results in registers.
     # Stage 1 -> 2: each lane's magnitude, sign and special-case kind.
     s1_valid = Signal(bool(0))
     s1_tag = Signal(intbv(0)[len(in_tag):])
@@ -155,7 +91,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
     s1_mag = Signal(intbv(0)[W * lanes:])
     s1_sign = Signal(intbv(0)[lanes:])
     s1_kind = Signal(intbv(0)[2 * lanes:])
-    # Stage 2 -> 3 (STAGES = 3): each lane's normalised top bits and its INT8 result.
+    # Stage 2 -> 3: each lane's normalised top bits and its INT8 result.
     s2_valid = Signal(bool(0))
     s2_tag = Signal(intbv(0)[len(in_tag):])
     s2_format = Signal(intbv(0)[3:])
@@ -196,6 +132,8 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                 signs[:] = 0
                 for lane in range(lanes):
                     if from_fp32:
+                        # as hdl/arith/fp32_round.py: the FP32 value's exact term; the sign of a zero
+                        # comes from the pattern (the term of -0.0 is 0)
                         x[:] = in_fp32 >> (32 * lane)
                         fmt32[:] = FMT_FP32
                         f[:] = element_fields(x, fmt32)
@@ -228,7 +166,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
 
     @always(clk.posedge)
     def normalise_stage():
-        # STAGES = 3: normalise and round to INT8 into the second register stage
+        # normalise and round to INT8 into the second register stage
         mag = modbv(0)[W:]
         norm = intbv(0)[NORM_WIDTH:]
         int8 = modbv(0)[8:]
@@ -261,37 +199,8 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                 s2_int8.next = int8s
 
     @always(clk.posedge)
-    def normalise_pack_stage():
-        # STAGES = 2: normalise, round and pack straight from the first register stage
-        mag = modbv(0)[W:]
-        norm = intbv(0)[NORM_WIDTH:]
-        kind = modbv(0)[2:]
-        int8 = modbv(0)[8:]
-        bits = intbv(0)[32:]
-        res = intbv(0)[32 * lanes:]
-        lane_bits = intbv(0)[32 * lanes:]
-        sign = bool(0)
-        if rst:
-            out_valid.next = 0
-        else:
-            out_valid.next = s1_valid
-            out_tag.next = s1_tag
-            if s1_valid:
-                res[:] = 0
-                for lane in range(lanes):
-                    mag[:] = s1_mag >> (W * lane)
-                    kind[:] = s1_kind >> (2 * lane)
-                    sign = bool(s1_sign[lane])
-                    norm[:] = normalise_top(mag, s1_format)
-                    int8[:] = round_int8(mag, sign)
-                    bits[:] = pack_result(norm, sign, kind, s1_format, int8)
-                    lane_bits[:] = bits
-                    res[:] = res | (lane_bits << (32 * lane))
-                out_bits.next = res
-
-    @always(clk.posedge)
     def pack_stage():
-        # STAGES = 3: round and pack from the second register stage
+        # round and pack from the second register stage
         norm = modbv(0)[NORM_WIDTH:]
         kind = modbv(0)[2:]
         int8 = modbv(0)[8:]
@@ -316,6 +225,4 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                     res[:] = res | (lane_bits << (32 * lane))
                 out_bits.next = res
 
-    if STAGES == 2:
-        return magnitude_stage, normalise_pack_stage
     return magnitude_stage, normalise_stage, pack_stage

@@ -4,7 +4,8 @@ prism_round16 has no arithmetic of its own: each lane calls the functions of the
 unit-tested decoder and Kulisch rounder (hdl/arith/number_decoder.py,
 hdl/arith/kulisch_round.py).  This bench checks the way it puts them together:
 the lane packing, the specials and overflow flags of the Kulisch path, the FP32
-path's decoding and sign of zero, one format per tile, and a result every cycle.
+path's decoding and sign of zero, one format per tile, a result every cycle, each
+LATENCY cycles after its tile, and idle cycles in between taken by no stage.
 Expected values: the Kulisch path as test_kulisch_round (the golden accumulator's
 result), the FP32 path golden.arith.formats.fp32_to_format.
 """
@@ -21,11 +22,13 @@ from hdl.node.prism_round16 import LANES, prism_round16
 
 FORMATS = ["int8", "fp16", "bf16", "fp32"]
 CODES = {**{f: formats.FORMAT_CODE[f] for f in FORMATS}, "exact": 4, "reserved7": 7}
+NAMES = {code: name for name, code in CODES.items()}
+LATENCY = 3                  # prism_round16's register stages (STAGES, the read-out's ROUND_STAGES)
 
 
 def run_round16(backend, tiles, width):
     """tiles: [(from_fp32, fmt, lanes)] with lanes 16 Items (Kulisch) or 16 FP32 patterns.
-    Returns the 16 rounded patterns of each tile, in order, each one cycle after its input."""
+    Returns the 16 rounded patterns of each tile, in order, each LATENCY cycles after its input."""
     mask = (1 << width) - 1
     stimulus = []
     for i, (fp32, fmt, lanes) in enumerate(tiles):
@@ -38,10 +41,10 @@ def run_round16(backend, tiles, width):
                 f = (x.nan, x.pos_inf, x.neg_inf, x.overflow, x.wrap_negative)
                 flags |= sum(int(bool(b)) << k for k, b in enumerate(f)) << (5 * lane)
         stimulus.append((1, fp32, CODES[fmt], values, flags, words, i))
-    seen = run_cycles(backend, stimulus, width, stages=1)
+    seen = run_cycles(backend, stimulus, width)
     got = [(tag, bits) for valid, bits, tag in seen if valid]
     assert [t for t, _ in got] == list(range(len(tiles))), "one result per tile, in order, every cycle"
-    assert [valid for valid, _, _ in seen[1:len(tiles) + 1]] == [1] * len(tiles)
+    assert [valid for valid, _, _ in seen[LATENCY:len(tiles) + LATENCY]] == [1] * len(tiles)
     return [[(b >> (32 * lane)) & 0xFFFFFFFF for lane in range(LANES)] for _, b in got]
 
 
@@ -55,8 +58,13 @@ def expected(fp32, fmt, x, width):
 
 
 def check(backend, tiles, width):
+    compare(tiles, run_round16(backend, tiles, width), width)
+
+
+def compare(tiles, outs, width):
+    """tiles: [(from_fp32, fmt, lanes)]; outs: each tile's 16 rounded patterns."""
     bad = []
-    for (fp32, fmt, lanes), out in zip(tiles, run_round16(backend, tiles, width)):
+    for (fp32, fmt, lanes), out in zip(tiles, outs):
         for lane, (x, bits) in enumerate(zip(lanes, out)):
             exp = expected(fp32, fmt, x, width)
             if bits != exp:
@@ -98,10 +106,10 @@ def test_fp32_lanes_every_format(backend):
     check(backend, tiles, 320)
 
 
-def run_cycles(backend, stimulus, width, stages):
+def run_cycles(backend, stimulus, width):
     """Drive one input set per cycle (stimulus: [(in_valid, from_fp32, format code, values, flags,
-    fp32 words, tag)]) into prism_round16 with STAGES = stages; return what the outputs hold at every
-    rising edge from the first input on: [(out_valid, out_bits, out_tag)]."""
+    fp32 words, tag)]) into prism_round16; return what the outputs hold at every rising edge from
+    the first input on: [(out_valid, out_bits, out_tag)]."""
     clk = Signal(bool(0))
     rst = ResetSignal(0, active=1, isasync=False)
     in_valid, from_fp32, out_valid = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
@@ -116,7 +124,7 @@ def run_cycles(backend, stimulus, width, stages):
     @block
     def bench():
         dut = dut_factory(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, in_format, in_tag,
-                          out_valid, out_bits, out_tag, STAGES=stages)
+                          out_valid, out_bits, out_tag)
 
         @instance
         def drive():
@@ -141,49 +149,51 @@ def run_cycles(backend, stimulus, width, stages):
     return seen
 
 
-def staged_stimulus(width, rng, n):
+def idle_stimulus(width, rng, n):
     """n cycles: tiles of adversarial and flagged Kulisch values and of FP32 patterns near every
     format's rounding thresholds, in every format code (EXACT and a reserved one included), with
-    idle cycles in between whose inputs are random (a stage must not take them)."""
+    idle cycles in between whose inputs are random (a stage must not take them).  Returns the
+    stimulus of run_cycles and the tiles presented, [(from_fp32, fmt, lanes)] in order."""
     mask = (1 << width) - 1
     items = rng.sample(tkr.adversarial_items(width, rng), 6 * LANES) + rng.sample(tkr.flag_items(width, rng), 2 * LANES)
     pats = fp32_patterns(rng)
     codes = list(CODES.values())
-    out = []
+    out, tiles = [], []
     for cycle in range(n):
         valid = rng.random() < 0.7
         fp32 = rng.random() < 0.4
+        code = rng.choice(codes)
+        xs = [rng.choice(items) for _ in range(LANES)]
+        words = [rng.choice(pats) for _ in range(LANES)]
         values = flags = 0
-        for lane in range(LANES):
-            x = rng.choice(items)
+        for lane, x in enumerate(xs):
             values |= (x.value & mask) << (width * lane)
             f = (x.nan, x.pos_inf, x.neg_inf, x.overflow, x.wrap_negative)
             flags |= sum(int(bool(b)) << k for k, b in enumerate(f)) << (5 * lane)
-        words = sum(rng.choice(pats) << (32 * lane) for lane in range(LANES))
-        out.append((int(valid), int(fp32), rng.choice(codes), values, flags, words, cycle & 0xFFF))
-    return out
+        out.append((int(valid), int(fp32), code, values, flags,
+                    sum(w << (32 * lane) for lane, w in enumerate(words)), cycle & 0xFFF))
+        if valid:
+            tiles.append((fp32, NAMES[code], words if fp32 else xs))
+    return out, tiles
 
 
-@pytest.mark.parametrize("stages", [2, 3])
-def test_stages_delay_the_single_stage_results(backend, stages):
-    """STAGES = k gives, cycle by cycle, the out_bits and out_tag of STAGES = 1 k - 1 cycles later, and
-    out_valid likewise (the single-stage results are themselves checked against the golden model
-    above); nothing comes out in the first k - 1 cycles."""
+def test_idle_cycles_between_tiles_are_taken_by_no_stage(backend):
+    """out_valid is in_valid LATENCY cycles later, nothing comes out in the first LATENCY cycles,
+    and each tile's results and tag are its own (the golden model's), whatever the idle cycles
+    between the tiles present."""
     width = 320
-    stim = staged_stimulus(width, random.Random(40 + stages), 60)
-    one = run_cycles(backend, stim, width, 1)
-    many = run_cycles(backend, stim, width, stages)
-    lag = stages - 1
-    assert len(one) == len(many) >= len(stim) + 3
-    assert sum(v for v, _, _ in one) == sum(s[0] for s in stim), "one tile out per tile in"
-    assert all(v == 0 for v, _, _ in many[:lag])
-    mismatch = [t for t in range(lag, len(many)) if many[t] != one[t - lag]]
-    assert not mismatch, (f"STAGES={stages}: {len(mismatch)} cycles differ from STAGES=1 {lag} cycle(s) "
-                          f"earlier; first at cycle {mismatch[0]}")
+    stim, tiles = idle_stimulus(width, random.Random(43), 60)
+    seen = run_cycles(backend, stim, width)
+    assert len(seen) >= len(stim) + LATENCY
+    assert [v for v, _, _ in seen[:LATENCY]] == [0] * LATENCY
+    assert [v for v, _, _ in seen[LATENCY:len(stim) + LATENCY]] == [s[0] for s in stim]
+    got = [(bits, tag) for v, bits, tag in seen if v]
+    assert [tag for _, tag in got] == [s[6] for s in stim if s[0]]
+    compare(tiles, [[(b >> (32 * lane)) & 0xFFFFFFFF for lane in range(LANES)] for b, _ in got], width)
 
 
-@pytest.mark.parametrize("stages", [0, 4, "2"])
-def test_stages_outside_one_to_three_are_rejected(stages):
+@pytest.mark.parametrize("stages", [0, 1, 2, 4, "3"])
+def test_stages_other_than_three_are_rejected(stages):
     sig = lambda w: Signal(intbv(0)[w:])
     with pytest.raises(ValueError, match="STAGES"):
         prism_round16(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(bool(0)), Signal(bool(0)),
