@@ -8,6 +8,7 @@ from cosim.mutation import equivalence as E
 from cosim.mutation.equivalence import prove_equivalent
 from cosim.mutation.instrument import instrument
 from cosim.mutation.sites import find_sites
+from samples import FUNCTIONS
 
 needs_yosys = pytest.mark.skipif(E.yosys_command() is None, reason="no yosys")
 
@@ -344,60 +345,6 @@ def test_a_change_of_timing_alone_is_not_equivalent():
                                (FIFO_MARGIN, "assign ready", "`<=` -> `<`"), (FIFO_MARGIN, "assign ready", "`2` -> `1`")):
         v = prove_equivalent(text, None, site(text, line, change), timeout=20)
         assert v.equivalent is False, (line, change, v)
-
-
-FUNCTIONS = """
-module fsum (input clk, input rst, input [7:0] a, input [7:0] b, output reg [8:0] q = 0, output reg [7:0] y);
-function [8:0] MYHDL1_add;
-    input [7:0] x;
-    input [7:0] z;
-    reg [8:0] t;
-begin
-    t = 9'h0;
-    t = (x + z);
-    if ((x[7] && z[7])) begin
-        t[8] = 1'b1;
-    end
-    MYHDL1_add = t;
-end
-endfunction
-function [1:0] MYHDL3_flags;
-    input [7:0] d;
-    input [1:0] fmt;
-    reg special;
-    reg frac_nz;
-    reg [1:0] f;
-begin
-    f = 2'h0;
-    special = (0 != 0);
-    frac_nz = (0 != 0);
-    if ((fmt == 1)) begin
-        special = (d[7:6] == 3);
-        frac_nz = (d[1:0] != 0);
-    end
-    f[0] = (special && frac_nz);
-    f[1] = (special && (!frac_nz));
-    MYHDL3_flags = f;
-end
-endfunction
-function [7:0] MYHDL2_mix;
-    input [7:0] x;
-    reg [7:0] t;
-begin
-    t = 8'h0;
-    t = (x ^ 8'h5a);
-    MYHDL2_mix = t;
-end
-endfunction
-always @(posedge clk) begin
-    if (rst) q <= 0;
-    else q <= MYHDL1_add(a, b);
-end
-always @(a, b) begin
-    y = (MYHDL2_mix(a) & 8'h3c) | {MYHDL3_flags(a, b[1:0]), 6'h0} | (b & 8'h03);
-end
-endmodule
-"""
 
 
 @needs_yosys

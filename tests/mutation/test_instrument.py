@@ -10,6 +10,7 @@ import pytest
 import randbench
 from cosim.mutation.instrument import SELECT, apply, instrument
 from cosim.mutation.sites import find_sites, select
+from samples import FUNCTIONS
 
 # A small design with every form and kind: a continuous assignment, a combinational process with
 # an event list and one with @*, a clocked process with a signed right-hand side wider than its
@@ -171,49 +172,15 @@ def test_verilator_lints_and_builds_the_instrumented_design(tmp_path):
         assert run(f"+prism_mutant={m.id}") == want, m.description
 
 
-# MyHDL's functions, one per call: mutants inside them read the module's select from the function
-FUNCTIONS = """
-module fsum (input clk, input rst, input [7:0] a, input [7:0] b, output reg [8:0] q = 0, output reg [7:0] y);
-function [8:0] MYHDL1_add;
-    input [7:0] x;
-    input [7:0] z;
-    reg [8:0] t;
-begin
-    t = 9'h0;
-    t = (x + z);
-    if ((x[7] && z[7])) begin
-        t[8] = 1'b1;
-    end
-    MYHDL1_add = t;
-end
-endfunction
-function [7:0] MYHDL2_mix;
-    input [7:0] x;
-    reg [7:0] t;
-begin
-    t = 8'h0;
-    t = (x ^ 8'h5a) & 8'h3c;
-    MYHDL2_mix = t;
-end
-endfunction
-always @(posedge clk) begin
-    if (rst) q <= 0;
-    else q <= MYHDL1_add(a, b);
-end
-always @(a, b) begin
-    y = MYHDL2_mix(a) | b;
-end
-endmodule
-"""
-
-
 @pytest.mark.parametrize("generation", ["-g2005", "-g2012"])
 def test_mutants_inside_functions_behind_the_select(tmp_path, generation):
+    """Mutants inside MyHDL's functions, one function per call, read the module's select from the
+    function."""
     sites = find_sites(FUNCTIONS)
     inside = [m for m in sites if m.function]
-    assert {m.function for m in inside} == {"MYHDL1_add", "MYHDL2_mix"} and len(inside) == 10
+    assert {m.function for m in inside} == {"MYHDL1_add", "MYHDL2_mix", "MYHDL3_flags"} and len(inside) == 31
     text = instrument(FUNCTIONS, sites)
-    assert f"always @(a, b, {SELECT})" in text                 # the caller of MYHDL2_mix wakes on it
+    assert f"always @(a, b, {SELECT})" in text                 # the caller of MYHDL2_mix and MYHDL3_flags wakes on it
     bench = randbench.testbench(FUNCTIONS, cycles=80)
     folder = str(tmp_path)
     base = randbench.run_icarus(folder, FUNCTIONS, bench, generation, name="original")
@@ -226,7 +193,7 @@ def test_mutants_inside_functions_behind_the_select(tmp_path, generation):
         want = randbench.run_icarus(folder, apply(FUNCTIONS, m), bench, generation, name="mutant")
         assert randbench.simulate(exe, [f"+prism_mutant={m.id}"]) == want, m.description
         killed += want != base
-    assert killed == len(inside) - 2                           # bit 0 of 8'h5a is masked off
+    assert killed == len(inside) - 9        # the equivalent ones (samples.py): 2 of 8'h5a, 5 of frac_nz, 2 of f
 
 
 @pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")

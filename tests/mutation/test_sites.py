@@ -119,8 +119,11 @@ end""")
     assert all(m.sensitivity > 0 and m.sensitivity_sep == " or " for m in sites)
 
 
-def test_dead_stores_are_no_sites_but_a_value_read_before_it_is_overwritten_is():
-    text = module("""
+# A process's first stores: (its module body, a store that is no site, dead, or None, a store that
+# is one, its value read), each case with why.
+STORES = [
+    # v is assigned again before anything reads it; w's first value is kept when b[0] is low
+    pytest.param("""
 reg [3:0] v;
 reg [3:0] w;
 always @(posedge clk) begin
@@ -129,15 +132,10 @@ always @(posedge clk) begin
   v = a[3:0];
   if (b[0]) w = 4'h5;
   q <= {v, w};
-end""")
-    lines = {m.original for m in find_sites(text)}
-    assert "v = 4'h0;" not in lines            # assigned again before anything reads it
-    assert "w = 4'h0;" in lines                # kept when b[0] is low
-
-
-def test_a_store_every_path_overwrites_before_reading_is_dead():
-    # MyHDL's pattern: variables set at the top, the reset branch leaves them, the other sets them
-    text = module("""
+end""", "v = 4'h0;", "w = 4'h0;", id="read-before-overwritten"),
+    # MyHDL's pattern: variables set at the top, the reset branch leaves them, the other sets them:
+    # three is overwritten on one path and never read on the other; kept is read on the second path
+    pytest.param("""
 reg [3:0] three;
 reg [3:0] kept;
 always @(posedge clk) begin
@@ -150,21 +148,42 @@ always @(posedge clk) begin
     three = 4'h3;
     q <= {three, kept};
   end
-end""")
-    originals = {m.original for m in find_sites(text)}
-    assert "three = 4'h0;" not in originals       # overwritten on one path, never read on the other
-    assert "kept = 4'h0;" in originals            # read on the second path
-
-
-def test_a_variable_read_by_another_process_is_not_dead():
-    text = module("""
+end""", "three = 4'h0;", "kept = 4'h0;", id="every-path-overwrites"),
+    # a variable another process reads is never dead
+    pytest.param("""
 reg [3:0] v;
 always @(posedge clk) begin
   v = 4'h1;
   if (rst) q <= 0;
 end
-always @(posedge clk) if (!rst) q <= v;""")
-    assert "v = 4'h1;" in {m.original for m in find_sites(text)}
+always @(posedge clk) if (!rst) q <= v;""", None, "v = 4'h1;", id="read-by-another-process"),
+    # MyHDL's variables set at the top of a process and then again inside a loop that reads them
+    # only after that: mag's first value is never read, whichever way the loop goes; acc is read in
+    # the loop before it is assigned
+    pytest.param("""
+reg [7:0] mag;
+reg [7:0] acc;
+integer i;
+always @(posedge clk) begin
+  mag = 8'h0;
+  acc = 8'h0;
+  if (rst) q <= 0;
+  else begin
+    for (i = 0; i < 4; i = i + 1) begin
+      mag = a >> i;
+      acc = acc + mag;
+    end
+    q <= acc;
+  end
+end""", "mag = 8'h0;", "acc = 8'h0;", id="loop-overwrites"),
+]
+
+
+@pytest.mark.parametrize("body, dead, kept", STORES)
+def test_a_dead_store_is_no_site_a_store_whose_value_is_read_is(body, dead, kept):
+    originals = {m.original for m in find_sites(module(body))}
+    assert dead is None or dead not in originals
+    assert kept in originals
 
 
 def test_verilog_2005_as_a_person_writes_it():
@@ -217,30 +236,6 @@ def test_select_is_deterministic_stratified_and_numbered():
     assert select(sites, 20, seed=6) != a
     assert len(select(sites, 500, seed=1)) == len(sites)
     assert sites[0].id == 0                                     # the originals are not renumbered
-
-
-def test_a_store_a_loop_overwrites_on_every_path_before_reading_is_dead():
-    # MyHDL's variables set at the top of a process and then again inside a loop that reads them
-    # only after that: the first value is never read, whichever way the loop goes
-    text = module("""
-reg [7:0] mag;
-reg [7:0] acc;
-integer i;
-always @(posedge clk) begin
-  mag = 8'h0;
-  acc = 8'h0;
-  if (rst) q <= 0;
-  else begin
-    for (i = 0; i < 4; i = i + 1) begin
-      mag = a >> i;
-      acc = acc + mag;
-    end
-    q <= acc;
-  end
-end""")
-    originals = {m.original for m in find_sites(text)}
-    assert "mag = 8'h0;" not in originals          # assigned in the loop before it is read
-    assert "acc = 8'h0;" in originals              # read in the loop before it is assigned
 
 
 FUNCTION_MODULE = """
