@@ -41,20 +41,24 @@ def test_witness_bits_are_read_lsb_first_from_the_end(tmp_path):
     assert read_witness(str(path)) == [dict(a=0b011, b=1), dict(a=0b110, b=0)]
 
 
-def test_engine_log_pairs_each_failure_with_its_own_trace(tmp_path):
+def smtbmc_log(tmp_path, *messages):
+    """An engine's logfile.txt as smtbmc writes it: each message after its time stamp."""
     log = tmp_path / "logfile.txt"
-    log.write_text("\n".join([
-        "##   0:00:00  Checking assertions in step 4..",
-        "##   0:00:00  BMC failed!",
-        "##   0:00:00  Assert failed in prism_formal_top: prop_B",
-        "##   0:00:00  Writing trace to VCD file: engine_0/trace0.vcd",
-        "##   0:00:00  Writing trace to Yosys witness file: engine_0/trace0.yw",
-        "##   0:00:00  Checking assertions in step 6..",
-        "##   0:00:00  Assert failed in prism_formal_top: formal_top.v:9.5-9.30 (prop_A)",
-        "##   0:00:00  Writing trace to VCD file: engine_0/trace1.vcd",
-        "##   0:00:00  Writing trace to Yosys witness file: engine_0/trace1.yw",
-        "##   0:00:01  Status: failed"]))
-    res = parse_engine_log(str(log), ["prop_A", "prop_B"])
+    log.write_text("\n".join(f"##   0:00:00  {m}" for m in messages))
+    return str(log)
+
+
+def test_engine_log_pairs_each_failure_with_its_own_trace(tmp_path):
+    log = smtbmc_log(tmp_path, "Checking assertions in step 4..", "BMC failed!",
+                     "Assert failed in prism_formal_top: prop_B",
+                     "Writing trace to VCD file: engine_0/trace0.vcd",
+                     "Writing trace to Yosys witness file: engine_0/trace0.yw",
+                     "Checking assertions in step 6..",
+                     "Assert failed in prism_formal_top: formal_top.v:9.5-9.30 (prop_A)",
+                     "Writing trace to VCD file: engine_0/trace1.vcd",
+                     "Writing trace to Yosys witness file: engine_0/trace1.yw",
+                     "Status: failed")
+    res = parse_engine_log(log, ["prop_A", "prop_B"])
     assert res["status"] == "FAILED"
     assert res["failures"] == [("prop_B", 4, dict(vcd="engine_0/trace0.vcd", yw="engine_0/trace0.yw")),
                                ("prop_A", 6, dict(vcd="engine_0/trace1.vcd", yw="engine_0/trace1.yw"))]
@@ -63,16 +67,14 @@ def test_engine_log_pairs_each_failure_with_its_own_trace(tmp_path):
 def test_cover_log_gives_each_trigger_its_step_or_unreached(tmp_path):
     # smtbmc in cover mode: a line per trigger reached (with the step), its traces, and at the end
     # one line per trigger never reached
-    log = tmp_path / "logfile.txt"
-    log.write_text("\n".join([
-        "##   0:00:00  Checking cover reachability in step 3..",
-        "##   0:00:00  Reached cover statement in step 3 at prism_formal_top: cov_a",
-        "##   0:00:00  Reached cover statement in step 3 at prism_formal_top.dut: cov_b",
-        "##   0:00:00  Writing trace to VCD file: engine_0/trace0.vcd",
-        "##   0:00:00  Checking cover reachability in step 7..",
-        "##   0:00:00  Unreached cover statement at prism_formal_top.dut: cov_c",
-        "##   0:00:00  Status: failed"]))
-    res = parse_cover_log(str(log), ["cov_a", "cov_b", "cov_c"])
+    log = smtbmc_log(tmp_path, "Checking cover reachability in step 3..",
+                     "Reached cover statement in step 3 at prism_formal_top: cov_a",
+                     "Reached cover statement in step 3 at prism_formal_top.dut: cov_b",
+                     "Writing trace to VCD file: engine_0/trace0.vcd",
+                     "Checking cover reachability in step 7..",
+                     "Unreached cover statement at prism_formal_top.dut: cov_c",
+                     "Status: failed")
+    res = parse_cover_log(log, ["cov_a", "cov_b", "cov_c"])
     assert res["reached"] == dict(cov_a=3, cov_b=3) and res["unreached"] == ["cov_c"]
     assert res["traces"]["cov_a"] == dict(vcd="engine_0/trace0.vcd") and res["status"] == "FAILED"
 
