@@ -66,6 +66,13 @@ def simulate(tmp_path, text, tag):
     return subprocess.run(["vvp", "-n", str(exe)], check=True, capture_output=True, text=True).stdout
 
 
+def shared_behaves_the_same(tmp_path, src):
+    """The Icarus build's form of src (processes sharing their variables): the same outputs as src."""
+    shared = hoist_block_locals(src, share=True)
+    assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, src, "original")
+    return shared
+
+
 def test_hoisted_source_behaves_the_same(tmp_path):
     hoisted = hoist_block_locals(SOURCE)
     assert simulate(tmp_path, hoisted, "hoisted") == simulate(tmp_path, SOURCE, "original")
@@ -84,8 +91,7 @@ def test_declarations_leave_the_blocks_and_labels_go_unless_disabled():
 def test_shared_variables_behave_the_same(tmp_path):
     """The Icarus build's processes share their variables by type and position: the same
     outputs on every edge, the module signal `total` still untouched, the `disable` target kept."""
-    shared = hoist_block_locals(SOURCE, share=True)
-    assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, SOURCE, "original")
+    shared = shared_behaves_the_same(tmp_path, SOURCE)
     # t_first's `total` and t_second's `acc` are the first 8-bit variable of each: one register
     assert "Vshared_r8_0 = total + 1;" in shared and "Vshared_r8_0 = 8'h0;" in shared
     assert shared.count("reg [8-1:0] Vshared_r8_0;") == 1
@@ -93,10 +99,11 @@ def test_shared_variables_behave_the_same(tmp_path):
     assert "begin: t_loop" in shared and "reg [7:0] total = 8'd5;" in shared
 
 
-def test_a_process_that_waits_keeps_its_own_variables(tmp_path):
-    """A variable may carry a value across a timing control, so a process with one (an event
-    control, a delay, a wait) is never given shared registers."""
-    src = "\n".join([
+# Sources whose variables the Icarus build must keep apart: (source lines, what its shared form holds)
+SHARING = [
+    # A variable may carry a value across a timing control, so a process with one (an event
+    # control, a delay, a wait) is never given shared registers.
+    pytest.param([
         "module t;",
         "reg clk = 0;",
         "reg [7:0] a = 8'd3;",
@@ -118,18 +125,12 @@ def test_a_process_that_waits_keeps_its_own_variables(tmp_path):
         "    #1 $display(\"%0d %0d\", y, q);",
         "end",
         "initial begin #5 clk = 1; #5 clk = 0; #5 clk = 1; a = 9; #5 $finish; end",
-        "endmodule", ""])
-    shared = hoist_block_locals(src, share=True)
-    assert "waits_x = 8'd7;" in shared and "waits_too_y = a;" in shared
-    assert "Vshared_r8_0 = a + 1;" in shared
-    assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, src, "original")
-
-
-def test_a_one_bit_vector_never_shares_a_scalar(tmp_path):
-    """MyHDL writes a one-bit intbv as `reg [1-1:0]` (a node of CAPACITY 256 has such bit maps,
-    indexed by a bit select) and a bool as `reg`: sharing one register between them would make
-    the bit select one of a scalar, which Icarus refuses."""
-    src = "\n".join([
+        "endmodule", ""], ["waits_x = 8'd7;", "waits_too_y = a;", "Vshared_r8_0 = a + 1;"],
+        id="a-process-that-waits-keeps-its-own-variables"),
+    # MyHDL writes a one-bit intbv as `reg [1-1:0]` (a node of CAPACITY 256 has such bit maps,
+    # indexed by a bit select) and a bool as `reg`: sharing one register between them would make
+    # the bit select one of a scalar, which Icarus refuses.
+    pytest.param([
         "module t;",
         "reg clk = 0;",
         "reg [0:0] sel = 0;",
@@ -149,10 +150,15 @@ def test_a_one_bit_vector_never_shares_a_scalar(tmp_path):
         "end",
         "initial begin repeat (3) begin #5 clk = 1; #5 clk = 0; $display(\"%0d %0d\", q, m); a = !a; end",
         "    $finish; end",
-        "endmodule", ""])
-    shared = hoist_block_locals(src, share=True)
-    assert "reg Vshared_r1_0;" in shared and "reg [1-1:0] Vshared_r1v_0;" in shared
-    assert simulate(tmp_path, shared, "shared") == simulate(tmp_path, src, "original")
+        "endmodule", ""], ["reg Vshared_r1_0;", "reg [1-1:0] Vshared_r1v_0;"],
+        id="a-one-bit-vector-never-shares-a-scalar"),
+]
+
+
+@pytest.mark.parametrize("lines, wanted", SHARING)
+def test_shared_variables_keep_apart_what_must_not_share(tmp_path, lines, wanted):
+    shared = shared_behaves_the_same(tmp_path, "\n".join(lines))
+    assert [w for w in wanted if w not in shared] == []
 
 
 def test_clocked_processes_merge_into_one_per_edge_list(tmp_path):
