@@ -635,6 +635,26 @@ def _standin_adder(extra):
 
 
 @block
+def bank_group(row, lanes, in_bank, first, mask, BANK=1, BB=2):
+    """A port's group (its first row, its lanes' mask) as bank BANK of 2**BB sees it: its range in
+    this bank is row + kb, kb = (BANK - row) mod 2**BB (first); the bank takes part (in_bank) when
+    kb < 4 and the group has that range's first lane; mask: the group's lanes in that range."""
+    @always_comb
+    def decode():
+        kb = modbv(0)[BB:]
+        r = modbv(0)[8:]
+        m = intbv(0)[64:]
+        kb[:] = BANK - row[BB:0]
+        r[:] = row + kb
+        m[:] = lanes >> (kb * 16)
+        in_bank.next = kb < 4 and m[0] == 1
+        first.next = r
+        mask.next = m[16:0]
+
+    return decode
+
+
+@block
 def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value, p1_take, p1_row, p1_lanes,
                             p1_value, rd_take, rd_row, trk_row, trk_lane, p0_free, p1_free, rd_free, o_valid, o_data,
                             prop_bad, env_ok, BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, LANE_EXTRA=0):
@@ -699,23 +719,11 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     many_pipe = Signal(intbv(0)[3:])       # read-outs of a tracked sum of two values or more
     lane_sum = Signal(intbv(0)[W:])        # o_data's tracked lane
 
+    group0 = bank_group(p0_row, p0_lanes, in0, r0, m0, BANK=BANK, BB=BB)
+    group1 = bank_group(p1_row, p1_lanes, in1, r1, m1, BANK=BANK, BB=BB)
+
     @always_comb
     def decode():
-        kb = modbv(0)[BB:]          # the group's range in this bank: row + kb, kb = (BANK - row) mod BANKS
-        r = modbv(0)[8:]
-        m = intbv(0)[64:]
-        kb[:] = BANK - p0_row[BB:0]
-        r[:] = p0_row + kb
-        m[:] = p0_lanes >> (kb * 16)
-        in0.next = kb < 4 and m[0] == 1
-        r0.next = r
-        m0.next = m[16:0]
-        kb[:] = BANK - p1_row[BB:0]
-        r[:] = p1_row + kb
-        m[:] = p1_lanes >> (kb * 16)
-        in1.next = kb < 4 and m[0] == 1
-        r1.next = r
-        m1.next = m[16:0]
         in_rd.next = rd_row[BB:0] == BANK
 
     @always_comb
@@ -867,7 +875,8 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     def pack():
         prop_bad.next = concat(bad_sum, bad_free, bad_hazard)
 
-    return dut, decode, taken, tracked, expected, reserved, history, follow, read_lane, check, environment, pack
+    return (dut, group0, group1, decode, taken, tracked, expected, reserved, history, follow, read_lane, check,
+            environment, pack)
 
 
 # ---------------------------------------------------------------------------------------------
