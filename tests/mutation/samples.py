@@ -1,12 +1,8 @@
 """Verilog samples more than one mutation test reads."""
 
-# MyHDL's functions (`function [N:0] MYHDLk_name` with a local result register), one per call:
-# MYHDL1_add from a clocked process, MYHDL2_mix and MYHDL3_flags from a combinational process
-# with an event list.  Known equivalent mutants: bit 0 of 8'h5a (the caller's mask 8'h3c drops
-# it), the first value of frac_nz (read only where `special` is 0 and f is 0 anyway) and the first
-# value of f (both of its bits are set after it).
-FUNCTIONS = """
-module fsum (input clk, input rst, input [7:0] a, input [7:0] b, output reg [8:0] q = 0, output reg [7:0] y);
+# MyHDL's form of a function: its result in a local register, given a default first;
+# MYHDL1_add(x, z) = x + z with bit 8 set when both are negative
+ADD = """\
 function [8:0] MYHDL1_add;
     input [7:0] x;
     input [7:0] z;
@@ -20,7 +16,16 @@ begin
     MYHDL1_add = t;
 end
 endfunction
-function [1:0] MYHDL3_flags;
+"""
+
+# MyHDL's functions (`function [N:0] MYHDLk_name` with a local result register), one per call:
+# MYHDL1_add from a clocked process, MYHDL2_mix and MYHDL3_flags from a combinational process
+# with an event list.  Known equivalent mutants: bit 0 of 8'h5a (the caller's mask 8'h3c drops
+# it), the first value of frac_nz (read only where `special` is 0 and f is 0 anyway) and the first
+# value of f (both of its bits are set after it).
+FUNCTIONS = """
+module fsum (input clk, input rst, input [7:0] a, input [7:0] b, output reg [8:0] q = 0, output reg [7:0] y);
+""" + ADD + """function [1:0] MYHDL3_flags;
     input [7:0] d;
     input [1:0] fmt;
     reg special;

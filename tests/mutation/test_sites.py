@@ -7,6 +7,7 @@ import pytest
 from cosim.mutation import sites as S
 from cosim.mutation import verilog as V
 from cosim.mutation.sites import Mutation, find_sites, literal_variants, select
+from samples import ADD
 
 
 def module(body, ports="input clk, input rst, input [7:0] a, input [7:0] b, output reg [7:0] q"):
@@ -241,20 +242,7 @@ def test_select_is_deterministic_stratified_and_numbered():
 FUNCTION_MODULE = """
 module f (input clk, input [7:0] a, input [7:0] b, output reg [8:0] q = 0, output reg [7:0] y, output reg [7:0] z,
           output [7:0] w, output reg [7:0] v = 0);
-function [8:0] MYHDL3_add;
-    input [7:0] x;
-    input [7:0] c;
-    reg [8:0] t;
-begin
-    t = 9'h0;
-    t = (x + c);
-    if (x[7]) begin
-        t[8] = 1'b1;
-    end
-    MYHDL3_add = t;
-end
-endfunction
-function [7:0] star_only;
+""" + ADD + """function [7:0] star_only;
     input [7:0] x;
 begin
     star_only = x + 8'd1;
@@ -272,7 +260,7 @@ begin
     in_assign = x - 8'd2;
 end
 endfunction
-always @(posedge clk) q <= MYHDL3_add(a, b);
+always @(posedge clk) q <= MYHDL1_add(a, b);
 always @* y = star_only(a);
 always @(a) z = shared(a);
 always @(posedge clk) v <= shared(b);
@@ -284,13 +272,13 @@ endmodule
 def test_sites_inside_a_function_one_process_calls():
     sites = find_sites(FUNCTION_MODULE)
     inside = [m for m in sites if m.function]
-    assert {m.function for m in inside} == {"MYHDL3_add"}
+    assert {m.function for m in inside} == {"MYHDL1_add"}
     # not `t = 9'h0` (a dead store), not the declarations; the `if` and the assignments
-    assert sorted({m.original for m in inside}) == ["t = (x + c);", "t[8] = 1'b1;", "x[7]"]
+    assert sorted({m.original for m in inside}) == ["(x[7] && z[7])", "t = (x + z);", "t[8] = 1'b1;"]
     assert {m.kind for m in inside} == {"operator", "constant", "condition"}     # no stuck register
-    caller = next(p for p in V.parse(FUNCTION_MODULE).module().processes if "MYHDL3_add" in V.statement_calls(p.body))
+    caller = next(p for p in V.parse(FUNCTION_MODULE).module().processes if "MYHDL1_add" in V.statement_calls(p.body))
     assert all(m.process == caller.index and m.sensitivity == -1 for m in inside)     # clocked: no list
-    assert all("(function MYHDL3_add)" in m.description for m in inside)
+    assert all("(function MYHDL1_add)" in m.description for m in inside)
     # a function `@*` calls (it would not wake on the select), one two processes call, one an
     # assignment calls: no sites
     others = (FUNCTION_MODULE.index("function [7:0] star_only"), FUNCTION_MODULE.index("always @(posedge clk) q"))
@@ -298,8 +286,8 @@ def test_sites_inside_a_function_one_process_calls():
 
 
 def test_a_function_site_of_a_combinational_caller_wakes_it_through_its_event_list():
-    text = FUNCTION_MODULE.replace("always @(posedge clk) q <= MYHDL3_add(a, b);",
-                                   "always @(a, b) q = MYHDL3_add(a, b);")
+    text = FUNCTION_MODULE.replace("always @(posedge clk) q <= MYHDL1_add(a, b);",
+                                   "always @(a, b) q = MYHDL1_add(a, b);")
     inside = [m for m in find_sites(text) if m.function]
     events = text.index("always @(a, b) q") + len("always @(a, b")
     assert inside and all(m.sensitivity == events for m in inside)
