@@ -43,7 +43,8 @@ DEPTH_STRETCH = 6
 # widened by the wrap count, and yosys maps the same header logic deeper beside it).  Lowered with the
 # three-stage rounders (60.25 -> 32) and the sender's groups by a prefix count (58.75 -> 24.5), then
 # with the rounder's FP32 magnitude taken straight from the significand (32 -> 26), and with the AUTO
-# classifier's significand tests written per bit instead of through a variable mask (11.75 -> 5).
+# classifier's significand tests written per bit instead of through a variable mask (11.75 -> 5), and
+# with the completion tracker's counts as bit planes and its FIFO written an edge later in banks (23 -> 6).
 DEPTH_BUDGET = {
     "prism_ingress": 3.0,
     "prism_control": 34.0,
@@ -57,7 +58,7 @@ DEPTH_BUDGET = {
     "number_decoder": 5.0,
     "int8_decoder": 4.0,
     "prism_fp32_bank": 16.0,
-    "prism_completion": 23.0,
+    "prism_completion": 6.0,
     "prism_readout": 7.5,
     "prism_round16": 26.0,
     "auto_classifier": 5.0,

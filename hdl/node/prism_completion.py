@@ -14,10 +14,33 @@ per operation, so it cannot overflow) whose head is the read-out command
 A range both ports hit in the same cycle is counted +2 in one update; ranges
 completing in the same cycle enter the FIFO port 0's first, in increasing
 order, then port 1's (with one range per port, as under FP32_ARRIVAL, exactly
-the order of a two-event tracker).  Counts live in
-a 256 x 4-bit RAM; a per-row valid bit (cleared by `op.clear`) makes a row's
-count read 0 until the row's first contribution of the new operation, so no
-clearing pass is needed.
+the order of a two-event tracker).
+
+Structure (every path 6 LUT levels or fewer, `prism synth prism_completion`):
+
+* Counts are kept per row as bit planes (`cnt0` .. `cnt3`: bit k is row k's count
+  bit), so the eight updates of a cycle are one bitwise update of all 256 rows:
+  a row's increment (0, 1 or 2) is decoded from the two events and added to its
+  own count, with no read at a computed index.  A per-row valid bit (`seen`,
+  cleared by `op.clear`) makes a row's count read 0 until the row's first
+  contribution of the new operation.
+* Two flags per row (`need1`, `need2`: count + 1, count + 2 equals op.expected,
+  set when the row is updated) say whether one or two more contributions
+  complete it, so whether a hit completes its row is one flag read per hit, at
+  the event's first row in the flags rotated by the hit's offset (no adder
+  before the read).  `op.expected` is constant between two op.clear pulses
+  (prism_control changes it only at a COMMIT, which pulses op.clear); a row not
+  seen since the clear compares op.expected itself.
+* The completion flags and rows of a cycle's eight hits are registered
+  (`pend`, `prows`; their number is `ranges_done`) and written into the FIFO at
+  the next edge.  The FIFO is eight banks by a slot's low three bits
+  (`fifo0` .. `fifo7`, 32 entries each, LUT RAM): a cycle's completions take
+  at most eight consecutive slots, one per bank, so each bank takes at most
+  one of them, at its own entry pointer (`wa`); which one is decided by the
+  bank of the next free slot (`wp`) and the number of completions before it.
+  Until then the head is read from the pending entries: `cmd` and
+  `ranges_done` show every completion on the same cycle as a FIFO written at
+  the completing edge would, and `cmd.row` is the same value on every cycle.
 
 Ports (buses in hdl/node/prism_buses.py):
     clk, rst                clock; synchronous reset
@@ -29,9 +52,11 @@ Ports (buses in hdl/node/prism_buses.py):
                             read-out takes it)
     ranges_done             out: ranges completed this cycle (4 bits, 0..8)
 """
-from myhdl import Signal, always, always_comb, block, intbv, modbv
+from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
 ROWS = 256
+BANKS = 8                       # FIFO banks: slot s is entry s >> 3 of bank s & 7
+BANK_ROWS = ROWS // BANKS
 
 
 @block
@@ -42,81 +67,310 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
         raise ValueError("prism_completion: p0_events.n/p1_events.n are 3 bits (1..4 ranges)")
     if len(op.expected) != 4 or len(ranges_done) != 4:
         raise ValueError("prism_completion: op.expected is 4 bits, ranges_done 4")
-    counts = [Signal(intbv(0)[4:]) for _ in range(ROWS)]
-    fifo = [Signal(intbv(0)[8:]) for _ in range(ROWS)]
     seen = Signal(intbv(0)[ROWS:])
+    cnt0, cnt1, cnt2, cnt3 = [Signal(intbv(0)[ROWS:]) for _ in range(4)]      # count bit planes
+    need1 = Signal(intbv(0)[ROWS:])         # row k: count + 1 == op.expected
+    need2 = Signal(intbv(0)[ROWS:])         # row k: count + 2 == op.expected
+    pend = Signal(intbv(0)[8:])             # hit j (port 0's 0..3, port 1's 4..7) completed its row
+    prows = Signal(intbv(0)[64:])           # hit j's row at [8j + 7 : 8j]
+    fifo0, fifo1, fifo2, fifo3, fifo4, fifo5, fifo6, fifo7 = (
+        [Signal(intbv(0)[8:]) for _ in range(BANK_ROWS)] for _ in range(BANKS))
+    heads = [Signal(intbv(0)[8:]) for _ in range(BANKS)]     # each bank's entry at the read pointer
+    head_rows = ConcatSignal(*reversed(heads))
     rp = Signal(modbv(0)[8:])
-    wp = Signal(modbv(0)[8:])
-    level = Signal(intbv(0, min=0, max=ROWS + 1))
+    wp = Signal(modbv(0)[3:])               # the bank of the next free slot
+    level = Signal(intbv(0, min=0, max=ROWS + 1))       # entries in the banks (the pending ones not counted)
+    bank_we = Signal(intbv(0)[BANKS:])      # bank c takes a pending completion at the next edge
+    bank_wd = Signal(intbv(0)[8 * BANKS:])  # bank c's at [8c + 7 : 8c]
+
+    @block
+    def bank(c, mem, head):
+        """Bank c: takes the pending completion whose slot falls in it; its entry at the read pointer."""
+        wa = Signal(modbv(0)[5:])       # the entry its next completion takes (slot 8 wa + c)
+
+        @always(clk.posedge)
+        def write_bank():
+            # in the cycle of an op.clear or a reset too: the FIFO holds what a FIFO written at the
+            # completing edge would
+            if bank_we[c]:
+                mem[wa].next = bank_wd[8 * c + 8:8 * c]
+            if op.clear and not rst:
+                wa.next = 0
+            elif bank_we[c]:
+                wa.next = wa + 1
+
+        @always_comb
+        def read_bank():
+            head.next = mem[rp[8:3]]
+        return write_bank, read_bank
+
+    @always_comb
+    def place_completions():
+        # the i-th pending completion in order takes the slot after the completions before it: oh is
+        # their number one-hot, b the slot's bank (oh rotated by wp)
+        oh = modbv(0)[8:]
+        b = modbv(0)[8:]
+        we = intbv(0)[8:]
+        wd = intbv(0)[64:]
+        oh[:] = 1
+        for i in range(8):
+            if pend[i]:
+                b[:] = (oh << wp) | (oh >> (8 - wp))
+                we[:] = we | b
+                for c in range(BANKS):
+                    if b[c]:
+                        wd[:] = wd | (((prows >> (8 * i)) & 0xFF) << (8 * c))
+                oh[:] = oh << 1
+        bank_we.next = we
+        bank_wd.next = wd
+
+    banks = [bank(c, mem, heads[c]) for c, mem in enumerate((fifo0, fifo1, fifo2, fifo3, fifo4, fifo5, fifo6, fifo7))]
 
     @always_comb
     def fifo_head():
-        cmd.valid.next = level != 0
-        cmd.row.next = fifo[rp]
+        r = intbv(0)[8:]
+        found = bool(0)
+        cmd.valid.next = level != 0 or ranges_done != 0
+        r[:] = 0
+        if level != 0 or ranges_done == 0:
+            # the oldest entry in the banks (or, with none waiting, what the read pointer shows)
+            for c in range(BANKS):
+                if rp[3:0] == c:
+                    r[:] = (head_rows >> (8 * c)) & 0xFF
+        else:
+            # the banks are empty: the first range completed at the last edge
+            for i in range(8):
+                if pend[i] and not found:
+                    r[:] = (prows >> (8 * i)) & 0xFF
+                    found = True
+        cmd.row.next = r
+
+    @always(clk.posedge)
+    def move_pointers():
+        # seen, rp, wp and the banks' entry pointers are not reset: no event comes before the next
+        # operation's op.clear, which empties them all, and the FIFO's head is read only while it is
+        # valid; the pending completions are written (and wp moved past them) in the cycle of a
+        # reset too
+        if rst:
+            level.next = 0
+            wp.next = wp + ranges_done
+        elif op.clear:
+            level.next = 0
+            wp.next = 0
+            rp.next = 0
+        else:
+            wp.next = wp + ranges_done
+            if cmd.ready and (level != 0 or ranges_done != 0):
+                rp.next = rp + 1
+                level.next = level + ranges_done - 1
+            else:
+                level.next = level + ranges_done
 
     @always(clk.posedge)
     def count_contributions():
-        sv = intbv(0)[ROWS:]
-        c = intbv(0)[5:]
-        d = modbv(0)[8:]
+        one = modbv(0)[ROWS:]
+        oh = modbv(0)[ROWS:]
+        h0 = modbv(0)[ROWS:]
+        h1 = modbv(0)[ROWS:]
+        hit = intbv(0)[ROWS:]
+        keep = intbv(0)[ROWS:]
+        i0 = intbv(0)[ROWS:]
+        i1 = intbv(0)[ROWS:]
+        k = intbv(0)[ROWS:]
+        c0 = intbv(0)[ROWS:]
+        c1 = intbv(0)[ROWS:]
+        c2 = intbv(0)[ROWS:]
+        c3 = intbv(0)[ROWS:]
+        s0 = intbv(0)[ROWS:]
+        s1 = intbv(0)[ROWS:]
+        s2 = intbv(0)[ROWS:]
+        s3 = intbv(0)[ROWS:]
+        eq1 = intbv(0)[ROWS:]
+        eq2 = intbv(0)[ROWS:]
+        x = intbv(0)[ROWS:]
+        g = modbv(0)[ROWS:]
+        e1 = modbv(0)[4:]
+        e2 = modbv(0)[4:]
+        dl = modbv(0)[8:]
         r = modbv(0)[8:]
-        w = modbv(0)[8:]
-        lv = intbv(0, min=0, max=ROWS + 1)
+        rows = intbv(0)[64:]
+        flags = intbv(0)[8:]
         done = intbv(0)[4:]
-        hit = bool(0)
+        th = modbv(0)[8:]
+        hitj = bool(0)
         both = bool(0)
+        excl = bool(0)
+        ok = bool(0)
+        sn0 = bool(0)
+        sn1 = bool(0)
+        f10 = bool(0)
+        f11 = bool(0)
+        f20 = bool(0)
+        n1 = bool(0)
+        n2 = bool(0)
         if rst:
-            # seen, rp and wp are not reset: no event comes before the next operation's op.clear,
-            # which empties all three, and the FIFO's head is read only while level != 0
-            level.next = 0
             ranges_done.next = 0
+            pend.next = 0
+        elif op.clear:
+            seen.next = 0
+            ranges_done.next = 0
+            pend.next = 0
+        elif not (p0_events.valid or p1_events.valid):
+            ranges_done.next = 0
+            pend.next = 0
         else:
-            sv[:] = seen
-            w[:] = wp
-            lv[:] = level
-            done[:] = 0
-            if op.clear:
-                sv[:] = 0
-                w[:] = 0
-                lv[:] = 0
-                rp.next = 0
-            else:
-                if cmd.ready and lv != 0:
-                    rp.next = rp + 1
-                    lv[:] = lv - 1
-                # port 0's ranges in increasing order (a range port 1 also hits now counts twice),
-                # then port 1's other ranges: completed ranges enter the FIFO in that order
-                for j in range(8):
-                    if j < 4:
-                        # port 0's range j; port 1 may hit it in the same cycle
-                        r[:] = p0_events.row + j
-                        d[:] = r - p1_events.row
-                        hit = p0_events.valid and j < p0_events.n
-                        both = p1_events.valid and d < p1_events.n
+            # ---- the rows each port hits: bit k of h0 (h1) is port 0's (1's) hit of row k ----
+            one[:] = 1
+            oh[:] = one << p0_events.row
+            h0[:] = 0
+            if p0_events.valid:
+                if p0_events.n > 0:
+                    h0[:] = h0 | oh
+                if p0_events.n > 1:
+                    h0[:] = h0 | (oh << 1) | (oh >> (ROWS - 1))
+                if p0_events.n > 2:
+                    h0[:] = h0 | (oh << 2) | (oh >> (ROWS - 2))
+                if p0_events.n > 3:
+                    h0[:] = h0 | (oh << 3) | (oh >> (ROWS - 3))
+            oh[:] = one << p1_events.row
+            h1[:] = 0
+            if p1_events.valid:
+                if p1_events.n > 0:
+                    h1[:] = h1 | oh
+                if p1_events.n > 1:
+                    h1[:] = h1 | (oh << 1) | (oh >> (ROWS - 1))
+                if p1_events.n > 2:
+                    h1[:] = h1 | (oh << 2) | (oh >> (ROWS - 2))
+                if p1_events.n > 3:
+                    h1[:] = h1 | (oh << 3) | (oh >> (ROWS - 3))
+            # ---- every hit row's count + its increment (1, or 2 when both ports hit it), bit-sliced ----
+            hit[:] = h0 | h1
+            keep[:] = ~hit
+            i0[:] = h0 ^ h1
+            i1[:] = h0 & h1
+            c0[:] = cnt0 & seen
+            c1[:] = cnt1 & seen
+            c2[:] = cnt2 & seen
+            c3[:] = cnt3 & seen
+            s0[:] = c0 ^ i0
+            k[:] = c0 & i0
+            s1[:] = c1 ^ i1 ^ k
+            k[:] = (c1 & i1) | (c1 & k) | (i1 & k)
+            s2[:] = c2 ^ k
+            k[:] = c2 & k
+            s3[:] = c3 ^ k
+            cnt0.next = (s0 & hit) | (cnt0 & keep)
+            cnt1.next = (s1 & hit) | (cnt1 & keep)
+            cnt2.next = (s2 & hit) | (cnt2 & keep)
+            cnt3.next = (s3 & hit) | (cnt3 & keep)
+            seen.next = seen | hit
+            # the new count against op.expected - 1 and - 2 (x: the rows where some bit of the count
+            # differs from the constant's)
+            e1[:] = op.expected - 1
+            e2[:] = op.expected - 2
+            eq1[:] = 0
+            eq2[:] = 0
+            if op.expected >= 1:
+                x[:] = 0
+                if e1[0]:
+                    x[:] = x | ~s0
+                else:
+                    x[:] = x | s0
+                if e1[1]:
+                    x[:] = x | ~s1
+                else:
+                    x[:] = x | s1
+                if e1[2]:
+                    x[:] = x | ~s2
+                else:
+                    x[:] = x | s2
+                if e1[3]:
+                    x[:] = x | ~s3
+                else:
+                    x[:] = x | s3
+                eq1[:] = ~x
+            if op.expected >= 2:
+                x[:] = 0
+                if e2[0]:
+                    x[:] = x | ~s0
+                else:
+                    x[:] = x | s0
+                if e2[1]:
+                    x[:] = x | ~s1
+                else:
+                    x[:] = x | s1
+                if e2[2]:
+                    x[:] = x | ~s2
+                else:
+                    x[:] = x | s2
+                if e2[3]:
+                    x[:] = x | ~s3
+                else:
+                    x[:] = x | s3
+                eq2[:] = ~x
+            need1.next = (eq1 & hit) | (need1 & keep)
+            need2.next = (eq2 & hit) | (need2 & keep)
+            # ---- which of the eight hits complete their row.  Hit j < 4 is port 0's range j (port 1
+            # may hit it in the same cycle), hit 4 + j port 1's range j unless port 0 has counted it:
+            # the FIFO's order.  A flag of row row + j is read as bit row of the flags rotated by j ----
+            n1 = op.expected == 1
+            n2 = op.expected == 2
+            dl[:] = p0_events.row - p1_events.row
+            rows[:] = 0
+            flags[:] = 0
+            th[:] = 0
+            for j in range(4):
+                g[:] = (seen >> j) | (seen << (ROWS - j))
+                sn0 = g[p0_events.row]
+                sn1 = g[p1_events.row]
+                g[:] = (need1 >> j) | (need1 << (ROWS - j))
+                f10 = g[p0_events.row]
+                f11 = g[p1_events.row]
+                g[:] = (need2 >> j) | (need2 << (ROWS - j))
+                f20 = g[p0_events.row]
+                # port 0's range j: complete if one more (two more, both ports) was what it needed.
+                # Port 1 hits it if row0 + j - row1 = t for some t < p1_events.n, port 0 hits port 1's
+                # range j if row1 + j - row0 = t < p0_events.n: each a comparison of dl with constants
+                both = False
+                excl = False
+                for t in range(7):
+                    if t < p1_events.n and dl == ((t + ROWS - j) & 0xFF):
+                        both = True
+                    if t < p0_events.n and dl == ((j + ROWS - t) & 0xFF):
+                        excl = True
+                r[:] = p0_events.row + j
+                rows[:] = rows | (r << (8 * j))
+                hitj = p0_events.valid and j < p0_events.n
+                if p1_events.valid and both:
+                    if sn0:
+                        ok = f20
                     else:
-                        # port 1's range j - 4, unless port 0 has counted it above
-                        r[:] = p1_events.row + (j - 4)
-                        d[:] = r - p0_events.row
-                        hit = p1_events.valid and j - 4 < p1_events.n and not (p0_events.valid and d < p0_events.n)
-                        both = False
-                    if hit:
-                        c[:] = 0
-                        if sv[r]:
-                            c[:] = counts[r]
-                        if both:
-                            c[:] = c + 2
-                        else:
-                            c[:] = c + 1
-                        counts[r].next = c[4:0]
-                        sv[r] = 1
-                        if c == op.expected:
-                            fifo[w].next = r
-                            w[:] = w + 1
-                            lv[:] = lv + 1
-                            done[:] = done + 1
-            seen.next = sv
-            wp.next = w
-            level.next = lv
+                        ok = n2
+                elif sn0:
+                    ok = f10
+                else:
+                    ok = n1
+                if hitj and ok:
+                    flags[j] = 1
+                    th[:] = (th << 1) | 1
+                # port 1's range j
+                r[:] = p1_events.row + j
+                rows[:] = rows | (r << (8 * (j + 4)))
+                hitj = p1_events.valid and j < p1_events.n and not (p0_events.valid and excl)
+                if sn1:
+                    ok = f11
+                else:
+                    ok = n1
+                if hitj and ok:
+                    flags[j + 4] = 1
+                    th[:] = (th << 1) | 1
+            # th: the completions as a thermometer code (bit i set: more than i), in binary
+            done[3] = th[7]
+            done[2] = th[3] and not th[7]
+            done[1] = (th[1] and not th[3]) or (th[5] and not th[7])
+            done[0] = (th[0] and not th[1]) or (th[2] and not th[3]) or (th[4] and not th[5]) or (th[6] and not th[7])
+            pend.next = flags
+            prows.next = rows
             ranges_done.next = done
 
-    return fifo_head, count_contributions
+    return banks, place_completions, fifo_head, move_pointers, count_contributions

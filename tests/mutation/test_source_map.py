@@ -17,8 +17,8 @@ CASES = [
      "hdl/node/prism_counters.py", "+ ranges_done"),
     ("if ((prism_completion0_ranges_done != 0)) begin", "hdl/node/prism_counters.py", "if ranges_done != 0:"),
     ("prism_ingress1_bank_read_release <= 1;", "hdl/node/prism_reader.py", "bank_read.release.next = 1"),
-    ("assign cmd_valid = (prism_completion0_level != 0);", "hdl/node/prism_completion.py",
-     "cmd.valid.next = level != 0"),
+    ("cmd_valid = ((prism_completion0_level != 0) || (prism_completion0_ranges_done != 0));",
+     "hdl/node/prism_completion.py", "cmd.valid.next = level != 0 or ranges_done != 0"),
     ("prism_arrival_banks0_prism_fp32_bank1_fp32_arrival_lane16_a_valid <=", "hdl/arith/fp32_arrival_lane.py",
      "a_valid.next ="),
     # inside the functions MyHDL writes for calls (MYHDL<n>_<name>): the Python function <name>
