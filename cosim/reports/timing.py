@@ -57,7 +57,7 @@ DEPTH_BUDGET = {
     "prism_arrival_banks": 7.5,
     "number_decoder": 5.0,
     "int8_decoder": 4.0,
-    "prism_fp32_bank": 16.0,
+    "prism_fp32_bank": 7.0,
     "prism_completion": 6.0,
     "prism_readout": 7.5,
     "prism_round16": 26.0,

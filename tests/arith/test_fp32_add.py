@@ -232,6 +232,15 @@ def test_hypothesis_against_golden(pairs):
     check("myhdl", pairs, [golden_fp32_add(a, b) for a, b in pairs])
 
 
+@pytest.mark.parametrize("latency", sorted(STAGE_REGISTERS))
+def test_compiles_everywhere(compiles_everywhere, latency):
+    """The converted adder compiles under iverilog -g2005 and -g2012 and passes Verilator's lint,
+    at every LATENCY (each puts different steps in combinational processes)."""
+    compiles_everywhere(fp32_add, Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(bool(0)),
+                        Signal(intbv(0)[32:]), Signal(intbv(0)[32:]), Signal(intbv(0)[TAG_WIDTH:]), Signal(bool(0)),
+                        Signal(intbv(0)[32:]), Signal(intbv(0)[TAG_WIDTH:]), LATENCY=latency)
+
+
 def test_impossible_parameters_rejected():
     def sigs(a=32, b=32, r=32, tag_in=4, tag_out=4):
         return (Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(bool(0)),
