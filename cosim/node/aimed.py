@@ -23,7 +23,8 @@ exactly on the edge to be checked, only near it to be useful.
 - `special_lane_values`: finite data with NaN, +inf and -inf (NaN with payloads and sign bits,
   as a contributor may send them) at chosen lanes: lane 0 and 15 of a range, the first and last
   element of a beat and element E - 1, in one contributor or several (+inf and -inf together
-  make a NaN).
+  make a NaN), or a negative zero in every contributor and every element of a beat (the sum is
+  -0, in every lane).
 
 Every function returns a C x E array of bit patterns of the input format, drawn from `rng`
 (a `random.Random`).
@@ -209,7 +210,8 @@ def _nan(fmt, rng):
 def special_lane_values(rng, in_fmt, shape):
     """Small finite values with specials at chosen positions (lanes 0 and 15 of a range, the first
     and last element of a beat, element E - 1, one lane drawn at random in every range, and about
-    a third of all elements), each in one contributor or several."""
+    a third of all elements), each in one contributor or several; or, at some chosen positions, a
+    negative zero in every contributor and every element of the position's beat (the sum is -0)."""
     contributors, elements = shape
     fmt_code = P.FORMAT_CODES[in_fmt]
     per_beat = P.ELEMS_PER_BEAT[fmt_code]
@@ -236,8 +238,15 @@ def special_lane_values(rng, in_fmt, shape):
             out[r, e] = _nan(in_fmt, rng) if what == "nan" else F.infinity(in_fmt, what == "-inf")
     positions = sorted(positions)
     for e in positions:
-        what = rng.choice(_SPECIALS + ("+inf/-inf",))
+        what = rng.choice(_SPECIALS + ("+inf/-inf", "-0"))
         rows = rng.sample(range(contributors), rng.randint(1, contributors))
+        if what == "-0" and in_fmt != "int8":
+            # every contribution -0 in every element of e's beat (the sum is -0, IEEE), so each of
+            # the beat's lanes, and so each decoder instance, meets a negative zero
+            first = e - e % per_beat
+            for e2 in range(first, min(elements, first + per_beat)):
+                out[:, e2] = _special_parts(in_fmt, "-0", rng)[0]
+            continue
         for r in rows:
             if in_fmt == "int8":
                 out[r, e] = rng.choice((0x7F, 0x80))

@@ -427,6 +427,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
     other = 1 - control_port
     notes = []
     planned = []                # resets: (port, trigger frame, 1 if after it else 0, delay)
+    aborts = []                 # (operation index, its ABORT frame on the control port)
 
     def position(port, frame):
         """The index of this very frame on `port` (equal frames abound: duplicates, repeated COMMITs)."""
@@ -479,7 +480,8 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 # or the two ports would wait on each other for ever
                 needed = max(position(control_port, rec["commit"]), last_needed(control_port, other, f))
                 anchor, cond = sc.frames[control_port][needed], (other, f)
-            insert_after(control_port, anchor, P.Abort(op.op_id, op.generation).encode(), after=cond)
+            aborts.append((k, insert_after(control_port, anchor, P.Abort(op.op_id, op.generation).encode(),
+                                           after=cond)))
             if rng.random() < 0.3:      # first an ABORT with the wrong generation (ACTIVE_MISMATCH)
                 insert_after(control_port, anchor, P.Abort(op.op_id, (op.generation + 1) % 65536).encode(),
                              after=cond)
@@ -664,13 +666,42 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
     probe = probe_wanted and pause == 0 and sink == 0 and not any("left open" in n or "TX0 stalled" in n
                                                                     for n in notes)
+    # aimed: a reset while the last operation's ABORT drains (the node counts quiet cycles before it
+    # forgets the operation), held one edge or two, then an operation of the same shape at once whose
+    # DATA comes in two parts 40 cycles apart: whatever of the ABORT a reset leaves (its quiet count
+    # still running) would end the new operation's first part (a tenth stream)
+    drain = random.Random(seed * 23_000_047 + 13)
+    last_abort = [f for k, f in aborts if k == len(sc.op_frames) - 1]
+    abort_reset = False
+    if last_abort and not probe and not sc.resets and drain.random() < 0.9:
+        like = sc.op_frames[-1]["op"]
+        delay = drain.randint(1, 18)
+        n = sc.add_reset(ResetEvent(f"in {control_port}", position(control_port, last_abort[0]) + 1, delay))
+        sc.reset_hold = drain.choice((1, 2))
+        used = {o.op_id for o in sc.operations}
+        per = P.ELEMS_PER_BEAT[P.FORMAT_CODES[like.in_format]] if like.in_format != "exact" else 1
+        half = max(P.RANGE_ELEMS, (like.elements // 2) // P.RANGE_ELEMS * P.RANGE_ELEMS)
+        again = replace(like, op_id=next(i for i in range(220, 0, -1) if i not in used),
+                        ports=tuple([control_port] * like.contributors),
+                        frame_elems=half if like.elements > half else like.frame_elems)
+        if like.in_format != "exact":
+            again = replace(again, data=random_elements(drain, like.in_format, (like.contributors, like.elements)))
+        stalls = (sc.source_pause, sc.sink_pause)
+        build([again], seed=seed + 4, scenario=sc, control_port=control_port, after_reset=n, data_delay=0)
+        sc.source_pause, sc.sink_pause = stalls
+        parts = sc.op_frames[-1]["data"][control_port]
+        if len(parts) > 1:
+            parts[len(parts) // 2].delay = 40
+        abort_reset = True
+        notes.append(f"reset {delay} cycles after op{like.op_id}'s ABORT (held {sc.reset_hold}), "
+                     f"then op{again.op_id} at once, its DATA 40 cycles apart")
     # aimed: one more reset, after every planned one, at a point drawn from the whole run (after
     # any input frame, then 0 to 400 cycles on): the node is caught in whatever state it is in
     # then (an ABORT's quiet count, frames held behind a COMMIT, a drain, a read-out, a port
     # stalled inside a frame), so a register a reset must clear is met in a state where it is
     # not already clear (a sixth stream, so the other draws stay what they were)
     anywhere = random.Random(seed * 13_000_019 + 5)
-    if not probe and anywhere.random() < 0.35:
+    if not probe and not abort_reset and anywhere.random() < 0.35:
         p = anywhere.choice([q for q in (0, 1) if sc.frames[q]] or [0])
         count = anywhere.randint(1, max(1, len(sc.frames[p])))
         delay = anywhere.choice((anywhere.randint(0, 6), anywhere.randint(7, 60), anywhere.randint(61, 400)))
@@ -710,7 +741,8 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
     if last_op and any(sc.frames[q] and not last_op["data"][q] for q in (0, 1)):
         tails = []          # a port ends on other frames: the reset would not follow the read-out
     caught = last_op and any(n.startswith("reset") and n.endswith(f"of op{last_op['op'].op_id}") for n in notes)
-    if not probe and not caught and not any(n.startswith("reset anywhere") for n in notes) and tails \
+    if not probe and not caught and not abort_reset and not any(n.startswith("reset anywhere") for n in notes) \
+            and tails \
             and last_op["op"].in_format != "exact" and readout.random() < 0.3:
         # the port whose stream is planned to end last (its frames' beats and delays; the waits
         # across the ports only postpone both): its last DATA frame completes the last ranges
