@@ -679,7 +679,6 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         n = sc.add_reset(ResetEvent(f"in {control_port}", position(control_port, last_abort[0]) + 1, delay))
         sc.reset_hold = drain.choice((1, 2))
         used = {o.op_id for o in sc.operations}
-        per = P.ELEMS_PER_BEAT[P.FORMAT_CODES[like.in_format]] if like.in_format != "exact" else 1
         half = max(P.RANGE_ELEMS, (like.elements // 2) // P.RANGE_ELEMS * P.RANGE_ELEMS)
         again = replace(like, op_id=next(i for i in range(220, 0, -1) if i not in used),
                         ports=tuple([control_port] * like.contributors),
