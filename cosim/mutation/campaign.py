@@ -37,7 +37,7 @@ CATCH = OrderedDict([
     ("response", ("response",)),
     ("missing or extra frame", ("result-missing", "result-unexpected", "result-order", "malformed")),
     ("backpressure, line rate or arbitration", ("rx-stall", "line-rate", "tx-arbitration")),
-    ("busy or end state", ("busy", "end-state")),
+    ("busy or end state", ("busy", "busy-rise", "end-state")),
     ("hang", ("timeout",)),
     ("crash", ("crash",)),
     ("property", ("property",)),

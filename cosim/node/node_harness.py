@@ -591,6 +591,9 @@ def _is_probe(frame, probe):
             and P.get_field(head, "generation") == probe["generation"])
 
 
+BUSY_AFTER_COMMIT = 2           # edges from a COMMIT's last beat to `busy` high (docs/protocol.md)
+
+
 def busy_while_sending(run):
     """`busy` is high while an operation is open or draining, and falls when its drain ends, with
     at most the last two beats of the last RESULT frame still in the node (docs/protocol.md,
@@ -617,6 +620,31 @@ def busy_while_sending(run):
                                                f"{frame.cycles[0]}..{frame.cycles[-1]})"))
                 return out          # the first is enough: the rest follow from it
     return out
+
+
+def busy_rises_with_commit(run):
+    """`busy` rises only with a successful COMMIT: its last beat taken at edge T, `busy` is high
+    from edge T + 2 (docs/protocol.md, "Operation lifetime"; a COMMIT held in a drain keeps it
+    high, so it does not rise).  So every rise of `busy` comes two edges after a COMMIT's last beat
+    on one of the receive ports: a rise with none there (work the node did for no operation, left
+    over from before a reset, say) fails.  Judged where the back end records `busy`
+    (run.busy_changes)."""
+    if not run.busy_changes:
+        return []
+    commits = set()
+    for p in (0, 1):
+        for frame in run.rx.get(p, []):
+            if (frame.beats and frame.cycles and P.get_field(frame.beats[0], "class") == C.CLASS_CONTROL
+                    and P.get_field(frame.beats[0], "opcode") == C.OP_COMMIT):
+                commits.add(frame.cycles[-1])
+    was = False
+    for cycle, value in sorted(run.busy_changes):
+        if value and not was and cycle - BUSY_AFTER_COMMIT not in commits:
+            return [Mismatch("busy-rise", 0, f"busy rose at cycle {cycle} with no COMMIT's last beat taken at cycle "
+                                        f"{cycle - BUSY_AFTER_COMMIT} (busy rises {BUSY_AFTER_COMMIT} edges after "
+                                        f"a successful COMMIT, and only then)")]
+        was = bool(value)
+    return []
 
 
 def quiet_through_reset(run):
@@ -662,6 +690,7 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
     report.mismatches += check_line_rate(scenario, run)
     report.mismatches += tx0_arbitration(sb, run)
     report.mismatches += busy_while_sending(run)
+    report.mismatches += busy_rises_with_commit(run)
     report.mismatches += quiet_through_reset(run)
     if run.max_cycles and run.cycles >= run.max_cycles:
         report.mismatches.insert(0, Mismatch("timeout", 0, f"the run reached its budget of {run.max_cycles} cycles "

@@ -49,6 +49,7 @@ MISMATCH_KINDS = {
     "line-rate": "a port lost cycles on the line-rate probe (back-to-back DATA frames, no backpressure)",
     "result-order": "a RESULT frame of an operation left after one of the next operation",
     "busy": "busy was low while a RESULT frame was still being sent (busy is high while an operation is open or draining)",
+    "busy-rise": "busy rose with no COMMIT's last beat taken two edges before (it rises only with a successful COMMIT)",
     "reset-links": "tready, tvalid or busy was high at an edge right after one with rst high (they are low through a reset)",
     "end-state": "busy at the end of the run differs from the model's open operation",
     "timeout": "the run did not end: the node stayed busy or kept sending",

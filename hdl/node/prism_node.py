@@ -40,7 +40,7 @@ Parameters:
     KULISCH_W   Kulisch accumulator width: 320 (default) or 280 (U280 build); others rejected
     CAPACITY    element capacity, a multiple of 32 in 32 .. 4096 (STAGE with a larger E: NACK BAD_COUNT)
 """
-from myhdl import Signal, always, always_comb, block, intbv
+from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
 
 from hdl.common.interface import AxiStream
 from hdl.node.prism_arrival_banks import prism_arrival_banks
@@ -226,10 +226,19 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
     # ---- counters ----
     results_sent = sig(2)
 
+    # busy: an operation is open or draining (op.busy).  Work in flight in the datapath's stages
+    # (an issue group, a range event, a merge, a read-out, a completed range, a tile) raises it
+    # too: in the node as designed such work only exists while op.busy is high, since a reset
+    # empties every stage at its first edge, so busy is op.busy; a stage whose valid outlived a
+    # reset would show as busy rising without a COMMIT, which the regression checks
+    # (node_harness.busy_rises_with_commit).
+    in_flight = ConcatSignal(p0_group.valid, p1_group.valid, p0_kevents.valid, p1_kevents.valid, merged.valid,
+                             p0_fevents.valid, p1_fevents.valid, fp32.valid, cmd.valid, ranges_done, tiles.valid)
+
     @always_comb
     def count_results():
         results_sent.next = sent.result0 + sent.result1
-        busy.next = op.busy
+        busy.next = op.busy or in_flight != 0
     insts.append(count_results)
     insts.append(prism_counters(clk=clk, rst=rst, p0_event=p0_event, p1_event=p1_event, p0_status=p0_status,
                                 p1_status=p1_status, ranges_done=ranges_done, results_sent=results_sent,

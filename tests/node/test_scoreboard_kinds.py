@@ -4,7 +4,7 @@ One passing run of the node (two operations: a KULISCH_FIXED AllReduce with a pa
 and an FP32_ARRIVAL AUTO Reduce; a NACKed COMMIT) is observed once; each test then changes
 what the monitors saw in one way a broken design could (a flipped result bit, a reserved bit, a
 padding bit, a lost or extra frame, a wrong response, a truncated frame, a wrong counter, busy
-left high, a run that never settles) and checks that the scoreboard reports exactly that
+left high, busy rising with no COMMIT, a run that never settles) and checks that the scoreboard reports exactly that
 kind, naming where.  The unchanged run passes, so every failure below comes from the change."""
 import copy
 import random
@@ -192,11 +192,34 @@ def test_busy_low_while_a_result_frame_is_sent_is_caught(observed):
     dip = frame.cycles[0]
     run.busy_changes += [(dip, False), (dip + 1, True)]        # low for the frame's first beat only
     kinds = _kinds(sc, run)
-    assert kinds == ["busy"], kinds
+    assert kinds == ["busy", "busy-rise"], kinds                # (and it rose again with no COMMIT)
     # the last two beats of a frame may leave after busy fell (docs/protocol.md): not a failure
     run.busy_changes = [c for c in run.busy_changes if c[0] not in (dip, dip + 1)] + [
         (frame.cycles[-2], False), (frame.cycles[-1] + 1, True)]
     assert "busy" not in _kinds(sc, run)
+
+
+def test_busy_rising_with_no_commit_is_caught(observed):
+    """busy rises two edges after a successful COMMIT's last beat and at no other time: the same
+    rise one edge early or late, or a second rise between operations (work left over from before
+    a reset, say), is a busy-rise mismatch naming the cycle."""
+    sc, run = observed
+    rises = [c for (c, v), (_, was) in zip(sorted(run.busy_changes), [(0, False)] + sorted(run.busy_changes))
+             if v and not was]
+    commits = {f.cycles[-1] for p in (0, 1) for f in run.rx[p]
+               if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL and P.get_field(f.beats[0], "opcode") == P.OP_COMMIT}
+    assert rises and all(c - 2 in commits for c in rises)       # the observed run: every rise explained
+    for shift in (-1, 1):
+        broken = copy.deepcopy(run)
+        first = min(broken.busy_changes)
+        broken.busy_changes = [(first[0] + shift, first[1])] + [c for c in broken.busy_changes if c != first]
+        report = check(sc, broken)
+        assert [m.kind for m in report.mismatches] == ["busy-rise"], report.mismatches
+        assert f"cycle {first[0] + shift}" in report.first().message
+    broken = copy.deepcopy(run)
+    idle = max(c for c, v in broken.busy_changes if not v) + 5   # after the last fall: a blip
+    broken.busy_changes += [(idle, True), (idle + 1, False)]
+    assert _kinds(sc, broken) == ["busy-rise"]
 
 
 def test_a_bubble_inside_a_reduce_result_frame_is_a_transmit_stall(observed):
