@@ -238,6 +238,24 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         from_end = modbv(0)[MAP_BITS:]
         mask = modbv(0)[MAP_BITS:]
         cmap = intbv(0)[MAP_BITS:]
+        prev_mask = intbv(0)[MAP_BITS:]
+        prev_admit = bool(0)
+        cleared = bool(0)
+        dup = bool(0)
+        nr = intbv(0)[10:]
+        # the two frames processed this cycle (at most), picked before the walk
+        e_p0 = intbv(0)[HOLD_W:]
+        e_p1 = intbv(0)[HOLD_W:]
+        first_entry = intbv(0)[HOLD_W:]
+        second_entry = intbv(0)[HOLD_W:]
+        first_valid = bool(0)
+        first_head = bool(0)
+        first_p0 = bool(0)
+        second_valid = bool(0)
+        second_head = bool(0)
+        second_p0 = bool(0)
+        done_first = bool(0)
+        done_second = bool(0)
         if rst:
             st_valid.next = 0
             op_open.next = 0
@@ -302,33 +320,57 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 orp[:] = orp + 1
                 oc[:] = oc - 1
 
-            # Candidates in processing order: the two oldest waiting frames, then this cycle's
-            # frames (port 0 first).  At most one verdict per port per cycle; the first frame
-            # that cannot be processed now (a held COMMIT, or its port already answered) stops
-            # the walk, and every later frame waits behind it.
+            # The walk over this cycle's candidates in processing order: the two oldest waiting
+            # frames, then this cycle's frames (port 0 first).  At most one verdict per port per
+            # cycle, so at most two frames are processed: the first candidate and the one after it
+            # (if it is on the other port and the first was not held).  Both are picked here from
+            # the queue's count and the valid pulses alone (no verdict involved), so the walk has
+            # two steps, not four.  A frame of this cycle that is not processed waits, in order.
+            e_p0[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
+            e_p1[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
+            first_valid = False
+            first_head = False
+            first_p0 = False
+            second_valid = False
+            second_head = False
+            second_p0 = False
+            if hc >= 1:
+                first_valid = True
+                first_head = True
+                first_entry[:] = hold_head0
+                if hc >= 2:
+                    second_valid = True
+                    second_head = True
+                    second_entry[:] = hold_head1
+                elif p0_frame.valid:
+                    second_valid = True
+                    second_p0 = True
+                    second_entry[:] = e_p0
+                elif p1_frame.valid:
+                    second_valid = True
+                    second_entry[:] = e_p1
+            elif p0_frame.valid:
+                first_valid = True
+                first_p0 = True
+                first_entry[:] = e_p0
+                if p1_frame.valid:
+                    second_valid = True
+                    second_entry[:] = e_p1
+            elif p1_frame.valid:
+                first_valid = True
+                first_entry[:] = e_p1
             popped[:] = 0
-            for k in range(4):
-                frame_valid = False
+            done_first = False
+            done_second = False
+            prev_admit = False
+            cleared = False
+            for k in range(2):
                 if k == 0:
-                    if hc >= 1:
-                        frame_valid = True
-                        entry[:] = hold_head0
-                elif k == 1:
-                    if hc >= 2:
-                        frame_valid = True
-                        entry[:] = hold_head1
-                elif k == 2:
-                    if hc > 2:
-                        stopped = True      # a third waiting frame comes before this cycle's frames
-                    if p0_frame.valid:
-                        frame_valid = True
-                        entry[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats,
-                                          p0_frame.header[HDR_BITS:0])
+                    frame_valid = first_valid
+                    entry[:] = first_entry
                 else:
-                    if p1_frame.valid:
-                        frame_valid = True
-                        entry[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats,
-                                          p1_frame.header[HDR_BITS:0])
+                    frame_valid = second_valid
+                    entry[:] = second_entry
                 if frame_valid and not stopped:
                     port = bool(entry[H_PORT])
                     if (port and used1) or (not port and used0):
@@ -383,6 +425,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                 is_open = True
                                 is_busy = True
                                 dmap[:] = 0
+                                cleared = True
                                 oc[:] = 0
                                 done_pairs[:] = 0
                                 members[:] = 0
@@ -429,7 +472,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                         else:
                             need[:] = (n + 31) >> 5
                         r_first[:] = offset[13:4]
-                        r_end[:] = (frame_end + 15) >> 4
+                        # ranges [r_first, r_end): for a frame that passes the range rule (offset a
+                        # multiple of 16) r_end = (offset + n + 15) >> 4, without frame_end's carry chain
+                        nr[:] = (n + 15) >> 4
+                        r_end[:] = r_first + nr
                         # ranges [r_first, r_end) as the XOR of two thermometer codes (bits from r_first
                         # up, bits from r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first),
                         # and the same bits whenever r_first <= r_end, which holds for every frame
@@ -438,7 +484,18 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                         from_end[:] = MAP_ONES << r_end
                         mask[:] = from_first ^ from_end
                         mask[:] = mask << (contributor * MAX_RANGES)
-                        cmap[:] = dmap & mask
+                        # Duplicate: against the map as registered (unless the first frame's COMMIT
+                        # emptied it) and against the ranges the first frame admitted in this cycle, each
+                        # read in parallel, not through the map as the first frame updated it
+                        dup = False
+                        if not cleared:
+                            cmap[:] = dup_map & mask
+                            if cmap != 0:
+                                dup = True
+                        if prev_admit:
+                            cmap[:] = prev_mask & mask
+                            if cmap != 0:
+                                dup = True
                         if too_long:
                             code[:] = DROP_TOO_LONG
                         elif not is_open:
@@ -455,13 +512,15 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             code[:] = DROP_RANGE
                         elif beats != need + 1:
                             code[:] = DROP_LENGTH
-                        elif cmap != 0:
+                        elif dup:
                             code[:] = DROP_DUPLICATE
                         else:
                             admit = True
                             code[:] = EV_ADMITTED
                             dmap[:] = dmap | mask
-                            done_pairs[:] = done_pairs + (r_end - r_first)
+                            prev_admit = True
+                            prev_mask[:] = mask
+                            done_pairs[:] = done_pairs + nr
                             if done_pairs == all_pairs:
                                 is_open = False     # the last range has all its contributors
                             if active[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL:
@@ -473,8 +532,14 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                 oc[:] = oc + 1
                     if not stopped:
                         # Every frame gets a verdict: a CONTROL frame's bank is freed (never admitted).
-                        if k < 2:
-                            popped[:] = popped + 1
+                        if k == 0:
+                            done_first = True
+                            if first_head:
+                                popped[:] = popped + 1
+                        else:
+                            done_second = True
+                            if second_head:
+                                popped[:] = popped + 1
                         if port:
                             used1 = True
                             p1_event.valid.next = 1
@@ -489,11 +554,16 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             p0_verdict.valid.next = 1
                             p0_verdict.admit.next = admit
                             p0_verdict.bank.next = bank
-                # a frame of this cycle that was not processed waits, in order
-                if k >= 2 and frame_valid and stopped:
-                    hwp[:] = hrp + hc
-                    hold_mem[hwp].next = entry
-                    hc[:] = hc + 1
+            # this cycle's frames that were not processed wait, in order
+            if p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and done_second)):
+                hwp[:] = hrp + hc
+                hold_mem[hwp].next = e_p0
+                hc[:] = hc + 1
+            if p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
+                                       (second_valid and not second_head and not second_p0 and done_second)):
+                hwp[:] = hrp + hc
+                hold_mem[hwp].next = e_p1
+                hc[:] = hc + 1
             hrp[:] = hrp + popped
             hc[:] = hc - popped
 
