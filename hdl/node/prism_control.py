@@ -238,7 +238,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         from_end = modbv(0)[MAP_BITS:]
         mask = modbv(0)[MAP_BITS:]
         cmap = intbv(0)[MAP_BITS:]
-        prev_mask = intbv(0)[MAP_BITS:]
+        prev_c = intbv(0)[3:]
+        prev_rf = intbv(0)[9:]
+        prev_re = intbv(0)[9:]
+        dup_reg = intbv(0)[4:]
+        src = intbv(0)[2:]
+        first_src = intbv(0)[2:]
+        second_src = intbv(0)[2:]
         prev_admit = bool(0)
         cleared = bool(0)
         dup = bool(0)
@@ -338,27 +344,65 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 first_valid = True
                 first_head = True
                 first_entry[:] = hold_head0
+                first_src[:] = 0
                 if hc >= 2:
                     second_valid = True
                     second_head = True
                     second_entry[:] = hold_head1
+                    second_src[:] = 1
                 elif p0_frame.valid:
                     second_valid = True
                     second_p0 = True
                     second_entry[:] = e_p0
+                    second_src[:] = 2
                 elif p1_frame.valid:
                     second_valid = True
                     second_entry[:] = e_p1
+                    second_src[:] = 3
             elif p0_frame.valid:
                 first_valid = True
                 first_p0 = True
                 first_entry[:] = e_p0
+                first_src[:] = 2
                 if p1_frame.valid:
                     second_valid = True
                     second_entry[:] = e_p1
+                    second_src[:] = 3
             elif p1_frame.valid:
                 first_valid = True
                 first_entry[:] = e_p1
+                first_src[:] = 3
+            # Every candidate's ranges against the duplicate map as registered, the four in
+            # parallel with the pick: the walk then selects a bit, not a frame to check
+            dup_reg[:] = 0
+            for s in range(4):
+                if s == 0:
+                    hdr[:] = hold_head0[HDR_BITS:0]
+                elif s == 1:
+                    hdr[:] = hold_head1[HDR_BITS:0]
+                elif s == 2:
+                    hdr[:] = p0_frame.header[HDR_BITS:0]
+                else:
+                    hdr[:] = p1_frame.header[HDR_BITS:0]
+                contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+                n[:] = hdr[F_N_END:F_N_LSB]
+                r_first[:] = offset[13:4]
+                # ranges [r_first, r_end): for a frame that passes the range rule (offset a
+                # multiple of 16) r_end = (offset + n + 15) >> 4, without the carry chain of offset + n
+                nr[:] = (n + 15) >> 4
+                r_end[:] = r_first + nr
+                # the ranges' bits as the XOR of two thermometer codes (bits from r_first up, bits from
+                # r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first), and the same bits
+                # whenever r_first <= r_end, which holds for every frame that passes the range rule
+                # (the only frames whose mask is read)
+                from_first[:] = MAP_ONES << r_first
+                from_end[:] = MAP_ONES << r_end
+                mask[:] = from_first ^ from_end
+                mask[:] = mask << (contributor * MAX_RANGES)
+                cmap[:] = dup_map & mask
+                if cmap != 0:
+                    dup_reg[s] = 1
             popped[:] = 0
             done_first = False
             done_second = False
@@ -368,9 +412,11 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 if k == 0:
                     frame_valid = first_valid
                     entry[:] = first_entry
+                    src[:] = first_src
                 else:
                     frame_valid = second_valid
                     entry[:] = second_entry
+                    src[:] = second_src
                 if frame_valid and not stopped:
                     port = bool(entry[H_PORT])
                     if (port and used1) or (not port and used0):
@@ -471,31 +517,23 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             need[:] = n             # one partial per beat
                         else:
                             need[:] = (n + 31) >> 5
+                        # its ranges and their bits in the map, as computed for the duplicate check above
                         r_first[:] = offset[13:4]
-                        # ranges [r_first, r_end): for a frame that passes the range rule (offset a
-                        # multiple of 16) r_end = (offset + n + 15) >> 4, without frame_end's carry chain
                         nr[:] = (n + 15) >> 4
                         r_end[:] = r_first + nr
-                        # ranges [r_first, r_end) as the XOR of two thermometer codes (bits from r_first
-                        # up, bits from r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first),
-                        # and the same bits whenever r_first <= r_end, which holds for every frame
-                        # that passes the range rule (the only frames whose mask is read)
                         from_first[:] = MAP_ONES << r_first
                         from_end[:] = MAP_ONES << r_end
                         mask[:] = from_first ^ from_end
                         mask[:] = mask << (contributor * MAX_RANGES)
-                        # Duplicate: against the map as registered (unless the first frame's COMMIT
-                        # emptied it) and against the ranges the first frame admitted in this cycle, each
-                        # read in parallel, not through the map as the first frame updated it
+                        # Duplicate: against the map as registered (checked for every candidate before
+                        # the walk; void if the first frame's COMMIT emptied the map), or against the
+                        # ranges the first frame admitted in this cycle (same contributor, overlapping
+                        # intervals; both frames passed the range rule, so both are non-empty)
                         dup = False
-                        if not cleared:
-                            cmap[:] = dup_map & mask
-                            if cmap != 0:
-                                dup = True
-                        if prev_admit:
-                            cmap[:] = prev_mask & mask
-                            if cmap != 0:
-                                dup = True
+                        if not cleared and dup_reg[src]:
+                            dup = True
+                        if prev_admit and prev_c == contributor and prev_rf < r_end and r_first < prev_re:
+                            dup = True
                         if too_long:
                             code[:] = DROP_TOO_LONG
                         elif not is_open:
@@ -519,7 +557,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             code[:] = EV_ADMITTED
                             dmap[:] = dmap | mask
                             prev_admit = True
-                            prev_mask[:] = mask
+                            prev_c[:] = contributor
+                            prev_rf[:] = r_first
+                            prev_re[:] = r_end
                             done_pairs[:] = done_pairs + nr
                             if done_pairs == all_pairs:
                                 is_open = False     # the last range has all its contributors
