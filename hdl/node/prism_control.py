@@ -37,6 +37,19 @@ waiting) and are processed in order once the datapath is free.  So every
 answer depends only on the processing order, never on timing, which is what
 lets the transaction-level model predict it.
 
+Structure (logic depth).  One verdict per port per cycle means at most two frames are
+processed in a cycle: the first candidate in processing order (the oldest waiting frame, else
+port 0's, else port 1's frame of this cycle) and the one after it, if it is on the other port
+and the first was not held.  Both are picked up front from the hold queue's count and the
+valid pulses alone, so the walk has two steps (not one per candidate, four, each reading the
+context the one before it updated).  The costly part of a DATA verdict, the duplicate check
+(the frame's ranges, a 2,048-bit mask, against the map), is done for all four candidates in
+parallel with the pick, against the map as registered; the walk selects a bit.  The second
+frame's check against the first frame's admission in the same cycle is an interval compare
+(same contributor, [r_first, r_end) overlapping), and a COMMIT before it voids the map.  The
+range end is r_first + ceil(n / 16) (offset a multiple of 16 for every frame whose ranges are
+read), without offset + n's carry chain.
+
 `op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
 result bookkeeping).
