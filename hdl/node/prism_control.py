@@ -37,6 +37,19 @@ waiting) and are processed in order once the datapath is free.  So every
 answer depends only on the processing order, never on timing, which is what
 lets the transaction-level model predict it.
 
+Structure (logic depth).  One verdict per port per cycle means at most two frames are
+processed in a cycle: the first candidate in processing order (the oldest waiting frame, else
+port 0's, else port 1's frame of this cycle) and the one after it, if it is on the other port
+and the first was not held.  Both are picked up front from the hold queue's count and the
+valid pulses alone, so the walk has two steps (not one per candidate, four, each reading the
+context the one before it updated).  The costly part of a DATA verdict, the duplicate check
+(the frame's ranges, a 2,048-bit mask, against the map), is done for all four candidates in
+parallel with the pick, against the map as registered; the walk selects a bit.  The second
+frame's check against the first frame's admission in the same cycle is an interval compare
+(same contributor, [r_first, r_end) overlapping), and a COMMIT before it voids the map.  The
+range end is r_first + ceil(n / 16) (offset a multiple of 16 for every frame whose ranges are
+read), without offset + n's carry chain.
+
 `op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
 result bookkeeping).
@@ -238,6 +251,30 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         from_end = modbv(0)[MAP_BITS:]
         mask = modbv(0)[MAP_BITS:]
         cmap = intbv(0)[MAP_BITS:]
+        prev_c = intbv(0)[3:]
+        prev_rf = intbv(0)[9:]
+        prev_re = intbv(0)[9:]
+        dup_reg = intbv(0)[4:]
+        src = intbv(0)[2:]
+        first_src = intbv(0)[2:]
+        second_src = intbv(0)[2:]
+        prev_admit = bool(0)
+        cleared = bool(0)
+        dup = bool(0)
+        nr = intbv(0)[10:]
+        # the two frames processed this cycle (at most), picked before the walk
+        e_p0 = intbv(0)[HOLD_W:]
+        e_p1 = intbv(0)[HOLD_W:]
+        first_entry = intbv(0)[HOLD_W:]
+        second_entry = intbv(0)[HOLD_W:]
+        first_valid = bool(0)
+        first_head = bool(0)
+        first_p0 = bool(0)
+        second_valid = bool(0)
+        second_head = bool(0)
+        second_p0 = bool(0)
+        done_first = bool(0)
+        done_second = bool(0)
         if rst:
             st_valid.next = 0
             op_open.next = 0
@@ -302,33 +339,97 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 orp[:] = orp + 1
                 oc[:] = oc - 1
 
-            # Candidates in processing order: the two oldest waiting frames, then this cycle's
-            # frames (port 0 first).  At most one verdict per port per cycle; the first frame
-            # that cannot be processed now (a held COMMIT, or its port already answered) stops
-            # the walk, and every later frame waits behind it.
-            popped[:] = 0
-            for k in range(4):
-                frame_valid = False
-                if k == 0:
-                    if hc >= 1:
-                        frame_valid = True
-                        entry[:] = hold_head0
-                elif k == 1:
-                    if hc >= 2:
-                        frame_valid = True
-                        entry[:] = hold_head1
-                elif k == 2:
-                    if hc > 2:
-                        stopped = True      # a third waiting frame comes before this cycle's frames
-                    if p0_frame.valid:
-                        frame_valid = True
-                        entry[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats,
-                                          p0_frame.header[HDR_BITS:0])
+            # The walk over this cycle's candidates in processing order: the two oldest waiting
+            # frames, then this cycle's frames (port 0 first).  At most one verdict per port per
+            # cycle, so at most two frames are processed: the first candidate and the one after it
+            # (if it is on the other port and the first was not held).  Both are picked here from
+            # the queue's count and the valid pulses alone (no verdict involved), so the walk has
+            # two steps, not four.  A frame of this cycle that is not processed waits, in order.
+            e_p0[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
+            e_p1[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
+            first_valid = False
+            first_head = False
+            first_p0 = False
+            second_valid = False
+            second_head = False
+            second_p0 = False
+            if hc >= 1:
+                first_valid = True
+                first_head = True
+                first_entry[:] = hold_head0
+                first_src[:] = 0
+                if hc >= 2:
+                    second_valid = True
+                    second_head = True
+                    second_entry[:] = hold_head1
+                    second_src[:] = 1
+                elif p0_frame.valid:
+                    second_valid = True
+                    second_p0 = True
+                    second_entry[:] = e_p0
+                    second_src[:] = 2
+                elif p1_frame.valid:
+                    second_valid = True
+                    second_entry[:] = e_p1
+                    second_src[:] = 3
+            elif p0_frame.valid:
+                first_valid = True
+                first_p0 = True
+                first_entry[:] = e_p0
+                first_src[:] = 2
+                if p1_frame.valid:
+                    second_valid = True
+                    second_entry[:] = e_p1
+                    second_src[:] = 3
+            elif p1_frame.valid:
+                first_valid = True
+                first_entry[:] = e_p1
+                first_src[:] = 3
+            # Every candidate's ranges against the duplicate map as registered, the four in
+            # parallel with the pick: the walk then selects a bit, not a frame to check
+            dup_reg[:] = 0
+            for s in range(4):
+                if s == 0:
+                    hdr[:] = hold_head0[HDR_BITS:0]
+                elif s == 1:
+                    hdr[:] = hold_head1[HDR_BITS:0]
+                elif s == 2:
+                    hdr[:] = p0_frame.header[HDR_BITS:0]
                 else:
-                    if p1_frame.valid:
-                        frame_valid = True
-                        entry[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats,
-                                          p1_frame.header[HDR_BITS:0])
+                    hdr[:] = p1_frame.header[HDR_BITS:0]
+                contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+                n[:] = hdr[F_N_END:F_N_LSB]
+                r_first[:] = offset[13:4]
+                # ranges [r_first, r_end): for a frame that passes the range rule (offset a
+                # multiple of 16) r_end = (offset + n + 15) >> 4, without the carry chain of offset + n
+                nr[:] = (n + 15) >> 4
+                r_end[:] = r_first + nr
+                # the ranges' bits as the XOR of two thermometer codes (bits from r_first up, bits from
+                # r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first), and the same bits
+                # whenever r_first <= r_end, which holds for every frame that passes the range rule
+                # (the only frames whose mask is read)
+                from_first[:] = MAP_ONES << r_first
+                from_end[:] = MAP_ONES << r_end
+                mask[:] = from_first ^ from_end
+                mask[:] = mask << (contributor * MAX_RANGES)
+                cmap[:] = dup_map & mask
+                if cmap != 0:
+                    dup_reg[s] = 1
+            popped[:] = 0
+            done_first = False
+            done_second = False
+            prev_admit = False
+            cleared = False
+            for k in range(2):
+                if k == 0:
+                    frame_valid = first_valid
+                    entry[:] = first_entry
+                    src[:] = first_src
+                else:
+                    frame_valid = second_valid
+                    entry[:] = second_entry
+                    src[:] = second_src
                 if frame_valid and not stopped:
                     port = bool(entry[H_PORT])
                     if (port and used1) or (not port and used0):
@@ -383,6 +484,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                 is_open = True
                                 is_busy = True
                                 dmap[:] = 0
+                                cleared = True
                                 oc[:] = 0
                                 done_pairs[:] = 0
                                 members[:] = 0
@@ -428,17 +530,23 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             need[:] = n             # one partial per beat
                         else:
                             need[:] = (n + 31) >> 5
+                        # its ranges and their bits in the map, as computed for the duplicate check above
                         r_first[:] = offset[13:4]
-                        r_end[:] = (frame_end + 15) >> 4
-                        # ranges [r_first, r_end) as the XOR of two thermometer codes (bits from r_first
-                        # up, bits from r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first),
-                        # and the same bits whenever r_first <= r_end, which holds for every frame
-                        # that passes the range rule (the only frames whose mask is read)
+                        nr[:] = (n + 15) >> 4
+                        r_end[:] = r_first + nr
                         from_first[:] = MAP_ONES << r_first
                         from_end[:] = MAP_ONES << r_end
                         mask[:] = from_first ^ from_end
                         mask[:] = mask << (contributor * MAX_RANGES)
-                        cmap[:] = dmap & mask
+                        # Duplicate: against the map as registered (checked for every candidate before
+                        # the walk; void if the first frame's COMMIT emptied the map), or against the
+                        # ranges the first frame admitted in this cycle (same contributor, overlapping
+                        # intervals; both frames passed the range rule, so both are non-empty)
+                        dup = False
+                        if not cleared and dup_reg[src]:
+                            dup = True
+                        if prev_admit and prev_c == contributor and prev_rf < r_end and r_first < prev_re:
+                            dup = True
                         if too_long:
                             code[:] = DROP_TOO_LONG
                         elif not is_open:
@@ -455,13 +563,17 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             code[:] = DROP_RANGE
                         elif beats != need + 1:
                             code[:] = DROP_LENGTH
-                        elif cmap != 0:
+                        elif dup:
                             code[:] = DROP_DUPLICATE
                         else:
                             admit = True
                             code[:] = EV_ADMITTED
                             dmap[:] = dmap | mask
-                            done_pairs[:] = done_pairs + (r_end - r_first)
+                            prev_admit = True
+                            prev_c[:] = contributor
+                            prev_rf[:] = r_first
+                            prev_re[:] = r_end
+                            done_pairs[:] = done_pairs + nr
                             if done_pairs == all_pairs:
                                 is_open = False     # the last range has all its contributors
                             if active[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL:
@@ -473,8 +585,14 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                 oc[:] = oc + 1
                     if not stopped:
                         # Every frame gets a verdict: a CONTROL frame's bank is freed (never admitted).
-                        if k < 2:
-                            popped[:] = popped + 1
+                        if k == 0:
+                            done_first = True
+                            if first_head:
+                                popped[:] = popped + 1
+                        else:
+                            done_second = True
+                            if second_head:
+                                popped[:] = popped + 1
                         if port:
                             used1 = True
                             p1_event.valid.next = 1
@@ -489,11 +607,16 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             p0_verdict.valid.next = 1
                             p0_verdict.admit.next = admit
                             p0_verdict.bank.next = bank
-                # a frame of this cycle that was not processed waits, in order
-                if k >= 2 and frame_valid and stopped:
-                    hwp[:] = hrp + hc
-                    hold_mem[hwp].next = entry
-                    hc[:] = hc + 1
+            # this cycle's frames that were not processed wait, in order
+            if p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and done_second)):
+                hwp[:] = hrp + hc
+                hold_mem[hwp].next = e_p0
+                hc[:] = hc + 1
+            if p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
+                                       (second_valid and not second_head and not second_p0 and done_second)):
+                hwp[:] = hrp + hc
+                hold_mem[hwp].next = e_p1
+                hc[:] = hc + 1
             hrp[:] = hrp + popped
             hc[:] = hc - popped
 

@@ -11,8 +11,8 @@ from cosim.mutation.source_map import myhdl_source, split_label
 CASES = [
     ("prism_control0_resp_rp <= (prism_control0_resp_rp + 1);", "hdl/node/prism_control.py",
      "resp_rp.next = resp_rp + 1"),
-    ("prism_control0_admit_control_r_end = ((prism_control0_admit_control_frame_end + 15) >>> 4);",
-     "hdl/node/prism_control.py", "r_end[:] = (frame_end + 15) >> 4"),
+    ("prism_control0_admit_control_r_end = ((prism_control0_admit_control_count + 15) >>> 4);",
+     "hdl/node/prism_control.py", "r_end[:] = (count + 15) >> 4"),
     ("prism_counters0_mem[32] <= (prism_counters0_mem[32] + prism_completion0_ranges_done);",
      "hdl/node/prism_counters.py", "+ ranges_done"),
     ("if ((prism_completion0_ranges_done != 0)) begin", "hdl/node/prism_counters.py", "if ranges_done != 0:"),
