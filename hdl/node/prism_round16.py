@@ -1,17 +1,17 @@
 """Sixteen-lane rounding stage of the node's read-out: one tile per cycle, three register stages.
 
-Rounds the 16 elements of a tile to one result format (INT8 / FP16 / BF16 / FP32).
-The arithmetic is not written here: each lane calls the MyHDL functions of the
-unit-tested blocks, which convert to Verilog functions --
-hdl/arith/number_decoder.py (element_fields, magnitude_function: an FP32 input's
-exact term's magnitude) and hdl/arith/kulisch_round.py (rounder_functions: magnitude,
-normalise, INT8 rounding, round and pack; round_kind), so this block computes
-exactly what hdl/arith/kulisch_round.py and hdl/arith/fp32_round.py compute
-(and golden.arith.formats.round_exact / fp32_to_format).  It applies them to 16
-lanes in one clocked process per stage with a constant-bound loop, because the
-node's read-out needs a whole tile per cycle and 16 x 2 separately
-instantiated rounders make the node's elaboration and MyHDL simulation several
-times slower (one MyHDL process per pipeline step and lane).
+Rounds the 16 elements of a tile to one result format (INT8 / FP16 / BF16 / FP32),
+bit-exactly as hdl/arith/kulisch_round.py and hdl/arith/fp32_round.py (and
+golden.arith.formats.round_exact / fp32_to_format).  Those single-value blocks
+normalise with a W-bit negate and a nine-step leading-zero shift (about 60 LUT
+levels in all); at one tile per cycle every stage here must stay within a few
+LUT levels (issue 34: at most 8 from register to register), so this block has
+its own datapath, built so that no step has a W-bit carry chain or a chain of
+dependent shifts (see "Datapath" below).  It handles 16 lanes in one clocked
+process per stage with a constant-bound loop, because the node's read-out needs
+a whole tile per cycle and 16 x 2 separately instantiated rounders make the
+node's elaboration and MyHDL simulation several times slower (one MyHDL
+process per pipeline step and lane).
 
 Input per lane, one of (`from_fp32`):
   0  exact value: W-bit two's-complement Kulisch state (LSB weight 2^-149) with
@@ -28,11 +28,36 @@ saturates to [-128, 127].  Specials in priority order: NaN, or +inf with -inf
 +inf (INT8 saturates).
 
 Latency STAGES = 3 (the node's setting, hdl/node/prism_readout.py ROUND_STAGES; registered
-outputs).  Formats 4 (EXACT) and up give 0.  The lane's path is split at two register stages
-(docs/hdl_sizes.md, "Logic depth per stage", gives what each costs):
-    decode + magnitude | normalise + INT8 rounding | round and pack
-A reset clears the tiles in flight.  (One- and two-stage forms were measured there and
-removed, the node using neither: the git history has them.)
+outputs).  Formats 4 (EXACT) and up give 0.  A reset clears the tiles in flight.  (One- and
+two-stage forms of the earlier datapath were measured in docs/hdl_sizes.md and removed, the node
+using neither: the git history has them.)
+
+Datapath per lane (mag: the one's-complement magnitude, |value| = mag + neg; P: the bit of the
+format's smallest normal, 23 for FP32/BF16 (and INT8, whose exponent is unused), 135 for FP16):
+  1. magnitude and leading-one search.  A Kulisch value v gives mag = v, or ~v and neg = 1 when
+     negative: the +1 of the negate is never added across W bits (a 320-bit carry chain is 20
+     levels), it is folded into the rounding in step 3.  The leading one of mag with bit P set
+     (so a value below 2^emin keeps the subnormal exponent, as the old shift limit did) is found
+     as a tree: per SEG-bit segment, whether it holds a one (the highest such segment is the
+     leading one's: its index) and where its own highest one is (every segment's place is
+     registered; step 2 picks one).  An FP32 value's magnitude is sig << (exponent - 1) and its
+     leading one's place is known from its exponent, max(exponent + 22, P); no search.
+  2. normalising shift, split in two: a coarse shift by segment (the three segments from the
+     leading one's down) and a fine one by the place within it; the KEEP = 25 bits from the
+     leading one down (FP32's significand and guard) go on.  Sticky: whether any bit of v below
+     them is set -- |v| has the same low zeros as v, so it is read from v's bits (the region's
+     low bits under a mask by place, the segments below the region under a mask by index).  The
+     biased exponent (place - P + 1, or 0 when the leading one found is only bit P's) and the
+     INT8 rounding's inputs (v's low byte, guard, sticky, whether the bits above are all 0 / 1)
+     are computed beside the shift.
+  3. round and pack.  With |v| = mag + 1 the +1 reaches the kept bits only when no bit of v
+     below them is set (carry = neg and not sticky); then the value there is exact and rounding
+     up is guard | (low bits all ones & lsb), else the usual guard & (sticky | low bits | lsb):
+     one increment either way.  The pattern {exponent, fraction} and the pattern + 1 are formed
+     beside that decision, each one's overflow to infinity read from its exponent field
+     (a rounding carry moves into the exponent by itself).  INT8 rounds v in two's complement
+     (round half to even is symmetric) or |x| with its sign (FP32), then saturates.
+Figures (synth_xilinx -family xcup, 16 lanes, LUT levels with a CARRY4 a quarter): docs/hdl_sizes.md.
 
 Ports (widths from the signals; lanes = len(out_bits) / 32, 16 in the node, fewer
 only to measure one lane; W = len(in_values) / lanes):
