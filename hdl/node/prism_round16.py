@@ -146,7 +146,10 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
     # the biased exponent before rounding, and the INT8 rounding's inputs.
     s2_valid = Signal(bool(0))
     s2_tag = Signal(intbv(0)[len(in_tag):])
-    s2_format = Signal(intbv(0)[3:])
+    s2_is_fp32 = Signal(bool(0))            # the result format, decoded
+    s2_is_bf16 = Signal(bool(0))
+    s2_is_fp16 = Signal(bool(0))
+    s2_is_int8 = Signal(bool(0))
     s2_fp32 = Signal(bool(0))
     s2_keep = Signal(intbv(0)[KEEP * lanes:])
     s2_sticky = Signal(intbv(0)[lanes:])
@@ -347,7 +350,10 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
             s2_valid.next = s1_valid
             s2_tag.next = s1_tag
             if s1_valid:
-                s2_format.next = s1_format
+                s2_is_fp32.next = s1_format == FMT_FP32
+                s2_is_bf16.next = s1_format == FMT_BF16
+                s2_is_fp16.next = s1_format == FMT_FP16
+                s2_is_int8.next = s1_format == FMT_INT8
                 s2_fp32.next = s1_fp32
                 s2_sign.next = s1_sign
                 s2_kind.next = s1_kind
@@ -439,7 +445,9 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
         base_up = modbv(0)[32:]
         pattern = modbv(0)[32:]
         byte = modbv(0)[8:]
-        rounded = modbv(0)[9:]
+        byte_up = modbv(0)[8:]
+        int_down = modbv(0)[8:]
+        int_up_bits = modbv(0)[8:]
         int8 = modbv(0)[8:]
         bits = intbv(0)[32:]
         res = intbv(0)[32 * lanes:]
@@ -451,6 +459,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
         guard = bool(0)
         up = bool(0)
         int_up = bool(0)
+        upper_any = bool(0)
         frac_full = bool(0)
         inf_down = bool(0)
         inf_up = bool(0)
@@ -474,7 +483,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                     bits[:] = 0
                     # the pattern rounded down (base) and up (base + 1) are formed beside the rounding
                     # decision; each one's overflow to infinity is read from its exponent field
-                    if s2_format == FMT_FP32:
+                    if s2_is_fp32:
                         guard = bool(keep[0])
                         if carry:
                             up = guard or bool(keep[1])
@@ -482,7 +491,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                             up = guard and (sticky or bool(keep[1]))
                         base[:] = concat(expo, keep[KEEP - 1:1])
                         frac_full = keep[KEEP - 1:1] == FRAC_ONES_FP32
-                    elif s2_format == FMT_BF16:
+                    elif s2_is_bf16:
                         guard = bool(keep[16])
                         low16[:] = keep[16:0]
                         if carry:
@@ -501,7 +510,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                         base[:] = concat(expo, keep[KEEP - 1:14])
                         frac_full = keep[KEEP - 1:14] == 0x3FF
                     base_up[:] = base + 1
-                    if s2_format == FMT_FP16:
+                    if s2_is_fp16:
                         inf_down = expo[9:5] != 0 or expo[5:0] == 31
                         inf_up = inf_down or (expo == 30 and frac_full)
                     else:
@@ -513,7 +522,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                     else:
                         pattern[:] = base
                         inf = inf_down
-                    if s2_format == FMT_FP32:
+                    if s2_is_fp32:
                         if inf:
                             pattern[:] = INF_FP32
                         if kind == KIND_NAN:
@@ -524,7 +533,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                             bits[:] = NEG_INF_FP32
                         else:
                             bits[:] = concat(sign, pattern[31:0])
-                    elif s2_format == FMT_BF16:
+                    elif s2_is_bf16:
                         if inf:
                             pattern[:] = INF_BF16
                         if kind == KIND_NAN:
@@ -535,7 +544,7 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                             bits[:] = NEG_INF_BF16
                         else:
                             bits[:] = concat(sign, pattern[15:0])
-                    elif s2_format == FMT_FP16:
+                    elif s2_is_fp16:
                         if inf:
                             pattern[:] = INF_FP16
                         if kind == KIND_NAN:
@@ -546,32 +555,52 @@ def prism_round16(clk, rst, in_valid, from_fp32, in_values, in_flags, in_fp32, i
                             bits[:] = NEG_INF_FP16
                         else:
                             bits[:] = concat(sign, pattern[15:0])
-                    elif s2_format == FMT_INT8:
-                        # round to nearest even at 2^0, saturate to [-128, 127]
+                    elif s2_is_int8:
+                        # round to nearest even at 2^0, saturate to [-128, 127]; the results with the
+                        # integer part rounded down (int_down) and up (int_up_bits) are formed beside
+                        # the rounding decision
                         byte[:] = s2_int_byte >> (8 * lane)
+                        byte_up[:] = byte + 1
                         int_up = bool(s2_int_guard[lane]) and (bool(s2_int_sticky[lane]) or bool(byte[0]))
+                        upper_any = bool(s2_int_upper_any[lane])
                         if s2_fp32:
-                            # |x| and its sign
-                            rounded[:] = byte + int_up
+                            # |x| and its sign: -|x| rounded is ~byte + 1 down, ~byte up
                             if sign:
-                                if s2_int_upper_any[lane] or rounded[8] or (rounded[7] and rounded[7:0] != 0):
-                                    int8[:] = 0x80
+                                if upper_any or (byte[7] and byte[7:0] != 0):
+                                    int_down[:] = 0x80
                                 else:
-                                    int8[:] = (byte ^ 0xFF) + (not int_up)
+                                    int_down[:] = (byte ^ 0xFF) + 1
+                                if upper_any or byte[7]:
+                                    int_up_bits[:] = 0x80
+                                else:
+                                    int_up_bits[:] = byte ^ 0xFF
                             else:
-                                if s2_int_upper_any[lane] or rounded[9:7] != 0:
-                                    int8[:] = 0x7F
+                                if upper_any or byte[7]:
+                                    int_down[:] = 0x7F
                                 else:
-                                    int8[:] = rounded[8:0]
+                                    int_down[:] = byte
+                                if upper_any or byte[7] or byte[7:0] == 0x7F:
+                                    int_up_bits[:] = 0x7F
+                                else:
+                                    int_up_bits[:] = byte_up
                         else:
-                            # v in two's complement: the integer part rounded up, saturated
-                            int8[:] = byte + int_up
+                            # v in two's complement: the integer part (floor) rounded up, saturated
+                            int_down[:] = byte
+                            int_up_bits[:] = byte_up
                             if neg:
                                 if not (s2_int_upper_all[lane] and byte[7]):
-                                    int8[:] = 0x80
+                                    int_down[:] = 0x80
+                                    int_up_bits[:] = 0x80
                             else:
-                                if s2_int_upper_any[lane] or byte[7] or (byte == 127 and int_up):
-                                    int8[:] = 0x7F
+                                if upper_any or byte[7]:
+                                    int_down[:] = 0x7F
+                                    int_up_bits[:] = 0x7F
+                                elif byte == 127:
+                                    int_up_bits[:] = 0x7F
+                        if int_up:
+                            int8[:] = int_up_bits
+                        else:
+                            int8[:] = int_down
                         if kind == KIND_NAN or kind == KIND_NEG_INF:
                             bits[:] = NAN_INT8
                         elif kind == KIND_POS_INF:
