@@ -37,8 +37,9 @@ W-bit state plus the overflow flag) is taken from there.
 Datapath, three logical steps (one process each; LATENCY sets which end in a
 register, the others are combinational).  The arithmetic is the MyHDL
 functions of rounder_functions(W), which convert to Verilog functions; this
-block is their unit test bench, and the node's sixteen-lane rounder
-(hdl/node/prism_round16.py) calls the same functions:
+block is their unit test bench (the node's sixteen-lane rounder,
+hdl/node/prism_round16.py, computes the same results with a shallower datapath
+of its own):
   1. magnitude: |in_value| (one W-bit negate) and the special-case decision;
   2. normalise: loop-free leading-zero shift (256/128/.../1; each step taken
      only if the top k bits are zero and the shift so far plus k stays within

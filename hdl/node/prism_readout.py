@@ -17,7 +17,7 @@ per cycle, fully pipelined, never stalling:
   [w*l + w - 1 : w*l] of `w_packed`), ready to be concatenated into beats.
 
 Each rounder takes ROUND_STAGES = 3 register stages (hdl/node/prism_round16.py:
-decode and magnitude | normalise and INT8 rounding | round and pack), so no
+magnitude and leading-one search | normalising shift | round and pack), so no
 path of the rounder is as long as the 60 LUT levels of a one-stage rounder.
 Latency: stage A only 4 cycles (k_valid -> w_valid); through stage B 8 cycles
 (Kulisch AUTO) or 5 (FP32_ARRIVAL).

@@ -1,13 +1,12 @@
 """The node's sixteen-lane rounder (hdl/node/prism_round16.py) against the golden model, on both back ends.
 
-prism_round16 has no arithmetic of its own: each lane calls the functions of the
-unit-tested decoder and Kulisch rounder (hdl/arith/number_decoder.py,
-hdl/arith/kulisch_round.py).  This bench checks the way it puts them together:
-the lane packing, the specials and overflow flags of the Kulisch path, the FP32
-path's decoding and sign of zero, one format per tile, a result every cycle, each
-LATENCY cycles after its tile, and idle cycles in between taken by no stage.
-Expected values: the Kulisch path as test_kulisch_round (the golden accumulator's
-result), the FP32 path golden.arith.formats.fp32_to_format.
+prism_round16 has its own datapath (a segmented leading-one search, a normalising shift split
+across two register stages, the +1 of a negative value's magnitude folded into the rounding), so
+this bench checks its arithmetic as well as the way the lanes are put together: the lane packing,
+the specials and overflow flags of the Kulisch path, the FP32 path's decoding and sign of zero,
+one format per tile, a result every cycle, each LATENCY cycles after its tile, and idle cycles in
+between taken by no stage.  Expected values: the Kulisch path as test_kulisch_round (the golden
+accumulator's result), the FP32 path golden.arith.formats.fp32_to_format.
 """
 import random
 
@@ -95,6 +94,43 @@ def test_kulisch_lanes_adversarial_and_flags(backend, width):
     items = tkr.adversarial_items(width, rng)
     items = rng.sample(items, 640 if backend == "icarus" else 3200) + tkr.flag_items(width, rng)
     check(backend, tiles_of(items, False, list(CODES), rng), width)
+
+
+# half an ulp of each format below the leading one (places): where its rounding happens
+TIE_PLACE = {"fp32": 24, "bf16": 8, "fp16": 11}
+
+
+def leading_one_tiles(width, rng):
+    """Tiles with the leading one at every place p in every format: 2^p or 2^(p+1) - 1 (all ones:
+    a negative one carries into the next binade), and a tie at the format's rounding place (a
+    random value for INT8); each positive and negative."""
+    fmts = ["int8", "fp16", "bf16", "fp32"]
+    per_format = {fmt: [] for fmt in fmts}
+    for p in range(width - 1):
+        one = 1 << p
+        for fmt in fmts:
+            vals = [2 * one - 1 if (p + len(fmt)) % 2 else one]
+            tie = TIE_PLACE.get(fmt)
+            if tie is not None and p > tie:
+                half = 1 << (p - tie)
+                lsb = (2 * half if 2 * half < one else 0) * rng.getrandbits(1)       # ties to even and odd
+                low = rng.randrange(half) if rng.random() < 0.5 else 0           # a tie or just above it
+                vals.append(one | lsb | half | low)
+            else:
+                vals.append(one + rng.randrange(one))
+            per_format[fmt] += [tkr.Item(v, fmt) for x in vals for v in (x, -x)]
+    tiles = []
+    for fmt, items in per_format.items():
+        rng.shuffle(items)
+        tiles += [(False, fmt, items[k:k + LANES]) for k in range(0, len(items) - LANES + 1, LANES)]
+    rng.shuffle(tiles)
+    return tiles
+
+
+@pytest.mark.parametrize("width", [320, 280])
+def test_kulisch_lanes_every_leading_one_place(backend, width):
+    """Every place of the leading one (each segment of the search, each place in it), in every format."""
+    check(backend, leading_one_tiles(width, random.Random(width + 1)), width)
 
 
 def test_fp32_lanes_every_format(backend):
