@@ -134,24 +134,6 @@ def term_function(W):
     return kulisch_term
 
 
-def magnitude_function(W):
-    """The MyHDL function fields -> the W-bit magnitude of the Kulisch term (unsigned; 0 for a
-    special): the term without its sign, for a reader that wants |term| and the sign apart (the
-    rounder) and would otherwise negate a negative term only to take its magnitude again."""
-    def term_magnitude(f):
-        sig = intbv(0)[24:]
-        sh = intbv(0)[9:]
-        mag = modbv(0)[W:]
-        sig[:] = f[24:0]
-        sh[:] = f[33:24]
-        if f[33] or f[34] or f[35]:
-            mag[:] = 0
-        else:
-            mag[:] = sig << sh
-        return mag
-    return term_magnitude
-
-
 @block
 def number_decoder(data, fmt, term, nan, pos_inf, neg_inf, fp32, TERM=True):
     width = len(term)
