@@ -138,6 +138,24 @@ def compiles_everywhere(tmp_path):
     return convert
 
 
+@pytest.fixture
+def prism_refuses(capsys):
+    """refuse(argv): runs the `prism` command line on arguments it must refuse and checks the
+    refusal every sub-command promises (exit status 2, one line on stderr, no traceback);
+    returns that line."""
+    from cosim.cli import main
+
+    def refuse(argv):
+        try:
+            code = main(argv)
+        except SystemExit as e:         # argparse's own errors leave through exit()
+            code = e.code
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        return err
+    return refuse
+
+
 @pytest.fixture(autouse=True)
 def _waves(request):
     folder = request.config.getoption("--waves")

@@ -18,11 +18,10 @@ run.
 import hashlib
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 
+from cosim.sim.batch import icarus_build
 from cosim.sim.vector_batch import VectorBench, run_myhdl, tb_source
-from cosim.sim.vpi import ToolchainError, require_tool
 
 from .runner import build_harness, design_text, harness_block
 from .targets import get_target
@@ -100,12 +99,7 @@ def _mutated_executable(bench, target, fault):
         fh.write(text)
     with open(os.path.join(mdir, "vector_tb.v"), "w") as fh:
         fh.write(tb)
-    require_tool("iverilog")
-    r = subprocess.run(["iverilog", f"-g{bench.generation}", "-o", exe + ".tmp", "-s", "vector_tb",
-                        bench.module + ".v", "vector_tb.v"], cwd=mdir, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise ToolchainError(f"iverilog could not build the edited harness in {mdir}: {r.stderr.strip()[-2000:]}")
-    os.replace(exe + ".tmp", exe)
+    icarus_build("vector_tb", [bench.module + ".v", "vector_tb.v"], exe, mdir, [f"-g{bench.generation}"])
     return exe
 
 

@@ -15,12 +15,11 @@ import fcntl
 import hashlib
 import os
 import shutil
-import subprocess
 
 from cosim.package.package_setup import PACKAGE_INPUTS, PACKAGE_OUTPUTS, PackageRun, package_signals
 from cosim.sim import toolchain
-from cosim.sim.batch import run_simulator, verilator_build, verilator_recipe
-from cosim.sim.vpi import ToolchainError, require_tool
+from cosim.sim.batch import icarus_build, run_simulator, verilator_build, verilator_recipe
+from cosim.sim.vpi import ToolchainError
 
 ICARUS_MODES = {"icarus-2005": "-g2005", "icarus-2012": "-g2012"}
 
@@ -116,16 +115,12 @@ def _compile(folder, module, tb, simulator):
         with open(tb_path, "w") as fh:
             fh.write(tb)
         if simulator.startswith("icarus"):
-            require_tool("iverilog")
-            src = toolchain.icarus_source(folder, module)
-            cmd = ["iverilog", ICARUS_MODES[simulator], "-o", exe + ".tmp", "-s", "pkg_tb", src, tb_path]
-            r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
-            if r.returncode != 0 or not os.path.exists(exe + ".tmp"):
-                raise ToolchainError(f"iverilog failed for {tb_path}: {(r.stderr or r.stdout).strip()[-2000:]}")
+            icarus_build("pkg_tb", [toolchain.icarus_source(folder, module), tb_path], exe, work,
+                         [ICARUS_MODES[simulator]])
         else:
             verilator_build("pkg_tb", [os.path.join(folder, module + ".v"), tb_path], os.path.join(work, "obj"),
                             exe + ".tmp", work)
-        os.replace(exe + ".tmp", exe)
+            os.replace(exe + ".tmp", exe)
     return exe
 
 

@@ -156,6 +156,18 @@ def _runtime_cache(mdir, make_args):
     return os.path.join(convert.build_root(), RUNTIME_CACHE, key), lines[0].split()
 
 
+def icarus_build(top, sources, exe, cwd, flags=()):
+    """Compile `sources` (top module `top`) with iverilog into `exe`, through a temporary file
+    so that a reader never finds half an executable.  Raises ToolchainError with the tool's
+    message if it fails."""
+    require_tool("iverilog")
+    tmp = exe + ".tmp"
+    r = subprocess.run(["iverilog", *flags, "-o", tmp, "-s", top, *sources], cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0 or not os.path.exists(tmp):
+        raise ToolchainError(f"iverilog failed for {top} in {cwd}: {(r.stderr or r.stdout).strip()[-2000:]}")
+    os.replace(tmp, exe)
+
+
 def verilator_build(top, sources, mdir, exe, cwd, variant="plain"):
     """Verilate `sources` (top module `top`) into `mdir` and compile the executable `exe` with
     the variant's flags and C++ levels (VERILATOR_VARIANTS, VERILATOR_VARIANT_MAKE), the model's
@@ -778,15 +790,9 @@ class BatchDesign:
             fh.write(tb)
         tb_file = os.path.basename(self.tb_path)
         if simulator in ICARUS_GENERATIONS:
-            require_tool("iverilog")
             design = self._files[0] if self._files else [os.path.basename(convert.icarus_source(self.folder,
                                                                                                   self.module))]
-            cmd = ["iverilog", ICARUS_GENERATIONS[simulator], "-o", exe, "-s", "batch_tb", *design, tb_file]
-            if os.path.exists(exe):
-                os.remove(exe)
-            r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
-            if r.returncode != 0 or not os.path.exists(exe):
-                raise ToolchainError(f"iverilog failed for {self.tb_path}: {r.stderr.strip()[-2000:]}")
+            icarus_build("batch_tb", [*design, tb_file], exe, self.folder, [ICARUS_GENERATIONS[simulator]])
             return
         if self._files:
             src = [verilator_source(self.folder, os.path.splitext(name)[0]) for name in self._files[1]] + [tb_file]

@@ -39,7 +39,6 @@ import fcntl
 import hashlib
 import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from typing import Dict, List
@@ -47,11 +46,11 @@ from typing import Dict, List
 from myhdl import Signal, StopSimulation, block, instance
 
 from cosim.sim import convert
-from cosim.sim.batch import (VERILATOR_OPT_TAG, design_folder, module_ports, run_simulator, verilator_build,
-                             verilator_recipe)
+from cosim.sim.batch import (VERILATOR_OPT_TAG, design_folder, icarus_build, module_ports, run_simulator,
+                             verilator_build, verilator_recipe)
 from cosim.sim.myhdl_run import run_sim
 from cosim.sim.tbutil import clock_gen, reset_pulse
-from cosim.sim.vpi import ToolchainError, require_tool
+from cosim.sim.vpi import ToolchainError
 
 SIMULATORS = ("icarus", "verilator")
 GENERATIONS = ("2005", "2012")
@@ -224,19 +223,15 @@ class VectorBench:
     def _compile(self, tb, tag):
         with open(self.tb_path, "w") as fh:
             fh.write(tb)
-        tmp = self.exe + ".tmp"
         if self.simulator == "icarus":
-            require_tool("iverilog")
             src = os.path.basename(convert.icarus_source(self.folder, self.module))
-            cmd = ["iverilog", f"-g{self.generation}", "-o", tmp, "-s", "vector_tb", src,
-                   os.path.basename(self.tb_path)]
-            r = subprocess.run(cmd, cwd=self.folder, capture_output=True, text=True)
-            if r.returncode != 0 or not os.path.exists(tmp):
-                raise ToolchainError(f"iverilog could not build {self.tb_path}: {r.stderr.strip()[-2000:]}")
+            icarus_build("vector_tb", [src, os.path.basename(self.tb_path)], self.exe, self.folder,
+                         [f"-g{self.generation}"])
         else:
+            tmp = self.exe + ".tmp"
             verilator_build("vector_tb", [self.module + ".v", os.path.basename(self.tb_path)],
                             os.path.join(self.folder, f"obj_vector_{tag}"), tmp, self.folder)
-        os.replace(tmp, self.exe)
+            os.replace(tmp, self.exe)
 
     def encode(self, vectors):
         """The memory image: per vector a change mask, then every input's words."""
