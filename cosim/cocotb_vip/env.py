@@ -61,6 +61,10 @@ class PrismNodeEnv:
         self.tx_monitor[0].frame_callbacks.append(self._note_response)
         self.report = self.coverage = None
         cocotb.start_soon(self._watch_reset())
+        self.busy_changes = None
+        if busy is not None:
+            self.busy_changes = []
+            cocotb.start_soon(self._watch_busy())
 
     @classmethod
     async def create(cls, dut, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, clk=None, rst=None,
@@ -205,7 +209,8 @@ class PrismNodeEnv:
         after wait_idle().  Raises AssertionError with the first mismatches on a failure."""
         counters = await self.read_counters() if read_counters else None
         busy = None if self.busy is None else _level(self.busy) == 1
-        report = self.scoreboard.check(counters=counters, busy_at_end=busy, cycles=self.cycle_clock.now())
+        report = self.scoreboard.check(counters=counters, busy_at_end=busy, cycles=self.cycle_clock.now(),
+                                       busy_changes=self.busy_changes)
         report.coverage = NodeCoverage.of(report)
         self.report, self.coverage = report, report.coverage
         log = self.dut._log
@@ -222,6 +227,17 @@ class PrismNodeEnv:
                 self.responses.append(P.decode(frame.beats))
             except P.MalformedFrame:
                 self.responses.append(None)         # the scoreboard reports it
+
+    async def _watch_busy(self):
+        """`busy` as sampled at each rising edge (the value a beat taken at that edge sees), at
+        each change: the scoreboard judges it while RESULT frames leave and at each rise."""
+        seen = False
+        while True:
+            await RisingEdge(self.clk)
+            level = _level(self.busy) == 1
+            if level != seen:
+                self.busy_changes.append((self.cycle_clock.now(), level))
+                seen = level
 
     async def _watch_reset(self):
         previous = _level(self.rst)

@@ -16,7 +16,8 @@ the scoreboard of the kit's own regressions:
 - TX port 0 alternating between waiting responses and RESULT frames;
 - every counter (all 64 `counter_select` values, when the test read them) against the
   events the monitors saw;
-- `busy` at the end against the model's open operation;
+- `busy` at the end against the model's open operation, and, watched at every rising edge,
+  high while RESULT frames leave and rising only two edges after a COMMIT's last beat;
 - resets: frames cut, outputs a reset may discard, per docs/verification.md.
 
 The comparison runs over the whole run at once (RESULT blocks of an operation may leave in
@@ -29,7 +30,8 @@ from dataclasses import dataclass, fields
 from spec.formats import KULISCH_WIDTH_DEFAULT
 from spec.frames import MAX_CAPACITY
 
-from cosim.node.node_harness import NodeRun, counter_names, expected_counter, tx0_arbitration
+from cosim.node.node_harness import (NodeRun, busy_rises_with_commit, busy_while_sending, counter_names,
+                                     expected_counter, tx0_arbitration)
 from cosim.node.scoreboard import MISMATCH_KINDS, Mismatch, NodeScoreboard, ScoreboardReport
 
 # the kit's kinds, and one of the monitors' own
@@ -96,23 +98,26 @@ class PrismScoreboard:
         self.protocol_errors.append(mismatch)
 
     # --- the verdict --------------------------------------------------------------------------
-    def node_run(self, counters=None, busy_at_end=False, cycles=0):
+    def node_run(self, counters=None, busy_at_end=False, cycles=0, busy_changes=None):
         """Everything observed, in the form the kit's checks and coverage sampler read.
-        `counters`: {counter_select: value} as read, or None."""
+        `counters`: {counter_select: value} as read, or None; `busy_changes`: (cycle, level) at
+        each change of `busy` as sampled at the rising edges, or None (not watched)."""
         names = counter_names()
         return NodeRun("cocotb", tx={p: list(f) for p, f in self.tx.items()},
                        rx={p: list(f) for p, f in self.rx.items()},
                        counters={names[sel]: v for sel, v in (counters or {}).items() if sel in names},
                        cycles=cycles, resets=sorted(self.resets), busy_at_end=bool(busy_at_end),
+                       busy_changes=None if busy_changes is None else list(busy_changes),
                        truncated={p: len(f) for p, f in self.rx_cut.items()},
                        rx_cut={p: [f.cycles[-1] for f in frames if f.cycles] for p, frames in self.rx_cut.items()},
                        cut={p: list(f) for p, f in self.tx_cut.items()})
 
-    def check(self, counters=None, busy_at_end=None, cycles=0):
+    def check(self, counters=None, busy_at_end=None, cycles=0, busy_changes=None):
         """Judge the run so far.  `counters`: {counter_select: value} for every selection read
-        (None: counters not checked); `busy_at_end`: the design's `busy` now (None: not checked).
+        (None: counters not checked); `busy_at_end`: the design's `busy` now (None: not checked);
+        `busy_changes`: `busy` as watched (node_run; None: judged at the end only).
         Returns a PrismReport; `ok` is True when nothing differs."""
-        run = self.node_run(counters, busy_at_end, cycles)
+        run = self.node_run(counters, busy_at_end, cycles, busy_changes)
         sb = NodeScoreboard(capacity=self.capacity, kulisch_w=self.kulisch_w, ports=self.ports)
         for port in range(self.ports):
             for frame in run.rx[port]:
@@ -124,6 +129,8 @@ class PrismScoreboard:
         if counters is not None:
             report.mismatches += self._counter_mismatches(sb, run, counters)
         report.mismatches += tx0_arbitration(sb, run)
+        if busy_changes is not None:
+            report.mismatches += busy_while_sending(run) + busy_rises_with_commit(run)
         if busy_at_end is not None:
             report.mismatches += self._end_state(sb, run)
         # earliest first; mismatches without a cycle (a frame never sent, a counter) after them

@@ -146,7 +146,7 @@ def _counters(model, outputs):
     return values
 
 
-def _judge(inputs, outputs, counters=None, resets=()):
+def _judge(inputs, outputs, counters=None, resets=(), busy_changes=None):
     sb = PrismScoreboard(kulisch_w=320)
     for port, frame in inputs:
         sb.input_frame(port, frame)
@@ -154,7 +154,7 @@ def _judge(inputs, outputs, counters=None, resets=()):
         sb.output_frame(port, frame)
     for cycle in resets:
         sb.reset_at(cycle)
-    return sb.check(counters=counters, busy_at_end=False)
+    return sb.check(counters=counters, busy_at_end=False, busy_changes=busy_changes)
 
 
 def test_the_scoreboard_passes_what_the_model_sends():
@@ -215,6 +215,22 @@ def test_counters_responses_and_protocol_errors_are_judged():
     sb = PrismScoreboard()
     sb.protocol_error(Mismatch("rx-stall", 0, "RX0: tready held low inside a frame", cycle=5))
     assert sb.check().first().kind == "rx-stall"
+
+
+def test_busy_as_watched_is_judged_while_results_leave_and_at_each_rise():
+    """busy high from two edges after the COMMIT's last beat until the last RESULT frame has
+    left passes; rising an edge early, or falling while a RESULT frame leaves, fails."""
+    model, inputs, outputs = _observed_operation()
+    commit = next(f for _, f in inputs if P.get_field(f.beats[0], "opcode") == P.OP_COMMIT)
+    end = max(f.cycles[-1] for _, f in outputs) + 1
+    good = [(commit.cycles[-1] + 2, True), (end, False)]
+    assert _judge(inputs, outputs, _counters(model, outputs), busy_changes=good).ok
+    early = [(commit.cycles[-1] + 1, True), (end, False)]
+    assert [m.kind for m in _judge(inputs, outputs, _counters(model, outputs), busy_changes=early).mismatches] \
+        == ["busy-rise"]
+    result = next(f for _, f in outputs if P.get_field(f.beats[0], "class") == P.CLASS_RESULT and len(f.cycles) > 2)
+    dropped = [(commit.cycles[-1] + 2, True), (result.cycles[0], False)]
+    assert "busy" in [m.kind for m in _judge(inputs, outputs, _counters(model, outputs), busy_changes=dropped).mismatches]
 
 
 def test_a_frame_completing_at_a_reset_is_never_processed():
