@@ -47,7 +47,7 @@ DEPTH_STRETCH = 6
 # with the completion tracker's counts as bit planes and its FIFO written an edge later in banks (23 -> 6).
 DEPTH_BUDGET = {
     "prism_ingress": 3.0,
-    "prism_control": 34.0,
+    "prism_control": 19.5,
     "prism_counters": 6.0,
     "prism_reader": 6.75,
     "prism_kulisch_store": 5.75,
@@ -60,7 +60,7 @@ DEPTH_BUDGET = {
     "prism_fp32_bank": 7.0,
     "prism_completion": 6.0,
     "prism_readout": 7.5,
-    "prism_round16": 26.0,
+    "prism_round16": 5.0,
     "auto_classifier": 5.0,
     "prism_result_sender": 24.5,
     "prism_egress": 2.0,
