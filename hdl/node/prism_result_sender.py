@@ -3,7 +3,7 @@
 Phase 6 of the SINGLE node (docs/protocol.md, "RESULT").  Finished tiles from
 the read-out are kept in a striped result store (256 rows of 512 bits, a tile
 packed in its format per row: 4,096 FP32 values at most, in vector order) plus
-an exact store for EXACT results (16 x (W + 5) bits per row), with each tile's
+an exact store for EXACT results (16 x (WB + 5 + W) bits per row), with each tile's
 format.  A block b (elements [256b, min(256b + 256, E))) is sent once all its
 tiles are in; blocks go out lowest-numbered first among those complete.
 
@@ -29,12 +29,42 @@ quarters are written where a beat of its format will read them, INT8 tile t
 (128 bits) in bank t % 4, FP16/BF16 tile t (256 bits) in banks 2 (t % 2) and
 2 (t % 2) + 1, FP32 tile t in all four, each at row t, so the up to four tiles
 of one beat are always in four different banks.  The exact store is one RAM of
-16 x (W + 5) bits per row, read whole and one lane selected after it.  Beats
-are formed in a pipeline moved by one enable (the egress took the previous
-beat, or none is waiting): issue (which tile, rows, lane; the banks'
-addresses), RAM read, assembly into the beat register.  A frame's header
-travels the same pipeline, so a frame starts two cycles later than with
-asynchronously read stores; the rate stays one beat per cycle.
+16 x (WB + 5 + W) bits per row, read whole and one lane selected after it.  A
+lane is stored with the bits of its exact sum above the state already formed:
+wraps - state[W-1] (WB + 1 bits, in the place of {wraps, wrap_sign}; wrap_sign
+is not sent), so the assembly only sign-extends them (the subtraction after
+the RAM was a borrow chain of 508 - W bits, the deepest path of the assembly).
+Beats are formed in a pipeline moved by one enable (the egress took the
+previous beat, or none is waiting): issue (which tile, rows, lane; the banks'
+addresses), RAM read (and which bank fills which quarter of the beat),
+assembly into the beat register.  A frame's header travels the same pipeline,
+so a frame starts two cycles later than with asynchronously read stores; the
+rate stays one beat per cycle.
+
+Logic depth (every register-to-register path at most 6 LUT levels, issue 34)
+with the frames on the same cycles as the one-cycle frame set-up before it:
+* The block search (IDLE) only picks the block and registers it one-hot
+  (`blk_oh`).  `have` marks the tiles that are in or hold no element of the
+  operation, `done` the blocks whose tiles were all in a cycle ago; a block is
+  complete when done or when the tile arriving now is the only one missing.
+* The HEADER state (the cycle that issues the header beat, as before) forms
+  from `blk_oh` and the registered formats the block's per-tile codes: formats,
+  group starts, group ends, its last tile.  They load the payload walk and are
+  registered for the header.
+* The header beat is formed in the next cycle (`header_beat`): it reaches the
+  assembly two cycles after the HEADER state at the earliest.  Group g is the
+  tile that starts a group with g + 1 starts up to it: a prefix count of the
+  starts as balanced adders of single bits (logic, no carry chain), then one
+  AND-OR per descriptor slot.  A descriptor's tiles run to the next stop (a
+  group's start or the block's end); its elements are 16 per tile but for a
+  partial last tile of the operation.  No descriptor depends on another.
+* The payload walk keeps no group number or group end as a number: the
+  remaining tiles' formats, group ends and the block's last tile are shift
+  registers moved by the tiles a beat takes (0 to 4), so a beat's format, row
+  count and end come from their low bits.
+* E's consequences (which blocks hold elements, the last block's tiles and
+  elements, the tail) are registered from op.count a cycle after it changes:
+  an operation's tiles arrive long after its clear.
 
 Parameters:
     WRAP_BITS                       WB, the Kulisch rows' wrap counter width (KULISCH_WRAP_BITS)
