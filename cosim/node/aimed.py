@@ -138,6 +138,39 @@ def edge_values(rng, in_fmt, result_fmt, shape, kulisch_w=KULISCH_WIDTH_DEFAULT)
     return out
 
 
+KULISCH_LANES = 64        # the Kulisch store's lanes per port: 4 sub-stores x 16, element e in lane e % 64
+WRAP_CASES = ("above the top", "below the bottom", "the bottom", "just below the top", "random")
+
+
+def wrap_values(rng, shape, kulisch_w):
+    """FP32 contributions whose sums cross the Kulisch accumulator's range (W = 280: FP32 alone
+    can reach it): an element's sum just above the top (one wrap up), below the bottom (one wrap
+    down, a negative wrap count), exactly the bottom and just below the top (no wrap), or random.
+    Element e is held by Kulisch lane e % 64 (sub-store and lane), and a lane's successive
+    elements take the cases in turn, so with E >= 64 * len(WRAP_CASES) every lane's wrap count,
+    overflow flag and wrap sign meet each (a lane that kept its last wrap sign fails)."""
+    contributors, elements = shape
+    if contributors * 2 ** 128 <= TWO ** (kulisch_w - 1 + F.KULISCH_LSB_EXP):
+        raise ValueError(f"wrap_values: {contributors} FP32 contributions cannot reach W = {kulisch_w}'s range")
+    top = TWO ** (kulisch_w - 1 + F.KULISCH_LSB_EXP)
+    offset = rng.randrange(len(WRAP_CASES))
+    sums = []
+    for e in range(elements):
+        case = WRAP_CASES[(e // KULISCH_LANES + offset) % len(WRAP_CASES)]
+        step = TWO ** rng.randint(100, 104)
+        if case == "above the top":
+            sums.append(top + rng.randint(0, 3) * step)
+        elif case == "below the bottom":
+            sums.append(-top - rng.randint(1, 3) * step)
+        elif case == "the bottom":
+            sums.append(-top)
+        elif case == "just below the top":
+            sums.append(top - step)
+        else:
+            sums.append(Fraction(rng.randint(-2 ** 20, 2 ** 20)) * TWO ** rng.randint(-149, 100))
+    return _columns(rng, "fp32", shape, sums)
+
+
 def _reach(in_fmt, contributors):
     if in_fmt == "int8":
         return Fraction(127 * contributors)
@@ -304,12 +337,18 @@ def input_edge_values(rng, in_fmt, shape):
     return out.astype(DTYPES[fmt_code])
 
 
+ADDER_LANES = 256          # FP32_ARRIVAL's adder lanes: 16 banks x 16 lanes, element e in lane e % 256
+ADDER_CASES = ("cancel", "near cancel", "align", "tie", "overflow", "subnormal smallest", "subnormal tie",
+               "subnormal difference", "random")
+
+
 def adder_stress_values(rng, in_fmt, shape):
     """Contributions that make FP32_ARRIVAL's adds decide something, per element (every element
     has its own adder lane, so a large E reaches every lane): exact and near cancellation (the
     sum has k leading zeros for any k, a long normalisation), operands a few binades apart
     (alignment, guard and sticky bits, rounding ties), sums past the largest finite value, and
-    sums into the subnormal range; either sign, in the input format's own precision."""
+    sums into the subnormal range (among them a normal beside a subnormal half its ulp, FP32 only);
+    either sign, in the input format's own precision.  The cases sweep the lanes (ADDER_CASES)."""
     contributors, elements = shape
     fmt_code = P.FORMAT_CODES[in_fmt]
     out = np.zeros(shape, dtype=np.uint64)
@@ -329,8 +368,15 @@ def adder_stress_values(rng, in_fmt, shape):
     def finite(v):
         bits = F.round_exact(in_fmt, v)
         return bits if not isinstance(F.decode(in_fmt, bits), str) else _toward_zero(in_fmt, v)
+    # element e has adder lane e % ADDER_LANES; its successive elements take the cases in turn, so
+    # a lane meets every case (the subnormal ones each by name) once E >= ADDER_LANES * len(cases):
+    # a fault in one lane's adder then shows whatever lane it is in
+    cases = ADDER_CASES if in_fmt == "fp32" else tuple(c for c in ADDER_CASES if c != "subnormal tie")
+    offset = rng.randrange(len(cases))
     for e in range(elements):
-        case = rng.choice(("cancel", "near cancel", "align", "tie", "overflow", "subnormal", "random"))
+        case = cases[(e // ADDER_LANES + offset) % len(cases)]
+        sub = case.partition(" ")[2] if case.startswith("subnormal") else ""
+        case = "subnormal" if sub else case
         exp = rng.randint(emin + 2, emax - mbits - 2) if case != "overflow" else emax - mbits
         m0 = rng.randint(1 << mbits, (2 << mbits) - 1) * rng.choice((1, -1))
         row = [value(m0, exp)]
@@ -347,11 +393,10 @@ def adder_stress_values(rng, in_fmt, shape):
             row[0] = value((2 << mbits) - 1, emax - mbits)
             row.append(value(rng.randint(1 << mbits, (2 << mbits) - 1), emax - mbits - rng.randint(0, mbits + 1)))
         elif case == "subnormal":             # two normals whose sum is below the smallest normal
-            r = rng.random()
-            if r < 0.25:                      # exactly the smallest subnormal, either sign
+            if sub == "smallest":             # exactly the smallest subnormal, either sign
                 sign = rng.choice((1, -1))
                 row = [sign * value((1 << mbits) + 1, emin - mbits), -sign * value(1 << mbits, emin - mbits)]
-            elif r < 0.5 and in_fmt == "fp32":
+            elif sub == "tie":
                 # a tie whose smaller operand is subnormal: a normal of biased exponent k (2 .. 24)
                 # and exactly half its ulp, 2^(k - 151), which only a subnormal holds; rounding to
                 # even decides, so the subnormal's guard and sticky bits must be exact

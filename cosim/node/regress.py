@@ -295,28 +295,36 @@ def _aim_data(aux, drawn, width, capacity):
     """Aimed data for some operations (cosim/node/aimed.py), from the seed's second stream:
     sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, every
     input format's own edge patterns in every lane, and,
-    at W = 280, EXACT sums at the accumulator's wrap over at least four ranges (every sub-store
-    and lane's wrap count sees one)."""
+    at W = 280, EXACT sums across the accumulator's range, up and down, in every Kulisch lane
+    (aimed.wrap_values)."""
     from cosim.node import aimed
     out = []
     for op, data_mode in drawn:
         shape = op.data.shape
         r = aux.random()
         data = None
-        if data_mode == "huge" and op.result_format == "exact":
-            if width == NARROW_W and aux.random() < 0.5 and op.elements < 64:
-                shape = (max(5, shape[0]), min(capacity, aux.choice((64, 100, 256))))
-                data, data_mode = aimed.edge_values(aux, "fp32", "exact", shape, width), "wrap edges"
+        if op.policy == "kulisch" and op.in_format != "exact" and width == NARROW_W \
+                and (data_mode == "huge" and op.result_format == "exact" or r < 0.15):
+            if aux.random() < 0.7:
+                # every Kulisch lane meets each wrap case (5 x 64 elements), or fewer lanes, each
+                # case in turn; any result format shows the wrap (an overflow's infinity takes
+                # the wrap's sign)
+                shape = (max(5, shape[0]), min(capacity, aux.choice((64, 100, 320, 320))))
+                data, data_mode = aimed.wrap_values(aux, shape, width), "wrap edges"
         elif op.policy == "fp32-arrival" and r < 0.25:
             # every one of the 256 FP32 adder lanes meets each case when E >= 256
             if aux.random() < 0.6:
-                shape = (max(2, shape[0]), min(capacity, aux.choice((256, 512, MAX_CAPACITY))))
+                shape = (max(2, shape[0]), min(capacity, aux.choice((256, 512, MAX_CAPACITY, MAX_CAPACITY))))
             data, data_mode = aimed.adder_stress_values(aux, op.in_format, shape), "adder stress"
         elif op.result_format == "auto" and r < 0.4:
             data, data_mode = aimed.auto_edge_values(aux, op.in_format, shape), "AUTO edges"
         elif r < 0.3:
             data, data_mode = aimed.edge_values(aux, op.in_format, op.result_format, shape, width), "edges"
         elif r < 0.4:
+            if aux.random() < 0.5:
+                # enough elements that every Kulisch lane (64) and most FP32 adder lanes (256) meet
+                # each special: a lane that loses its NaN or infinity flag fails wherever it is
+                shape = (shape[0], min(capacity, max(shape[1], aux.choice((256, 1024)))))
             data, data_mode = aimed.special_lane_values(aux, op.in_format, shape), "special lanes"
         elif r < 0.5:
             # enough elements that every lane meets every edge pattern from both first contributors
@@ -359,6 +367,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
     # a second stream for draws that aim at rare bins, so the main draws stay what they were
     aux = random.Random(seed * 1_000_003 + 11)
     flood = random.Random(seed * 7_000_003 + 5)
+    abort_stall = random.Random(seed * 29_000_039 + 17)
     cut_result = random.Random(seed * 9_000_011 + 7)      # a fourth: the reset inside a RESULT frame
     if width == NARROW_W:
         # an EXACT result overflows W = 280 only from FP32 near its largest value: one is just
@@ -382,6 +391,10 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 ports = (links.choice((0, 1)),) * op.contributors
             else:
                 ports = tuple(links.choice((0, 1)) for _ in range(op.contributors))
+            if data_mode == "input edges":
+                # its sweep puts every pattern in every lane from contributors 0 and 1: one per
+                # port, so both ports' decoders meet each
+                ports = tuple(c % 2 for c in range(op.contributors))
             drawn[k] = (replace(op, ids=ids, ports=ports), data_mode)
     if links.random() < 0.5:        # operation ids anywhere in 0..255, not 1, 2, 3, ...
         for k, op_id in enumerate(links.sample(range(256), len(drawn))):
@@ -487,6 +500,15 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                              after=cond)
             notes.append(f"op{op.op_id} ABORT" + (" after block 0" if late is not None and anchor is not rec["commit"]
                                                   else ""))
+            if anchor is not rec["commit"] and abort_stall.random() < 0.6:
+                # the ABORT meets RESULT frames of completed ranges held by a stalled TX port: the
+                # drain's quiet count must wait for the sender, so stalls come in bursts longer than it
+                sc.sink_burst = max(sc.sink_burst, 48)
+                sc.sink_pause = dict(sc.sink_pause)
+                for port in (0, 1):
+                    if op.recipients >> port & 1:
+                        sc.sink_pause[port] = max(sc.sink_pause[port], burst_start(0.4, sc.sink_burst))
+                notes.append("TX stalled in long bursts at the ABORT")
         # requests inside the end window: after the last DATA, before the next COMMIT
         if datas and rng.random() < 0.3:
             last_other = rec["data"][other][-1] if rec["data"][other] else None

@@ -69,7 +69,8 @@ PHASE_BLOCKS = (
     ("prism_exact_operand", "phase 4: EXACT partial to a Kulisch word"),
     ("prism_kulisch_bank", "phase 4: Kulisch lane (2 port RAMs + merge)"),
     ("prism_arrival_banks", "phase 4: FP32_ARRIVAL admission (own logic)"),
-    ("number_decoder", "phase 4: FP32_ARRIVAL decoder (lanes 0-31)"),
+    ("number_decoder", "phase 4: FP32_ARRIVAL decoder (lanes 0-15)"),
+    ("half_decoder", "phase 4: FP32_ARRIVAL INT8/FP16/BF16 decoder (lanes 16-31)"),
     ("int8_decoder", "phase 4: FP32_ARRIVAL INT8 decoder (lanes 32-63)"),
     ("prism_fp32_bank", "phase 4: FP32 bank (16 lanes)"),
     ("prism_completion", "phase 5: completion counts"),
@@ -81,7 +82,7 @@ PHASE_BLOCKS = (
 )
 # sub-blocks replaced by black boxes when their parent composite is synthesised
 _BLACKBOXED = {"prism_kulisch_store": ("prism_kulisch_route", "prism_exact_operand", "prism_kulisch_bank"),
-               "prism_arrival_banks": ("number_decoder", "int8_decoder", "prism_fp32_bank"),
+               "prism_arrival_banks": ("number_decoder", "half_decoder", "int8_decoder", "prism_fp32_bank"),
                "prism_readout": ("prism_round16", "auto_classifier")}
 COMPOSITES = tuple(_BLACKBOXED)     # blocks synthesised with their repeated sub-blocks as black boxes
 _PARENT_MODULE = {"prism_ingress": "prism_node", "prism_control": "prism_node", "prism_counters": "prism_node",
@@ -90,7 +91,8 @@ _PARENT_MODULE = {"prism_ingress": "prism_node", "prism_control": "prism_node", 
                   "prism_readout": "prism_node", "prism_result_sender": "prism_node", "prism_egress": "prism_node",
                   "prism_kulisch_route": "prism_kulisch_store", "prism_kulisch_bank": "prism_kulisch_store",
                   "prism_exact_operand": "prism_kulisch_store",
-                  "number_decoder": "prism_arrival_banks", "int8_decoder": "prism_arrival_banks",
+                  "number_decoder": "prism_arrival_banks", "half_decoder": "prism_arrival_banks",
+                  "int8_decoder": "prism_arrival_banks",
                   "prism_fp32_bank": "prism_arrival_banks",
                   "prism_round16": "prism_readout", "auto_classifier": "prism_readout"}
 
@@ -746,7 +748,7 @@ def synth_node(width=KULISCH_WIDTH_DEFAULT, target="xilinx", blocks=None, progre
 
 
 _SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "prism_exact_operand", "number_decoder",
-                "int8_decoder",
+                "half_decoder", "int8_decoder",
                 "auto_classifier",
                 "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_completion", "prism_reader",
                 "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks", "prism_control",

@@ -56,6 +56,7 @@ DEPTH_BUDGET = {
     "prism_kulisch_bank": 28.5,
     "prism_arrival_banks": 7.5,
     "number_decoder": 5.0,
+    "half_decoder": 6.0,
     "int8_decoder": 4.0,
     "prism_fp32_bank": 7.0,
     "prism_completion": 6.0,
@@ -68,7 +69,7 @@ DEPTH_BUDGET = {
 # blocks yosys maps in seconds: their budget is checked in the default test run (the rest in the
 # slow set: minutes of yosys each)
 QUICK_BLOCKS = ("prism_egress", "prism_counters", "prism_kulisch_route", "prism_exact_operand", "number_decoder",
-                "int8_decoder",
+                "half_decoder", "int8_decoder",
                 "prism_ingress",
                 "prism_reader", "auto_classifier", "prism_arrival_banks")
 

@@ -66,6 +66,7 @@ Ports (widths from the signals):
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
+from hdl.arith.half_decoder import half_decoder
 from hdl.arith.int8_decoder import int8_decoder
 from hdl.arith.number_decoder import number_decoder
 from hdl.arith.ports import check_widths
@@ -74,6 +75,7 @@ from spec.frames import MAX_CAPACITY
 
 BANKS = 16
 GROUP_ELEMENTS = 64                 # a whole INT8 beat
+NO_FP32_FROM = 16                   # lanes from here on never carry FP32 (an FP32 beat holds 16)
 INT8_ONLY_FROM = 32                 # lanes from here on carry only INT8 (an FP16/BF16 beat holds 32)
 READ_LATENCY = 3                    # read taken -> sums on the bank's output (see prism_fp32_bank)
 
@@ -102,16 +104,19 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
     def sig(w=None):
         return Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
 
-    # ---- every element widened exactly to FP32 (hdl/arith/number_decoder.py, no Kulisch term) ----
+    # ---- every element widened exactly to FP32 (no Kulisch term): lanes 0-15 by hdl/arith/number_decoder.py,
+    # 16-31 (never FP32) by half_decoder.py, 32-63 (INT8 only) by int8_decoder.py ----
     insts = []
     values = []
     for data in (p0_data, p1_data):
         fields = []
         for e in range(GROUP_ELEMENTS):
             f32 = sig(32)
-            if e < INT8_ONLY_FROM:
+            if e < NO_FP32_FROM:
                 insts.append(number_decoder(data(32 * e + 32, 32 * e), fmt, sig(1), sig(), sig(), sig(), f32,
                                             TERM=False))
+            elif e < INT8_ONLY_FROM:
+                insts.append(half_decoder(data(32 * e + 32, 32 * e), fmt, f32))
             else:
                 insts.append(int8_decoder(data(32 * e + 32, 32 * e), f32))
             fields.append(f32)

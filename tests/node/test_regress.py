@@ -302,6 +302,42 @@ def test_input_edges_put_each_decoding_edge_in_every_lane(fmt):
         {hex(k): len(v) for k, v in seen.items()}
 
 
+def test_wrap_values_cross_the_range_both_ways_in_every_kulisch_lane():
+    """wrap_values at W = 280: computed with the golden accumulator, every one of the 64 Kulisch
+    lanes (element e in lane e % 64) holds an element whose sum wraps up (+1), one that wraps down
+    (-1, the negative wrap sign) and ones that do not wrap, and each column adds up in FP32."""
+    import random
+    from cosim.node.aimed import KULISCH_LANES, WRAP_CASES, wrap_values
+    from golden.arith import kulisch as K
+    w = 280
+    data = wrap_values(random.Random(3), (5, KULISCH_LANES * len(WRAP_CASES)), w)
+    seen = {lane: set() for lane in range(KULISCH_LANES)}
+    for e in range(data.shape[1]):
+        acc = K.KulischAccumulator(w)
+        for c in range(data.shape[0]):
+            acc.add("fp32", int(data[c, e]))
+        seen[e % KULISCH_LANES].add(acc.wraps)
+    assert all({-1, 0, 1} <= wraps for wraps in seen.values()), seen
+    with pytest.raises(ValueError, match="cannot reach"):
+        wrap_values(random.Random(3), (4, 64), w)       # four FP32 values never reach 2^130
+
+
+def test_adder_stress_sweeps_every_case_through_every_adder_lane():
+    """adder_stress_values: with E = 256 x len(cases), each of the 256 FP32_ARRIVAL adder lanes
+    takes each case once; the normal-beside-subnormal tie (FP32 only) puts a subnormal operand in
+    every lane."""
+    import random
+    from cosim.node.aimed import ADDER_CASES, ADDER_LANES, adder_stress_values
+    data = adder_stress_values(random.Random(4), "fp32", (3, ADDER_LANES * len(ADDER_CASES)))
+    subnormal_lanes = set()
+    for e in range(data.shape[1]):
+        col = [int(data[c, e]) for c in range(3)]
+        exps = [(b >> 23) & 0xFF for b in col if b & 0x7FFFFFFF]
+        if 0 in exps and any(x > 1 for x in exps):      # a subnormal beside a normal operand
+            subnormal_lanes.add(e % ADDER_LANES)
+    assert subnormal_lanes == set(range(ADDER_LANES))
+
+
 def test_arrival_overtake_makes_the_order_of_its_last_ranges_visible():
     """add_arrival_overtake: on the last ranges A + B cancel and C lies below A's ulp, so the
     admission order (A, B, C) and an overtaking C give different bit patterns; C's short frame

@@ -135,7 +135,8 @@ def test_capture_finds_every_phase_block_with_its_instance_count():
     assert set(counts) == set(synth.block_names())
     assert counts["prism_kulisch_bank"] == 64 and counts["prism_fp32_bank"] == 16
     assert counts["prism_ingress"] == 2 and counts["prism_reader"] == 2
-    assert counts["number_decoder"] == 64 and counts["int8_decoder"] == 64     # lanes 0-31, lanes 32-63
+    # per port: lanes 0-15 (any format), 16-31 (never FP32), 32-63 (INT8 only)
+    assert counts["number_decoder"] == 32 and counts["half_decoder"] == 32 and counts["int8_decoder"] == 64
     assert len(cap["prism_kulisch_bank"][1][18]) == 280          # o_state at W = 280
 
 
