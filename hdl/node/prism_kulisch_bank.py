@@ -351,20 +351,21 @@ def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_
                 # stage 0: decode the element while its row is read: the significand shifted by the
                 # exponent's low five bits, the block of the rest one-hot; where the row will come from.
                 # Only the valid bit depends on `go`: the rest is read only beside it, and registers
-                # without a load condition keep that condition out of their inputs' logic.
+                # without a load condition keep that condition out of their inputs' logic.  (The
+                # bypass choice needs no reset term: a reset in this cycle drops this contribution.)
                 if port == 0:
                     go = bool(a_valid and not rst)
                     f[:] = element_fields(a_data, fmt)
                     s_a_row.next = a_row
-                    s_a_by_l.next = s_a_valid and not rst and s_a_row == a_row and not a_first
-                    s_a_by_q.next = not (s_a_valid and not rst and s_a_row == a_row) and not a_first
+                    s_a_by_l.next = s_a_valid and s_a_row == a_row and not a_first
+                    s_a_by_q.next = not (s_a_valid and s_a_row == a_row) and not a_first
                     s_a_valid.next = go
                 else:
                     go = bool(b_valid and not rst)
                     f[:] = element_fields(b_data, fmt)
                     s_b_row.next = b_row
-                    s_b_by_l.next = s_b_valid and not rst and s_b_row == b_row and not b_first
-                    s_b_by_q.next = not (s_b_valid and not rst and s_b_row == b_row) and not b_first
+                    s_b_by_l.next = s_b_valid and s_b_row == b_row and not b_first
+                    s_b_by_q.next = not (s_b_valid and s_b_row == b_row) and not b_first
                     s_b_valid.next = go
                 sig[:] = f[24:0]
                 sh[:] = f[33:24]
