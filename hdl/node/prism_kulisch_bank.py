@@ -22,19 +22,25 @@ and adding two such words is adding their E's modulo 2^(W + WB): the old
 "add the states, count the add's own wrap, add the wrap counts" is one plain
 modular add of sign-extended numbers (row_to_state_wraps below; the counter
 wrapping itself included, so the results are bit for bit those of the word add
-of hdl/arith/kulisch_lane.py).  A row never resolves that add's carries: E is
-kept as segments (see `segments`: 32 bits each up to bit W - 1, then the bits
-W-1-... up to W - 2, then the top segment, bits W - 1 .. W + WB - 1) plus one
-pending carry bit into every segment but the lowest, the carry its lower
-neighbour produced at the row's last add.  The row's value is
+of hdl/arith/kulisch_lane.py; tests/node/test_kulisch_bank.py checks it against
+the golden model).  A row never resolves that add's carries: E is kept as
+segments (`segments`: SEG = 32 bits each from bit 0, then one segment of the
+rest up to bit W - 2, then the top segment, bits W - 1 .. W + WB - 1, where the
+merge reads the wrap count) plus one pending carry bit into every segment but
+the lowest, the carry its lower neighbour produced at the row's last add.  The
+row's value is
 
     E = X + C   (mod 2^(W + WB)),   X the segments side by side, C the carry bits at the segments' LSBs.
 
 An add into a row is one add per segment (segment + the term's segment + the
 segment's pending carry; its carry out becomes the next segment's pending
 carry), so no carry crosses a segment boundary in the cycle of the add: the
-deepest accumulation path is one 33-bit carry chain behind two LUTs, whatever W.
-Only the merge resolves the carries, in its own pipeline stages.
+deepest accumulation path is one 34-bit carry chain (the segment and its carry
+in as a pair of low bits) behind two LUTs, whatever W; it was a W-bit chain,
+after a W-bit negation of the term in the decode (28.5 LUT levels at W = 320,
+now 5.75: `prism synth prism_kulisch_bank`).  Only the merge resolves the
+carries, in its own pipeline stages.  A row is W + WB + 3 + (segments - 1) bits
+(`row_bits`: 349 at W = 320, 308 at W = 280).
 
 Per cycle, independently:
   * port A: decode `a_data` (the functions of hdl/arith/number_decoder.py,
@@ -55,8 +61,10 @@ Per cycle, independently:
 Block RAM: every RAM has one write port and one registered read port.  A
 port's read-modify-write takes two stages: stage 0 reads the row (registered
 read) while the element is decoded (its significand shifted within a 56-bit
-window by the low 5 bits of its exponent, its 32-bit block one-hot);
-stage 1 places the window in its block, adds and writes the row back.  A
+window by the low 5 bits of its shift, the 32-bit block of the rest one-hot);
+stage 1 places the window in its block and the next (sign-filled and inverted
+for a negative element, whose +1 is the lowest segment's carry in), adds and
+writes the row back.  A
 contribution to the row written at the same edge as its read takes the written
 word instead (a one-word bypass, carry bits included; whether it applies is
 decided in stage 0), so back-to-back contributions to one row need no stall.
@@ -69,9 +77,13 @@ The merge, MERGE_LATENCY (3) edges from m_valid to o_*:
           pending carries and the segments' carries out wait beside the sums, at most two
           units per segment;
   M2      per segment both candidates, with and without a carry from below (carry-select:
-          two chains), their carries out, the carry into every segment (a prefix over the
-          segments, one short chain), the choice; the top segment's candidates also give the
-          wrap count, its zero test and its sign, so o_* come straight from M2.
+          two chains); their carries out from each sum's two low bits, its waiting units and
+          whether its other bits are all ones; the carry into every segment (a prefix over the
+          segments, one short chain); the choice.  The top segment gives the wrap count for
+          either carry in (one chain each, from M1's sum) and its zero test (logic on M1's
+          sum), so o_* come straight from M2.
+The latency is one cycle more than the single full-width add it replaced; the store's
+`merged` pipeline follows MERGE_LATENCY.
 
 Parameters:
     ROWS        rows per RAM (ranges held by the sub-store, 1 .. 256)
