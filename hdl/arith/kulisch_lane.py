@@ -61,8 +61,9 @@ def word_add_function(W, WB):
     """The MyHDL function (old, operand) -> old + operand on Kulisch words of W + 3 + WB bits
     (state | nan | +inf | -inf | wraps): the W-bit states added modulo 2^W, the wrap counts summed
     plus the add's own wrap, the flags ORed.  (Its variables avoid SystemVerilog keywords
-    such as `new`: a Verilog function keeps their names.)  The node's Kulisch banks call it for both their
-    accumulation and their merge; this lane is its unit test bench."""
+    such as `new`: a Verilog function keeps their names.)  This lane uses it; the node's Kulisch
+    banks (hdl/node/prism_kulisch_bank.py) hold the same (state, wraps) as one (W + WB)-bit sum in
+    carry-save form instead, whose adds give bit for bit the results of this one."""
     NAN, PINF, NINF, WRAP_LO, TOP = W, W + 1, W + 2, W + 3, W + 3 + WB
     SIGN = W - 1
     MINUS_ONE = (1 << WB) - 1

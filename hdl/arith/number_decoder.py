@@ -15,9 +15,10 @@ term fits in 278 signed bits; W must be at least that.  A special (NaN, +inf,
 
 The arithmetic is two MyHDL functions, `element_fields` and the one that
 `term_function(W)` makes; they convert to Verilog functions.  This block is
-their unit test bench: the node's Kulisch banks (hdl/node/prism_kulisch_bank.py)
+their unit test bench: the node's Kulisch banks (hdl/node/prism_kulisch_bank.py,
+element_fields, whose significand and shift they place in their own carry-save rows)
 and its FP32 -> format rounder (hdl/node/prism_round16.py, element_fields for an FP32
-value's specials) call the same functions inside their own processes.
+value's specials) call them inside their own processes.
 
 FP32 widening: the element converted exactly to binary32 (every INT8, FP16 and
 BF16 value is exact in FP32; the sign of a zero is kept; any NaN becomes the

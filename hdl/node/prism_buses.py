@@ -252,7 +252,8 @@ class ReadoutCmd(Interface):
 class MergedRange(Interface):
     """prism_kulisch_store -> prism_readout: a completed range's 16 merged Kulisch lanes.
 
-    valid       the range is presented (two cycles after its ReadoutCmd was taken)
+    valid       the range is presented (MERGE_LATENCY = 3 cycles after its ReadoutCmd was taken,
+                hdl/node/prism_kulisch_bank.py)
     row         the range (8 bits)
     states      16 x W merged states, lane l at [W*l + W - 1 : W*l] (W = KULISCH_W, the caller's)
     flags       16 x 5 flags, lane l at [5l+4:5l] = {wrap_sign, overflow, -inf, +inf, nan}

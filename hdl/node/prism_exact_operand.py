@@ -8,14 +8,16 @@ costs no LUT of its own.  Not reset: a word is read only beside a valid stage 1.
 
 The beat (docs/protocol.md, "EXACT input") holds sigma at [507:0], a 508-bit two's complement sum
 in units of 2^-149, and the flags nan [508], +inf [509], -inf [510], overflow [511].  The word is
-the one hdl/arith/kulisch_lane.py adds (state | nan | +inf | -inf | wraps):
+the term a bank row adds, {-inf, +inf, nan, E} with E the row's extended sum (W + WB bits,
+hdl/node/prism_kulisch_bank.py): E = sigma mod 2^(W + WB), the low W + WB bits of the beat.  That
+is the same as the Kulisch word (state, wraps) with
 
     sigma = signed(state) + wraps * 2^W,   state = sigma mod 2^W,   wraps = (sigma >> W) + sigma[W-1]
 
 so a row that adds it holds the true sum, however many times sigma wraps the W-bit register.
 A row's wrap count has WB bits; a sigma outside [-2^(W+H), 2^(W+H)) (H = KULISCH_EXACT_IN_HEADROOM,
 with 8 contributions and the merge of two ports inside WB bits) cannot be held and enters as a NaN
-(state and wraps 0).  The overflow flag is not used: sigma is complete.
+(E 0).  The overflow flag is not used: sigma is complete.
 
 Parameters:
     WRAP_BITS   WB, the rows' wrap counter width (KULISCH_WRAP_BITS; at least H + 5)
@@ -23,7 +25,7 @@ Parameters:
 Ports (widths from the signals):
     clk         clock
     beat        the EXACT beat (512 bits)
-    word        out: the Kulisch word of the beat at the last edge, W + 3 + WB bits (W = KULISCH_W, 320 or 280)
+    word        out: the word of the beat at the last edge, W + WB + 3 bits (W = KULISCH_W, 320 or 280)
 """
 from myhdl import always, block, modbv
 
@@ -43,19 +45,16 @@ def prism_exact_operand(clk, beat, word, WRAP_BITS=KULISCH_WRAP_BITS):
     if IN_RANGE_LSB > W + WB - 5:       # 8 inputs below 2^(W+H), and the merge: below 2^(W+WB-1)
         raise ValueError(f"prism_exact_operand: WRAP_BITS={WB} cannot hold 8 partials below 2^{IN_RANGE_LSB}")
     HIGH_ONES = (1 << (EXACT_SUM_BITS - IN_RANGE_LSB)) - 1
-    NAN_BIT, PINF_BIT, NINF_BIT, WRAP_LO, TOP = W, W + 1, W + 2, W + 3, W + 3 + WB
+    EW = W + WB
+    NAN_BIT, PINF_BIT, NINF_BIT, TOP = EW, EW + 1, EW + 2, EW + 3
     F_NAN, F_PINF, F_NINF = (EXACT_FLAG_LSB + f.bit_length() - 1 for f in (FLAG_NAN, FLAG_POS_INF, FLAG_NEG_INF))
 
     @always(clk.posedge)
     def form_word():
         w = modbv(0)[TOP:]
-        wraps = modbv(0)[WB:]
         w[:] = 0
         if beat[EXACT_SUM_BITS:IN_RANGE_LSB] == 0 or beat[EXACT_SUM_BITS:IN_RANGE_LSB] == HIGH_ONES:
-            wraps[:] = beat[W + WB:W]
-            wraps[:] = wraps + beat[W - 1]
-            w[W:0] = beat[W:0]
-            w[TOP:WRAP_LO] = wraps
+            w[EW:0] = beat[EW:0]
             w[NAN_BIT] = beat[F_NAN]
         else:
             w[NAN_BIT] = 1                  # beyond what a row holds: a NaN contribution

@@ -19,8 +19,10 @@ replace its lane's row.
 When a range has all its contributors (prism_completion), `merge_valid`/`merge_row`
 merge the two port-local states of its 16 elements in its sub-store (a copy of
 each RAM kept for the merge's read, so the merge does not take cycles from
-accumulation); the merged states and flags appear on `merged` two cycles later
-(registered RAM read, then the add).  `p0_events`/`p1_events` report each applied issue group
+accumulation); the merged states and flags appear on `merged` MERGE_LATENCY (3)
+cycles later (registered RAM read, then the banks' two merge stages: the rows
+are kept in carry-save form and the merge resolves their carries,
+hdl/node/prism_kulisch_bank.py).  `p0_events`/`p1_events` report each applied issue group
 (its first range and number of ranges) two cycles after it was taken (after its
 RAM writes, which take a read stage and an add stage), for completion tracking.
 
@@ -34,7 +36,7 @@ Ports (buses in hdl/node/prism_buses.py; W = KULISCH_W = len(merged.states) / 16
     p0_group, p1_group          IssueGroup of port 0, 1 as the store sees it (valid only under
                                 KULISCH_FIXED; row, lanes, data, ends read; the store never stalls, ready unused)
     merge_valid, merge_row      merge a completed range (8 bits)
-    merged                      out: MergedRange, two cycles after merge_valid
+    merged                      out: MergedRange, MERGE_LATENCY cycles after merge_valid
     p0_events, p1_events        out: RangeEvents, port 0's / port 1's issue group has been applied
                                 (n: the ranges it ended)
 """
@@ -42,7 +44,7 @@ from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
 
 from hdl.node.prism_buses import SubStorePort
 from hdl.node.prism_exact_operand import prism_exact_operand
-from hdl.node.prism_kulisch_bank import prism_kulisch_bank
+from hdl.node.prism_kulisch_bank import MERGE_LATENCY, prism_kulisch_bank
 from hdl.node.prism_kulisch_route import prism_kulisch_route
 from spec.formats import KULISCH_WIDTHS
 
@@ -83,9 +85,11 @@ def prism_kulisch_store(clk, rst, op, p0_group, p1_group, merge_valid, merge_row
     m_subrow = Signal(intbv(0)[8:])
     m_subs = Signal(intbv(0)[SUBS:])      # bit S: merge_valid for a range of sub-store S
     use_p0, use_p1 = Signal(bool(0)), Signal(bool(0))
-    # one stage more than the banks' inputs: the banks read their rows at the edge a group or a
-    # merge is taken and write or add in the next cycle
-    m1_valid, m1_row = Signal(bool(0)), Signal(intbv(0)[8:])
+    # a merge's row travels beside the banks' merge pipeline (MERGE_LATENCY - 1 stages here, then
+    # merged.*); an issue group's events one stage more than the banks' inputs: the banks read
+    # their rows at the edge a group is taken and add and write in the next cycle
+    MD = MERGE_LATENCY - 1
+    md_valid, md_rows = Signal(modbv(0)[MD:]), Signal(modbv(0)[8 * MD:])     # youngest at the low end
     e1_p0_valid, e1_p0_row, e1_p0_n = Signal(bool(0)), Signal(intbv(0)[8:]), Signal(intbv(0)[3:])
     e1_p1_valid, e1_p1_row, e1_p1_n = Signal(bool(0)), Signal(intbv(0)[8:]), Signal(intbv(0)[3:])
 
@@ -111,7 +115,7 @@ def prism_kulisch_store(clk, rst, op, p0_group, p1_group, merge_valid, merge_row
             merged.valid.next = 0
             p0_events.valid.next = 0
             p1_events.valid.next = 0
-            m1_valid.next = 0
+            md_valid.next = 0
             e1_p0_valid.next = 0
             e1_p1_valid.next = 0
         else:
@@ -137,11 +141,11 @@ def prism_kulisch_store(clk, rst, op, p0_group, p1_group, merge_valid, merge_row
                         wb[r] = 1
             written_p0.next = wa
             written_p1.next = wb
-            m1_valid.next = merge_valid
-            m1_row.next = merge_row
-            merged.valid.next = m1_valid
-            merged.row.next = m1_row
-            m_sub.next = m1_row[2:0]
+            md_valid.next = (md_valid << 1) | merge_valid
+            md_rows.next = (md_rows << 8) | merge_row
+            merged.valid.next = md_valid[MD - 1]
+            merged.row.next = md_rows[8 * MD:8 * MD - 8]
+            m_sub.next = md_rows[8 * MD - 6:8 * MD - 8]
             e1_p0_valid.next = p0_group.valid
             e1_p0_row.next = p0_group.row
             e1_p0_n.next = na

@@ -22,8 +22,8 @@ CASES = [
     ("prism_arrival_banks0_prism_fp32_bank1_fp32_arrival_lane16_a_valid <=", "hdl/arith/fp32_arrival_lane.py",
      "a_valid.next ="),
     # inside the functions MyHDL writes for calls (MYHDL<n>_<name>): the Python function <name>
-    ("total = (a + b);", "hdl/arith/kulisch_lane.py", "total[:] = a + b"),
-    ("MYHDL43_kulisch_add = word;", "hdl/arith/kulisch_lane.py", "return word"),
+    ("sh = (ex - 1);", "hdl/arith/number_decoder.py", "sh[:] = ex - 1"),
+    ("MYHDL57_element_fields = f;", "hdl/arith/number_decoder.py", "return f"),
     ("special = (ex == 255);", "hdl/arith/number_decoder.py", "special = ex == 255"),
 ]
 

@@ -14,12 +14,13 @@ from spec.formats import KULISCH_WRAP_BITS, exact_input_limit
 
 
 def reference_word(width, total, flags):
-    """The word a row holds after this one partial: state | nan | +inf | -inf | wraps."""
+    """The word a row adds for this one partial: {-inf, +inf, nan, E}, E = signed(state) + wraps * 2^W
+    mod 2^(W + WB) of the register that holds the partial alone."""
     acc = KulischAccumulator(width)
     acc.add_exact(total, flags)
-    wraps = acc.wraps & ((1 << KULISCH_WRAP_BITS) - 1)
-    return (acc.state | acc.nan << width | acc.pos_inf << (width + 1) | acc.neg_inf << (width + 2)
-            | wraps << (width + 3))
+    ew = width + KULISCH_WRAP_BITS
+    e = (acc.signed_state + (acc.wraps << width)) & ((1 << ew) - 1)
+    return e | acc.nan << ew | acc.pos_inf << (ew + 1) | acc.neg_inf << (ew + 2)
 
 
 def partials(width, rng):
