@@ -36,7 +36,7 @@ def add_parser(sub):
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask distributed scheduler address")
     add_int_option(p, "--timeout", 120, 1, help="seconds one simulator run may take before it counts as a hang")
     add_int_option(p, "--mutant-timeout", 900, 1, help="seconds one mutant may take over all its seeds")
-    add_int_option(p, "--equivalence-timeout", 30, 1, help="seconds to prove one survivor equivalent")
+    add_int_option(p, "--equivalence-timeout", 90, 1, help="seconds to prove one survivor equivalent")
     p.add_argument("--no-equivalence", action="store_true", help="do not try to prove survivors equivalent")
     p.add_argument("--width", type=int, default=None, choices=KULISCH_WIDTH_CHOICES,
                    help="node: KULISCH_W of the build to mutate (default 320); with --dut the design's own")
