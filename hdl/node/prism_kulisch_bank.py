@@ -120,7 +120,7 @@ WINDOW = 56             # a significand (24 bits) shifted by 0 .. 31
 
 def segments(W, WB):
     """The carry-save segments of a row's E (W + WB bits), as (lsb, width), lowest first:
-    SEG-bit segments up to bit W - 2, one segment from there to W - 2, and the top segment
+    SEG-bit segments from bit 0, one segment of the rest up to bit W - 2, and the top segment
     from bit W - 1 (the state's sign) to W + WB - 1, where the merge reads the wrap count."""
     full = (W - 1) // SEG
     segs = [(SEG * k, SEG) for k in range(full)]
@@ -170,7 +170,7 @@ def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_
     XWORD = EW + 3
     if len(a_xword) != XWORD or len(b_xword) != XWORD:
         raise ValueError(f"prism_kulisch_bank: a_xword/b_xword are words of {XWORD} bits (E and three flags)")
-    NAN_BIT = EW                        # row and EXACT word: E, then nan, +inf, -inf
+    # a row and an EXACT word: E at [EW-1:0], then nan, +inf, -inf; a row then its pending carries
     SEGS = segments(W, WB)
     NSEG = len(SEGS)
     NFULL = NSEG - 2                    # SEG-bit segments, handled by a loop; then the middle and top ones
@@ -259,7 +259,6 @@ def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_
             tflags = modbv(0)[3:]
             xw = modbv(0)[EW + 3:]
             cy = modbv(0)[NSEG:]
-            cb = modbv(0)[NSEG:]
             g = modbv(0)[NSEG:]
             h = modbv(0)[NSEG:]
             pre = modbv(0)[NSEG + 1:]
@@ -361,7 +360,7 @@ def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_
                         ram_bm[s_b_row].next = row
                         l_b_word.next = row
                 # stage 0: decode the element while its row is read: the significand shifted by the
-                # exponent's low five bits, the block of the rest one-hot; where the row will come from.
+                # low five bits of its shift, the block of the rest one-hot; where the row will come from.
                 # Only the valid bit depends on `go`: the rest is read only beside it, and registers
                 # without a load condition keep that condition out of their inputs' logic.  (The
                 # bypass choice needs no reset term: a reset in this cycle drops this contribution.)
@@ -399,8 +398,7 @@ def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_
                     s_b_lo.next = onehot
                     s_b_neg.next = neg
                     s_b_flags.next = f[FIELD_SIGN:FIELD_NAN]
-            # merge M1 (rows read at the last edge): per segment A + B + A's pending carry; whether
-            # the sum's bits above its two lowest are all ones (M2's carries out come from that)
+            # merge M1 (rows read at the last edge): per segment A + B + A's pending carry
             if mg_valid:
                 if mg_use_a:
                     old[:] = q_am
@@ -413,7 +411,6 @@ def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_
                 cin[:] = concat(old[RWORD:CY_LO], False)
                 t[:] = 0
                 cy[:] = 0
-                ones[:] = 0
                 for k in range(NFULL):
                     xa[:] = old >> (SEG * k)
                     xb[:] = row >> (SEG * k)
@@ -437,9 +434,9 @@ def prism_kulisch_bank(clk, rst, fmt, exact, a_valid, a_row, a_first, a_data, a_
             # merge M2: segment j still takes p_j = B's pending carry + segment j-1's carry out (0 .. 2)
             # and the carry from below, c_j (0 or 1).  Carry-select: both candidates u_j + p_j and
             # u_j + p_j + 1 are formed (one chain each); their carries out, g_j and h_j, need only
-            # u_j's two low bits, p_j and M1's all-ones bit, so the carries into the segments (c_j+1 =
-            # g_j or h_j and c_j: the carries of the sum g + h, one short chain) are ready before the
-            # candidates.  The top segment (bits W-1 .. W+WB-1) forms no candidates: the wrap count
+            # u_j's two low bits, p_j and whether u_j's other bits are all ones (logic, no chain), so
+            # the carries into the segments (c_j+1 = g_j or h_j and c_j: the carries of the sum g + h,
+            # one short chain) are ready with the candidates.  The top segment (bits W-1 .. W+WB-1) forms no candidates: the wrap count
             # E[W+WB-1:W] + E[W-1] is (top + 1) >> 1, so each choice of its carry in gives the wrap
             # count in one chain straight from u, and the state's bit W-1 is one XOR.
             if m2_valid:
