@@ -85,9 +85,12 @@ def run(args):
     if recorded is not None:
         # the block's rows replaced, every other block's kept: a block is synthesised alone (its
         # sub-blocks black boxes), so its figures do not depend on the others'
+        order = synth.block_names()
         for w, rows in by_width.items():
             fresh = {r["block"]: r for r in rows}
-            recorded[w] = [fresh.get(r["block"], r) for r in recorded[w]]
+            kept = [fresh.pop(r["block"], r) for r in recorded[w]]
+            # a block new to the node since the figures were recorded joins them in phase order
+            recorded[w] = sorted(kept + list(fresh.values()), key=lambda r: order.index(r["block"]))
         by_width, blocks = recorded, None
         text = synth.report_markdown(by_width, args.target, whole_node=True)
     if blocks is None and not args.no_doc:

@@ -53,7 +53,7 @@ DEPTH_BUDGET = {
     "prism_kulisch_store": 5.75,
     "prism_kulisch_route": 5.25,
     "prism_exact_operand": 3.0,
-    "prism_kulisch_bank": 28.5,
+    "prism_kulisch_bank": 5.75,
     "prism_arrival_banks": 7.5,
     "number_decoder": 5.0,
     "half_decoder": 6.0,

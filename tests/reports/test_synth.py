@@ -270,3 +270,25 @@ def test_one_block_into_the_doc_replaces_its_rows_and_keeps_the_others(tmp_path)
             else:
                 assert row == before[row["block"]]
     assert synth.doc_section(str(doc)) == synth.report_markdown(by_width, target).strip("\n")
+
+
+@pytest.mark.slow      # 9 s: a synthesis of one block at both widths
+def test_a_block_new_since_the_figures_were_recorded_joins_them_in_phase_order(tmp_path):
+    """`prism synth BLOCK --into-doc` for a block the recorded figures lack (a block added to the
+    node since): its rows join the others at its place in the phase order."""
+    import json
+    import shutil
+    doc = tmp_path / "sizes.md"
+    shutil.copy(os.path.join(ROOT, "docs", "hdl_sizes.md"), doc)
+    recorded = json.load(open(os.path.join(ROOT, "docs", "hdl_sizes_synth.json")))
+    for w in recorded["widths"]:
+        recorded["widths"][w] = [r for r in recorded["widths"][w] if r["block"] != "prism_egress"]
+    (tmp_path / "sizes_synth.json").write_text(json.dumps(recorded))
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "synth", "prism_egress", "--into-doc", "--doc", str(doc)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    by_width, _ = synth.load_figures(str(tmp_path / "sizes_synth.json"))
+    order = synth.block_names()
+    for rows in by_width.values():
+        names = [x["block"] for x in rows]
+        assert "prism_egress" in names and names == sorted(names, key=order.index)
