@@ -140,6 +140,7 @@ def edge_values(rng, in_fmt, result_fmt, shape, kulisch_w=KULISCH_WIDTH_DEFAULT)
 
 KULISCH_LANES = 64        # the Kulisch store's lanes per port: 4 sub-stores x 16, element e in lane e % 64
 WRAP_CASES = ("above the top", "below the bottom", "the bottom", "just below the top", "random")
+WRAP_SWEEP = KULISCH_LANES * len(WRAP_CASES)   # elements that give every lane every case
 
 
 def wrap_values(rng, shape, kulisch_w):
@@ -167,7 +168,7 @@ def wrap_values(rng, shape, kulisch_w):
         elif case == "just below the top":
             sums.append(top - step)
         else:
-            sums.append(Fraction(rng.randint(-2 ** 20, 2 ** 20)) * TWO ** rng.randint(-149, 100))
+            sums.append(Fraction(rng.randint(-2 ** 20, 2 ** 20)) * TWO ** rng.randint(KULISCH_LSB_EXP, 100))
     return _columns(rng, "fp32", shape, sums)
 
 

@@ -309,7 +309,7 @@ def _aim_data(aux, drawn, width, capacity):
                 # every Kulisch lane meets each wrap case (5 x 64 elements), or fewer lanes, each
                 # case in turn; any result format shows the wrap (an overflow's infinity takes
                 # the wrap's sign)
-                shape = (max(5, shape[0]), min(capacity, aux.choice((64, 100, 320, 320))))
+                shape = (max(5, shape[0]), min(capacity, aux.choice((aimed.KULISCH_LANES, 100, aimed.WRAP_SWEEP, aimed.WRAP_SWEEP))))
                 data, data_mode = aimed.wrap_values(aux, shape, width), "wrap edges"
         elif op.policy == "fp32-arrival" and r < 0.25:
             # every one of the 256 FP32 adder lanes meets each case when E >= 256
