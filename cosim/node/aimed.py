@@ -15,8 +15,10 @@ exactly on the edge to be checked, only near it to be useful.
   random binade, INT8's saturation points (127.5, -128.5) and its .5 ties; each exactly on the
   edge or one step of the sum's resolution either side, with either sign.
 - `auto_edge_values`: per 16-element tile (one AUTO tile), values that fit INT8, FP16 (its
-  subnormals and 65504 included) or BF16 exactly, with now and then one value that just does
-  not fit (128, -129, 0.5, -0.0, 65505, 2^-25, a twelfth significant bit), or a special.
+  subnormals and 65504 included) or BF16 exactly, the formats in runs of 1 to 8 tiles (whole
+  RESULT beats of one format, and a change of format inside a beat), with now and then one
+  value that just does not fit (128, -129, 0.5, -0.0, 65505, 2^-25, a twelfth significant bit), or a special.
+- `exact_wrap_values`: the same wrap cases from EXACT partials, at any width.
 - `input_edge_values`: in every element, one contributor's pattern at an edge of the input
   format's decoding (a NaN whose fraction is 1, an infinity, the smallest subnormal, the largest
   finite value, either sign), the others small: every lane's decoder meets each.
@@ -172,6 +174,30 @@ def wrap_values(rng, shape, kulisch_w):
     return _columns(rng, "fp32", shape, sums)
 
 
+def exact_wrap_values(rng, shape, kulisch_w):
+    """EXACT partials (sum, flags) whose element totals take the wrap cases of `wrap_values` at any
+    width (partials, unlike FP32 contributions, reach W = 320's range): per element a total just
+    above the register's top, below its bottom, exactly the bottom, just below the top, or small,
+    split over the contributors (each part inside exact_input_limit(W)); the cases in turn
+    through the 64 Kulisch lanes as in `wrap_values`."""
+    from spec.formats import exact_input_limit
+    contributors, elements = shape
+    top = 1 << (kulisch_w - 1)                  # the register's top, in units of its LSB
+    spread = exact_input_limit(kulisch_w) // (2 * contributors)
+    offset = rng.randrange(len(WRAP_CASES))
+    out = np.empty(shape, dtype=object)
+    for e in range(elements):
+        case = WRAP_CASES[(e // KULISCH_LANES + offset) % len(WRAP_CASES)]
+        step = 1 << rng.randint(kulisch_w - 60, kulisch_w - 20)
+        total = {"above the top": top + rng.randint(0, 3) * step, "below the bottom": -top - rng.randint(1, 3) * step,
+                 "the bottom": -top, "just below the top": top - step}.get(case, rng.randint(-2 ** 60, 2 ** 60))
+        parts = [rng.randint(-spread, spread) for _ in range(contributors - 1)]
+        parts.insert(rng.randrange(contributors), total - sum(parts))
+        for c, part in enumerate(parts):
+            out[c, e] = (part, 0)
+    return out
+
+
 def _reach(in_fmt, contributors):
     if in_fmt == "int8":
         return Fraction(127 * contributors)
@@ -198,10 +224,15 @@ def auto_edge_values(rng, in_fmt, shape):
     sometimes a special (a NaN from a NaN contribution, an infinity, or +inf and -inf)."""
     contributors, elements = shape
     sums = []
+    run = 0
     for t in range(0, elements, P.RANGE_ELEMS):
-        fmt = rng.choice(("int8", "fp16", "bf16", "fp32"))
+        # formats in runs of tiles: a RESULT beat holds four INT8 or two FP16/BF16 tiles, so a run
+        # fills whole beats and its end meets the next format inside a beat or at a beat's edge
+        if run == 0:
+            fmt, run = rng.choice(("int8", "fp16", "bf16", "fp32")), rng.choice((1, 1, 2, 3, 4, 5, 8))
+        run -= 1
         tile = [_AUTO_FITS[fmt](rng) for _ in range(min(P.RANGE_ELEMS, elements - t))]
-        if rng.random() < 0.5:                     # one value that breaks the tile's format
+        if rng.random() < 0.3:                     # one value that breaks the tile's format
             k = rng.randrange(len(tile))
             tile[k] = _AUTO_FITS[rng.choice(("fp16", "bf16", "fp32"))](rng) if fmt != "fp32" else tile[k]
             if fmt == "int8" and rng.random() < 0.3:
@@ -339,17 +370,19 @@ def input_edge_values(rng, in_fmt, shape):
 
 
 ADDER_LANES = 256          # FP32_ARRIVAL's adder lanes: 16 banks x 16 lanes, element e in lane e % 256
-ADDER_CASES = ("cancel", "near cancel", "align", "tie", "overflow", "subnormal smallest", "subnormal tie",
-               "subnormal difference", "random")
+ADDER_CASES = ("cancel", "near cancel", "align", "tie", "sticky", "overflow", "subnormal smallest",
+               "subnormal tie", "subnormal difference", "sticky", "random")
 
 
-def adder_stress_values(rng, in_fmt, shape):
+def adder_stress_values(rng, in_fmt, shape, sticky_sweep=None):
     """Contributions that make FP32_ARRIVAL's adds decide something, per element (every element
     has its own adder lane, so a large E reaches every lane): exact and near cancellation (the
     sum has k leading zeros for any k, a long normalisation), operands a few binades apart
     (alignment, guard and sticky bits, rounding ties), sums past the largest finite value, and
-    sums into the subnormal range (among them a normal beside a subnormal half its ulp, FP32 only);
-    either sign, in the input format's own precision.  The cases sweep the lanes (ADDER_CASES)."""
+    sums into the subnormal range (among them a normal beside a subnormal half its ulp, FP32 only),
+    sums one sticky bit past a tie, at every alignment (twice in the sweep);
+    either sign, in the input format's own precision.  The cases sweep the lanes (ADDER_CASES).
+    sticky_sweep (FP32; None: two draws in five): every element is the sticky case instead."""
     contributors, elements = shape
     fmt_code = P.FORMAT_CODES[in_fmt]
     out = np.zeros(shape, dtype=np.uint64)
@@ -374,8 +407,15 @@ def adder_stress_values(rng, in_fmt, shape):
     # a fault in one lane's adder then shows whatever lane it is in
     cases = ADDER_CASES if in_fmt == "fp32" else tuple(c for c in ADDER_CASES if c != "subnormal tie")
     offset = rng.randrange(len(cases))
+    # FP32 only, two draws in five: every element one sticky bit past a tie, the bit's distance
+    # below the guard stepping through every position of the FP32 adder's shifted-out bits as the
+    # elements pass each lane again (the 16 elements a lane gets at E = 4,096 take 16 of them)
+    if sticky_sweep is None:
+        sticky_sweep = in_fmt == "fp32" and rng.random() < 0.4
+    elif sticky_sweep and in_fmt != "fp32":
+        raise ValueError("adder_stress_values: the sticky sweep is FP32's (the narrow formats' bits all fit)")
     for e in range(elements):
-        case = cases[(e // ADDER_LANES + offset) % len(cases)]
+        case = "sticky" if sticky_sweep else cases[(e // ADDER_LANES + offset) % len(cases)]
         sub = case.partition(" ")[2] if case.startswith("subnormal") else ""
         case = "subnormal" if sub else case
         exp = rng.randint(emin + 2, emax - mbits - 2) if case != "overflow" else emax - mbits
@@ -388,6 +428,23 @@ def adder_stress_values(rng, in_fmt, shape):
             row.append(-value(m0, exp) + value(rng.choice((1, -1)) * rng.randint(1, (1 << (mbits + 1 - k)) - 1), exp))
         elif case == "align":                 # a few binades down: alignment, guard, sticky
             row.append(value(rng.randint(1, (2 << mbits) - 1) * rng.choice((1, -1)), exp - rng.randint(1, mbits + 3)))
+        elif case == "sticky":
+            # past a tie by one bit: the smaller operand d binades down (d <= mbits + 1) with its
+            # guard bit set, its round bit clear and one more bit j places below the guard; only
+            # the sticky (an or of every bit shifted out) tells the sum from a tie, so a sticky
+            # that misses a bit position shows as an ulp
+            if sticky_sweep:
+                j = 3 + (e // ADDER_LANES + offset) % (mbits - 2)
+                d = rng.randint(j + 1, mbits + 1)
+            else:
+                d = rng.randint(3, mbits + 1)
+                j = rng.randint(2, d - 1) if d <= mbits else rng.randint(2, mbits)
+            # bits above the guard: the smaller operand's top d binades down (none when the guard
+            # bit is its top)
+            kept = rng.getrandbits(mbits - d) | 1 << (mbits - d) if d <= mbits else 0
+            small = value(kept, exp) + value(1, exp - 1) + value(1, exp - 1 - j)
+            row[0] = value(m0 & ~1, exp) if m0 > 0 else -value(-m0 & ~1, exp)
+            row.append(small * rng.choice((1, -1)))
         elif case == "tie":                   # exactly half an ulp of the larger operand
             row.append(value(rng.choice((1, -1)), exp - 1) if mbits >= 23 else value(rng.choice((1, 3)), exp - 2))
         elif case == "overflow":

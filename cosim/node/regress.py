@@ -215,7 +215,10 @@ def _block_zero_frames(rec, op, control_port, other):
 
 
 PROBE_OP_ID = 0xF0            # the line-rate probe's operation (the generator's own ops are numbered from 1)
-PROBE_FRAME_BEATS = 16        # payload beats of each probe frame
+PROBE_FRAME_BEATS = (8, 16)     # payload beats of each probe frame: shorter frames make more frame
+                                # switches, and a reader slower than a beat a cycle fills the three
+                                # banks within a few frames (frames of fewer beats are below the
+                                # line rate's frame length: docs/prism_node.md, "Line rate")
 PROBE_QUIET = 1500            # cycles of silence before the probe, beyond the longest drain's RESULT beats
 
 
@@ -227,18 +230,24 @@ def _result_beats(op):
     return sum(1 + -(-min(P.BLOCK_ELEMS, op.elements - b * P.BLOCK_ELEMS) // per) for b in range(blocks))
 
 
-def add_line_rate_probe(sc, rng, control_port, capacity):
+def add_line_rate_probe(sc, rng, control_port, capacity, probe_frames=None):
     """An operation at the end of a run without backpressure, after PROBE_QUIET silent cycles: two
     contributors, one per port, each sending its vector as back-to-back DATA frames of 256
     elements.  The node must take every beat of them in consecutive cycles on each port (line
-    rate: a beat per cycle per port in every format under both policies; check_line_rate)."""
+    rate: a beat per cycle per port in every format under both policies; check_line_rate).  With
+    `probe_frames` (a random stream), half the probes send the whole capacity in frames of 8 or
+    16 payload beats."""
     policy = rng.choice(("kulisch", "fp32-arrival"))
     in_fmt = rng.choice(("int8", "fp16", "bf16", "fp32"))
     elements = min(capacity, rng.choice((512, 1024, MAX_CAPACITY)))
     from cosim.node.scenarios import random_elements
     per_beat = P.ELEMS_PER_BEAT[P.FORMAT_CODES[in_fmt]]
+    frame_beats = PROBE_FRAME_BEATS[-1]
+    if probe_frames is not None and probe_frames.random() < 0.5:     # its own stream: the other draws stay
+        frame_beats = probe_frames.choice(PROBE_FRAME_BEATS)
+        elements = min(capacity, MAX_CAPACITY)
     op = Operation(PROBE_OP_ID, rng.randint(0, 65535), policy, in_fmt, rng.choice(RESULTS[policy]),
-                   random_elements(rng, in_fmt, (2, elements)), frame_elems=PROBE_FRAME_BEATS * per_beat)
+                   random_elements(rng, in_fmt, (2, elements)), frame_elems=frame_beats * per_beat)
     other = 1 - control_port
     last_other = sc.frames[other][-1] if sc.frames[other] else None
     # longer than any operation's drain could still be running: its RESULT beats on one port
@@ -303,6 +312,10 @@ def _aim_data(aux, drawn, width, capacity):
         shape = op.data.shape
         r = aux.random()
         data = None
+        arrival = op.policy == "fp32-arrival"
+        # FP32_ARRIVAL's rounder (the read-out's second) meets the result formats' edges only
+        # through these operations: they take a larger share of the edges than Kulisch ones
+        edges_end, specials_end = (0.32, 0.42) if arrival else (0.3, 0.4)
         if op.policy == "kulisch" and op.in_format != "exact" and width == NARROW_W \
                 and (data_mode == "huge" and op.result_format == "exact" or r < 0.15):
             if aux.random() < 0.7:
@@ -311,16 +324,16 @@ def _aim_data(aux, drawn, width, capacity):
                 # the wrap's sign)
                 shape = (max(5, shape[0]), min(capacity, aux.choice((aimed.KULISCH_LANES, 100, aimed.WRAP_SWEEP, aimed.WRAP_SWEEP))))
                 data, data_mode = aimed.wrap_values(aux, shape, width), "wrap edges"
-        elif op.policy == "fp32-arrival" and r < 0.25:
+        elif arrival and r < 0.2:
             # every one of the 256 FP32 adder lanes meets each case when E >= 256
             if aux.random() < 0.6:
                 shape = (max(2, shape[0]), min(capacity, aux.choice((256, 512, MAX_CAPACITY, MAX_CAPACITY))))
             data, data_mode = aimed.adder_stress_values(aux, op.in_format, shape), "adder stress"
         elif op.result_format == "auto" and r < 0.4:
             data, data_mode = aimed.auto_edge_values(aux, op.in_format, shape), "AUTO edges"
-        elif r < 0.3:
+        elif r < edges_end:
             data, data_mode = aimed.edge_values(aux, op.in_format, op.result_format, shape, width), "edges"
-        elif r < 0.4:
+        elif r < specials_end:
             if aux.random() < 0.5:
                 # enough elements that every Kulisch lane (64) and most FP32 adder lanes (256) meet
                 # each special: a lane that loses its NaN or infinity flag fails wherever it is
@@ -407,8 +420,27 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
             from cosim.node import aimed
             elements = min(op.elements, tree.choice((16, 40, 256, 300)))
             data = aimed.exact_partial_values(tree, (op.contributors, elements), width)
-            drawn[k] = (replace(op, in_format="exact", data=data, frame_elems=tree.choice((16, 48, 256))),
-                        "EXACT partials")
+            mode = "EXACT partials"
+            if op.contributors >= 2 and tree.random() < 0.3:
+                # every Kulisch lane meets each wrap case from partials (W = 320 too)
+                elements = min(capacity, tree.choice((aimed.KULISCH_LANES, aimed.WRAP_SWEEP)))
+                data, mode = aimed.exact_wrap_values(tree, (op.contributors, elements), width), "EXACT wraps"
+            drawn[k] = (replace(op, in_format="exact", data=data, frame_elems=tree.choice((16, 48, 256))), mode)
+    # aimed: where a port takes several contributors, each one's frames start at the range the
+    # one before it on that port ended with, so the port's reader feeds the same row in
+    # consecutive cycles at every change of contributor (a Kulisch lane's and an FP32 bank's
+    # read-modify-write bypass), at a range of any residue (its own stream)
+    chain = random.Random(seed * 37_000_043 + 23)
+    for k, (op, data_mode) in enumerate(drawn):
+        if chain.random() < 0.3 and op.elements > P.RANGE_ELEMS:
+            ports = op.ports if op.ports is not None else tuple(c % 2 for c in range(op.contributors))
+            starts, last_range = [0] * op.contributors, {}
+            for c in range(op.contributors):
+                if ports[c] in last_range:
+                    starts[c] = last_range[ports[c]]
+                # its frames end with the range before its start (or with the vector's last range)
+                last_range[ports[c]] = ((starts[c] or op.elements) - 1) // P.RANGE_ELEMS * P.RANGE_ELEMS
+            drawn[k] = (replace(op, starts=tuple(starts)), data_mode)
     ops = [op for op, _ in drawn]
     pause = rng.choice((0.0, 0.0, 0.2, 0.5))
     source_burst = rng.choice((1, 1, 4, 150))
@@ -789,7 +821,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         touched = sum(add_reserved_noise(noise, f, share) for p in (0, 1) for f in sc.frames[p])
         notes.append(f"reserved bits set in {touched} frames")
     if probe:
-        add_line_rate_probe(sc, aux, control_port, capacity)
+        add_line_rate_probe(sc, aux, control_port, capacity, random.Random(seed * 31_000_033 + 19))
         notes.append("line-rate probe")
     stuck = sc.stuck()
     if stuck:       # a generator bug, not a node failure: say so rather than time out

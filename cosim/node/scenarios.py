@@ -36,6 +36,7 @@ class Operation:
     frame_elems: int = MAX_CAPACITY   # elements per DATA frame (capped by the frame bank)
     ids: Optional[tuple] = None     # contributor id of each row (default row c is contributor c)
     ports: Optional[tuple] = None   # receive port of each row (default: build's port_of)
+    starts: Optional[tuple] = None  # element each row's frames start from (then round to 0; default 0)
 
     @property
     def contributor_ids(self):
@@ -58,15 +59,21 @@ class Operation:
         return P.Commit(self.op_id, self.generation)
 
     def data_frames(self, contributor):
-        """DATA frames of one contributor (a row of `data`): its row cut into frames that fit a frame bank."""
+        """DATA frames of one contributor (a row of `data`): its row cut into frames that fit a frame bank,
+        from element `starts[c]` to the end, then from 0 (a rotation: every element once)."""
         fmt = P.FORMAT_CODES[self.in_format]
         per_frame = min(self.frame_elems, P.MAX_PAYLOAD_BEATS * P.ELEMS_PER_BEAT[fmt])
         per_frame -= per_frame % P.RANGE_ELEMS
         row = self.data[contributor]
         value = (lambda x: (int(x[0]), int(x[1]))) if fmt == P.FMT_EXACT else int
+        start = self.starts[contributor] if self.starts is not None else 0
+        if start % P.RANGE_ELEMS or not 0 <= start < self.elements:
+            raise ValueError(f"a row's frames start at a range inside the vector, not at element {start}")
+        cuts = [(lo, min(lo + per_frame, self.elements)) for lo in range(start, self.elements, per_frame)] + \
+               [(lo, min(lo + per_frame, start)) for lo in range(0, start, per_frame)]
         return [P.Data(self.op_id, self.generation, self.contributor_ids[contributor], fmt, lo,
-                       tuple(value(x) for x in row[lo:lo + per_frame]))
-                for lo in range(0, self.elements, per_frame)]
+                       tuple(value(x) for x in row[lo:hi]))
+                for lo, hi in cuts]
 
 
 @dataclass

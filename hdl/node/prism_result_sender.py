@@ -157,7 +157,7 @@ def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle, WRAP_BITS
     a_exact, b_exact = Signal(bool(0)), Signal(bool(0))       # an EXACT beat (one lane of the exact store)
     a_tile = Signal(intbv(0)[9:])                             # first tile of the beat
     a_per = Signal(intbv(0)[3:])                              # tiles per beat of the group's format
-    a_rows = Signal(intbv(0)[3:])                             # tiles the beat holds (0 .. per)
+    a_rows = Signal(intbv(0)[3:])                             # tiles the beat holds (1 .. per)
     a_lane, b_lane = Signal(intbv(0)[5:]), Signal(intbv(0)[5:])   # EXACT: the lane
     a_last, b_last = Signal(bool(0)), Signal(bool(0))         # the frame's last beat
     a_fin, b_fin = Signal(bool(0)), Signal(bool(0))           # ... and the operation's last frame
@@ -318,9 +318,8 @@ def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle, WRAP_BITS
                 # tile t + j in quarters 2j, 2j + 1 from banks 0, 1 or 2, 3 as (t + j) is even or odd
                 qs[:] = 0
                 if not a_hdr and not a_exact:
-                    if a_per == 1:
-                        if a_rows != 0:
-                            qs[:] = 0x8421
+                    if a_per == 1:              # (one tile, always: rows >= 1)
+                        qs[:] = 0x8421
                     elif a_per == 4:
                         for j in range(4):
                             if j < a_rows:
@@ -636,9 +635,8 @@ def prism_result_sender(clk, rst, op, tiles, beats, op_finished, idle, WRAP_BITS
                     a_hdr.next = 0
                     if f == FMT_EXACT:
                         # one lane per beat; the tile is done after 16 lanes, or the tail's
+                        # (a_per and a_rows keep the last tiled beat's: an EXACT beat reads neither)
                         a_exact.next = 1
-                        a_per.next = 1
-                        a_rows.next = 1
                         lane_end = lane == 15 or (rl[0] and p_tail and lane == c_tail_m1)
                         s[:] = 0
                         if lane_end:

@@ -322,13 +322,76 @@ def test_wrap_values_cross_the_range_both_ways_in_every_kulisch_lane():
         wrap_values(random.Random(3), (4, 64), w)       # four FP32 values never reach 2^130
 
 
+@pytest.mark.parametrize("width", [320, 280])
+def test_exact_wrap_values_cross_the_range_both_ways_in_every_kulisch_lane(width):
+    """exact_wrap_values: merged by the golden accumulator, every Kulisch lane holds an element whose
+    total wraps up (+1), one that wraps down (-1) and ones that do not, at either width, and no
+    partial is beyond what a row takes."""
+    import random
+    from cosim.node.aimed import KULISCH_LANES, WRAP_SWEEP, exact_wrap_values
+    from golden.arith import kulisch as K
+    from spec.formats import exact_input_limit
+    data = exact_wrap_values(random.Random(3), (3, WRAP_SWEEP), width)
+    seen = {lane: set() for lane in range(KULISCH_LANES)}
+    for e in range(data.shape[1]):
+        acc = K.KulischAccumulator(width)
+        for c in range(data.shape[0]):
+            total, flags = data[c, e]
+            assert -exact_input_limit(width) <= total < exact_input_limit(width) and flags == 0
+            acc.add_exact(total, flags)
+        seen[e % KULISCH_LANES].add(acc.wraps)
+    assert all({-1, 0, 1} <= wraps for wraps in seen.values()), seen
+
+
+def test_chained_frames_meet_on_the_same_range_at_every_change_of_contributor():
+    """The chained starts of random_scenario: on a port with several contributors, each one's first
+    frame starts at the range the one before it on that port ended with, and every contributor
+    still sends each element once."""
+    from cosim.node.regress import random_scenario
+    met = 0
+    for seed in range(1, 30):
+        for op in random_scenario(seed).operations:
+            if not op.starts or not any(op.starts):
+                continue
+            ports = op.ports if op.ports is not None else tuple(c % 2 for c in range(op.contributors))
+            last = {}
+            for c in range(op.contributors):
+                frames = op.data_frames(c)
+                covered = sorted(i for f in frames for i in range(f.offset, f.offset + len(f.values)))
+                assert covered == list(range(op.elements))
+                if ports[c] in last:
+                    assert frames[0].offset // 16 == last[ports[c]]
+                    met += 1
+                end = frames[-1].offset + len(frames[-1].values)
+                last[ports[c]] = (end - 1) // 16
+    assert met >= 10
+
+
+def test_auto_edge_values_come_in_runs_of_one_format():
+    """auto_edge_values draws tile formats in runs: whole RESULT beats of INT8 (four tiles) and
+    FP16/BF16 (two) followed by another format, which a sender that loses its place in a run fails."""
+    import random
+    from cosim.node.aimed import auto_edge_values
+    from golden.arith.auto import auto_tiles
+    data = auto_edge_values(random.Random(8), "fp32", (1, 16 * 200))    # one contributor: its sums
+    kinds = auto_tiles(data[0])
+    runs, n = [], 1
+    for a, b in zip(kinds, kinds[1:]):
+        if a == b:
+            n += 1
+        else:
+            runs.append((a, n))
+            n = 1
+    assert any(k == "int8" and n >= 4 for k, n in runs) and any(k in ("fp16", "bf16") and n >= 2 for k, n in runs)
+
+
 def test_adder_stress_sweeps_every_case_through_every_adder_lane():
     """adder_stress_values: with E = 256 x len(cases), each of the 256 FP32_ARRIVAL adder lanes
     takes each case once; the normal-beside-subnormal tie (FP32 only) puts a subnormal operand in
     every lane."""
     import random
     from cosim.node.aimed import ADDER_CASES, ADDER_LANES, adder_stress_values
-    data = adder_stress_values(random.Random(4), "fp32", (3, ADDER_LANES * len(ADDER_CASES)))
+    data = adder_stress_values(random.Random(4), "fp32", (3, ADDER_LANES * len(ADDER_CASES)), sticky_sweep=False)
     subnormal_lanes = set()
     for e in range(data.shape[1]):
         col = [int(data[c, e]) for c in range(3)]
@@ -336,6 +399,43 @@ def test_adder_stress_sweeps_every_case_through_every_adder_lane():
         if 0 in exps and any(x > 1 for x in exps):      # a subnormal beside a normal operand
             subnormal_lanes.add(e % ADDER_LANES)
     assert subnormal_lanes == set(range(ADDER_LANES))
+
+
+def _sticky_distance(col):
+    """j when the column's two non-zero FP32 operands sum one bit 2^-j of the larger one's ulp past
+    a tie (guard set, round clear, the bit j - 1 places below the guard); else None."""
+    from fractions import Fraction
+    from golden.arith import formats as F
+    vals = [F.decode("fp32", b) for b in col if b & 0x7FFFFFFF]
+    if len(vals) != 2:
+        return None
+    big, small = sorted(vals, key=abs, reverse=True)
+    ulp = Fraction(2) ** (abs(big).numerator.bit_length() - abs(big).denominator.bit_length() - 23)
+    while ulp * 2 ** 24 <= abs(big):
+        ulp *= 2
+    while ulp * 2 ** 23 > abs(big):
+        ulp /= 2
+    past = (abs(small) % ulp) / ulp - Fraction(1, 2)
+    if past <= 0 or past >= Fraction(1, 4) or past.numerator != 1 or past.denominator & (past.denominator - 1):
+        return None
+    return past.denominator.bit_length() - 1
+
+
+def test_sticky_sweep_steps_every_lane_through_the_shifted_out_bits():
+    """adder_stress_values' sticky sweep: every element is a sum one bit past a tie, and with E = 4,096
+    each of the 256 adder lanes meets that bit at 16 distinct distances below the guard (a sticky
+    that misses one bit position shows as an ulp in whichever lane holds it)."""
+    import random
+    from cosim.node.aimed import ADDER_LANES, adder_stress_values
+    data = adder_stress_values(random.Random(5), "fp32", (2, 4096), sticky_sweep=True)
+    seen = {lane: set() for lane in range(ADDER_LANES)}
+    for e in range(data.shape[1]):
+        j = _sticky_distance([int(data[c, e]) for c in range(2)])
+        assert j is not None, e
+        seen[e % ADDER_LANES].add(j)
+    assert all(len(js) == 16 and min(js) >= 3 for js in seen.values()), seen[0]
+    with pytest.raises(ValueError, match="sticky sweep"):
+        adder_stress_values(random.Random(5), "fp16", (2, 256), sticky_sweep=True)
 
 
 def test_arrival_overtake_makes_the_order_of_its_last_ranges_visible():
