@@ -328,7 +328,13 @@ def _aim_data(aux, drawn, width, capacity):
             # every one of the 256 FP32 adder lanes meets each case when E >= 256
             if aux.random() < 0.6:
                 shape = (max(2, shape[0]), min(capacity, aux.choice((256, 512, MAX_CAPACITY, MAX_CAPACITY))))
-            data, data_mode = aimed.adder_stress_values(aux, op.in_format, shape), "adder stress"
+            if aux.random() < 0.3:
+                # FP32 sums one bit past a tie in every element, the bit stepping through 16 of the
+                # shifted-out positions in every adder lane (whatever the operation's input format)
+                shape = (shape[0], capacity)
+                data, data_mode = aimed.adder_stress_values(aux, "fp32", shape, sticky_sweep=True), "sticky sweep"
+            else:
+                data, data_mode = aimed.adder_stress_values(aux, op.in_format, shape), "adder stress"
         elif op.result_format == "auto" and r < 0.4:
             data, data_mode = aimed.auto_edge_values(aux, op.in_format, shape), "AUTO edges"
         elif r < edges_end:
@@ -344,7 +350,7 @@ def _aim_data(aux, drawn, width, capacity):
             shape = (max(2, shape[0]), min(capacity, max(shape[1], aimed.input_edge_elements(op.in_format))))
             data, data_mode = aimed.input_edge_values(aux, op.in_format, shape), "input edges"
         if data is not None:
-            in_fmt = "fp32" if data_mode == "wrap edges" else op.in_format
+            in_fmt = "fp32" if data_mode in ("wrap edges", "sticky sweep") else op.in_format
             op = Operation(op.op_id, op.generation, op.policy, in_fmt, op.result_format, data, mode=op.mode,
                            recipients=op.recipients, frame_elems=op.frame_elems)
         out.append((op, data_mode))
@@ -421,9 +427,9 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
             elements = min(op.elements, tree.choice((16, 40, 256, 300)))
             data = aimed.exact_partial_values(tree, (op.contributors, elements), width)
             mode = "EXACT partials"
-            if op.contributors >= 2 and tree.random() < 0.3:
+            if op.contributors >= 2 and tree.random() < 0.5:
                 # every Kulisch lane meets each wrap case from partials (W = 320 too)
-                elements = min(capacity, tree.choice((aimed.KULISCH_LANES, aimed.WRAP_SWEEP)))
+                elements = min(capacity, tree.choice((aimed.KULISCH_LANES, aimed.WRAP_SWEEP, aimed.WRAP_SWEEP)))
                 data, mode = aimed.exact_wrap_values(tree, (op.contributors, elements), width), "EXACT wraps"
             drawn[k] = (replace(op, in_format="exact", data=data, frame_elems=tree.choice((16, 48, 256))), mode)
     # aimed: where a port takes several contributors, each one's frames start at the range the
