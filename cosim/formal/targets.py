@@ -782,7 +782,7 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
             "wrong_bank": _mutant(Edit(rf"r0_bank <= ({a}[fs]_bank);", r"r0_bank <= (\1 ^ 1);", regex=True, count=2),
                                   ("verdict_order",),
                                   "port 0's verdicts name the wrong bank"),
-            "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;"), ("verdict_kind",),
+            "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;", count=2), ("verdict_kind",),
                                      "an admitted DATA frame's counter event says CONTROL"),
             "nack_opens": _mutant(Edit(f"{a}f_reason = 8;", f"{a}f_reason = 8; {a}active = {a}staged; "
                                                          f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
@@ -798,8 +798,10 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
                                             depth=8),
             "response_wrong_ids": _mutant(Edit(ids_field, f"({ids} ^ {h.ID_BITS}'h1), 4'h8"), ("response_order",),
                                           "a response carries an op_id one off its request's"),
-            "commit_held_idle": _mutant(Edit(rf"else if \({a}is_busy\) begin(\n\s*{a}f_held = )",
-                                             r"else if (1'b1) begin\1", regex=True),
+            "commit_held_idle": _mutant((Edit(f"{a}f_held = ({a}f_commit_ok && {a}is_busy);",
+                                              f"{a}f_held = {a}f_commit_ok;"),
+                                         Edit(f"{a}f_activate = ({a}f_commit_ok && (!{a}is_busy));",
+                                              f"{a}f_activate = 1'b0;")),
                                         ("verdict_live",),
                                         "a COMMIT that passes its checks is held even while the datapath is idle"),
         })

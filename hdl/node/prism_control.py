@@ -215,6 +215,16 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         oc = intbv(0, min=0, max=ORDER_DEPTH + 2)
         hrp = modbv(0)[3:]
         hwp = modbv(0)[3:]
+        hwp_1 = modbv(0)[3:]
+        hrp_1 = modbv(0)[3:]
+        hrp_2 = modbv(0)[3:]
+        hc_up1 = modbv(0)[4:]
+        hc_up2 = modbv(0)[4:]
+        hc_dn1 = modbv(0)[4:]
+        hc_dn2 = modbv(0)[4:]
+        waiting = intbv(0, min=0, max=3)
+        p0_waits = bool(0)
+        p1_waits = bool(0)
         hc = intbv(0, min=0, max=HOLD_DEPTH + 3)
         popped = intbv(0, min=0, max=3)
         # one candidate's fields and checks (every candidate in turn)
@@ -250,6 +260,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         map_dup = bool(0)
         row = intbv(0)[MAX_RANGES:]
         span = intbv(0)[MAX_RANGES:]
+        rf_hi = intbv(0)[5:]
+        rf_lo = intbv(0)[4:]
+        fe_hi = intbv(0)[6:]
+        fe_lo = intbv(0)[4:]
+        fe_part = bool(0)
+        r_hi = intbv(0)[4:]
+        r_lo = intbv(0)[4:]
         # every candidate's results, by candidate (bit s, or field s of a packed vector)
         c_port = intbv(0)[4:]
         c_long = intbv(0)[4:]
@@ -358,6 +375,15 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         s_held = bool(0)
         s_closes_now = bool(0)
         overlap = bool(0)
+        rules_ok = bool(0)
+        f_control = bool(0)
+        f_commit_ok = bool(0)
+        s_control = bool(0)
+        s_commit_ok = bool(0)
+        st_ok_1 = bool(0)
+        ids_staged_1 = bool(0)
+        ids_active_1 = bool(0)
+        busy_1 = bool(0)
         if rst:
             st_valid.next = 0
             op_open.next = 0
@@ -525,17 +551,25 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 # multiple of 16) r_end = (offset + n + 15) >> 4, without the carry chain of offset + n
                 nr[:] = (n + 15) >> 4
                 r_end[:] = r_first + nr
-                # the ranges' bits as the XOR of two thermometer codes (bits from r_first up, bits from
-                # r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first), and the same bits
-                # whenever r_first <= r_end, which holds for every frame that passes the range rule
-                # (the only frames whose mask is read)
                 # Duplicate: the contributor's row of the map (a select by the contributor, no
                 # shift of the whole map) against the ranges [r_first, r_end), each range a compare
-                # of its own (no shifter); the same bits as the mask below whenever r_first <= r_end
+                # of its own (no shifter).  For a frame that passes the range rule (the only frames
+                # whose duplicate check is read) r_end = ceil(frame_end / 16): range r is below it
+                # when 16 r < frame_end, a compare with a constant, without r_end's adder.
                 cmap[:] = dup_map >> (contributor * MAX_RANGES)
                 row[:] = cmap[MAX_RANGES:0]
+                # Each compare is split into pieces of at most six bits (one LUT each): a wider compare
+                # with a constant becomes a carry-lookahead chain.
+                rf_hi[:] = r_first[9:4]
+                rf_lo[:] = r_first[4:0]
+                fe_hi[:] = frame_end[14:8]
+                fe_lo[:] = frame_end[8:4]
+                fe_part = frame_end[4:0] != 0
                 for r in range(MAX_RANGES):
-                    span[r] = r >= r_first and r < r_end
+                    r_hi[:] = r // 16
+                    r_lo[:] = r % 16
+                    span[r] = (rf_hi < r_hi or (rf_hi == r_hi and rf_lo <= r_lo)) and (
+                        fe_hi > r_hi or (fe_hi == r_hi and (fe_lo > r_lo or (fe_lo == r_lo and fe_part))))
                 map_dup = (row & span) != 0
                 # the DATA rules in protocol order, but the open operation's (the walk's): against
                 # the active operation, with the duplicate map as registered
@@ -555,10 +589,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_RANGE
                 elif length_bad:
                     code[:] = DROP_LENGTH
-                elif map_dup:
-                    code[:] = DROP_DUPLICATE
                 else:
                     code[:] = EV_ADMITTED
+                # the duplicate check (the deepest rule) decides last
+                rules_ok = code == EV_ADMITTED
+                if rules_ok and map_dup:
+                    code[:] = DROP_DUPLICATE
                 # every candidate's results, packed by candidate (selected below by index: a
                 # balanced multiplexer, not a chain of four)
                 c_port[s] = entry[H_PORT]
@@ -570,7 +606,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 c_abort[s] = hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_ABORT
                 c_ids_staged[s] = st_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB]
                 c_ids_active[s] = act_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB]
-                c_admit_active[s] = code == EV_ADMITTED
+                c_admit_active[s] = rules_ok and not map_dup
                 c_closes[s] = nr == pairs_left
                 c_closes_fresh[s] = nr == st_pairs
                 c_bank[:] = concat(entry[H_PORT:H_BANK], c_bank[8:2])
@@ -673,101 +709,95 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # case and the outcome selects one last.
             f_reason[:] = OK
             f_code[:] = EV_CONTROL
-            f_admit = False
-            f_stage = False
-            f_activate = False
-            f_abort = False
-            f_held = False
-            if first_valid:
-                if f_ctl:
-                    if not f_ctl_short:
-                        f_reason[:] = BAD_LENGTH
-                    elif f_is_stage:
-                        f_reason[:] = f_stage_reason
-                        f_stage = f_stage_reason == OK
-                    elif f_is_commit:
-                        if not st_ok:
-                            f_reason[:] = NO_STAGED
-                        elif not f_ids_staged:
-                            f_reason[:] = STAGED_MISMATCH
-                        elif is_open:
-                            f_reason[:] = BUSY
-                        elif is_busy:
-                            f_held = True       # held until the previous operation's drain is over
-                        else:
-                            f_activate = True
-                    elif f_is_abort:
-                        if not is_open:
-                            f_reason[:] = NOT_OPEN
-                        elif not f_ids_active:
-                            f_reason[:] = ACTIVE_MISMATCH
-                        else:
-                            f_abort = True
-                    else:
-                        f_reason[:] = BAD_OPCODE
-                elif not is_open:
+            if first_valid and f_ctl:
+                if not f_ctl_short:
+                    f_reason[:] = BAD_LENGTH
+                elif f_is_stage:
+                    f_reason[:] = f_stage_reason
+                elif f_is_commit:
+                    if not st_ok:
+                        f_reason[:] = NO_STAGED
+                    elif not f_ids_staged:
+                        f_reason[:] = STAGED_MISMATCH
+                    elif is_open:
+                        f_reason[:] = BUSY
+                elif f_is_abort:
+                    if not is_open:
+                        f_reason[:] = NOT_OPEN
+                    elif not f_ids_active:
+                        f_reason[:] = ACTIVE_MISMATCH
+                else:
+                    f_reason[:] = BAD_OPCODE
+            elif first_valid:
+                if not is_open:
                     if f_long:
                         f_code[:] = DROP_TOO_LONG
                     else:
                         f_code[:] = DROP_NO_OPERATION
                 else:
                     f_code[:] = f_code_active
-                    f_admit = f_admit_active
+            # the outcomes as flat conditions (what arrives late enters last)
+            f_control = first_valid and f_ctl and f_ctl_short
+            f_stage = f_control and f_is_stage and f_stage_reason == OK
+            f_commit_ok = f_control and f_is_commit and st_ok and f_ids_staged and not is_open
+            f_held = f_commit_ok and is_busy    # held until the previous operation's drain is over
+            f_activate = f_commit_ok and not is_busy
+            f_abort = f_control and f_is_abort and is_open and f_ids_active
+            f_admit = first_valid and not f_ctl and is_open and f_admit_active
             # the operation is open for the second frame: reopened by the first's COMMIT, else
             # open unless the first aborted it or gave its last range all its contributors
             open_1 = f_activate or (is_open and not f_abort and not (f_admit and f_closes))
             s_go = second_valid and not f_held and s_port != f_port
+            # the staged operation and the datapath as the first frame leaves them
+            st_ok_1 = f_stage or (st_ok and not f_activate)
+            ids_staged_1 = (f_stage and f_hdr[F_GENERATION_END:F_OP_ID_LSB] == s_hdr[F_GENERATION_END:F_OP_ID_LSB]) or (
+                not f_stage and s_ids_staged)
+            ids_active_1 = (f_activate and s_ids_staged) or (not f_activate and s_ids_active)
+            busy_1 = is_busy or f_activate
+            overlap = f_c == s_c and f_rf < s_re and s_rf < f_re
             s_reason[:] = OK
             s_code[:] = EV_CONTROL
-            s_admit = False
-            s_stage = False
-            s_activate = False
-            s_abort = False
-            s_held = False
-            overlap = f_c == s_c and f_rf < s_re and s_rf < f_re
-            if s_go:
-                if s_ctl:
-                    if not s_ctl_short:
-                        s_reason[:] = BAD_LENGTH
-                    elif s_is_stage:
-                        s_reason[:] = s_stage_reason
-                        s_stage = s_stage_reason == OK
-                    elif s_is_commit:
-                        if not (f_stage or (st_ok and not f_activate)):
-                            s_reason[:] = NO_STAGED
-                        elif not ((f_stage and f_hdr[F_GENERATION_END:F_OP_ID_LSB] ==
-                                   s_hdr[F_GENERATION_END:F_OP_ID_LSB]) or (not f_stage and s_ids_staged)):
-                            s_reason[:] = STAGED_MISMATCH
-                        elif open_1:
-                            s_reason[:] = BUSY
-                        elif is_busy or f_activate:
-                            s_held = True
-                        else:
-                            s_activate = True
-                    elif s_is_abort:
-                        if not open_1:
-                            s_reason[:] = NOT_OPEN
-                        elif not ((f_activate and s_ids_staged) or (not f_activate and s_ids_active)):
-                            s_reason[:] = ACTIVE_MISMATCH
-                        else:
-                            s_abort = True
-                    else:
-                        s_reason[:] = BAD_OPCODE
-                elif not open_1:
+            if s_go and s_ctl:
+                if not s_ctl_short:
+                    s_reason[:] = BAD_LENGTH
+                elif s_is_stage:
+                    s_reason[:] = s_stage_reason
+                elif s_is_commit:
+                    if not st_ok_1:
+                        s_reason[:] = NO_STAGED
+                    elif not ids_staged_1:
+                        s_reason[:] = STAGED_MISMATCH
+                    elif open_1:
+                        s_reason[:] = BUSY
+                elif s_is_abort:
+                    if not open_1:
+                        s_reason[:] = NOT_OPEN
+                    elif not ids_active_1:
+                        s_reason[:] = ACTIVE_MISMATCH
+                else:
+                    s_reason[:] = BAD_OPCODE
+            elif s_go:
+                if not open_1:
                     if s_long:
                         s_code[:] = DROP_TOO_LONG
                     else:
                         s_code[:] = DROP_NO_OPERATION
                 elif f_activate:
                     s_code[:] = s_code_staged
-                    s_admit = s_admit_staged
                 elif f_admit and overlap and s_admit_active:
                     # a duplicate of the ranges the first frame admitted in this cycle (same
                     # contributor, overlapping intervals; both passed the range rule)
                     s_code[:] = DROP_DUPLICATE
                 else:
                     s_code[:] = s_code_active
-                    s_admit = s_admit_active
+            s_control = s_go and s_ctl and s_ctl_short
+            s_stage = s_control and s_is_stage and s_stage_reason == OK
+            s_commit_ok = s_control and s_is_commit and st_ok_1 and ids_staged_1
+            s_held = s_commit_ok and busy_1 and not open_1
+            s_activate = s_commit_ok and not busy_1 and not open_1
+            s_abort = s_control and s_is_abort and ids_active_1 and open_1
+            s_admit = s_go and not s_ctl and ((f_activate and s_admit_staged) or (
+                not f_activate and s_admit_active and not (f_admit and overlap))) and open_1
 
             # The context the two frames leave, in their order.  The pair counts and order-queue
             # slots each outcome needs are formed beside the walk; the outcome selects one.
@@ -865,6 +895,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 r_first[:] = offset[13:4]
                 nr[:] = (n + 15) >> 4
                 r_end[:] = r_first + nr
+                # the ranges' bits as the XOR of two thermometer codes (bits from r_first up, bits from
+                # r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first), and the same bits
+                # whenever r_first <= r_end, which holds for every frame that passes the range rule
+                # (the only frames admitted)
                 from_first[:] = MAP_ONES << r_first
                 from_end[:] = MAP_ONES << r_end
                 mask[:] = from_first ^ from_end
@@ -922,17 +956,43 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     p0_verdict.admit.next = s_admit
                     p0_verdict.bank.next = s_bank
             # this cycle's frames that were not processed wait, in order
-            if p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and done_second)):
-                hwp[:] = hrp + hc
+            hwp[:] = hrp + hc
+            hwp_1[:] = hwp + 1
+            p0_waits = p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and done_second))
+            p1_waits = p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
+                                               (second_valid and not second_head and not second_p0 and done_second))
+            if p0_waits:
                 hold_mem[hwp].next = e_p0
-                hc[:] = hc + 1
-            if p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
-                                       (second_valid and not second_head and not second_p0 and done_second)):
-                hwp[:] = hrp + hc
-                hold_mem[hwp].next = e_p1
-                hc[:] = hc + 1
-            hrp[:] = hrp + popped
-            hc[:] = hc - popped
+            if p1_waits:
+                if p0_waits:
+                    hold_mem[hwp_1].next = e_p1
+                else:
+                    hold_mem[hwp].next = e_p1
+            # the queue's new pointer and count: each candidate formed beside the walk, the
+            # verdicts select one (frames written in, less frames answered from the queue)
+            hrp_1[:] = hrp + 1
+            hrp_2[:] = hrp + 2
+            hc_up1[:] = hc + 1
+            hc_up2[:] = hc + 2
+            hc_dn1[:] = hc - 1
+            hc_dn2[:] = hc - 2
+            waiting[:] = 0
+            if p0_waits:
+                waiting[:] = waiting + 1
+            if p1_waits:
+                waiting[:] = waiting + 1
+            if popped == 1:
+                hrp[:] = hrp_1
+            elif popped == 2:
+                hrp[:] = hrp_2
+            if waiting == popped + 2:
+                hc[:] = hc_up2
+            elif waiting == popped + 1:
+                hc[:] = hc_up1
+            elif waiting + 1 == popped:
+                hc[:] = hc_dn1
+            elif waiting + 2 == popped:
+                hc[:] = hc_dn2
 
             st_word.next = staged
             st_valid.next = st_ok
