@@ -40,15 +40,21 @@ lets the transaction-level model predict it.
 Structure (logic depth).  One verdict per port per cycle means at most two frames are
 processed in a cycle: the first candidate in processing order (the oldest waiting frame, else
 port 0's, else port 1's frame of this cycle) and the one after it, if it is on the other port
-and the first was not held.  Both are picked up front from the hold queue's count and the
-valid pulses alone, so the walk has two steps (not one per candidate, four, each reading the
-context the one before it updated).  The costly part of a DATA verdict, the duplicate check
-(the frame's ranges, a 2,048-bit mask, against the map), is done for all four candidates in
-parallel with the pick, against the map as registered; the walk selects a bit.  The second
-frame's check against the first frame's admission in the same cycle is an interval compare
-(same contributor, [r_first, r_end) overlapping), and a COMMIT before it voids the map.  The
-range end is r_first + ceil(n / 16) (offset a multiple of 16 for every frame whose ranges are
-read), without offset + n's carry chain.
+and the first was not held.  Both are picked up front from the hold queue's count and the valid
+pulses alone.  Every candidate's checks are formed in parallel with the pick, against the
+context as registered, and packed by candidate: a DATA frame's rules against the active
+operation (with the duplicate map) and against the staged one (which a COMMIT as the first frame
+activates, emptying the map), a STAGE's rules, a COMMIT's and an ABORT's ids against the staged
+and the active operation, whether its pairs close the operation.  The walk selects them by
+index, and forms the second frame's outcome for each outcome of the first (COMMIT activating or
+not, DATA admitted and closing the operation or not) as flat conditions in which what arrives
+late enters last.  The second frame's check against the first frame's admission in the same
+cycle is an interval compare (same contributor, [r_first, r_end) overlapping).  The duplicate
+check selects the contributor's row of the map and compares each range with the frame's bounds
+(r_first, and ceil((offset + n) / 16) for a frame that passes the range rule) in pieces of at
+most six bits.  The operation ends when an admission's pairs equal `pairs_left`, the pairs it
+still needs (a register; `st_pairs` holds the staged operation's, formed at STAGE).  The order
+and hold queues' slots, pointers and counts are formed beside the walk and selected by it.
 
 `op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
