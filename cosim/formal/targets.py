@@ -752,7 +752,8 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
          "was accepted"),
     ]
     a = "prism_control0_admit_control_"
-    ids = f"{a}hdr[{FIELDS['generation'][0] + FIELDS['generation'][1]}-1:{FIELDS['op_id'][0]}]"   # as MyHDL writes it
+    # the first frame's ids in its response, as MyHDL writes them
+    ids = f"{a}f_hdr[{FIELDS['generation'][0] + FIELDS['generation'][1]}-1:{FIELDS['op_id'][0]}]"
     ids_field = f"{ids}, 4'h8"
     return Target(
         name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "
@@ -768,27 +769,28 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
         faults={
             # mutations of the converted block (cosim/sim/faults.py edits)
             "abort_keeps_open": _mutant(Edit(rf"\n\s*{a}is_open = 1'b0;(\n\s*{a}is_aborting = 1'b1;)", r"\1",
-                                             regex=True),
+                                             regex=True, count=2),
                                         ("closed_after_abort",),
                                         "an ABORT is acknowledged and starts the drain but leaves the operation "
                                         "open, so its DATA frames are still admitted"),
-            "dead": _mutant(Edit(f"if (({a}frame_valid && (!{a}stopped))) begin\n                {a}hdr = ",
-                                 f"if (1'b0) begin\n                {a}hdr = "), ("verdict_live",),
+            "dead": _mutant((Edit(f"{a}first_valid = 1'b1;", f"{a}first_valid = 1'b0;", count=3),
+                             Edit(f"{a}second_valid = 1'b1;", f"{a}second_valid = 1'b0;", count=4)), ("verdict_live",),
                             "dead block: no frame is ever processed (no verdict, no response, no operation; every "
                             "safety property then holds vacuously)",
                             unreached=("verdict_order", "verdict_kind", "closed_after_reset", "closed_after_abort",
                                        "response_order")),
-            "wrong_bank": _mutant(Edit(f"r0_bank <= {a}bank;", f"r0_bank <= ({a}bank ^ 1);"), ("verdict_order",),
+            "wrong_bank": _mutant(Edit(rf"r0_bank <= ({a}[fs]_bank);", r"r0_bank <= (\1 ^ 1);", regex=True, count=2),
+                                  ("verdict_order",),
                                   "port 0's verdicts name the wrong bank"),
-            "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;"), ("verdict_kind",),
+            "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;", count=2), ("verdict_kind",),
                                      "an admitted DATA frame's counter event says CONTROL"),
-            "nack_opens": _mutant(Edit(f"{a}reason = 8;", f"{a}reason = 8; {a}active = {a}staged; "
+            "nack_opens": _mutant(Edit(f"{a}f_reason = 8;", f"{a}f_reason = 8; {a}active = {a}staged; "
                                                          f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
                                   ("closed_after_reset",),
                                   "a COMMIT refused for a mismatched op_id/generation (NACK) still opens the staged "
                                   "operation: DATA frames are admitted though no COMMIT was accepted",
                                   depth=6),
-            "nack_reopens_aborted": _mutant(Edit(f"{a}reason = 8;", f"{a}reason = 8; {a}active = {a}staged; "
+            "nack_reopens_aborted": _mutant(Edit(f"{a}f_reason = 8;", f"{a}f_reason = 8; {a}active = {a}staged; "
                                                                    f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
                                             ("closed_after_abort",),
                                             "the same refused COMMIT, after an ABORT: the aborted operation, staged "
@@ -796,8 +798,10 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
                                             depth=8),
             "response_wrong_ids": _mutant(Edit(ids_field, f"({ids} ^ {h.ID_BITS}'h1), 4'h8"), ("response_order",),
                                           "a response carries an op_id one off its request's"),
-            "commit_held_idle": _mutant(Edit(f"else if ({a}is_busy) begin\n                            {a}stopped",
-                                             f"else if (1'b1) begin\n                            {a}stopped"),
+            "commit_held_idle": _mutant((Edit(f"{a}f_held = ({a}f_commit_ok && {a}is_busy);",
+                                              f"{a}f_held = {a}f_commit_ok;"),
+                                         Edit(f"{a}f_activate = ({a}f_commit_ok && (!{a}is_busy));",
+                                              f"{a}f_activate = 1'b0;")),
                                         ("verdict_live",),
                                         "a COMMIT that passes its checks is held even while the datapath is idle"),
         })

@@ -40,15 +40,21 @@ lets the transaction-level model predict it.
 Structure (logic depth).  One verdict per port per cycle means at most two frames are
 processed in a cycle: the first candidate in processing order (the oldest waiting frame, else
 port 0's, else port 1's frame of this cycle) and the one after it, if it is on the other port
-and the first was not held.  Both are picked up front from the hold queue's count and the
-valid pulses alone, so the walk has two steps (not one per candidate, four, each reading the
-context the one before it updated).  The costly part of a DATA verdict, the duplicate check
-(the frame's ranges, a 2,048-bit mask, against the map), is done for all four candidates in
-parallel with the pick, against the map as registered; the walk selects a bit.  The second
-frame's check against the first frame's admission in the same cycle is an interval compare
-(same contributor, [r_first, r_end) overlapping), and a COMMIT before it voids the map.  The
-range end is r_first + ceil(n / 16) (offset a multiple of 16 for every frame whose ranges are
-read), without offset + n's carry chain.
+and the first was not held.  Both are picked up front from the hold queue's count and the valid
+pulses alone.  Every candidate's checks are formed in parallel with the pick, against the
+context as registered, and packed by candidate: a DATA frame's rules against the active
+operation (with the duplicate map) and against the staged one (which a COMMIT as the first frame
+activates, emptying the map), a STAGE's rules, a COMMIT's and an ABORT's ids against the staged
+and the active operation, whether its pairs close the operation.  The walk selects them by
+index, and forms the second frame's outcome for each outcome of the first (COMMIT activating or
+not, DATA admitted and closing the operation or not) as flat conditions in which what arrives
+late enters last.  The second frame's check against the first frame's admission in the same
+cycle is an interval compare (same contributor, [r_first, r_end) overlapping).  The duplicate
+check selects the contributor's row of the map and compares each range with the frame's bounds
+(r_first, and ceil((offset + n) / 16) for a frame that passes the range rule) in pieces of at
+most six bits.  The operation ends when an admission's pairs equal `pairs_left`, the pairs it
+still needs (a register; `st_pairs` holds the staged operation's, formed at STAGE).  The order
+and hold queues' slots, pointers and counts are formed beside the walk and selected by it.
 
 `op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
@@ -142,8 +148,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     dp_busy = Signal(bool(0))             # the datapath works for the active operation
     aborting = Signal(bool(0))            # ... which was aborted: its drain ends after ABORT_QUIET quiet cycles
     quiet = Signal(intbv(0, min=0, max=ABORT_QUIET + 1))
-    pairs_done = Signal(intbv(0)[12:])    # admitted (contributor, range) pairs of the open operation
-    pairs_all = Signal(intbv(0)[12:])     # contributors x ranges: the operation ends when reached
+    # (contributor, range) pairs the open operation still needs (contributors x ranges, less those
+    # admitted): the operation ends when an admission's pairs are all that is left
+    pairs_left = Signal(modbv(0)[12:])
+    st_pairs = Signal(modbv(0)[12:])      # contributors x ranges of the staged operation
     dup_map = Signal(intbv(0)[MAP_BITS:])   # bit 256*c + r: contributor c has contributed range r
     # admitted FP32_ARRIVAL frames not yet started, oldest first: at most 3 banks x 2 ports
     ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
@@ -196,45 +204,46 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         # the operation context: read from the registers, updated frame by frame, written back
         staged = intbv(0)[HDR_BITS:]
         st_ok = bool(0)
+        staged_pairs = modbv(0)[12:]
         active = intbv(0)[HDR_BITS:]
         is_open = bool(0)
         is_busy = bool(0)
         is_aborting = bool(0)
         qt = intbv(0, min=0, max=ABORT_QUIET + 1)
         dmap = intbv(0)[MAP_BITS:]
-        done_pairs = intbv(0)[12:]
-        all_pairs = intbv(0)[12:]
-        members = intbv(0)[4:]
+        left = modbv(0)[12:]
         # the queues: responses, admission order, frames held behind a COMMIT
         resp = intbv(0)[RESPONSE_BITS:]
         wp = modbv(0)[4:]
         rc = intbv(0, min=0, max=RESPONSE_DEPTH + 3)
         ob = intbv(0)[ORDER_DEPTH:]
         orp = modbv(0)[3:]
-        slot = modbv(0)[3:]
         oc = intbv(0, min=0, max=ORDER_DEPTH + 2)
         hrp = modbv(0)[3:]
         hwp = modbv(0)[3:]
+        hwp_1 = modbv(0)[3:]
+        hrp_1 = modbv(0)[3:]
+        hrp_2 = modbv(0)[3:]
+        hc_up1 = modbv(0)[4:]
+        hc_up2 = modbv(0)[4:]
+        hc_dn1 = modbv(0)[4:]
+        hc_dn2 = modbv(0)[4:]
+        waiting = intbv(0, min=0, max=3)
+        p0_waits = bool(0)
+        p1_waits = bool(0)
         hc = intbv(0, min=0, max=HOLD_DEPTH + 3)
         popped = intbv(0, min=0, max=3)
-        # the frame being processed: its fields and its verdict
-        frame_valid = bool(0)
-        stopped = bool(0)
-        used0 = bool(0)
-        used1 = bool(0)
+        # one candidate's fields and checks (every candidate in turn)
         entry = intbv(0)[HOLD_W:]
-        port = bool(0)
         hdr = intbv(0)[HDR_BITS:]
         too_long = bool(0)
         beats = intbv(0)[beat_width:]
-        bank = intbv(0)[2:]
-        admit = bool(0)
         cls = intbv(0)[4:]
-        opc = intbv(0)[4:]
         reason = intbv(0)[8:]
         code = intbv(0)[4:]
         recip = intbv(0)[2:]
-        # DATA: the frame's elements, ranges and their bits in the duplicate map
+        members = intbv(0)[4:]
+        pairs = modbv(0)[12:]
         count = intbv(0)[14:]
         contributor = intbv(0)[3:]
         fmt = intbv(0)[3:]
@@ -242,31 +251,55 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         n = intbv(0)[14:]
         frame_end = intbv(0)[14:]
         need = intbv(0)[14:]
+        length_bad = bool(0)
+        range_bad = bool(0)
         r_first = intbv(0)[9:]
-        # modbv: a hostile DATA header's range end (offset + n up to 16,382) wraps in 9 bits,
-        # and its mask shifted by the contributor runs past the map, as in the Verilog; only a
-        # frame that passed the range rule has its mask read
+        # modbv: a hostile header's range end (offset + n up to 16,382) and STAGE count (up to 8,191)
+        # wrap in 9 bits, and its mask shifted by the contributor runs past the map, as in the
+        # Verilog; only a frame that passed the range rule has its mask read, only a staged
+        # operation's pairs
         r_end = modbv(0)[9:]
         from_first = modbv(0)[MAP_BITS:]
         from_end = modbv(0)[MAP_BITS:]
         mask = modbv(0)[MAP_BITS:]
         cmap = intbv(0)[MAP_BITS:]
-        prev_c = intbv(0)[3:]
-        prev_rf = intbv(0)[9:]
-        prev_re = intbv(0)[9:]
-        dup_reg = intbv(0)[4:]
-        src = intbv(0)[2:]
-        first_src = intbv(0)[2:]
-        second_src = intbv(0)[2:]
-        prev_admit = bool(0)
-        cleared = bool(0)
-        dup = bool(0)
+        map_dup = bool(0)
+        row = intbv(0)[MAX_RANGES:]
+        span = intbv(0)[MAX_RANGES:]
+        rf_hi = intbv(0)[5:]
+        rf_lo = intbv(0)[4:]
+        fe_hi = intbv(0)[6:]
+        fe_lo = intbv(0)[4:]
+        fe_part = bool(0)
+        r_hi = intbv(0)[4:]
+        r_lo = intbv(0)[4:]
+        # every candidate's results, by candidate (bit s, or field s of a packed vector)
+        c_port = intbv(0)[4:]
+        c_long = intbv(0)[4:]
+        c_ctl = intbv(0)[4:]
+        c_short = intbv(0)[4:]
+        c_stage = intbv(0)[4:]
+        c_commit = intbv(0)[4:]
+        c_abort = intbv(0)[4:]
+        c_ids_staged = intbv(0)[4:]
+        c_ids_active = intbv(0)[4:]
+        c_admit_active = intbv(0)[4:]
+        c_admit_staged = intbv(0)[4:]
+        c_closes = intbv(0)[4:]
+        c_closes_fresh = intbv(0)[4:]
+        c_bank = intbv(0)[8:]
+        c_reason = intbv(0)[32:]
+        c_pairs = intbv(0)[48:]
+        c_code_active = intbv(0)[16:]
+        c_code_staged = intbv(0)[16:]
+        c_range = intbv(0)[124:]        # {contributor, r_first, r_end, nr} (31 bits) per candidate
+        pick = intbv(0)[124:]
         nr = intbv(0)[10:]
         # the two frames processed this cycle (at most), picked before the walk
         e_p0 = intbv(0)[HOLD_W:]
         e_p1 = intbv(0)[HOLD_W:]
-        first_entry = intbv(0)[HOLD_W:]
-        second_entry = intbv(0)[HOLD_W:]
+        first_src = intbv(0)[2:]
+        second_src = intbv(0)[2:]
         first_valid = bool(0)
         first_head = bool(0)
         first_p0 = bool(0)
@@ -275,6 +308,88 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         second_p0 = bool(0)
         done_first = bool(0)
         done_second = bool(0)
+        # their checks, selected from the candidates' (f_: the first frame, s_: the second)
+        f_hdr = intbv(0)[HDR_BITS:]
+        f_port = bool(0)
+        f_bank = intbv(0)[2:]
+        f_long = bool(0)
+        f_ctl = bool(0)
+        f_ctl_short = bool(0)
+        f_is_stage = bool(0)
+        f_is_commit = bool(0)
+        f_is_abort = bool(0)
+        f_stage_reason = intbv(0)[8:]
+        f_pairs = modbv(0)[12:]
+        f_ids_staged = bool(0)
+        f_ids_active = bool(0)
+        f_code_active = intbv(0)[4:]
+        f_admit_active = bool(0)
+        f_closes = bool(0)
+        f_c = intbv(0)[3:]
+        f_rf = intbv(0)[9:]
+        f_re = intbv(0)[9:]
+        f_nr = intbv(0)[10:]
+        s_hdr = intbv(0)[HDR_BITS:]
+        s_port = bool(0)
+        s_bank = intbv(0)[2:]
+        s_long = bool(0)
+        s_ctl = bool(0)
+        s_ctl_short = bool(0)
+        s_is_stage = bool(0)
+        s_is_commit = bool(0)
+        s_is_abort = bool(0)
+        s_stage_reason = intbv(0)[8:]
+        s_pairs = modbv(0)[12:]
+        s_ids_staged = bool(0)
+        s_ids_active = bool(0)
+        s_code_active = intbv(0)[4:]
+        s_admit_active = bool(0)
+        s_code_staged = intbv(0)[4:]
+        s_admit_staged = bool(0)
+        s_closes = bool(0)
+        s_closes_fresh = bool(0)
+        s_c = intbv(0)[3:]
+        s_rf = intbv(0)[9:]
+        s_re = intbv(0)[9:]
+        s_nr = intbv(0)[10:]
+        both_nr = modbv(0)[12:]
+        left_f = modbv(0)[12:]
+        left_s = modbv(0)[12:]
+        left_fs = modbv(0)[12:]
+        fresh_s = modbv(0)[12:]
+        slot_a = modbv(0)[3:]
+        slot_b = modbv(0)[3:]
+        slot_2 = modbv(0)[3:]
+        f_push = bool(0)
+        s_push = bool(0)
+        # the walk's outcome
+        f_reason = intbv(0)[8:]
+        f_code = intbv(0)[4:]
+        f_admit = bool(0)
+        f_stage = bool(0)
+        f_activate = bool(0)
+        f_abort = bool(0)
+        f_held = bool(0)
+        open_1 = bool(0)
+        s_go = bool(0)
+        s_reason = intbv(0)[8:]
+        s_code = intbv(0)[4:]
+        s_admit = bool(0)
+        s_stage = bool(0)
+        s_activate = bool(0)
+        s_abort = bool(0)
+        s_held = bool(0)
+        s_closes_now = bool(0)
+        overlap = bool(0)
+        rules_ok = bool(0)
+        f_control = bool(0)
+        f_commit_ok = bool(0)
+        s_control = bool(0)
+        s_commit_ok = bool(0)
+        st_ok_1 = bool(0)
+        ids_staged_1 = bool(0)
+        ids_active_1 = bool(0)
+        busy_1 = bool(0)
         if rst:
             st_valid.next = 0
             op_open.next = 0
@@ -296,14 +411,14 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             hold_count.next = 0
         else:
             staged[:] = st_word
-            active[:] = act_word
             st_ok = bool(st_valid)
+            staged_pairs[:] = st_pairs
+            active[:] = act_word
             is_open = bool(op_open)
             is_busy = bool(dp_busy)
             is_aborting = bool(aborting)
             qt[:] = quiet
-            done_pairs[:] = pairs_done
-            all_pairs[:] = pairs_all
+            left[:] = pairs_left
             dmap[:] = dup_map
             wp[:] = resp_wp
             rc[:] = resp_count
@@ -339,12 +454,11 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 orp[:] = orp + 1
                 oc[:] = oc - 1
 
-            # The walk over this cycle's candidates in processing order: the two oldest waiting
-            # frames, then this cycle's frames (port 0 first).  At most one verdict per port per
-            # cycle, so at most two frames are processed: the first candidate and the one after it
-            # (if it is on the other port and the first was not held).  Both are picked here from
-            # the queue's count and the valid pulses alone (no verdict involved), so the walk has
-            # two steps, not four.  A frame of this cycle that is not processed waits, in order.
+            # The candidates in processing order: the two oldest waiting frames, then this cycle's
+            # frames (port 0 first).  At most one verdict per port per cycle, so at most two frames
+            # are processed: the first candidate and the one after it (if it is on the other port
+            # and the first was not held).  Both are picked here from the queue's count and the
+            # valid pulses alone.  A frame of this cycle that is not processed waits, in order.
             e_p0[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
             e_p1[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
             first_valid = False
@@ -356,279 +470,545 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             if hc >= 1:
                 first_valid = True
                 first_head = True
-                first_entry[:] = hold_head0
                 first_src[:] = 0
                 if hc >= 2:
                     second_valid = True
                     second_head = True
-                    second_entry[:] = hold_head1
                     second_src[:] = 1
                 elif p0_frame.valid:
                     second_valid = True
                     second_p0 = True
-                    second_entry[:] = e_p0
                     second_src[:] = 2
                 elif p1_frame.valid:
                     second_valid = True
-                    second_entry[:] = e_p1
                     second_src[:] = 3
             elif p0_frame.valid:
                 first_valid = True
                 first_p0 = True
-                first_entry[:] = e_p0
                 first_src[:] = 2
                 if p1_frame.valid:
                     second_valid = True
-                    second_entry[:] = e_p1
                     second_src[:] = 3
             elif p1_frame.valid:
                 first_valid = True
-                first_entry[:] = e_p1
                 first_src[:] = 3
-            # Every candidate's ranges against the duplicate map as registered, the four in
-            # parallel with the pick: the walk then selects a bit, not a frame to check
-            dup_reg[:] = 0
+
+            # Every candidate's checks, the four in parallel with the pick, against the context
+            # as registered: a DATA frame's rules against the active operation (and, for the
+            # second frame, against the staged one, which a COMMIT before it activates), a
+            # CONTROL frame's against the staged and active ids.  The walk below only selects.
             for s in range(4):
                 if s == 0:
-                    hdr[:] = hold_head0[HDR_BITS:0]
+                    entry[:] = hold_head0
                 elif s == 1:
-                    hdr[:] = hold_head1[HDR_BITS:0]
+                    entry[:] = hold_head1
                 elif s == 2:
-                    hdr[:] = p0_frame.header[HDR_BITS:0]
+                    entry[:] = e_p0
                 else:
-                    hdr[:] = p1_frame.header[HDR_BITS:0]
+                    entry[:] = e_p1
+                hdr[:] = entry[HDR_BITS:0]
+                beats[:] = entry[H_LONG:H_BEATS]
+                too_long = bool(entry[H_LONG])
+                cls[:] = hdr[F_CLASS_END:F_CLASS_LSB]
+                # CONTROL: a STAGE's rules (they read no context) and the pairs its operation
+                # would count
+                count[:] = hdr[F_COUNT_END:F_COUNT_LSB]
+                recip[:] = hdr[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
+                reason[:] = OK
+                if hdr[F_POLICY_END:F_POLICY_LSB] > POLICY_FP32_ARRIVAL:
+                    reason[:] = BAD_POLICY
+                elif hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] > FMT_AUTO or (
+                        hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
+                        and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
+                    reason[:] = BAD_FORMAT
+                elif hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] > FMT_EXACT or (
+                        hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
+                        and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
+                    reason[:] = BAD_FORMAT      # EXACT partials merge into Kulisch rows only
+                elif count == 0 or count > CAPACITY:
+                    reason[:] = BAD_COUNT
+                elif hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] == 0:
+                    reason[:] = BAD_CONTRIBUTORS
+                elif recip == 0 or (not hdr[F_MODE_LSB] and recip == 3):
+                    reason[:] = BAD_RECIPIENTS
+                members[:] = 0
+                for c in range(MAX_CONTRIBUTORS):
+                    if hdr[F_CONTRIBUTORS_LSB + c]:
+                        members[:] = members + 1
+                r_end[:] = (count + 15) >> 4
+                pairs[:] = members * r_end
+                # DATA: its elements, ranges and their bits in the duplicate map
                 contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                fmt[:] = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
                 offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
                 n[:] = hdr[F_N_END:F_N_LSB]
+                frame_end[:] = offset + n
+                if fmt == FMT_INT8:
+                    need[:] = (n + 63) >> 6
+                elif fmt == FMT_FP32:
+                    need[:] = (n + 15) >> 4
+                elif fmt == FMT_EXACT:
+                    need[:] = n             # one partial per beat
+                else:
+                    need[:] = (n + 31) >> 5
+                length_bad = beats != need + 1
                 r_first[:] = offset[13:4]
                 # ranges [r_first, r_end): for a frame that passes the range rule (offset a
                 # multiple of 16) r_end = (offset + n + 15) >> 4, without the carry chain of offset + n
                 nr[:] = (n + 15) >> 4
                 r_end[:] = r_first + nr
+                # Duplicate: the contributor's row of the map (a select by the contributor, no
+                # shift of the whole map) against the ranges [r_first, r_end), each range a compare
+                # of its own (no shifter).  For a frame that passes the range rule (the only frames
+                # whose duplicate check is read) r_end = ceil(frame_end / 16): range r is below it
+                # when 16 r < frame_end, a compare with a constant, without r_end's adder.
+                cmap[:] = dup_map >> (contributor * MAX_RANGES)
+                row[:] = cmap[MAX_RANGES:0]
+                # Each compare is split into pieces of at most six bits (one LUT each): a wider compare
+                # with a constant becomes a carry-lookahead chain.
+                rf_hi[:] = r_first[9:4]
+                rf_lo[:] = r_first[4:0]
+                fe_hi[:] = frame_end[14:8]
+                fe_lo[:] = frame_end[8:4]
+                fe_part = frame_end[4:0] != 0
+                for r in range(MAX_RANGES):
+                    r_hi[:] = r // 16
+                    r_lo[:] = r % 16
+                    span[r] = (rf_hi < r_hi or (rf_hi == r_hi and rf_lo <= r_lo)) and (
+                        fe_hi > r_hi or (fe_hi == r_hi and (fe_lo > r_lo or (fe_lo == r_lo and fe_part))))
+                map_dup = (row & span) != 0
+                # the DATA rules in protocol order, but the open operation's (the walk's): against
+                # the active operation, with the duplicate map as registered
+                count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
+                range_bad = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
+                if too_long:
+                    code[:] = DROP_TOO_LONG
+                elif hdr[F_OP_ID_END:F_OP_ID_LSB] != act_word[F_OP_ID_END:F_OP_ID_LSB]:
+                    code[:] = DROP_WRONG_OP
+                elif hdr[F_GENERATION_END:F_GENERATION_LSB] != act_word[F_GENERATION_END:F_GENERATION_LSB]:
+                    code[:] = DROP_STALE
+                elif not act_word[F_CONTRIBUTORS_LSB + contributor]:
+                    code[:] = DROP_CONTRIBUTOR
+                elif fmt != act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
+                    code[:] = DROP_FORMAT
+                elif range_bad:
+                    code[:] = DROP_RANGE
+                elif length_bad:
+                    code[:] = DROP_LENGTH
+                else:
+                    code[:] = EV_ADMITTED
+                # the duplicate check (the deepest rule) decides last
+                rules_ok = code == EV_ADMITTED
+                if rules_ok and map_dup:
+                    code[:] = DROP_DUPLICATE
+                # every candidate's results, packed by candidate (selected below by index: a
+                # balanced multiplexer, not a chain of four)
+                c_port[s] = entry[H_PORT]
+                c_long[s] = too_long
+                c_ctl[s] = cls == CLASS_CONTROL
+                c_short[s] = beats == 1
+                c_stage[s] = hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_STAGE
+                c_commit[s] = hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_COMMIT
+                c_abort[s] = hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_ABORT
+                c_ids_staged[s] = st_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB]
+                c_ids_active[s] = act_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB]
+                c_admit_active[s] = rules_ok and not map_dup
+                c_closes[s] = nr == pairs_left
+                c_closes_fresh[s] = nr == st_pairs
+                c_bank[:] = concat(entry[H_PORT:H_BANK], c_bank[8:2])
+                c_reason[:] = concat(reason, c_reason[32:8])
+                c_pairs[:] = concat(pairs, c_pairs[48:12])
+                c_code_active[:] = concat(code, c_code_active[16:4])
+                c_range[:] = concat(contributor, r_first, r_end, nr, c_range[124:31])
+                # the same rules against the staged operation (a COMMIT as the first frame
+                # activates it and empties the map), for the second frame
+                count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
+                range_bad = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
+                if too_long:
+                    code[:] = DROP_TOO_LONG
+                elif hdr[F_OP_ID_END:F_OP_ID_LSB] != st_word[F_OP_ID_END:F_OP_ID_LSB]:
+                    code[:] = DROP_WRONG_OP
+                elif hdr[F_GENERATION_END:F_GENERATION_LSB] != st_word[F_GENERATION_END:F_GENERATION_LSB]:
+                    code[:] = DROP_STALE
+                elif not st_word[F_CONTRIBUTORS_LSB + contributor]:
+                    code[:] = DROP_CONTRIBUTOR
+                elif fmt != st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
+                    code[:] = DROP_FORMAT
+                elif range_bad:
+                    code[:] = DROP_RANGE
+                elif length_bad:
+                    code[:] = DROP_LENGTH
+                else:
+                    code[:] = EV_ADMITTED
+                c_admit_staged[s] = code == EV_ADMITTED
+                c_code_staged[:] = concat(code, c_code_staged[16:4])
+            # the two frames' results
+            if first_src == 0:
+                f_hdr[:] = hold_head0[HDR_BITS:0]
+            elif first_src == 2:
+                f_hdr[:] = p0_frame.header[HDR_BITS:0]
+            else:
+                f_hdr[:] = p1_frame.header[HDR_BITS:0]
+            if second_src == 1:
+                s_hdr[:] = hold_head1[HDR_BITS:0]
+            elif second_src == 2:
+                s_hdr[:] = p0_frame.header[HDR_BITS:0]
+            else:
+                s_hdr[:] = p1_frame.header[HDR_BITS:0]
+            f_port = bool(c_port[first_src])
+            f_long = bool(c_long[first_src])
+            f_ctl = bool(c_ctl[first_src])
+            f_ctl_short = bool(c_short[first_src])
+            f_is_stage = bool(c_stage[first_src])
+            f_is_commit = bool(c_commit[first_src])
+            f_is_abort = bool(c_abort[first_src])
+            f_ids_staged = bool(c_ids_staged[first_src])
+            f_ids_active = bool(c_ids_active[first_src])
+            f_admit_active = bool(c_admit_active[first_src])
+            f_closes = bool(c_closes[first_src])
+            s_port = bool(c_port[second_src])
+            s_long = bool(c_long[second_src])
+            s_ctl = bool(c_ctl[second_src])
+            s_ctl_short = bool(c_short[second_src])
+            s_is_stage = bool(c_stage[second_src])
+            s_is_commit = bool(c_commit[second_src])
+            s_is_abort = bool(c_abort[second_src])
+            s_ids_staged = bool(c_ids_staged[second_src])
+            s_ids_active = bool(c_ids_active[second_src])
+            s_admit_active = bool(c_admit_active[second_src])
+            s_admit_staged = bool(c_admit_staged[second_src])
+            s_closes = bool(c_closes[second_src])
+            s_closes_fresh = bool(c_closes_fresh[second_src])
+            pick[:] = c_bank >> (first_src * 2)
+            f_bank[:] = pick[2:0]
+            pick[:] = c_bank >> (second_src * 2)
+            s_bank[:] = pick[2:0]
+            pick[:] = c_reason >> (first_src * 8)
+            f_stage_reason[:] = pick[8:0]
+            pick[:] = c_reason >> (second_src * 8)
+            s_stage_reason[:] = pick[8:0]
+            pick[:] = c_pairs >> (first_src * 12)
+            f_pairs[:] = pick[12:0]
+            pick[:] = c_pairs >> (second_src * 12)
+            s_pairs[:] = pick[12:0]
+            pick[:] = c_code_active >> (first_src * 4)
+            f_code_active[:] = pick[4:0]
+            pick[:] = c_code_active >> (second_src * 4)
+            s_code_active[:] = pick[4:0]
+            pick[:] = c_code_staged >> (second_src * 4)
+            s_code_staged[:] = pick[4:0]
+            pick[:] = c_range >> (first_src * 31)
+            f_nr[:] = pick[10:0]
+            f_re[:] = pick[19:10]
+            f_rf[:] = pick[28:19]
+            f_c[:] = pick[31:28]
+            pick[:] = c_range >> (second_src * 31)
+            s_nr[:] = pick[10:0]
+            s_re[:] = pick[19:10]
+            s_rf[:] = pick[28:19]
+            s_c[:] = pick[31:28]
+
+            # The walk: the first frame against the context as registered, the second against
+            # the context the first leaves, both read from the checks above.  Where the first
+            # frame's outcome decides (its COMMIT activating the staged operation, its DATA frame
+            # admitted and closing the operation), the second's candidates were formed for each
+            # case and the outcome selects one last.
+            f_reason[:] = OK
+            f_code[:] = EV_CONTROL
+            if first_valid and f_ctl:
+                if not f_ctl_short:
+                    f_reason[:] = BAD_LENGTH
+                elif f_is_stage:
+                    f_reason[:] = f_stage_reason
+                elif f_is_commit:
+                    if not st_ok:
+                        f_reason[:] = NO_STAGED
+                    elif not f_ids_staged:
+                        f_reason[:] = STAGED_MISMATCH
+                    elif is_open:
+                        f_reason[:] = BUSY
+                elif f_is_abort:
+                    if not is_open:
+                        f_reason[:] = NOT_OPEN
+                    elif not f_ids_active:
+                        f_reason[:] = ACTIVE_MISMATCH
+                else:
+                    f_reason[:] = BAD_OPCODE
+            elif first_valid:
+                if not is_open:
+                    if f_long:
+                        f_code[:] = DROP_TOO_LONG
+                    else:
+                        f_code[:] = DROP_NO_OPERATION
+                else:
+                    f_code[:] = f_code_active
+            # the outcomes as flat conditions (what arrives late enters last)
+            f_control = first_valid and f_ctl and f_ctl_short
+            f_stage = f_control and f_is_stage and f_stage_reason == OK
+            f_commit_ok = f_control and f_is_commit and st_ok and f_ids_staged and not is_open
+            f_held = f_commit_ok and is_busy    # held until the previous operation's drain is over
+            f_activate = f_commit_ok and not is_busy
+            f_abort = f_control and f_is_abort and is_open and f_ids_active
+            f_admit = first_valid and not f_ctl and is_open and f_admit_active
+            # the operation is open for the second frame: reopened by the first's COMMIT, else
+            # open unless the first aborted it or gave its last range all its contributors
+            open_1 = f_activate or (is_open and not f_abort and not (f_admit and f_closes))
+            s_go = second_valid and not f_held and s_port != f_port
+            # the staged operation and the datapath as the first frame leaves them
+            st_ok_1 = f_stage or (st_ok and not f_activate)
+            ids_staged_1 = (f_stage and f_hdr[F_GENERATION_END:F_OP_ID_LSB] == s_hdr[F_GENERATION_END:F_OP_ID_LSB]) or (
+                not f_stage and s_ids_staged)
+            ids_active_1 = (f_activate and s_ids_staged) or (not f_activate and s_ids_active)
+            busy_1 = is_busy or f_activate
+            overlap = f_c == s_c and f_rf < s_re and s_rf < f_re
+            s_reason[:] = OK
+            s_code[:] = EV_CONTROL
+            if s_go and s_ctl:
+                if not s_ctl_short:
+                    s_reason[:] = BAD_LENGTH
+                elif s_is_stage:
+                    s_reason[:] = s_stage_reason
+                elif s_is_commit:
+                    if not st_ok_1:
+                        s_reason[:] = NO_STAGED
+                    elif not ids_staged_1:
+                        s_reason[:] = STAGED_MISMATCH
+                    elif open_1:
+                        s_reason[:] = BUSY
+                elif s_is_abort:
+                    if not open_1:
+                        s_reason[:] = NOT_OPEN
+                    elif not ids_active_1:
+                        s_reason[:] = ACTIVE_MISMATCH
+                else:
+                    s_reason[:] = BAD_OPCODE
+            elif s_go:
+                if not open_1:
+                    if s_long:
+                        s_code[:] = DROP_TOO_LONG
+                    else:
+                        s_code[:] = DROP_NO_OPERATION
+                elif f_activate:
+                    s_code[:] = s_code_staged
+                elif f_admit and overlap and s_admit_active:
+                    # a duplicate of the ranges the first frame admitted in this cycle (same
+                    # contributor, overlapping intervals; both passed the range rule)
+                    s_code[:] = DROP_DUPLICATE
+                else:
+                    s_code[:] = s_code_active
+            s_control = s_go and s_ctl and s_ctl_short
+            s_stage = s_control and s_is_stage and s_stage_reason == OK
+            s_commit_ok = s_control and s_is_commit and st_ok_1 and ids_staged_1
+            s_held = s_commit_ok and busy_1 and not open_1
+            s_activate = s_commit_ok and not busy_1 and not open_1
+            s_abort = s_control and s_is_abort and ids_active_1 and open_1
+            s_admit = s_go and not s_ctl and ((f_activate and s_admit_staged) or (
+                not f_activate and s_admit_active and not (f_admit and overlap))) and open_1
+
+            # The context the two frames leave, in their order.  The pair counts and order-queue
+            # slots each outcome needs are formed beside the walk; the outcome selects one.
+            both_nr[:] = f_nr + s_nr
+            left_f[:] = pairs_left - f_nr
+            left_s[:] = pairs_left - s_nr
+            left_fs[:] = pairs_left - both_nr
+            fresh_s[:] = st_pairs - s_nr
+            slot_a[:] = orp + oc
+            slot_b[:] = slot_a + 1
+            f_push = f_admit and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL
+            s_push = s_admit and ((f_activate and st_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL) or
+                                  (not f_activate and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL))
+            if f_activate:
+                slot_2[:] = orp
+            elif f_push:
+                slot_2[:] = slot_b
+            else:
+                slot_2[:] = slot_a
+            for i in range(ORDER_DEPTH):
+                if s_push and slot_2 == i:
+                    ob[i] = s_port
+                elif f_push and slot_a == i:
+                    ob[i] = f_port
+            if f_stage:
+                staged[:] = f_hdr
+                st_ok = True
+                staged_pairs[:] = f_pairs
+            if f_activate:
+                active[:] = staged
+                st_ok = False
+                is_open = True
+                is_busy = True
+                dmap[:] = 0
+                oc[:] = 0
+                left[:] = staged_pairs
+                op.clear.next = 1
+            if f_abort:
+                is_open = False
+                is_aborting = True
+                qt[:] = 0
+            if f_admit:
+                left[:] = left_f
+                if f_closes:
+                    is_open = False     # the last range has all its contributors
+            if f_push:
+                oc[:] = oc + 1
+            if s_stage:
+                staged[:] = s_hdr
+                st_ok = True
+                staged_pairs[:] = s_pairs
+            if s_activate:
+                active[:] = staged
+                st_ok = False
+                is_open = True
+                is_busy = True
+                dmap[:] = 0
+                oc[:] = 0
+                left[:] = staged_pairs
+                op.clear.next = 1
+            if s_abort:
+                is_open = False
+                is_aborting = True
+                qt[:] = 0
+            if s_admit:
+                # the second frame closes the operation: its pairs are all that is left, after
+                # the first's COMMIT (all of them) or admission (less the first's)
+                if f_activate:
+                    left[:] = fresh_s
+                    s_closes_now = s_closes_fresh
+                elif f_admit:
+                    left[:] = left_fs
+                    s_closes_now = both_nr == pairs_left
+                else:
+                    left[:] = left_s
+                    s_closes_now = s_closes
+                if s_closes_now:
+                    is_open = False
+            if s_push:
+                oc[:] = oc + 1
+            # admission marks the frame's ranges in the map (the masks as computed for the checks)
+            for s in range(4):
+                if s == 0:
+                    entry[:] = hold_head0
+                elif s == 1:
+                    entry[:] = hold_head1
+                elif s == 2:
+                    entry[:] = e_p0
+                else:
+                    entry[:] = e_p1
+                hdr[:] = entry[HDR_BITS:0]
+                contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+                n[:] = hdr[F_N_END:F_N_LSB]
+                r_first[:] = offset[13:4]
+                nr[:] = (n + 15) >> 4
+                r_end[:] = r_first + nr
                 # the ranges' bits as the XOR of two thermometer codes (bits from r_first up, bits from
                 # r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first), and the same bits
                 # whenever r_first <= r_end, which holds for every frame that passes the range rule
-                # (the only frames whose mask is read)
+                # (the only frames admitted)
                 from_first[:] = MAP_ONES << r_first
                 from_end[:] = MAP_ONES << r_end
                 mask[:] = from_first ^ from_end
                 mask[:] = mask << (contributor * MAX_RANGES)
-                cmap[:] = dup_map & mask
-                if cmap != 0:
-                    dup_reg[s] = 1
-            popped[:] = 0
-            done_first = False
-            done_second = False
-            prev_admit = False
-            cleared = False
-            for k in range(2):
-                if k == 0:
-                    frame_valid = first_valid
-                    entry[:] = first_entry
-                    src[:] = first_src
+                if (f_admit and not s_activate and s == first_src) or (s_admit and s == second_src):
+                    dmap[:] = dmap | mask
+
+            # the responses (one per CONTROL frame answered) and the verdicts
+            if first_valid and not f_held:
+                done_first = True
+                if first_head:
+                    popped[:] = popped + 1
+                if f_ctl:
+                    resp[:] = concat(f_hdr[F_OPCODE_END:F_OPCODE_LSB], f_reason, f_hdr[F_GENERATION_END:F_OP_ID_LSB],
+                                     intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
+                    if f_reason != OK:
+                        resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
+                    resp_mem[wp].next = resp
+                    wp[:] = wp + 1
+                    rc[:] = rc + 1
+                if f_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = f_code
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = f_admit
+                    p1_verdict.bank.next = f_bank
                 else:
-                    frame_valid = second_valid
-                    entry[:] = second_entry
-                    src[:] = second_src
-                if frame_valid and not stopped:
-                    port = bool(entry[H_PORT])
-                    if (port and used1) or (not port and used0):
-                        stopped = True
-                if frame_valid and not stopped:
-                    hdr[:] = entry[HDR_BITS:0]
-                    beats[:] = entry[H_LONG:H_BEATS]
-                    too_long = bool(entry[H_LONG])
-                    bank[:] = entry[H_PORT:H_BANK]
-                    admit = False
-                    code[:] = EV_CONTROL
-                    reason[:] = OK
-                    cls[:] = hdr[F_CLASS_END:F_CLASS_LSB]
-                    opc[:] = hdr[F_OPCODE_END:F_OPCODE_LSB]
-                    if cls == CLASS_CONTROL:
-                        if beats != 1:
-                            reason[:] = BAD_LENGTH
-                        elif opc == OP_STAGE:
-                            count[:] = hdr[F_COUNT_END:F_COUNT_LSB]
-                            recip[:] = hdr[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
-                            if hdr[F_POLICY_END:F_POLICY_LSB] > POLICY_FP32_ARRIVAL:
-                                reason[:] = BAD_POLICY
-                            elif hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] > FMT_AUTO or (
-                                    hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
-                                    and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
-                                reason[:] = BAD_FORMAT
-                            elif hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] > FMT_EXACT or (
-                                    hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
-                                    and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
-                                reason[:] = BAD_FORMAT      # EXACT partials merge into Kulisch rows only
-                            elif count == 0 or count > CAPACITY:
-                                reason[:] = BAD_COUNT
-                            elif hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] == 0:
-                                reason[:] = BAD_CONTRIBUTORS
-                            elif recip == 0 or (not hdr[F_MODE_LSB] and recip == 3):
-                                reason[:] = BAD_RECIPIENTS
-                            else:
-                                staged[:] = hdr
-                                st_ok = True
-                        elif opc == OP_COMMIT:
-                            if not st_ok:
-                                reason[:] = NO_STAGED
-                            elif staged[F_GENERATION_END:F_OP_ID_LSB] != hdr[F_GENERATION_END:F_OP_ID_LSB]:
-                                reason[:] = STAGED_MISMATCH
-                            elif is_open:
-                                reason[:] = BUSY
-                            elif is_busy:
-                                stopped = True      # held until the previous operation's drain is over
-                            else:
-                                active[:] = staged
-                                st_ok = False
-                                is_open = True
-                                is_busy = True
-                                dmap[:] = 0
-                                cleared = True
-                                oc[:] = 0
-                                done_pairs[:] = 0
-                                members[:] = 0
-                                for c in range(MAX_CONTRIBUTORS):
-                                    if staged[F_CONTRIBUTORS_LSB + c]:
-                                        members[:] = members + 1
-                                count[:] = staged[F_COUNT_END:F_COUNT_LSB]
-                                r_end[:] = (count + 15) >> 4
-                                all_pairs[:] = members * r_end
-                                op.clear.next = 1
-                        elif opc == OP_ABORT:
-                            if not is_open:
-                                reason[:] = NOT_OPEN
-                            elif active[F_GENERATION_END:F_OP_ID_LSB] != hdr[F_GENERATION_END:F_OP_ID_LSB]:
-                                reason[:] = ACTIVE_MISMATCH
-                            else:
-                                is_open = False
-                                is_aborting = True
-                                qt[:] = 0
-                        else:
-                            reason[:] = BAD_OPCODE
-                        if not stopped:
-                            resp[:] = concat(opc, reason, hdr[F_GENERATION_END:F_OP_ID_LSB], intbv(OP_ACK)[4:],
-                                             intbv(CLASS_CONTROL)[4:])
-                            if reason != OK:
-                                resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
-                            resp_mem[wp].next = resp
-                            wp[:] = wp + 1
-                            rc[:] = rc + 1
-                    else:
-                        # DATA: the nine rules in protocol order.
-                        count[:] = active[F_COUNT_END:F_COUNT_LSB]
-                        contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
-                        fmt[:] = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
-                        offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
-                        n[:] = hdr[F_N_END:F_N_LSB]
-                        frame_end[:] = offset + n
-                        if fmt == FMT_INT8:
-                            need[:] = (n + 63) >> 6
-                        elif fmt == FMT_FP32:
-                            need[:] = (n + 15) >> 4
-                        elif fmt == FMT_EXACT:
-                            need[:] = n             # one partial per beat
-                        else:
-                            need[:] = (n + 31) >> 5
-                        # its ranges and their bits in the map, as computed for the duplicate check above
-                        r_first[:] = offset[13:4]
-                        nr[:] = (n + 15) >> 4
-                        r_end[:] = r_first + nr
-                        from_first[:] = MAP_ONES << r_first
-                        from_end[:] = MAP_ONES << r_end
-                        mask[:] = from_first ^ from_end
-                        mask[:] = mask << (contributor * MAX_RANGES)
-                        # Duplicate: against the map as registered (checked for every candidate before
-                        # the walk; void if the first frame's COMMIT emptied the map), or against the
-                        # ranges the first frame admitted in this cycle (same contributor, overlapping
-                        # intervals; both frames passed the range rule, so both are non-empty)
-                        dup = False
-                        if not cleared and dup_reg[src]:
-                            dup = True
-                        if prev_admit and prev_c == contributor and prev_rf < r_end and r_first < prev_re:
-                            dup = True
-                        if too_long:
-                            code[:] = DROP_TOO_LONG
-                        elif not is_open:
-                            code[:] = DROP_NO_OPERATION
-                        elif hdr[F_OP_ID_END:F_OP_ID_LSB] != active[F_OP_ID_END:F_OP_ID_LSB]:
-                            code[:] = DROP_WRONG_OP
-                        elif hdr[F_GENERATION_END:F_GENERATION_LSB] != active[F_GENERATION_END:F_GENERATION_LSB]:
-                            code[:] = DROP_STALE
-                        elif not active[F_CONTRIBUTORS_LSB + contributor]:
-                            code[:] = DROP_CONTRIBUTOR
-                        elif fmt != active[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
-                            code[:] = DROP_FORMAT
-                        elif n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count):
-                            code[:] = DROP_RANGE
-                        elif beats != need + 1:
-                            code[:] = DROP_LENGTH
-                        elif dup:
-                            code[:] = DROP_DUPLICATE
-                        else:
-                            admit = True
-                            code[:] = EV_ADMITTED
-                            dmap[:] = dmap | mask
-                            prev_admit = True
-                            prev_c[:] = contributor
-                            prev_rf[:] = r_first
-                            prev_re[:] = r_end
-                            done_pairs[:] = done_pairs + nr
-                            if done_pairs == all_pairs:
-                                is_open = False     # the last range has all its contributors
-                            if active[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL:
-                                slot[:] = orp + oc
-                                if port:
-                                    ob[slot] = 1
-                                else:
-                                    ob[slot] = 0
-                                oc[:] = oc + 1
-                    if not stopped:
-                        # Every frame gets a verdict: a CONTROL frame's bank is freed (never admitted).
-                        if k == 0:
-                            done_first = True
-                            if first_head:
-                                popped[:] = popped + 1
-                        else:
-                            done_second = True
-                            if second_head:
-                                popped[:] = popped + 1
-                        if port:
-                            used1 = True
-                            p1_event.valid.next = 1
-                            p1_event.code.next = code
-                            p1_verdict.valid.next = 1
-                            p1_verdict.admit.next = admit
-                            p1_verdict.bank.next = bank
-                        else:
-                            used0 = True
-                            p0_event.valid.next = 1
-                            p0_event.code.next = code
-                            p0_verdict.valid.next = 1
-                            p0_verdict.admit.next = admit
-                            p0_verdict.bank.next = bank
+                    p0_event.valid.next = 1
+                    p0_event.code.next = f_code
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = f_admit
+                    p0_verdict.bank.next = f_bank
+            if s_go and not s_held:
+                done_second = True
+                if second_head:
+                    popped[:] = popped + 1
+                if s_ctl:
+                    resp[:] = concat(s_hdr[F_OPCODE_END:F_OPCODE_LSB], s_reason, s_hdr[F_GENERATION_END:F_OP_ID_LSB],
+                                     intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
+                    if s_reason != OK:
+                        resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
+                    resp_mem[wp].next = resp
+                    wp[:] = wp + 1
+                    rc[:] = rc + 1
+                if s_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = s_code
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = s_admit
+                    p1_verdict.bank.next = s_bank
+                else:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = s_code
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = s_admit
+                    p0_verdict.bank.next = s_bank
             # this cycle's frames that were not processed wait, in order
-            if p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and done_second)):
-                hwp[:] = hrp + hc
+            hwp[:] = hrp + hc
+            hwp_1[:] = hwp + 1
+            p0_waits = p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and done_second))
+            p1_waits = p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
+                                               (second_valid and not second_head and not second_p0 and done_second))
+            if p0_waits:
                 hold_mem[hwp].next = e_p0
-                hc[:] = hc + 1
-            if p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
-                                       (second_valid and not second_head and not second_p0 and done_second)):
-                hwp[:] = hrp + hc
-                hold_mem[hwp].next = e_p1
-                hc[:] = hc + 1
-            hrp[:] = hrp + popped
-            hc[:] = hc - popped
+            if p1_waits:
+                if p0_waits:
+                    hold_mem[hwp_1].next = e_p1
+                else:
+                    hold_mem[hwp].next = e_p1
+            # the queue's new pointer and count: each candidate formed beside the walk, the
+            # verdicts select one (frames written in, less frames answered from the queue)
+            hrp_1[:] = hrp + 1
+            hrp_2[:] = hrp + 2
+            hc_up1[:] = hc + 1
+            hc_up2[:] = hc + 2
+            hc_dn1[:] = hc - 1
+            hc_dn2[:] = hc - 2
+            waiting[:] = 0
+            if p0_waits:
+                waiting[:] = waiting + 1
+            if p1_waits:
+                waiting[:] = waiting + 1
+            if popped == 1:
+                hrp[:] = hrp_1
+            elif popped == 2:
+                hrp[:] = hrp_2
+            if waiting == popped + 2:
+                hc[:] = hc_up2
+            elif waiting == popped + 1:
+                hc[:] = hc_up1
+            elif waiting + 1 == popped:
+                hc[:] = hc_dn1
+            elif waiting + 2 == popped:
+                hc[:] = hc_dn2
 
             st_word.next = staged
             st_valid.next = st_ok
+            st_pairs.next = staged_pairs
             act_word.next = active
             op_open.next = is_open
             dp_busy.next = is_busy
             aborting.next = is_aborting
             quiet.next = qt
-            pairs_done.next = done_pairs
-            pairs_all.next = all_pairs
+            pairs_left.next = left
             dup_map.next = dmap
             resp_wp.next = wp
             resp_count.next = rc
