@@ -554,30 +554,35 @@ def logic_depth(netlist_json, top):
     sys.setrecursionlimit(max(10000, sys.getrecursionlimit()))
 
     def cell_arrival(cname):
-        stack = [cname]
+        # depth first, without recursion: a cell is expanded once (its unfinished inputs pushed above
+        # it) and finished when it is back on top.  The expanded, unfinished cells are exactly the
+        # cells on the current path, so an input among them closes a combinational loop: that edge
+        # alone is cut.  (A cell merely waiting on the stack as another cell's pending input is not
+        # on the path: counting it as a loop cut paths through it short.)
+        stack, on_path = [cname], set()
         while stack:
             cn = stack[-1]
             if cn in arrival:
                 stack.pop()
                 continue
             ctype, ins, _ = comb[cn]
-            pending = [driver[b] for b in ins if b in driver and driver[b] not in arrival]
-            if pending:
-                for p in pending:
-                    if p in stack:      # a combinational loop: cut it
-                        arrival[p] = (0.0, 0, 0, None)
-                    else:
-                        stack.append(p)
-                continue
+            if cn not in on_path:
+                on_path.add(cn)
+                pending = [driver[b] for b in ins if b in driver and driver[b] not in arrival
+                           and driver[b] not in on_path]
+                if pending:
+                    stack.extend(pending)
+                    continue
             best = (0.0, 0, 0, ins[0] if ins else None)
             for b in ins:
-                if b in driver:
+                if b in driver and driver[b] in arrival:        # (not: an edge that closes a loop)
                     a = arrival[driver[b]]
                     if a[0] > best[0]:
                         best = a
             w = _weight(ctype)
             arrival[cn] = (best[0] + w, best[1] + (1 if w == 1.0 else 0), best[2] + (1 if w == 0.25 else 0),
                            best[3])
+            on_path.discard(cn)
             stack.pop()
         return arrival[cname]
     per_end = {}

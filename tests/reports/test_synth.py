@@ -292,3 +292,31 @@ def test_a_block_new_since_the_figures_were_recorded_joins_them_in_phase_order(t
     for rows in by_width.values():
         names = [x["block"] for x in rows]
         assert "prism_egress" in names and names == sorted(names, key=order.index)
+
+
+def _netlist(tmp_path, cells):
+    """A mapped netlist of LUT cells {name: (input bits, output bit)} behind one register (bit 2) and
+    in front of another (its D is bit 99)."""
+    import json
+    body = {n: {"type": "LUT2", "port_directions": {"I0": "input", "I1": "input", "O": "output"},
+                "connections": {"I0": [ins[0]], "I1": [ins[-1]], "O": [out]}} for n, (ins, out) in cells.items()}
+    body["q"] = {"type": "FDRE", "port_directions": {"C": "input", "D": "input", "Q": "output"},
+                 "connections": {"C": [1], "D": [99], "Q": [2]}}
+    path = tmp_path / "net.json"
+    path.write_text(json.dumps({"modules": {"top": {"ports": {}, "netnames": {}, "cells": body}}}))
+    return str(path)
+
+
+def test_logic_depth_counts_a_cell_that_waits_beside_its_reader(tmp_path):
+    """A feeds B and C, B feeds C: while C's inputs are expanded A waits on the work stack beside B,
+    which reads it too.  That is no loop: the path q -> A -> B -> C -> q is three levels."""
+    from cosim.reports.synth import logic_depth
+    path = _netlist(tmp_path, cells={"C": ([10, 11], 99), "A": ([2, 2], 10), "B": ([10, 10], 11)})
+    assert logic_depth(path, "top")[0]["depth"] == 3.0
+
+
+def test_logic_depth_cuts_a_real_loop_once(tmp_path):
+    """A combinational loop (X -> Y -> X) is cut at the edge that closes it, and the depth stays finite."""
+    from cosim.reports.synth import logic_depth
+    path = _netlist(tmp_path, cells={"X": ([2, 21], 20), "Y": ([20, 20], 21), "Z": ([21, 21], 99)})
+    assert logic_depth(path, "top")[0]["depth"] in (2.0, 3.0)
