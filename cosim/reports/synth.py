@@ -604,7 +604,7 @@ def logic_depth(netlist_json, top):
 # ---------------------------------------------------------------------------
 # one block
 # ---------------------------------------------------------------------------
-RESULT_VERSION = "3"
+RESULT_VERSION = "4"          # 4: depths by logic_depth with only path edges cut
 MEMCHECK_VERSION = "3"
 
 
