@@ -253,8 +253,10 @@ def _control_frames():
                                             f"f{p}_beats": beats, f"f{p}_bank": bank}
     none = {"f0_valid": 0, "f1_valid": 0}
     data0 = frame(0, data[0], len(data), 1)
-    # after the reset: STAGE X, COMMIT Y (refused: STAGED_MISMATCH), then a DATA frame of X
-    after_reset = [{**frame(0, stage), **frame(1, Commit(**y).encode()[0]), "resp_pop": 1},
+    # after the reset: STAGE X, COMMIT Y (refused: STAGED_MISMATCH; the first frame of its cycle, the
+    # slot the broken variants edit), then a DATA frame of X
+    after_reset = [{**frame(0, stage), "f1_valid": 0, "resp_pop": 1},
+                   {**frame(0, Commit(**y).encode()[0], bank=1), "f1_valid": 0, "resp_pop": 1},
                    {**data0, "f1_valid": 0}, none, none]
     # STAGE X + COMMIT X (accepted), ABORT X + STAGE X, COMMIT Y (refused), a DATA frame of X
     after_abort = [{**frame(0, stage), **frame(1, Commit(**x).encode()[0]), "resp_pop": 1},
