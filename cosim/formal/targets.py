@@ -790,7 +790,7 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
                                   "a COMMIT refused for a mismatched op_id/generation (NACK) as the first frame of "
                                   "its cycle still opens the staged operation: DATA frames are admitted though no "
                                   "COMMIT was accepted",
-                                  depth=6),
+                                  depth=8),     # STAGE, the refused COMMIT alone, then the DATA frame
             "nack_reopens_aborted": _mutant(Edit(f"{a}f_reason = 8;", f"{a}f_reason = 8; {a}active = {a}staged; "
                                                                    f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
                                             ("closed_after_abort",),
