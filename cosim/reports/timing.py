@@ -65,7 +65,7 @@ DEPTH_BUDGET = {
     "prism_readout": 7.5,
     "prism_round16": 5.0,
     "auto_classifier": 5.0,
-    "prism_result_sender": 6.0,
+    "prism_result_sender": 7.0,     # 6 was counted before logic_depth's fix: the same logic measures 7
     "prism_egress": 2.0,
 }
 # blocks yosys maps in seconds: their budget is checked in the default test run (the rest in the
