@@ -52,6 +52,12 @@ F_KULISCH_W_LSB, F_KULISCH_W_END = 96, 105        # the node's Kulisch accumulat
 F_REASON_LSB, F_REASON_END = 32, 40
 F_REQUEST_OPCODE_LSB, F_REQUEST_OPCODE_END = 40, 44
 RESPONSE_BITS = F_REQUEST_OPCODE_END              # a response header: bits [43:0], the rest 0
+# The response queue (TX port 0) and the admission rule that keeps it from overflowing: a receive
+# port takes a new frame's first beat only while RESPONSE_MARGIN entries are free, one for every
+# frame the two ports' frame banks can hold before it is answered (FRAME_BANKS per port)
+FRAME_BANKS = 3
+RESPONSE_QUEUE_DEPTH = 16
+RESPONSE_MARGIN = 2 * FRAME_BANKS
 
 # name -> (lsb, width), the table golden/node/protocol.py encodes and decodes with
 FIELDS = {name: (lsb, end - lsb) for name, lsb, end in (

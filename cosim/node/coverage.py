@@ -283,6 +283,20 @@ def _policy(op):
     return P.POLICY_NAMES[op.stage.policy]
 
 
+def responses_waiting_at_most(events, tx, resets):
+    """The response queue's deepest fill, from the monitors: requests processed (their last beat
+    in; `events` from the scoreboard) against responses taken on TX0 (`tx`, the monitored frames
+    per port), the count restarting at each reset (a reset empties the queue)."""
+    marks = [(ev["cycle"], 1) for ev in events if ev["kind"] in ("STAGE", "COMMIT", "ABORT", "CONTROL")]
+    marks += [(f.cycles[0], -1) for f in tx.get(0, []) if f.cycles and P.get_field(f.beats[0], "class") == P.CLASS_CONTROL]
+    marks += [(r, 0) for r in resets]
+    waiting = deepest = 0
+    for _, step in sorted(marks, key=lambda m: (m[0], m[1])):
+        waiting = 0 if step == 0 else max(0, waiting + step)
+        deepest = max(deepest, waiting)
+    return deepest
+
+
 def sample(scenario, run, report):
     """The coverage of one finished run (report: the scoreboard's report, from check())."""
     cov = Coverage()
@@ -408,15 +422,7 @@ def sample(scenario, run, report):
             cls = P.get_field(head, "class")
             cov.hit("unsupported traffic: class", "0" if cls == 0 else "3 (RESULT)" if cls == 3 else "4-15")
 
-    # the response queue's fill: requests processed (their last beat in) against responses taken
-    # on TX0, the count restarting at each reset (a reset empties the queue)
-    marks = [(ev["cycle"], 1) for ev in events if ev["kind"] in ("STAGE", "COMMIT", "ABORT", "CONTROL")]
-    marks += [(f.cycles[0], -1) for f in tx.get(0, []) if f.cycles and P.get_field(f.beats[0], "class") == P.CLASS_CONTROL]
-    marks += [(r, 0) for r in resets]
-    waiting = deepest = 0
-    for _, step in sorted(marks, key=lambda m: (m[0], m[1])):
-        waiting = 0 if step == 0 else max(0, waiting + step)
-        deepest = max(deepest, waiting)
+    deepest = responses_waiting_at_most(events, tx, resets)
     # every depth the queue went through on its way to the deepest
     for least, label in ((1, "1"), (2, "2-9"), (10, "10+")):
         if deepest >= least:

@@ -31,7 +31,7 @@ from cosim.node.scoreboard import Mismatch, NodeScoreboard
 from cosim.sim.tbutil import clock_gen, reset_pulse
 from hdl.common.wiring import bundle
 from spec.formats import KULISCH_WIDTH_DEFAULT
-from spec.frames import MAX_CAPACITY
+from spec.frames import MAX_CAPACITY, RESPONSE_MARGIN
 
 BACKENDS = ("myhdl", "icarus", "myhdl+icarus", "batch-icarus", "batch-icarus-2012", "batch-verilator")
 RESET_CYCLES = 2
@@ -128,7 +128,7 @@ class NodeBench:
     back ends draw them (pause_seeds)."""
 
     def __init__(self, backend="icarus", kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY, src_pause=0.0, sink_pause=0.0, seed=1,
-                 src_burst=1, sink_burst=1, variant=None, variant_params=None):
+                 src_burst=1, sink_burst=1, variant=None, variant_params=None, sink_windows=None):
         self.backend = backend
         self.params = dict(KULISCH_W=kulisch_w, CAPACITY=capacity, **(variant_params or {}))
         self.variant = variant
@@ -141,7 +141,8 @@ class NodeBench:
                                pause=pause_generator(per_port(src_pause, p), seeds["src"][p], src_burst))
                     for p in (0, 1)]
         self.sink = [AxisSink(self.clk, *axis("m", p), rst=self.rst,
-                              pause=pause_generator(per_port(sink_pause, p), seeds["sink"][p], sink_burst))
+                              pause=pause_generator(per_port(sink_pause, p), seeds["sink"][p], sink_burst,
+                                                    window_draws((sink_windows or {}).get(p, ()))))
                      for p in (0, 1)]
         self.resets_done = [0]              # mid-run resets over (for frames that wait on one)
         for s in self.src:
@@ -218,7 +219,8 @@ class NodeBench:
 def _run_per_cycle(scenario, backend, params, max_cycles, vcd, read_counters, variant):
     extra_params = {k: v for k, v in params.items() if k not in ("KULISCH_W", "CAPACITY")}
     b = NodeBench(backend, params["KULISCH_W"], params["CAPACITY"], scenario.source_pause, scenario.sink_pause,
-                  scenario.seed, scenario.source_burst, scenario.sink_burst, variant, extra_params)
+                  scenario.seed, scenario.source_burst, scenario.sink_burst, variant, extra_params,
+                  scenario.sink_windows)
     sig, sources, sinks = b.sig, b.src, b.sink
     for p in (0, 1):
         for f in scenario.stream(p):
@@ -336,8 +338,7 @@ def _run_batched(scenario, backend, params, max_cycles, vcd, read_counters, vari
                                           pause_generator(scenario.source_pause.get(p, 0.0), seeds["src"][p],
                                                           scenario.source_burst))
             for p in (0, 1)}
-    sink = {f"m_axis_{p}": pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p], scenario.sink_burst)
-            for p in (0, 1)}
+    sink = {f"m_axis_{p}": sink_pauses(scenario, p) for p in (0, 1)}
     res = design.run(stim, sink_pause=sink, max_cycles=max_cycles, idle_stop=IDLE_STOP, busy_stop=BUSY_STOP, vcd=vcd,
                      sweep_counters=read_counters, resets=scenario.resets, reset_hold=scenario.reset_hold,
                      plusargs=dut.plusargs if dut is not None else (), timeout=timeout)
@@ -413,14 +414,24 @@ def expected_counter(sb, run, port, name):
     return n, n
 
 
+def window_draws(windows):
+    """Stall windows given in edges [first, end) as pause draws: the test benches draw the pause
+    for edge c at draw c - 2 (sink_ready)."""
+    return tuple((first - 2, end - 2) for first, end in windows)
+
+
+def sink_pauses(scenario, port):
+    """The pause pattern of TX `port`'s sink: the scenario's random stalls, drawn from its seed as
+    every test bench draws them, and its fixed stall windows (Scenario.sink_windows)."""
+    return pause_generator(scenario.sink_pause.get(port, 0.0), pause_seeds(scenario.seed)["sink"][port],
+                           scenario.sink_burst, window_draws(scenario.sink_windows.get(port, ())))
+
+
 def sink_ready(scenario, run):
     """ready(port, cycle): whether the test bench's sink on TX `port` took beats at that rising
     edge (its pause pattern, drawn from the scenario's seed as the test benches draw it)."""
     from itertools import islice
-    from cosim.sim.axis import pause_generator
-    seeds = pause_seeds(scenario.seed)
-    pauses = {p: list(islice(pause_generator(scenario.sink_pause.get(p, 0.0), seeds["sink"][p], scenario.sink_burst),
-                             run.cycles + 2)) for p in (0, 1)}
+    pauses = {p: list(islice(sink_pauses(scenario, p), run.cycles + 2)) for p in (0, 1)}
 
     def ready(port, cycle):
         return cycle >= 2 and not (cycle - 2 < len(pauses[port]) and pauses[port][cycle - 2])
@@ -647,6 +658,62 @@ def busy_rises_with_commit(run):
     return []
 
 
+ABORT_BUSY_FALL = 18            # edges from an ABORT's beat to `busy` low, nothing admitted left to
+                                # process (docs/protocol.md, "Operation lifetime")
+
+
+def busy_falls_after_abort(sb, run):
+    """`busy` after an ABORT (docs/protocol.md, "Operation lifetime"): the ABORT's beat taken at
+    edge T, `busy` falls 17 edges after the datapath became empty, so it is low from edge T + 18
+    at the earliest, and exactly then when the aborted operation had admitted nothing (its
+    datapath was empty at the ABORT).  Not judged where a reset comes before the fall or a COMMIT
+    held in the drain keeps `busy` high into the next operation.  Judged where the back end
+    records `busy` (run.busy_changes)."""
+    if not run.busy_changes:
+        return []
+    from cosim.node.scoreboard import Mismatch
+    changes = sorted(run.busy_changes)
+    commits = sorted(e["cycle"] for e in sb.events if e.get("kind") == "COMMIT" and e.get("verdict") == "OK")
+    for e in sb.events:
+        if e.get("kind") != "ABORT" or e.get("verdict") != "OK":
+            continue
+        t = e["cycle"]
+        fall = next((c for c, v in changes if c > t and not v), None)
+        if fall is None or any(t <= r <= fall for r in run.resets) or any(t < c < fall for c in commits):
+            continue
+        due = t + ABORT_BUSY_FALL
+        op = e["op"]
+        if fall < due or (e["admitted_before"] == 0 and fall != due):
+            what = "nothing admitted" if e["admitted_before"] == 0 else f"{e['admitted_before']} frames admitted"
+            return [Mismatch("busy", 0, f"busy fell at cycle {fall} after the ABORT of op {op.stage.op_id} taken at "
+                                        f"cycle {t} ({what}): low from cycle {due} "
+                                        f"{'exactly' if e['admitted_before'] == 0 else 'at the earliest'}")]
+    return []
+
+
+def check_margin(scenario, run):
+    """The admission rule at its edge (spec.frames, RESPONSE_MARGIN; docs/protocol.md, "Ports"):
+    with RESPONSE_MARGIN entries of the response queue free and a frame bank free, a receive port
+    takes a new frame's first beat when it is offered.  The aimed stimulus (Scenario.margin, from
+    cosim.node.regress.add_response_margin) names a frame offered in that state, with TX0 stalled
+    until edge `by`: it must have started before then (unless a reset came first)."""
+    from cosim.node.scoreboard import Mismatch
+    m = scenario.margin
+    if not m or any(r <= m["by"] for r in run.resets):
+        return []
+    port = m["port"]
+    index = next(i for i, f in enumerate(scenario.frames[port]) if f is m["frame"])
+    got = run.rx.get(port, [])
+    first = got[index].cycles[0] if index < len(got) and got[index].cycles else None
+    if first is None or first >= m["by"]:
+        return [Mismatch("rx-stall", port, f"receive port {port} held back frame {index} (header "
+                                           f"{m['frame'].beats[0]:#x}) until "
+                                           f"{'the end of the run' if first is None else f'cycle {first}'} "
+                                           f"although the response queue had {RESPONSE_MARGIN} entries free: "
+                                           f"it must take it before TX0's stall ends at cycle {m['by']}")]
+    return []
+
+
 def quiet_through_reset(run):
     """No beat can move while the node is reset: its s_axis_P_tready and m_axis_P_tvalid, and
     `busy`, are low at every edge E + 1 ... L + 1 of a reset held from edge E to edge L, the
@@ -691,6 +758,8 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
     report.mismatches += tx0_arbitration(sb, run)
     report.mismatches += busy_while_sending(run)
     report.mismatches += busy_rises_with_commit(run)
+    report.mismatches += busy_falls_after_abort(sb, run)
+    report.mismatches += check_margin(scenario, run)
     report.mismatches += quiet_through_reset(run)
     if run.max_cycles and run.cycles >= run.max_cycles:
         report.mismatches.insert(0, Mismatch("timeout", 0, f"the run reached its budget of {run.max_cycles} cycles "

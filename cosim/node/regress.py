@@ -41,7 +41,7 @@ from cosim.sim.axis import AxisFrame
 from cosim.sim.batch import RESET_STREAM, ResetEvent
 from cosim.node.scenarios import DTYPES, Operation, Scenario, build, random_elements
 from spec.formats import KULISCH_WIDTH_CHOICES, KULISCH_WIDTH_DEFAULT, KULISCH_WIDTHS
-from spec.frames import MAX_CAPACITY
+from spec.frames import FRAME_BANKS, MAX_CAPACITY, RESPONSE_MARGIN, RESPONSE_QUEUE_DEPTH
 
 RESULTS = {"kulisch": ("int8", "fp16", "bf16", "fp32", "exact", "auto"),
            "fp32-arrival": ("int8", "fp16", "bf16", "fp32", "auto")}
@@ -357,6 +357,59 @@ def _aim_data(aux, drawn, width, capacity):
     return out
 
 
+MARGIN_TX1_STALL = 150      # edges TX1 takes nothing at the start of a response-margin seed
+MARGIN_TX0_STALL = 400      # ... and TX0 (longer: the held requests are answered into a stalled queue)
+
+
+def add_response_margin(sc, rng, control_port, op_ids, fill):
+    """Aimed: the response queue driven to the edge of its admission rule (spec.frames,
+    RESPONSE_MARGIN), at the start of a run so that fixed stall windows meet it.  TX0 takes nothing
+    for MARGIN_TX0_STALL edges, TX1 nothing for MARGIN_TX1_STALL.  Operation A (one contributor, a
+    Reduce to TX1) is committed and fed, and its RESULT frame waits for TX1, so its drain lasts;
+    operation B is staged; requests NACKed `BAD_OPCODE` then leave QUEUE - MARGIN responses in
+    the queue when `fill`, one more otherwise (and one in TX0's output register).  Then COMMIT B (held
+    behind A's drain) and five more requests, two behind it on the control port and three on the
+    other, enough to fill both ports' frame banks.
+
+    fill: the node must take COMMIT B at once (RESPONSE_MARGIN entries are free); its frames are
+    answered into the stalled queue, which then holds RESPONSE_QUEUE_DEPTH responses, every one
+    of which must still leave in order.  `sc.margin`
+    names the frame and the edge it must have started by (node_harness.check_margin).
+    Otherwise the node must hold COMMIT B back until TX0 frees an entry: a node that admitted it
+    would answer more requests than its queue holds.
+    B's DATA follows; the run goes on with the seed's operations."""
+    c, o = control_port, 1 - control_port
+    reduce_to_tx1 = dict(mode=P.MODE_REDUCE, recipients=0b10, ports=(c,))
+    a = Operation(op_ids[0], rng.randrange(65536), "kulisch", "fp32", "fp32",
+                  random_elements(rng, "fp32", (1, 4 * P.RANGE_ELEMS)), **reduce_to_tx1)
+    b = Operation(op_ids[1], rng.randrange(65536), "kulisch", "fp32", "fp32",
+                  random_elements(rng, "fp32", (1, 2 * P.RANGE_ELEMS)), **reduce_to_tx1)
+    sc.operations += [a, b]
+
+    def nack():
+        return [P.set_field(a.stage().encode()[0], "opcode", rng.choice((7, 10, 15)))]
+    for frame in (a.stage(), a.commit(), *a.data_frames(0), b.stage()):
+        sc.add(c, frame)
+    answered = 3                # STAGE A, COMMIT A, STAGE B (DATA is not answered)
+    # TX0's output register takes the queue's head, so one response more than the queue holds waits
+    waiting = RESPONSE_QUEUE_DEPTH - RESPONSE_MARGIN + 1 + (0 if fill else 1)
+    for _ in range(waiting - answered):
+        sc.add(c, nack())
+    # a pause first, so that every request before it has been answered when it is offered (a
+    # response waits at TX0 at most RESPONSE_READY edges after its request's last beat)
+    commit_b = sc.add(c, b.commit(), delay=6)
+    for _ in range(FRAME_BANKS - 1):
+        sc.add(c, nack())
+    for k in range(FRAME_BANKS):
+        sc.add(o, nack(), after=(c, commit_b) if k == 0 else None)
+    for frame in b.data_frames(0):
+        sc.add(c, frame)
+    sc.sink_windows = {0: ((0, MARGIN_TX0_STALL),), 1: ((0, MARGIN_TX1_STALL),)}
+    if fill:
+        sc.margin = {"port": c, "frame": commit_b, "by": MARGIN_TX0_STALL}
+    return a, b
+
+
 def add_reserved_noise(rng, frame, share):
     """With probability `share`, set random reserved bits of `frame`'s header (a STAGE, COMMIT,
     ABORT or DATA frame; others are left alone) and fill a well-formed DATA frame's last payload
@@ -470,13 +523,26 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
         n += 1
         if k + 1 < n_ops:
             reset_before[k + 1] = n
+    # aimed: the response queue at the edge of its admission rule, at the start of the run, where
+    # fixed stall windows meet it (add_response_margin; an eleventh stream).  Only without
+    # receive stalls, which would move the requests out of the windows
+    margin_draw = random.Random(seed * 43_000_067 + 31)
+    prologue, margin_note = None, None
+    if pause == 0 and margin_draw.random() < 0.15:
+        prologue = Scenario(seed)
+        ids = [i for i in range(160, 0, -1) if i not in {op.op_id for op in ops}][:2]
+        fill = margin_draw.random() < 0.5
+        a, b = add_response_margin(prologue, margin_draw, control_port, ids, fill)
+        margin_note = (f"response queue {'filled' if fill else 'one past its admission margin'} by op{a.op_id} "
+                       f"and op{b.op_id} (TX0, TX1 stalled at the start)")
     sc = build(ops, seed=seed, source_pause=burst_start(pause, source_burst), sink_pause=burst_start(sink, sink_burst), interleave=rng.random() < 0.7,
-               control_port=control_port, data_delay=rng.choice((2, 8, 30)), reset_before=reset_before)
+               control_port=control_port, data_delay=rng.choice((2, 8, 30)), reset_before=reset_before,
+               scenario=prologue)
     sc.kulisch_w = width
     sc.sink_burst = sink_burst
     sc.source_burst = source_burst
     other = 1 - control_port
-    notes = []
+    notes = [margin_note] if margin_note else []
     planned = []                # resets: (port, trigger frame, 1 if after it else 0, delay)
     aborts = []                 # (operation index, its ABORT frame on the control port)
 

@@ -89,10 +89,15 @@ class Scenario:
     reset_hold: int = 2
     op_frames: List[dict] = field(default_factory=list)   # per built operation: its frames (see build)
     sink_burst: int = 1         # pauses come in bursts of 1 .. burst cycles (long stalls when large)
+    # per TX port, edges [first, end) in which its sink takes nothing, beside the random pauses
+    sink_windows: Dict[int, tuple] = field(default_factory=dict)
     source_burst: int = 1
     kulisch_w: int = KULISCH_WIDTH_DEFAULT   # the node build the scenario is meant for
     description: str = ""
     probe: Optional[dict] = None    # a line-rate probe's operation (cosim.node.regress.add_line_rate_probe)
+    # a frame the node must start taking before an edge ({"port", "frame": an AxisFrame of that
+    # port, "by"}: cosim.node.regress.add_response_margin, node_harness.check_margin)
+    margin: Optional[dict] = None
 
     def add_reset(self, event):
         """Schedule a mid-run reset (ResetEvent or cycle); returns how many resets are then
@@ -166,6 +171,10 @@ class Scenario:
         out = {"seed": self.seed, "description": self.description, "source_pause": self.source_pause,
                "sink_pause": self.sink_pause, "source_burst": self.source_burst, "sink_burst": self.sink_burst,
                "kulisch_w": self.kulisch_w,
+               "sink_windows": {str(p): [list(w) for w in ws] for p, ws in self.sink_windows.items()},
+               "margin": None if self.margin is None else
+               {"port": self.margin["port"], "by": self.margin["by"],
+                "frame": next(i for i, f in enumerate(self.frames[self.margin["port"]]) if f is self.margin["frame"])},
                "resets": [r if isinstance(r, int) else {"source": r.source, "count": r.count, "delay": r.delay}
                           for r in self.resets],
                "reset_hold": self.reset_hold,
@@ -194,6 +203,10 @@ class Scenario:
         sc.sink_pause = {int(k): v for k, v in d["sink_pause"].items()}
         sc.source_burst, sc.sink_burst = d.get("source_burst", 1), d.get("sink_burst", 1)
         sc.kulisch_w = d.get("kulisch_w", KULISCH_WIDTH_DEFAULT)
+        sc.sink_windows = {int(p): tuple(tuple(w) for w in ws) for p, ws in d.get("sink_windows", {}).items()}
+        if d.get("margin"):
+            m = d["margin"]
+            sc.margin = {"port": m["port"], "by": m["by"], "frame": sc.frames[m["port"]][m["frame"]]}
         sc.resets = [r if isinstance(r, int) else ResetEvent(r["source"], r["count"], r["delay"]) for r in d["resets"]]
         sc.reset_hold = d.get("reset_hold", 2)
         return sc

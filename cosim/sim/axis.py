@@ -46,7 +46,7 @@ class AxisFrame:
         return f"AxisFrame([{head}{more}])"
 
 
-def _pauses(probability, seed, burst):
+def _random_pauses(probability, seed, burst):
     rng = random.Random(seed)
     while True:
         if probability > 0 and rng.random() < probability:
@@ -56,14 +56,25 @@ def _pauses(probability, seed, burst):
             yield False
 
 
+def _pauses(probability, seed, burst, windows=()):
+    """The random pauses, with every draw in a window [start, end) forced to a pause (the
+    random draws themselves unchanged, so a window alters only its own cycles)."""
+    if not windows:
+        yield from _random_pauses(probability, seed, burst)
+        return
+    for i, pause in enumerate(_random_pauses(probability, seed, burst)):
+        yield pause or any(start <= i < end for start, end in windows)
+
+
 class PausePattern:
     """Endless booleans: True (pause) with the given probability, in bursts of `burst` cycles.
     An iterator; `key` names the whole sequence, so a batched bench that writes it to a file
     can reuse the file's text for the same pattern (`fresh`: nothing taken from it yet)."""
 
-    def __init__(self, probability, seed=0, burst=1):
-        self.key = (float(probability), seed, burst)
-        self._it = _pauses(probability, seed, burst)
+    def __init__(self, probability, seed=0, burst=1, windows=()):
+        windows = tuple((int(a), int(b)) for a, b in windows)
+        self.key = (float(probability), seed, burst) + ((windows,) if windows else ())
+        self._it = _pauses(probability, seed, burst, windows)
         self.fresh = True
 
     def __iter__(self):
@@ -74,10 +85,10 @@ class PausePattern:
         return next(self._it)
 
 
-def pause_generator(probability, seed=0, burst=1):
-    """Endless booleans: True (pause) with the given probability, in bursts of `burst` cycles
-    (a PausePattern)."""
-    return PausePattern(probability, seed, burst)
+def pause_generator(probability, seed=0, burst=1, windows=()):
+    """Endless booleans: True (pause) with the given probability, in bursts of `burst` cycles,
+    and throughout each window (start, end) of draws (a PausePattern)."""
+    return PausePattern(probability, seed, burst, windows)
 
 
 class _AxisBase:

@@ -925,8 +925,8 @@ class BatchDesign:
         key = (getattr(pause, "key", None), n) if getattr(pause, "fresh", False) else None
         text = _PAUSE_TEXTS.get(key) if key is not None else None
         if text is None:
-            if key is not None and key[0][0] == 0.0:
-                text = "00000000\n" * ((n + 31) // 32) or "0\n"         # never paused
+            if key is not None and key[0][0] == 0.0 and len(key[0]) == 3:
+                text = "00000000\n" * ((n + 31) // 32) or "0\n"         # never paused (and no stall window)
             else:
                 bits = "" if pause is None else "".join("1" if x else "0" for x in islice(iter(pause), n))
                 words = [int(bits[w:w + 32][::-1], 2) for w in range(0, len(bits), 32)]      # cycle 32 w: bit 0

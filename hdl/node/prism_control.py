@@ -69,7 +69,7 @@ Ports (buses in hdl/node/prism_buses.py; widths from the signals):
                                 2 + k drop reason k (too_long ... duplicate)
     responses                   Responses: out: the head of the response queue (44-bit response header);
                                 in: pop, the egress has taken the head
-    room_ok                     out: the response queue can take two more responses
+    room_ok                     out: the response queue has RESPONSE_MARGIN entries free (spec.frames)
     op_finished                 pulse: the active operation's last RESULT frame is queued
     dp_idle                     the datapath holds no work (admitted frames, groups, ranges,
                                 tiles or RESULT frames in progress); watched after an ABORT
@@ -97,14 +97,12 @@ from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMA
                          F_POLICY_LSB, F_RECIPIENTS_END, F_RECIPIENTS_LSB, F_RESULT_FORMAT_END,
                          F_RESULT_FORMAT_LSB, HDR_BITS, MAX_CAPACITY, MAX_CONTRIBUTORS, MAX_RANGES, NO_STAGED, NOT_OPEN,
                          OK, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, OP_STAGE, POLICY_FP32_ARRIVAL,
-                         RESPONSE_BITS, STAGED_MISMATCH)
+                         RESPONSE_BITS, RESPONSE_MARGIN, RESPONSE_QUEUE_DEPTH, STAGED_MISMATCH)
 
 # A validation event's code is the per-port counter it counts (spec.frames, "counters").
 EV_CONTROL, EV_ADMITTED = CTR_CONTROL, CTR_ADMITTED
 DROP_TOO_LONG, DROP_NO_OPERATION, DROP_WRONG_OP, DROP_STALE, DROP_CONTRIBUTOR, DROP_FORMAT, \
     DROP_RANGE, DROP_LENGTH, DROP_DUPLICATE = range(CTR_DROP, CTR_DROP + len(DROP_REASONS))
-RESPONSE_DEPTH = 16
-RESPONSE_MARGIN = 6
 ORDER_DEPTH = 8
 HOLD_DEPTH = 8          # frames waiting behind a held COMMIT: at most 3 banks x 2 ports
 ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the longest stretch
@@ -136,10 +134,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
     HOLD_W = H_PORT + 1
 
-    resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_DEPTH)]
+    resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_QUEUE_DEPTH)]
     resp_rp = Signal(modbv(0)[4:])
     resp_wp = Signal(modbv(0)[4:])
-    resp_count = Signal(intbv(0, min=0, max=RESPONSE_DEPTH + 1))
+    resp_count = Signal(intbv(0, min=0, max=RESPONSE_QUEUE_DEPTH + 1))
 
     st_valid = Signal(bool(0))
     st_word = Signal(intbv(0)[HDR_BITS:])       # the staged STAGE header (fields read by constant slices)
@@ -167,7 +165,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     @always_comb
     def operation_outputs():
         responses.valid.next = resp_count != 0
-        room_ok.next = resp_count <= RESPONSE_DEPTH - RESPONSE_MARGIN
+        room_ok.next = resp_count <= RESPONSE_QUEUE_DEPTH - RESPONSE_MARGIN
         op.policy.next = act_word[F_POLICY_END:F_POLICY_LSB]
         op.in_fmt.next = act_word[F_IN_FORMAT_LSB + 2:F_IN_FORMAT_LSB]
         op.exact_in.next = act_word[F_IN_FORMAT_LSB + 2]      # code 4, the only accepted code with bit 2
@@ -215,7 +213,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         # the queues: responses, admission order, frames held behind a COMMIT
         resp = intbv(0)[RESPONSE_BITS:]
         wp = modbv(0)[4:]
-        rc = intbv(0, min=0, max=RESPONSE_DEPTH + 3)
+        rc = intbv(0, min=0, max=RESPONSE_QUEUE_DEPTH + 3)
         ob = intbv(0)[ORDER_DEPTH:]
         orp = modbv(0)[3:]
         oc = intbv(0, min=0, max=ORDER_DEPTH + 2)

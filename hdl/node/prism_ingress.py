@@ -29,7 +29,7 @@ every bank (nothing is half-admitted); `in_frame` lets the counters see it.
 Ports (widths from the signals; buses in hdl/node/prism_buses.py and hdl/common/interface.py):
     clk, rst            clock; synchronous active-high reset (ResetSignal)
     s_axis              the receive port: AxiStream with tlast (the node's beats are 512 bits)
-    room_ok             the CONTROL response queue can take two more responses
+    room_ok             the CONTROL response queue has RESPONSE_MARGIN entries free (spec.frames)
     frame               out: Frame, a stored frame is complete (header >= 96 bits, beats >= 9 bits)
     verdict             Verdict: the validation stage's answer for the oldest pending frame
     status              out: PortStatus, unsupported frame drained / inside a frame

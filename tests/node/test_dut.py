@@ -149,3 +149,31 @@ def test_an_overtaking_fp32_arrival_frame_fails_the_regression(exported_node, tm
                   "batch-icarus", "--dut", str(broken), "--out", str(tmp_path / "bad")]) == 1
     out = capsys.readouterr().out
     assert "verdict: FAIL" in out and ("result-value" in out or "result-layout" in out)
+
+
+@pytest.mark.slow      # a minute: two broken copies of the exported node built and run on batched Icarus
+def test_a_response_margin_one_off_either_way_fails_the_margin_case(exported_node, tmp_path):
+    """The admission rule (spec.frames RESPONSE_MARGIN) one entry smaller: the node takes a COMMIT
+    it must hold back, and the requests behind it overflow the response queue (a response lost).
+    One entry larger: it holds back a COMMIT it must take (an rx-stall).  The aimed case of
+    cosim.node.regress.add_response_margin fails each."""
+    import random
+
+    from cosim.node.dut import load_dut
+    from cosim.node.node_harness import check, run_node
+    from cosim.node.regress import add_response_margin
+    from cosim.node.scenarios import Scenario
+    from spec.frames import RESPONSE_MARGIN, RESPONSE_QUEUE_DEPTH
+    text = open(exported_node).read()
+    rule = f"<= ({RESPONSE_QUEUE_DEPTH} - {RESPONSE_MARGIN})"
+    line = next(l for l in text.splitlines() if "room_ok" in l and rule in l)
+    for margin, fill, kinds in ((RESPONSE_MARGIN - 1, False, {"response", "result-missing"}),
+                                (RESPONSE_MARGIN + 1, True, {"rx-stall"})):
+        broken = tmp_path / f"margin{margin}" / "prism_node.v"
+        broken.parent.mkdir()
+        broken.write_text(text.replace(line, line.replace(rule, f"<= ({RESPONSE_QUEUE_DEPTH} - {margin})")))
+        sc = Scenario(seed=3)
+        add_response_margin(sc, random.Random(7), 1, (40, 41), fill)
+        run = run_node(sc, "batch-icarus", max_cycles=6000, dut=load_dut([str(broken)]))
+        report = check(sc, run)
+        assert not report.ok and {m.kind for m in report.mismatches} & kinds, [str(m) for m in report.mismatches[:3]]

@@ -1,6 +1,7 @@
 """Random regressions, replay, first-mismatch reports and the Dask path."""
 import functools
 import json
+import random
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ import pytest
 from cosim.node.seeds import run_seeds
 from cosim.node.node_harness import check, run_node
 from cosim.node.regress import random_scenario, run_seed, write_transaction_log
-from cosim.node.scenarios import build, demo_operation
+from cosim.node.scenarios import Scenario, build, demo_operation
 from golden.node import protocol as P
 
 SEEDS = [1, 2, 3, 4]
@@ -473,3 +474,38 @@ def test_the_monitors_see_the_overtaking_frame_and_a_one_edge_reset():
         r = run_seed(seed, "batch-verilator", kulisch_w=320)
         assert r.ok, (seed, r.first_mismatch or r.error)
         assert r.coverage.get(point, {}).get(bin_, 0), (seed, point, bin_)
+
+
+@pytest.mark.parametrize("fill", [True, False], ids=["filled", "one past the margin"])
+def test_the_response_margin_case_meets_the_admission_rule_at_its_edge(fill):
+    """add_response_margin at the start of a run, TX0 and TX1 stalled by fixed windows: with
+    RESPONSE_MARGIN entries free the node takes the COMMIT at once and answers it and the frames
+    behind it into the stalled queue, which then holds all RESPONSE_QUEUE_DEPTH; with one entry
+    fewer free it holds the COMMIT back until TX0 takes a response.  Every response still leaves, in order (the scoreboard)."""
+    from cosim.node.coverage import responses_waiting_at_most
+    from cosim.node.regress import MARGIN_TX0_STALL, add_response_margin
+    from spec.frames import RESPONSE_MARGIN, RESPONSE_QUEUE_DEPTH
+    sc = Scenario(seed=3)
+    a, b = add_response_margin(sc, random.Random(7), 1, (40, 41), fill)
+    assert (sc.margin is not None) == fill
+    run = run_node(sc, "batch-icarus", max_cycles=6000)
+    report = check(sc, run)
+    assert report.ok, [str(m) for m in report.mismatches[:3]]
+    commit_b = next(f for f in run.rx[1] if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL
+                    and P.get_field(f.beats[0], "opcode") == P.OP_COMMIT and P.get_field(f.beats[0], "op_id") == b.op_id)
+    # responses waiting while TX0 is stalled: in the queue and TX0's output register (the queue's head)
+    deepest = responses_waiting_at_most([e for e in report.scoreboard.events if e["cycle"] < MARGIN_TX0_STALL],
+                                        {0: [f for f in run.tx[0] if f.cycles[0] < MARGIN_TX0_STALL]}, run.resets)
+    if fill:
+        assert commit_b.cycles[0] < MARGIN_TX0_STALL and deepest == RESPONSE_QUEUE_DEPTH + 1
+    else:
+        assert commit_b.cycles[0] >= MARGIN_TX0_STALL and deepest == RESPONSE_QUEUE_DEPTH - RESPONSE_MARGIN + 2
+    # every request was answered, B's operation included
+    answered = [f for f in run.tx[0] if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL]
+    assert len(answered) == sum(1 for p in (0, 1) for f in run.rx[p] if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL)
+
+
+def test_some_seeds_drive_the_response_queue_to_its_margin():
+    seeds = [s for s in range(1, 120) if random_scenario(s).sink_windows]
+    fills = [s for s in seeds if random_scenario(s).margin is not None]
+    assert 5 <= len(seeds) and 0 < len(fills) < len(seeds)

@@ -361,3 +361,42 @@ def test_a_port_losing_cycles_on_the_line_rate_probe_is_caught(drain_with_reques
     for f in probe[1:]:                      # every later frame one cycle later: one cycle lost between frames
         f.cycles = [c + 1 for c in f.cycles]
     assert _kinds(sc, run) == ["line-rate"]
+
+
+@pytest.fixture(scope="module")
+def aborted():
+    """Two operations ended by ABORT: op 1 right after its COMMIT (nothing admitted), op 2 after
+    one of its two contributors' DATA was admitted."""
+    from cosim.node.scenarios import Scenario
+    rng = random.Random(5)
+    one = Operation(1, 3, "kulisch", "fp32", "fp32", random_elements(rng, "fp32", (1, 32)))
+    two = Operation(2, 4, "kulisch", "fp32", "fp32", random_elements(rng, "fp32", (2, 64)))
+    sc = Scenario(seed=5)
+    for frame, delay in ((one.stage(), 0), (one.commit(), 0), (P.Abort(1, 3).encode(), 3), (two.stage(), 30),
+                         (two.commit(), 0), (two.data_frames(0)[0], 2), (P.Abort(2, 4).encode(), 5)):
+        sc.add(0, frame, delay=delay)
+    run = run_node(sc, "batch-icarus")
+    report = check(sc, run)
+    assert report.ok, [str(m) for m in report.mismatches]
+    return sc, run
+
+
+def test_busy_falling_off_time_after_an_abort_is_caught(aborted):
+    """After an ABORT taken at edge T, `busy` is low from T + 18 exactly when nothing was admitted,
+    and from T + 18 at the earliest otherwise (docs/protocol.md, "Operation lifetime"): a fall one
+    edge early or late after the first ABORT, or one early after the second, is a busy mismatch."""
+    sc, run = aborted
+    aborts = [f.cycles[-1] for f in run.rx[0] if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL
+              and P.get_field(f.beats[0], "opcode") == P.OP_ABORT]
+    falls = [c for c, v in sorted(run.busy_changes) if not v]
+    assert len(aborts) == 2 and falls[0] == aborts[0] + 18 and falls[1] >= aborts[1] + 18
+
+    def moved(which, shift):
+        broken = copy.deepcopy(run)
+        broken.busy_changes = [(c + shift if (c, v) == (falls[which], False) else c, v) for c, v in broken.busy_changes]
+        return check(sc, broken)
+    for which, shift in ((0, -1), (0, 1), (1, -(falls[1] - aborts[1] - 17))):
+        report = moved(which, shift)
+        assert [m.kind for m in report.mismatches] == ["busy"], report.mismatches
+        assert f"busy fell at cycle {falls[which] + shift}" in report.first().message
+    assert moved(1, 1).ok           # later than T + 18 with work admitted: the datapath may still drain
