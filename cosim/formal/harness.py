@@ -33,7 +33,7 @@ from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEve
 from hdl.node.prism_control import EV_ADMITTED, EV_CONTROL, prism_control
 from hdl.node.prism_egress import prism_egress
 from hdl.node.prism_fp32_bank import prism_fp32_bank
-from hdl.node.prism_ingress import prism_ingress
+from hdl.node.prism_ingress import frame_digest, prism_ingress
 from hdl.package.package_assertion_monitor import package_assertion_monitor
 from hdl.package.service_rate_estimator import service_rate_estimator
 from hdl.package.work_distributor import work_distributor
@@ -453,9 +453,11 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
                           mem_rdata, prop_bad, env_ok):
     bw = len(frm_beats)
     beat_max = (1 << bw) - 1
+    frm = Frame(len(frm_header), len(frm_beats))      # its header digest stays inside the harness
+    frm.valid, frm.header, frm.beats, frm.too_long, frm.bank = frm_valid, frm_header, frm_beats, frm_too_long, frm_bank
     dut = prism_ingress(
         clk=clk, rst=rst, s_axis=AxiStream.from_ports("s_axis", locals()), room_ok=room_ok,
-        frame=Frame.wrap(valid=frm_valid, header=frm_header, beats=frm_beats, too_long=frm_too_long, bank=frm_bank),
+        frame=frm,
         verdict=Verdict.wrap(valid=res_valid, admit=res_admit, bank=res_bank),
         status=PortStatus.wrap(unsupported=unsupported, in_frame=in_frame),
         bank_read=BankRead.wrap(avail=rd_avail, bank=rd_bank, header=rd_header, next_avail=rd_next_avail,
@@ -958,10 +960,14 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     RESPONSES: the environment keeps the responses queued, plus one per CONTROL frame waiting or
     completing, within this many (RQ, the queue's size, is what the ingresses' room_ok guarantees;
     a smaller bound restricts the environment, for a faster proof)."""
+    # the frames, with the header digest the ingress forms over a frame's beats
+    f0, f1 = Frame(len(f0_header), len(f0_beats)), Frame(len(f1_header), len(f1_beats))
+    f0.valid, f0.header, f0.beats, f0.too_long, f0.bank = f0_valid, f0_header, f0_beats, f0_too_long, f0_bank
+    f1.valid, f1.header, f1.beats, f1.too_long, f1.bank = f1_valid, f1_header, f1_beats, f1_too_long, f1_bank
+    digest0, digest1 = frame_digest(f0_header, f0), frame_digest(f1_header, f1)
     dut = prism_control(
         clk=clk, rst=rst,
-        p0_frame=Frame.wrap(valid=f0_valid, header=f0_header, beats=f0_beats, too_long=f0_too_long, bank=f0_bank),
-        p1_frame=Frame.wrap(valid=f1_valid, header=f1_header, beats=f1_beats, too_long=f1_too_long, bank=f1_bank),
+        p0_frame=f0, p1_frame=f1,
         p0_verdict=Verdict.wrap(valid=r0_valid, admit=r0_admit, bank=r0_bank),
         p1_verdict=Verdict.wrap(valid=r1_valid, admit=r1_admit, bank=r1_bank),
         p0_event=CounterEvent.wrap(valid=ev0_valid, code=ev0_code),
@@ -1281,7 +1287,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     def pack():
         prop_bad.next = concat(bad_live, bad_resp, bad_abort, bad_reset, bad_kind, bad_order)
 
-    return dut, entry0, entry1, check, liveness, follow, environment, pack
+    return dut, digest0, digest1, entry0, entry1, check, liveness, follow, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------

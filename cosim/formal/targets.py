@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Tuple
 
 from cosim.sim.tbutil import bit as _b, sync_reset as _rst, word as _u
-from spec.frames import BAD_LENGTH, FIELDS, HDR_BITS, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, RESPONSE_BITS
+from spec.frames import (BAD_LENGTH, FIELDS, HDR_BITS, OP_ABORT, OP_ACK, OP_COMMIT, OP_NACK, RESPONSE_BITS,
+                         STAGED_MISMATCH)
 
 from cosim.sim import faults as design_faults
 from cosim.sim.faults import Edit
@@ -755,6 +756,9 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
     # the first frame's ids in its response, as MyHDL writes them
     ids = f"{a}f_hdr[{FIELDS['generation'][0] + FIELDS['generation'][1]}-1:{FIELDS['op_id'][0]}]"
     ids_field = f"{ids}, 4'h8"
+    # the first frame's CONTROL reason, as the walk sets it (a call of the reason function; a refused
+    # COMMIT's mismatch is STAGED_MISMATCH)
+    f_reason_call = rf"({a}f_reason = MYHDL\d+_control_reason\([^;]*\);)"
     return Target(
         name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "
                                       "frame in processing order, nothing admitted after a reset or for an "
@@ -784,15 +788,17 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
                                   "port 0's verdicts name the wrong bank"),
             "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;", count=2), ("verdict_kind",),
                                      "an admitted DATA frame's counter event says CONTROL"),
-            "nack_opens": _mutant(Edit(f"{a}f_reason = 8;", f"{a}f_reason = 8; {a}active = {a}staged; "
-                                                         f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
+            "nack_opens": _mutant(Edit(f_reason_call, f"\\1 if ({a}f_reason == {STAGED_MISMATCH}) begin "
+                                                     f"{a}active = {a}staged; {a}is_open = 1'b1; {a}is_busy = 1'b1; end",
+                                       regex=True),
                                   ("closed_after_reset",),
                                   "a COMMIT refused for a mismatched op_id/generation (NACK) as the first frame of "
                                   "its cycle still opens the staged operation: DATA frames are admitted though no "
                                   "COMMIT was accepted",
                                   depth=8),     # STAGE, the refused COMMIT alone, then the DATA frame
-            "nack_reopens_aborted": _mutant(Edit(f"{a}f_reason = 8;", f"{a}f_reason = 8; {a}active = {a}staged; "
-                                                                   f"{a}is_open = 1'b1; {a}is_busy = 1'b1;"),
+            "nack_reopens_aborted": _mutant(Edit(f_reason_call, f"\\1 if ({a}f_reason == {STAGED_MISMATCH}) begin "
+                                                               f"{a}active = {a}staged; {a}is_open = 1'b1; "
+                                                               f"{a}is_busy = 1'b1; end", regex=True),
                                             ("closed_after_abort",),
                                             "the same refused COMMIT, after an ABORT: the aborted operation, staged "
                                             "again, admits DATA frames though no COMMIT was accepted since the ABORT",
@@ -830,7 +836,7 @@ def _control_lemmas():
         for j in range(3):
             if i + j >= CONTROL_DEPTH:
                 continue
-            m = f"{c}hold_mem[{c}hold_rp + 3'd{i}]"
+            m = f"{c}hold_mem[{i}]"      # the queue shifts: entry i is slot i
             b = CE * (i + j)
             w = lambda hi, lo: f"waiting[{b + hi}:{b + lo}]"
             differ = (f"{m}[{port_bit}] != waiting[{b}] || {m}[{bank_lsb + 1}:{bank_lsb}] != {w(2, 1)} || "

@@ -18,10 +18,12 @@ Data flow (phase numbers as in prism_node):
 """
 from hdl.common.interface import Interface, bit, vec
 from spec.formats import KULISCH_WRAP_BITS
-from spec.frames import HDR_BITS       # header bits a Frame or BankRead carries
+from spec.frames import HDR_BITS, MAX_RANGES       # header bits a Frame or BankRead carries
 
 BEAT_COUNT_BITS = 9     # a frame's beat count, saturating (1 + 256 beats fit)
 ROW_BITS = 8            # a range (16 elements) of the node: 256 at most
+FRAME_END_BITS = 14     # a DATA frame's offset + n (two 13-bit fields)
+NR_BITS = 10            # ceil(n / 16) of a 13-bit n
 GROUP_LANES = 64        # elements of an issue group: a whole INT8 beat
 
 
@@ -33,6 +35,15 @@ class Frame(Interface):
     beats       its beat count including the header, saturating (`beat_width` >= 9 bits)
     too_long    more than 1 + 256 beats: it did not fit the bank
     bank        the bank that holds it (2 bits)
+    DATA header digest, formed by the ingress from the header beat before the last beat:
+    frame_end   offset + n (14 bits; of a one-beat frame too)
+    need1       the beats the frame must have: its payload beats for n elements + 1 (14 bits; 0 for a
+                one-beat frame, which fails the length rule unless n = 0, and then the range rule first)
+    nr          ranges the frame covers when it passes the range rule: ceil(n / 16) (10 bits)
+    r_end       ceil(frame_end / 16), its first range past the end (9 bits, wrapping)
+    span        its ranges [offset / 16, r_end) as a bit mask (MAX_RANGES bits)
+    (nr, r_end and span are read only for a frame that passes every rule but the duplicate check,
+    which a one-beat DATA frame never does; for it they are left over from an earlier frame)
     """
 
     def __init__(self, hdr_width=HDR_BITS, beat_width=BEAT_COUNT_BITS):
@@ -41,6 +52,11 @@ class Frame(Interface):
         self.beats = vec(beat_width)
         self.too_long = bit()
         self.bank = vec(2)
+        self.frame_end = vec(FRAME_END_BITS)
+        self.nr = vec(NR_BITS)
+        self.r_end = vec(ROW_BITS + 1)
+        self.need1 = vec(FRAME_END_BITS)
+        self.span = vec(MAX_RANGES)
 
 
 class Verdict(Interface):

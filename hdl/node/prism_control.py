@@ -41,20 +41,28 @@ Structure (logic depth).  One verdict per port per cycle means at most two frame
 processed in a cycle: the first candidate in processing order (the oldest waiting frame, else
 port 0's, else port 1's frame of this cycle) and the one after it, if it is on the other port
 and the first was not held.  Both are picked up front from the hold queue's count and the valid
-pulses alone.  Every candidate's checks are formed in parallel with the pick, against the
-context as registered, and packed by candidate: a DATA frame's rules against the active
-operation (with the duplicate map) and against the staged one (which a COMMIT as the first frame
-activates, emptying the map), a STAGE's rules, a COMMIT's and an ABORT's ids against the staged
-and the active operation, whether its pairs close the operation.  The walk selects them by
-index, and forms the second frame's outcome for each outcome of the first (COMMIT activating or
-not, DATA admitted and closing the operation or not) as flat conditions in which what arrives
-late enters last.  The second frame's check against the first frame's admission in the same
-cycle is an interval compare (same contributor, [r_first, r_end) overlapping).  The duplicate
-check selects the contributor's row of the map and compares each range with the frame's bounds
-(r_first, and ceil((offset + n) / 16) for a frame that passes the range rule) in pieces of at
-most six bits.  The operation ends when an admission's pairs equal `pairs_left`, the pairs it
-still needs (a register; `st_pairs` holds the staged operation's, formed at STAGE).  The order
-and hold queues' slots, pointers and counts are formed beside the walk and selected by it.
+pulses alone.  Every candidate's checks start from registers: the ingress hands each frame over
+with its header's digest (offset + n, the beats it needs, its ranges and their 256-bit mask,
+formed over the frame's beats), the hold queue keeps the digest with the frame, and the queue
+shifts, so its two oldest entries are its first two slots.  The checks are formed in parallel
+with the pick, against the context as registered, and packed by candidate: a DATA frame's rules
+against the active operation (as one flat condition for the verdict, in protocol order for the
+drop reason) and against the staged one (which a COMMIT as the first frame activates, emptying
+the map), a STAGE's rules, a COMMIT's and an ABORT's ids against the staged and the active
+operation, whether its pairs close the operation.  The duplicate check selects the
+contributor's row of the map, ANDs it with the frame's mask and reduces it as a tree.  The walk
+selects the checks by index (explicit multiplexers), and forms the second frame's outcome for
+each outcome of the first (COMMIT activating or not, DATA admitted and closing the operation or
+not) as flat conditions in which what arrives late enters last; both frames' CONTROL reasons
+come from one function (`control_reason`).  The second frame's check against the first frame's
+admission in the same cycle is an interval compare (same contributor, [r_first, r_end)
+overlapping).  The operation ends when an admission's pairs equal `pairs_left`, the pairs it
+still needs (a register; `st_pairs` holds the staged operation's, formed at STAGE).  Counts and
+pointers after the verdicts are selected, not computed: every value an outcome can leave (pairs
+left, the order and hold queues' counts, each hold slot's next entry) is formed beside the walk
+from the registers, and one-hot outcome conditions select it (OR-ed, so no adder follows a
+verdict); the hold queue's next state is formed for the second frame meeting the operation open
+and closed, and that (known last) selects.
 
 `op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
@@ -86,7 +94,9 @@ Parameters:
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
-from spec.formats import FMT_AUTO, FMT_EXACT, FMT_FP32, FMT_INT8
+from hdl.node.prism_buses import FRAME_END_BITS, NR_BITS, ROW_BITS
+
+from spec.formats import FMT_AUTO, FMT_EXACT
 from spec.frames import (ACTIVE_MISMATCH, BAD_CONTRIBUTORS, BAD_COUNT, BAD_FORMAT, BAD_LENGTH, BAD_OPCODE,
                          BAD_POLICY, BAD_RECIPIENTS, BUSY, CLASS_CONTROL, CTR_ADMITTED,
                          CTR_CONTROL, CTR_DROP, DROP_REASONS, F_CLASS_END, F_CLASS_LSB, F_CONTRIBUTOR_END,
@@ -111,6 +121,33 @@ ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the 
                         # 10 cycles, measured with the three-stage rounders)
 
 
+def control_reason(short, is_stage, stage_reason, is_commit, staged, ids_staged, is_abort, is_open, ids_active):
+    """A CONTROL request's reason (OK or the NACK's), from its checks and the context before it: the
+    staged slot's validity, whether the operation is open, the request's ids against the staged and
+    the active operation's."""
+    reason = intbv(0)[8:]
+    reason[:] = OK
+    if not short:
+        reason[:] = BAD_LENGTH
+    elif is_stage:
+        reason[:] = stage_reason
+    elif is_commit:
+        if not staged:
+            reason[:] = NO_STAGED
+        elif not ids_staged:
+            reason[:] = STAGED_MISMATCH
+        elif is_open:
+            reason[:] = BUSY
+    elif is_abort:
+        if not is_open:
+            reason[:] = NOT_OPEN
+        elif not ids_active:
+            reason[:] = ACTIVE_MISMATCH
+    else:
+        reason[:] = BAD_OPCODE
+    return reason
+
+
 @block
 def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event, p1_event, responses, room_ok,
                   op_finished, dp_idle, op, order, CAPACITY=MAX_CAPACITY):
@@ -128,11 +165,15 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         raise ValueError("prism_control: op.count 13, op.contributors 8, op.expected 4 bits")
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
-    MAP_ONES = (1 << MAP_BITS) - 1          # a block-level constant: emitted as a sized literal
-    # a waiting frame: {port, bank, too_long, beats, header[HDR_BITS-1:0]}
+    # a waiting frame: {span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
     H_BEATS, H_LONG = HDR_BITS, HDR_BITS + beat_width
     H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
-    HOLD_W = H_PORT + 1
+    H_FE = H_PORT + 1
+    H_NR = H_FE + FRAME_END_BITS
+    H_RE = H_NR + NR_BITS
+    H_NEED = H_RE + ROW_BITS + 1
+    H_SPAN = H_NEED + FRAME_END_BITS
+    HOLD_W = H_SPAN + MAX_RANGES
 
     resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_QUEUE_DEPTH)]
     resp_rp = Signal(modbv(0)[4:])
@@ -157,7 +198,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     ord_count = Signal(intbv(0, min=0, max=ORDER_DEPTH + 1))
     # frames waiting behind a held COMMIT, oldest first
     hold_mem = [Signal(intbv(0)[HOLD_W:]) for _ in range(HOLD_DEPTH)]
-    hold_rp = Signal(modbv(0)[3:])
     hold_count = Signal(intbv(0, min=0, max=HOLD_DEPTH + 1))
     hold_head0 = Signal(intbv(0)[HOLD_W:])
     hold_head1 = Signal(intbv(0)[HOLD_W:])
@@ -190,12 +230,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
 
     @always_comb
     def read_queue_heads():
-        a = modbv(0)[3:]
         responses.data.next = resp_mem[resp_rp]
-        a[:] = hold_rp
-        hold_head0.next = hold_mem[a]
-        a[:] = hold_rp + 1
-        hold_head1.next = hold_mem[a]
+        hold_head0.next = hold_mem[0]
+        hold_head1.next = hold_mem[1]
 
     @always(clk.posedge)
     def admit_control():
@@ -217,20 +254,31 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         ob = intbv(0)[ORDER_DEPTH:]
         orp = modbv(0)[3:]
         oc = intbv(0, min=0, max=ORDER_DEPTH + 2)
-        hrp = modbv(0)[3:]
-        hwp = modbv(0)[3:]
-        hwp_1 = modbv(0)[3:]
-        hrp_1 = modbv(0)[3:]
-        hrp_2 = modbv(0)[3:]
-        hc_up1 = modbv(0)[4:]
-        hc_up2 = modbv(0)[4:]
-        hc_dn1 = modbv(0)[4:]
-        hc_dn2 = modbv(0)[4:]
-        waiting = intbv(0, min=0, max=3)
-        p0_waits = bool(0)
-        p1_waits = bool(0)
         hc = intbv(0, min=0, max=HOLD_DEPTH + 3)
-        popped = intbv(0, min=0, max=3)
+        ds = bool(0)
+        pw0 = bool(0)
+        pw1 = bool(0)
+        pop0 = bool(0)
+        pop1 = bool(0)
+        pop2 = bool(0)
+        both_w = bool(0)
+        one_w = bool(0)
+        none_w = bool(0)
+        hcn = modbv(0)[4:]
+        hc_m2 = modbv(0)[4:]
+        hc_m1 = modbv(0)[4:]
+        hc_p1 = modbv(0)[4:]
+        hc_p2 = modbv(0)[4:]
+        pops = intbv(0)[3:]
+        pops_c = intbv(0)[3:]
+        pops_o = intbv(0)[3:]
+        pw0_c = bool(0)
+        pw0_o = bool(0)
+        hc_c = modbv(0)[4:]
+        hc_o = modbv(0)[4:]
+        slot = intbv(0)[HOLD_W:]
+        slot_c = intbv(0)[HOLD_W:]
+        slot_o = intbv(0)[HOLD_W:]
         # one candidate's fields and checks (every candidate in turn)
         entry = intbv(0)[HOLD_W:]
         hdr = intbv(0)[HDR_BITS:]
@@ -248,7 +296,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         offset = intbv(0)[14:]
         n = intbv(0)[14:]
         frame_end = intbv(0)[14:]
-        need = intbv(0)[14:]
+        need1 = intbv(0)[FRAME_END_BITS:]
         length_bad = bool(0)
         range_bad = bool(0)
         r_first = intbv(0)[9:]
@@ -257,20 +305,11 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         # Verilog; only a frame that passed the range rule has its mask read, only a staged
         # operation's pairs
         r_end = modbv(0)[9:]
-        from_first = modbv(0)[MAP_BITS:]
-        from_end = modbv(0)[MAP_BITS:]
         mask = modbv(0)[MAP_BITS:]
         cmap = intbv(0)[MAP_BITS:]
         map_dup = bool(0)
         row = intbv(0)[MAX_RANGES:]
         span = intbv(0)[MAX_RANGES:]
-        rf_hi = intbv(0)[5:]
-        rf_lo = intbv(0)[4:]
-        fe_hi = intbv(0)[6:]
-        fe_lo = intbv(0)[4:]
-        fe_part = bool(0)
-        r_hi = intbv(0)[4:]
-        r_lo = intbv(0)[4:]
         # every candidate's results, by candidate (bit s, or field s of a packed vector)
         c_port = intbv(0)[4:]
         c_long = intbv(0)[4:]
@@ -358,6 +397,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         slot_a = modbv(0)[3:]
         slot_b = modbv(0)[3:]
         slot_2 = modbv(0)[3:]
+        oc_1 = modbv(0)[4:]
+        oc_2 = modbv(0)[4:]
+        ocn = modbv(0)[4:]
         f_push = bool(0)
         s_push = bool(0)
         # the walk's outcome
@@ -423,7 +465,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             ob[:] = ord_bits
             orp[:] = ord_rp
             oc[:] = ord_count
-            hrp[:] = hold_rp
             hc[:] = hold_count
             op.clear.next = 0
             p0_verdict.valid.next = 0
@@ -457,8 +498,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # are processed: the first candidate and the one after it (if it is on the other port
             # and the first was not held).  Both are picked here from the queue's count and the
             # valid pulses alone.  A frame of this cycle that is not processed waits, in order.
-            e_p0[:] = concat(False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
-            e_p1[:] = concat(True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
+            e_p0[:] = concat(p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end, False,
+                             p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
+            e_p1[:] = concat(p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end, True,
+                             p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
             first_valid = False
             first_head = False
             first_p0 = False
@@ -540,40 +583,20 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 fmt[:] = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
                 offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
                 n[:] = hdr[F_N_END:F_N_LSB]
-                frame_end[:] = offset + n
-                if fmt == FMT_INT8:
-                    need[:] = (n + 63) >> 6
-                elif fmt == FMT_FP32:
-                    need[:] = (n + 15) >> 4
-                elif fmt == FMT_EXACT:
-                    need[:] = n             # one partial per beat
-                else:
-                    need[:] = (n + 31) >> 5
-                length_bad = beats != need + 1
+                # the header's digest, formed by the ingress before the frame's last beat (meaningful
+                # for frames of two or more beats: a one-beat DATA frame fails the range rule)
+                frame_end[:] = entry[H_NR:H_FE]
+                nr[:] = entry[H_RE:H_NR]
+                r_end[:] = entry[H_NEED:H_RE]
+                need1[:] = entry[H_SPAN:H_NEED]
+                span[:] = entry[HOLD_W:H_SPAN]
+                length_bad = beats != need1
                 r_first[:] = offset[13:4]
-                # ranges [r_first, r_end): for a frame that passes the range rule (offset a
-                # multiple of 16) r_end = (offset + n + 15) >> 4, without the carry chain of offset + n
-                nr[:] = (n + 15) >> 4
-                r_end[:] = r_first + nr
                 # Duplicate: the contributor's row of the map (a select by the contributor, no
-                # shift of the whole map) against the ranges [r_first, r_end), each range a compare
-                # of its own (no shifter).  For a frame that passes the range rule (the only frames
-                # whose duplicate check is read) r_end = ceil(frame_end / 16): range r is below it
-                # when 16 r < frame_end, a compare with a constant, without r_end's adder.
+                # shift of the whole map) against the frame's ranges [r_first, r_end) (the digest's
+                # mask), reduced as a tree
                 cmap[:] = dup_map >> (contributor * MAX_RANGES)
                 row[:] = cmap[MAX_RANGES:0]
-                # Each compare is split into pieces of at most six bits (one LUT each): a wider compare
-                # with a constant becomes a carry-lookahead chain.
-                rf_hi[:] = r_first[9:4]
-                rf_lo[:] = r_first[4:0]
-                fe_hi[:] = frame_end[14:8]
-                fe_lo[:] = frame_end[8:4]
-                fe_part = frame_end[4:0] != 0
-                for r in range(MAX_RANGES):
-                    r_hi[:] = r // 16
-                    r_lo[:] = r % 16
-                    span[r] = (rf_hi < r_hi or (rf_hi == r_hi and rf_lo <= r_lo)) and (
-                        fe_hi > r_hi or (fe_hi == r_hi and (fe_lo > r_lo or (fe_lo == r_lo and fe_part))))
                 map_dup = (row & span) != 0
                 # the DATA rules in protocol order, but the open operation's (the walk's): against
                 # the active operation, with the duplicate map as registered
@@ -595,8 +618,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_LENGTH
                 else:
                     code[:] = EV_ADMITTED
-                # the duplicate check (the deepest rule) decides last
-                rules_ok = code == EV_ADMITTED
+                # the same rules as one flat condition (the verdict needs whether they all pass, not
+                # which fails first); the duplicate check (the deepest rule) decides last
+                rules_ok = (not too_long and hdr[F_OP_ID_END:F_OP_ID_LSB] == act_word[F_OP_ID_END:F_OP_ID_LSB]
+                            and hdr[F_GENERATION_END:F_GENERATION_LSB] == act_word[F_GENERATION_END:F_GENERATION_LSB]
+                            and act_word[F_CONTRIBUTORS_LSB + contributor]
+                            and fmt == act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad and not length_bad)
                 if rules_ok and map_dup:
                     code[:] = DROP_DUPLICATE
                 # every candidate's results, packed by candidate (selected below by index: a
@@ -638,7 +665,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_LENGTH
                 else:
                     code[:] = EV_ADMITTED
-                c_admit_staged[s] = code == EV_ADMITTED
+                c_admit_staged[s] = (not too_long and hdr[F_OP_ID_END:F_OP_ID_LSB] == st_word[F_OP_ID_END:F_OP_ID_LSB]
+                                     and hdr[F_GENERATION_END:F_GENERATION_LSB] ==
+                                     st_word[F_GENERATION_END:F_GENERATION_LSB]
+                                     and st_word[F_CONTRIBUTORS_LSB + contributor]
+                                     and fmt == st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad
+                                     and not length_bad)
                 c_code_staged[:] = concat(code, c_code_staged[16:4])
             # the two frames' results
             if first_src == 0:
@@ -677,30 +709,85 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_admit_staged = bool(c_admit_staged[second_src])
             s_closes = bool(c_closes[second_src])
             s_closes_fresh = bool(c_closes_fresh[second_src])
-            pick[:] = c_bank >> (first_src * 2)
+            if first_src == 0:
+                pick[:] = c_bank[2:0]
+            elif first_src == 2:
+                pick[:] = c_bank[6:4]
+            else:
+                pick[:] = c_bank[8:6]
             f_bank[:] = pick[2:0]
-            pick[:] = c_bank >> (second_src * 2)
+            if second_src == 1:
+                pick[:] = c_bank[4:2]
+            elif second_src == 2:
+                pick[:] = c_bank[6:4]
+            else:
+                pick[:] = c_bank[8:6]
             s_bank[:] = pick[2:0]
-            pick[:] = c_reason >> (first_src * 8)
+            if first_src == 0:
+                pick[:] = c_reason[8:0]
+            elif first_src == 2:
+                pick[:] = c_reason[24:16]
+            else:
+                pick[:] = c_reason[32:24]
             f_stage_reason[:] = pick[8:0]
-            pick[:] = c_reason >> (second_src * 8)
+            if second_src == 1:
+                pick[:] = c_reason[16:8]
+            elif second_src == 2:
+                pick[:] = c_reason[24:16]
+            else:
+                pick[:] = c_reason[32:24]
             s_stage_reason[:] = pick[8:0]
-            pick[:] = c_pairs >> (first_src * 12)
+            if first_src == 0:
+                pick[:] = c_pairs[12:0]
+            elif first_src == 2:
+                pick[:] = c_pairs[36:24]
+            else:
+                pick[:] = c_pairs[48:36]
             f_pairs[:] = pick[12:0]
-            pick[:] = c_pairs >> (second_src * 12)
+            if second_src == 1:
+                pick[:] = c_pairs[24:12]
+            elif second_src == 2:
+                pick[:] = c_pairs[36:24]
+            else:
+                pick[:] = c_pairs[48:36]
             s_pairs[:] = pick[12:0]
-            pick[:] = c_code_active >> (first_src * 4)
+            if first_src == 0:
+                pick[:] = c_code_active[4:0]
+            elif first_src == 2:
+                pick[:] = c_code_active[12:8]
+            else:
+                pick[:] = c_code_active[16:12]
             f_code_active[:] = pick[4:0]
-            pick[:] = c_code_active >> (second_src * 4)
+            if second_src == 1:
+                pick[:] = c_code_active[8:4]
+            elif second_src == 2:
+                pick[:] = c_code_active[12:8]
+            else:
+                pick[:] = c_code_active[16:12]
             s_code_active[:] = pick[4:0]
-            pick[:] = c_code_staged >> (second_src * 4)
+            if second_src == 1:
+                pick[:] = c_code_staged[8:4]
+            elif second_src == 2:
+                pick[:] = c_code_staged[12:8]
+            else:
+                pick[:] = c_code_staged[16:12]
             s_code_staged[:] = pick[4:0]
-            pick[:] = c_range >> (first_src * 31)
+            if first_src == 0:
+                pick[:] = c_range[31:0]
+            elif first_src == 2:
+                pick[:] = c_range[93:62]
+            else:
+                pick[:] = c_range[124:93]
             f_nr[:] = pick[10:0]
             f_re[:] = pick[19:10]
             f_rf[:] = pick[28:19]
             f_c[:] = pick[31:28]
-            pick[:] = c_range >> (second_src * 31)
+            if second_src == 1:
+                pick[:] = c_range[62:31]
+            elif second_src == 2:
+                pick[:] = c_range[93:62]
+            else:
+                pick[:] = c_range[124:93]
             s_nr[:] = pick[10:0]
             s_re[:] = pick[19:10]
             s_rf[:] = pick[28:19]
@@ -714,24 +801,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             f_reason[:] = OK
             f_code[:] = EV_CONTROL
             if first_valid and f_ctl:
-                if not f_ctl_short:
-                    f_reason[:] = BAD_LENGTH
-                elif f_is_stage:
-                    f_reason[:] = f_stage_reason
-                elif f_is_commit:
-                    if not st_ok:
-                        f_reason[:] = NO_STAGED
-                    elif not f_ids_staged:
-                        f_reason[:] = STAGED_MISMATCH
-                    elif is_open:
-                        f_reason[:] = BUSY
-                elif f_is_abort:
-                    if not is_open:
-                        f_reason[:] = NOT_OPEN
-                    elif not f_ids_active:
-                        f_reason[:] = ACTIVE_MISMATCH
-                else:
-                    f_reason[:] = BAD_OPCODE
+                f_reason[:] = control_reason(f_ctl_short, f_is_stage, f_stage_reason, f_is_commit, st_ok, f_ids_staged,
+                                             f_is_abort, is_open, f_ids_active)
             elif first_valid:
                 if not is_open:
                     if f_long:
@@ -762,24 +833,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_reason[:] = OK
             s_code[:] = EV_CONTROL
             if s_go and s_ctl:
-                if not s_ctl_short:
-                    s_reason[:] = BAD_LENGTH
-                elif s_is_stage:
-                    s_reason[:] = s_stage_reason
-                elif s_is_commit:
-                    if not st_ok_1:
-                        s_reason[:] = NO_STAGED
-                    elif not ids_staged_1:
-                        s_reason[:] = STAGED_MISMATCH
-                    elif open_1:
-                        s_reason[:] = BUSY
-                elif s_is_abort:
-                    if not open_1:
-                        s_reason[:] = NOT_OPEN
-                    elif not ids_active_1:
-                        s_reason[:] = ACTIVE_MISMATCH
-                else:
-                    s_reason[:] = BAD_OPCODE
+                s_reason[:] = control_reason(s_ctl_short, s_is_stage, s_stage_reason, s_is_commit, st_ok_1, ids_staged_1,
+                                             s_is_abort, open_1, ids_active_1)
             elif s_go:
                 if not open_1:
                     if s_long:
@@ -836,19 +891,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 is_open = True
                 is_busy = True
                 dmap[:] = 0
-                oc[:] = 0
-                left[:] = staged_pairs
                 op.clear.next = 1
             if f_abort:
                 is_open = False
                 is_aborting = True
                 qt[:] = 0
-            if f_admit:
-                left[:] = left_f
-                if f_closes:
-                    is_open = False     # the last range has all its contributors
-            if f_push:
-                oc[:] = oc + 1
+            if f_admit and f_closes:
+                is_open = False     # the last range has all its contributors
             if s_stage:
                 staged[:] = s_hdr
                 st_ok = True
@@ -859,8 +908,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 is_open = True
                 is_busy = True
                 dmap[:] = 0
-                oc[:] = 0
-                left[:] = staged_pairs
                 op.clear.next = 1
             if s_abort:
                 is_open = False
@@ -870,18 +917,43 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 # the second frame closes the operation: its pairs are all that is left, after
                 # the first's COMMIT (all of them) or admission (less the first's)
                 if f_activate:
-                    left[:] = fresh_s
                     s_closes_now = s_closes_fresh
                 elif f_admit:
-                    left[:] = left_fs
                     s_closes_now = both_nr == pairs_left
                 else:
-                    left[:] = left_s
                     s_closes_now = s_closes
                 if s_closes_now:
                     is_open = False
-            if s_push:
-                oc[:] = oc + 1
+            # The pairs still needed and the order queue's count: each outcome's value formed
+            # beside the walk (from the registers), the outcome selects (one-hot, OR-ed: no
+            # adder after the verdicts)
+            left[:] = 0
+            if s_admit and f_activate:
+                left[:] = left | fresh_s
+            if s_admit and f_admit:
+                left[:] = left | left_fs
+            if s_admit and not f_activate and not f_admit:
+                left[:] = left | left_s
+            if s_activate:
+                left[:] = left | staged_pairs
+            if not s_admit and not s_activate and f_admit:
+                left[:] = left | left_f
+            if not s_admit and not s_activate and f_activate:
+                left[:] = left | st_pairs
+            if not s_admit and not s_activate and not f_admit and not f_activate:
+                left[:] = left | pairs_left
+            oc_1[:] = oc + 1
+            oc_2[:] = oc + 2
+            ocn[:] = 0
+            if f_push and s_push:
+                ocn[:] = ocn | oc_2
+            if (f_push and not s_push and not s_activate) or (s_push and not f_push and not f_activate):
+                ocn[:] = ocn | oc_1
+            if not f_push and not s_push and not f_activate and not s_activate:
+                ocn[:] = ocn | oc
+            if f_activate and s_push:
+                ocn[:] = ocn | 1
+            oc[:] = ocn
             # admission marks the frame's ranges in the map (the masks as computed for the checks)
             for s in range(4):
                 if s == 0:
@@ -894,27 +966,14 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     entry[:] = e_p1
                 hdr[:] = entry[HDR_BITS:0]
                 contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
-                offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
-                n[:] = hdr[F_N_END:F_N_LSB]
-                r_first[:] = offset[13:4]
-                nr[:] = (n + 15) >> 4
-                r_end[:] = r_first + nr
-                # the ranges' bits as the XOR of two thermometer codes (bits from r_first up, bits from
-                # r_end up): no carry chain, unlike (1 << r_end) - (1 << r_first), and the same bits
-                # whenever r_first <= r_end, which holds for every frame that passes the range rule
-                # (the only frames admitted)
-                from_first[:] = MAP_ONES << r_first
-                from_end[:] = MAP_ONES << r_end
-                mask[:] = from_first ^ from_end
-                mask[:] = mask << (contributor * MAX_RANGES)
+                span[:] = entry[HOLD_W:H_SPAN]
+                mask[:] = span << (contributor * MAX_RANGES)
                 if (f_admit and not s_activate and s == first_src) or (s_admit and s == second_src):
                     dmap[:] = dmap | mask
 
             # the responses (one per CONTROL frame answered) and the verdicts
             if first_valid and not f_held:
                 done_first = True
-                if first_head:
-                    popped[:] = popped + 1
                 if f_ctl:
                     resp[:] = concat(f_hdr[F_OPCODE_END:F_OPCODE_LSB], f_reason, f_hdr[F_GENERATION_END:F_OP_ID_LSB],
                                      intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
@@ -937,8 +996,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     p0_verdict.bank.next = f_bank
             if s_go and not s_held:
                 done_second = True
-                if second_head:
-                    popped[:] = popped + 1
                 if s_ctl:
                     resp[:] = concat(s_hdr[F_OPCODE_END:F_OPCODE_LSB], s_reason, s_hdr[F_GENERATION_END:F_OP_ID_LSB],
                                      intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
@@ -959,44 +1016,85 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     p0_verdict.valid.next = 1
                     p0_verdict.admit.next = s_admit
                     p0_verdict.bank.next = s_bank
-            # this cycle's frames that were not processed wait, in order
-            hwp[:] = hrp + hc
-            hwp_1[:] = hwp + 1
-            p0_waits = p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and done_second))
-            p1_waits = p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
-                                               (second_valid and not second_head and not second_p0 and done_second))
-            if p0_waits:
-                hold_mem[hwp].next = e_p0
-            if p1_waits:
-                if p0_waits:
-                    hold_mem[hwp_1].next = e_p1
+            # This cycle's frames that were not processed wait, in order, behind the queue's
+            # remaining entries: the queue shifts by the entries answered (its heads are its first
+            # two slots, registers).  Of the two verdicts only the second depends on whether the
+            # operation is open for it (a COMMIT that passes its checks is held while it is closed
+            # and the datapath busy), and that is known last: the queue's next state is formed for
+            # both cases (k = 0: closed, 1: open) and open_1 selects.
+            # (No adders after the verdicts: the counts each case can leave are formed from the
+            # registered count, compares with the slot numbers too, and one-hot conditions select.)
+            hc_m2[:] = hc - 2
+            hc_m1[:] = hc - 1
+            hc_p1[:] = hc + 1
+            hc_p2[:] = hc + 2
+            for k in range(2):
+                if k == 0:
+                    ds = s_go and not (s_commit_ok and busy_1)
                 else:
-                    hold_mem[hwp].next = e_p1
-            # the queue's new pointer and count: each candidate formed beside the walk, the
-            # verdicts select one (frames written in, less frames answered from the queue)
-            hrp_1[:] = hrp + 1
-            hrp_2[:] = hrp + 2
-            hc_up1[:] = hc + 1
-            hc_up2[:] = hc + 2
-            hc_dn1[:] = hc - 1
-            hc_dn2[:] = hc - 2
-            waiting[:] = 0
-            if p0_waits:
-                waiting[:] = waiting + 1
-            if p1_waits:
-                waiting[:] = waiting + 1
-            if popped == 1:
-                hrp[:] = hrp_1
-            elif popped == 2:
-                hrp[:] = hrp_2
-            if waiting == popped + 2:
-                hc[:] = hc_up2
-            elif waiting == popped + 1:
-                hc[:] = hc_up1
-            elif waiting + 1 == popped:
-                hc[:] = hc_dn1
-            elif waiting + 2 == popped:
-                hc[:] = hc_dn2
+                    ds = s_go
+                pw0 = p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and ds))
+                pw1 = p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
+                                              (second_valid and not second_head and not second_p0 and ds))
+                pop1 = first_head and done_first and not (second_head and ds)
+                pop2 = first_head and done_first and second_head and ds
+                pop0 = not pop1 and not pop2
+                both_w = pw0 and pw1
+                one_w = pw0 != pw1
+                none_w = not pw0 and not pw1
+                hcn[:] = 0
+                if both_w and pop0:
+                    hcn[:] = hcn | hc_p2
+                if (one_w and pop0) or (both_w and pop1):
+                    hcn[:] = hcn | hc_p1
+                if (none_w and pop0) or (one_w and pop1) or (both_w and pop2):
+                    hcn[:] = hcn | hc
+                if (none_w and pop1) or (one_w and pop2):
+                    hcn[:] = hcn | hc_m1
+                if none_w and pop2:
+                    hcn[:] = hcn | hc_m2
+                if k == 0:
+                    pops_c[:] = concat(pop2, pop1, pop0)
+                    pw0_c = pw0
+                    hc_c[:] = hcn
+                else:
+                    pops_o[:] = concat(pop2, pop1, pop0)
+                    pw0_o = pw0
+                    hc_o[:] = hcn
+            for i in range(HOLD_DEPTH):
+                for k in range(2):
+                    if k == 0:
+                        pops[:] = pops_c
+                        pw0 = pw0_c
+                    else:
+                        pops[:] = pops_o
+                        pw0 = pw0_o
+                    # slot i takes entry i + popped, an old one while below the count, else the
+                    # frames that wait (port 0's first)
+                    if pops[0] and i < hc:
+                        slot[:] = hold_mem[i]
+                    elif pops[1] and i + 1 < hc:
+                        if i + 1 < HOLD_DEPTH:
+                            slot[:] = hold_mem[i + 1]
+                    elif pops[2] and i + 2 < hc:
+                        if i + 2 < HOLD_DEPTH:
+                            slot[:] = hold_mem[i + 2]
+                    elif pw0 and ((pops[0] and i == hc) or (pops[1] and i + 1 == hc) or (pops[2] and i + 2 == hc)):
+                        slot[:] = e_p0
+                    else:
+                        slot[:] = e_p1
+                    if k == 0:
+                        slot_c[:] = slot
+                    else:
+                        slot_o[:] = slot
+                if open_1:
+                    hold_mem[i].next = slot_o
+                else:
+                    hold_mem[i].next = slot_c
+            if open_1:
+                hc[:] = hc_o
+            else:
+                hc[:] = hc_c
 
             st_word.next = staged
             st_valid.next = st_ok
@@ -1013,7 +1111,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             ord_bits.next = ob
             ord_rp.next = orp
             ord_count.next = oc
-            hold_rp.next = hrp
             hold_count.next = hc
 
     return operation_outputs, count_contributors, read_queue_heads, admit_control

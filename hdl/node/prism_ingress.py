@@ -14,7 +14,13 @@ s_axis is classified at its frame's header beat:
     drained to TLAST without touching a bank and counted (`unsupported`).
 
 At TLAST of a stored frame the ingress emits one `frame.valid` pulse with the
-header, the beat count and the bank.  The node's validation stage answers
+header, the beat count and the bank, and the header's digest for the control's
+DATA rules (Frame in hdl/node/prism_buses.py): offset + n, the beats n elements
+need, the frame's ranges and their 256-bit mask.  They are formed over the
+frame's beats (registered from the header beat, the mask at the last beat), so
+the control's checks start from registers; a frame's header beat always comes
+before its last beat unless the frame is one beat long, and such a DATA frame
+never passes the length rule, so only offset + n is formed from its one beat.  The node's validation stage answers
 exactly once (`verdict.valid`): admitted frames join a queue that the
 NumberGroup reader takes in order (`bank_read`), dropped frames free their bank.
 The reader frees a bank with `bank_read.release` when it has reread the payload.
@@ -43,7 +49,10 @@ Parameters:
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 from hdl.common.interface import AxiStream
-from spec.frames import CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, HDR_BITS
+from hdl.node.prism_buses import FRAME_END_BITS, NR_BITS, ROW_BITS
+from spec.formats import FMT_EXACT, FMT_FP32, FMT_INT8
+from spec.frames import (CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, F_DATA_FORMAT_END, F_DATA_FORMAT_LSB,
+                         F_N_END, F_N_LSB, F_OFFSET_END, F_OFFSET_LSB, HDR_BITS, MAX_RANGES, RANGE_ELEMS)
 
 FREE, FILLING, PENDING, ADMITTED = 0, 1, 2, 3
 BANKS = 3
@@ -84,6 +93,11 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
     wr_en = Signal(bool(0))
     wr_addr = Signal(intbv(0)[10:])
     hdr0, hdr1, hdr2 = hdr
+    # the digest of the header beat of the frame being received (read at its last beat)
+    d_rf = Signal(intbv(0)[ROW_BITS + 1:])         # offset / 16, its first range
+    d_fe = Signal(intbv(0)[FRAME_END_BITS:])       # offset + n
+    d_nr = Signal(intbv(0)[NR_BITS:])              # ceil(n / 16)
+    d_need1 = Signal(intbv(0)[FRAME_END_BITS:])    # payload beats for n elements, + 1
 
     @always_comb
     def accept_beats():
@@ -137,6 +151,18 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
         count = intbv(0)[beat_width:]
         three = modbv(0)[2 * BANKS:]
         v = modbv(0)[2 * BANKS:]
+        offset = intbv(0)[FRAME_END_BITS - 1:]
+        n = intbv(0)[FRAME_END_BITS - 1:]
+        fmt = intbv(0)[3:]
+        r_end = modbv(0)[ROW_BITS + 1:]
+        span = intbv(0)[MAX_RANGES:]
+        rf_hi = intbv(0)[5:]
+        rf_lo = intbv(0)[4:]
+        fe_hi = intbv(0)[6:]
+        fe_lo = intbv(0)[4:]
+        fe_part = bool(0)
+        r_hi = intbv(0)[4:]
+        r_lo = intbv(0)[4:]
         if rst:
             # Not reset, as no value of theirs can matter after a reset: draining and beat_count
             # (a frame's first beat writes both, and every read waits for frame_open); the
@@ -182,6 +208,21 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                     cls[:] = s_axis.tdata[F_CLASS_END:F_CLASS_LSB]
                     if cls == CLASS_CONTROL or cls == CLASS_DATA:
                         draining.next = 0
+                        # the DATA header's digest (read only for frames of two or more beats)
+                        offset[:] = s_axis.tdata[F_OFFSET_END:F_OFFSET_LSB]
+                        n[:] = s_axis.tdata[F_N_END:F_N_LSB]
+                        fmt[:] = s_axis.tdata[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
+                        d_rf.next = offset[FRAME_END_BITS - 1:4]
+                        d_fe.next = offset + n
+                        d_nr.next = (n + (RANGE_ELEMS - 1)) >> 4
+                        if fmt == FMT_INT8:
+                            d_need1.next = (n + 127) >> 6          # ceil(n / 64) + 1
+                        elif fmt == FMT_FP32:
+                            d_need1.next = (n + 31) >> 4           # ceil(n / 16) + 1
+                        elif fmt == FMT_EXACT:
+                            d_need1.next = n + 1                   # one partial per beat
+                        else:
+                            d_need1.next = (n + 63) >> 5           # ceil(n / 32) + 1
                         if wr_bank == 0:
                             hdr0.next = s_axis.tdata[hdr_width:0]
                         elif wr_bank == 1:
@@ -206,6 +247,35 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                         frame.beats.next = count
                         frame.too_long.next = count > BANK_BEATS
                         frame.bank.next = wr_bank
+                        # the digest: its ranges [r_first, r_end) as a mask, each range's bit two
+                        # compares with constants in pieces of at most six bits
+                        frame.nr.next = d_nr
+                        if not frame_open:
+                            # a one-beat frame: its DATA rules up to the range rule read frame_end
+                            # (an adder on the beat); its length is wrong whenever n != 0 (need1 != 1),
+                            # and with n = 0 the range rule fails first
+                            offset[:] = s_axis.tdata[F_OFFSET_END:F_OFFSET_LSB]
+                            n[:] = s_axis.tdata[F_N_END:F_N_LSB]
+                            frame.frame_end.next = offset + n
+                            frame.need1.next = 0
+                        else:
+                            frame.frame_end.next = d_fe
+                            frame.need1.next = d_need1
+                        r_end[:] = d_fe[FRAME_END_BITS:4]
+                        if d_fe[4:0] != 0:
+                            r_end[:] = r_end + 1
+                        frame.r_end.next = r_end
+                        rf_hi[:] = d_rf[9:4]
+                        rf_lo[:] = d_rf[4:0]
+                        fe_hi[:] = d_fe[14:8]
+                        fe_lo[:] = d_fe[8:4]
+                        fe_part = d_fe[4:0] != 0
+                        for r in range(MAX_RANGES):
+                            r_hi[:] = r // 16
+                            r_lo[:] = r % 16
+                            span[r] = (rf_hi < r_hi or (rf_hi == r_hi and rf_lo <= r_lo)) and (
+                                fe_hi > r_hi or (fe_hi == r_hi and (fe_lo > r_lo or (fe_lo == r_lo and fe_part))))
+                        frame.span.next = span
                         if not frame_open:
                             frame.header.next = s_axis.tdata[hdr_width:0]
                         else:
@@ -226,3 +296,43 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
             q_count.next = qc
 
     return accept_beats, queue_outputs, bank_ram, track_frames
+
+
+@block
+def frame_digest(header, frame):
+    """The Frame's header digest (frame_end, nr, r_end, need1, span) as a combinational function of
+    `header`, as prism_ingress forms it over the frame's beats: for benches that drive prism_control
+    with frames directly."""
+    @always_comb
+    def digest():
+        offset = intbv(0)[FRAME_END_BITS - 1:]
+        n = intbv(0)[FRAME_END_BITS - 1:]
+        fmt = intbv(0)[3:]
+        rf = intbv(0)[ROW_BITS + 1:]
+        fe = intbv(0)[FRAME_END_BITS:]
+        r_end = modbv(0)[ROW_BITS + 1:]
+        span = intbv(0)[MAX_RANGES:]
+        offset[:] = header[F_OFFSET_END:F_OFFSET_LSB]
+        n[:] = header[F_N_END:F_N_LSB]
+        fmt[:] = header[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
+        rf[:] = offset[FRAME_END_BITS - 1:4]
+        fe[:] = offset + n
+        frame.frame_end.next = fe
+        frame.nr.next = (n + (RANGE_ELEMS - 1)) >> 4
+        if fmt == FMT_INT8:
+            frame.need1.next = (n + 127) >> 6
+        elif fmt == FMT_FP32:
+            frame.need1.next = (n + 31) >> 4
+        elif fmt == FMT_EXACT:
+            frame.need1.next = n + 1
+        else:
+            frame.need1.next = (n + 63) >> 5
+        r_end[:] = fe[FRAME_END_BITS:4]
+        if fe[4:0] != 0:
+            r_end[:] = r_end + 1
+        frame.r_end.next = r_end
+        for r in range(MAX_RANGES):
+            span[r] = rf <= r and fe > r * RANGE_ELEMS
+        frame.span.next = span
+
+    return digest
