@@ -176,61 +176,112 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
         n1.next = g[GROUP_W:BANKS]
         mask1.next = g[BANKS:0]
 
+    # ---- admission: every term that needs only the ports' registers is made beside the lane decode ----
+    # A group of n ranges from `row` reaches past a range `x` when row + n > x.  That compare is made for
+    # every n (0 .. 4) in parallel, from the row alone; the group's own n picks one at the end (the compare
+    # grows with n, so row + n > x is the OR over k of (row + k > x and n >= k)).
+    wins1 = sig()                       # on a common bank, port 1's group goes first
+    hold0, hold1 = sig(5), sig(5)       # bit k: a group of k ranges of port P waits for admission order
+    ge0, ge1 = sig(5), sig(5)           # bit k: port P's group holds k or more ranges (n >= k)
+    free_ok0, free_ok1 = sig(), sig()   # every bank of port P's group free (no reservation on its range)
+    conflict = sig()                    # the two groups need a common bank
+    ok0, ok1 = sig(), sig()
+
     @always_comb
-    def arbitrate():
-        ok_0 = bool(0)
-        ok_1 = bool(0)
-        older1 = bool(0)
+    def order_terms():
         d = modbv(0)[4:]
-        end0 = intbv(0)[10:]
-        end1 = intbv(0)[10:]
-        busy = intbv(0)[BANKS:]
-        bank = intbv(0)[4:]
-        end0[:] = p0_row + n0
-        end1[:] = p1_row + n1
-        ok_0 = bool(p0_valid)
-        ok_1 = bool(p1_valid)
+        e = intbv(0)[10:]
+        h0 = intbv(0)[5:]
+        h1 = intbv(0)[5:]
+        o1 = bool(0)
+        run0 = bool(0)
+        run1 = bool(0)
+        pd0 = bool(0)
+        pd1 = bool(0)
         # port 1's frame started first (port 0's start number is 1 .. 7 later, modulo 16)
         d[:] = p0_seq - p1_seq
-        older1 = d != 0 and d < 8
+        o1 = d != 0 and d < 8
+        wins1.next = o1 and bool(p1_active)
         # admission order between the two running frames: the younger waits while the older
         # one still has one of its ranges ahead
-        if p0_active and p1_active:
-            if older1:
-                if p0_row < p1_hi and end0 > p1_next:
-                    ok_0 = False
-            else:
-                if p1_row < p0_hi and end1 > p0_next:
-                    ok_1 = False
+        run0 = p0_active and p1_active and o1 and p0_row < p1_hi
+        run1 = p0_active and p1_active and not o1 and p1_row < p0_hi
         # ... and while a pending frame of the other port, older than it, has one of its ranges
         d[:] = p0_seq - p1_pseq           # 1..7: port 1's pending frame started before port 0's frame
-        if p1_pend and d != 0 and d < 8 and p0_row < p1_phi and end0 > p1_plo:
-            ok_0 = False
+        pd0 = p1_pend and d != 0 and d < 8 and p0_row < p1_phi
         d[:] = p1_seq - p0_pseq
-        if p0_pend and d != 0 and d < 8 and p1_row < p0_phi and end1 > p0_plo:
-            ok_1 = False
-        # one group per bank per cycle: the older frame first
-        if ok_0 and ok_1 and (mask0 & mask1) != 0:
-            if older1 and p1_active:
-                ok_0 = False
-            else:
-                ok_1 = False
-        # every bank of the group free (no reservation on its range)
-        if (free0_all | (mask0 ^ ALL_BANKS)) != ALL_BANKS:
-            ok_0 = False
-        if (free1_all | (mask1 ^ ALL_BANKS)) != ALL_BANKS:
-            ok_1 = False
-        ok_0 = ok_0 and bool(enable)
-        ok_1 = ok_1 and bool(enable)
-        p0_ready.next = ok_0
-        p1_ready.next = ok_1
-        take0.next = ok_0
-        take1.next = ok_1
+        pd1 = p0_pend and d != 0 and d < 8 and p1_row < p0_phi
+        h0[:] = 0
+        h1[:] = 0
+        for k in range(5):
+            e[:] = p0_row + k
+            if (run0 and e > p1_next) or (pd0 and e > p1_plo):
+                h0[k] = 1
+            e[:] = p1_row + k
+            if (run1 and e > p0_next) or (pd1 and e > p0_plo):
+                h1[k] = 1
+        hold0.next = h0
+        hold1.next = h1
+
+    @always_comb
+    def group_terms():
+        b = modbv(0)[4:]
+        g0 = intbv(0)[5:]
+        g1 = intbv(0)[5:]
+        f0 = bool(0)
+        f1 = bool(0)
+        # n >= k from the ranges present (lane 0 of range i: lane 16 i); n is the highest present + 1
+        g0[:] = 1
+        g1[:] = 1
+        for k in range(1, 5):
+            g0[k] = p0_lanes[16 * k - 16]
+            g1[k] = p1_lanes[16 * k - 16]
+            for i in range(k, 4):
+                if p0_lanes[16 * i]:
+                    g0[k] = 1
+                if p1_lanes[16 * i]:
+                    g1[k] = 1
+        ge0.next = g0
+        ge1.next = g1
+        # range row + i is in bank (row + i) % BANKS: its bank must be free
+        f0 = True
+        f1 = True
+        for i in range(4):
+            b[:] = p0_row[4:0] + i
+            if p0_lanes[16 * i] and not free0_all[b]:
+                f0 = False
+            b[:] = p1_row[4:0] + i
+            if p1_lanes[16 * i] and not free1_all[b]:
+                f1 = False
+        free_ok0.next = f0
+        free_ok1.next = f1
+        conflict.next = (mask0 & mask1) != 0
+
+    @always_comb
+    def arbitrate():
+        a0 = bool(0)
+        a1 = bool(0)
+        # valid and not held back by admission order
+        a0 = p0_valid and (hold0 & ge0) == 0
+        a1 = p1_valid and (hold1 & ge1) == 0
+        # one group per bank per cycle: the older frame first (the loser is refused even when the
+        # winner's banks turn out reserved)
+        ok0.next = enable and free_ok0 and a0 and not (a1 and conflict and wins1)
+        ok1.next = enable and free_ok1 and a1 and not (a0 and conflict and not wins1)
+
+    @always_comb
+    def handshake():
+        busy = intbv(0)[BANKS:]
+        bank = intbv(0)[4:]
+        p0_ready.next = ok0
+        p1_ready.next = ok1
+        take0.next = ok0
+        take1.next = ok1
         # read-out: the range's bank takes no group this cycle and the range is not reserved
         busy[:] = 0
-        if ok_0:
+        if ok0:
             busy[:] = mask0
-        if ok_1:
+        if ok1:
             busy[:] = busy | mask1
         bank[:] = cmd_row[4:0]
         cmd_ready.next = enable and not busy[bank] and free_rd_all[bank]
@@ -273,5 +324,5 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
         o_row.next = ent[8:0]
         o_tile.next = sums_out
 
-    insts += [group_banks, arbitrate, bookkeeping, read_out]
+    insts += [group_banks, order_terms, group_terms, arbitrate, handshake, bookkeeping, read_out]
     return insts

@@ -22,6 +22,12 @@ path of the rounder is as long as the 60 LUT levels of a one-stage rounder.
 Latency: stage A only 4 cycles (k_valid -> w_valid); through stage B 8 cycles
 (Kulisch AUTO) or 5 (FP32_ARRIVAL).
 
+Short paths between the stages: stage A's format is a register (out_fmt is
+constant while an operation's tiles are read out, and its first tile comes
+many cycles after it starts); whether a tile is the final partial range is
+decided from its row as it enters stage B's rounder and travels in the
+rounder's tag, so the end stage only selects, masks lanes and packs.
+
 Ports (widths from the signals; W = KULISCH_W):
     clk, rst                    clock; synchronous reset
     policy                      0 KULISCH_FIXED, 1 FP32_ARRIVAL (2 bits)
@@ -37,12 +43,12 @@ Ports (widths from the signals; W = KULISCH_W):
     w_exact                     out: 16 x (WB + 5 + W) bits, lane l = {wraps, flags {wrap_sign, ovf, -inf, +inf,
                                 nan}, state}
 """
-from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
+from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
 
 from hdl.arith.auto_classifier import auto_classifier
 from hdl.node.prism_round16 import prism_round16
 
-from spec.formats import FMT_AUTO, FMT_FP32, KULISCH_WIDTHS
+from spec.formats import FMT_AUTO, FMT_BF16, FMT_FP16, FMT_FP32, FMT_INT8, KULISCH_WIDTHS
 from spec.frames import POLICY_KULISCH
 
 LANES = 16
@@ -67,9 +73,43 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     def sig(w=None):
         return Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
 
-    # ---- stage A: Kulisch rounding (one rounding of the merged exact sum) ----
     insts = []
-    fmt_a = sig(3)
+
+    # ---- the operation's decodes ----
+    # Stage A's format is registered: the operation's formats are constant while its tiles are read
+    # out, and its first tile arrives many cycles after it starts (frames are admitted, accumulated
+    # and completed first), so the copy one cycle late is read only once it equals out_fmt; the
+    # rounder takes its format only with a valid tile.  Initial value: that of out_fmt = 0.
+    fmt_a = sig(3)                      # stage A's format: AUTO rounds to FP32 first
+    direct, from_k, is_auto = sig(), sig(), sig()
+    last_row = sig(9)                   # the final partial range's row, E // 16 (read with drop)
+    drop = sig(LANES)                   # lanes of the final partial range beyond E (0 when E % 16 == 0)
+
+    @always(clk.posedge)
+    def format_a():
+        if out_fmt == FMT_AUTO:
+            fmt_a.next = FMT_FP32
+        else:
+            fmt_a.next = out_fmt
+
+    @always_comb
+    def op_decode():
+        tail = intbv(0)[5:]
+        d = intbv(0)[LANES:]
+        # KULISCH_FIXED, not AUTO: stage A's tile is the result; KULISCH_FIXED: stage B reads stage A
+        # (else the FP32 sums); AUTO: the tile's format is the classifier's
+        direct.next = policy == POLICY_KULISCH and out_fmt != FMT_AUTO
+        from_k.next = policy == POLICY_KULISCH
+        is_auto.next = out_fmt == FMT_AUTO
+        last_row.next = count[13:4]
+        tail[:] = count[4:0]
+        d[:] = 0
+        for l in range(LANES):
+            if tail != 0 and l >= tail:
+                d[l] = 1
+        drop.next = d
+
+    # ---- stage A: Kulisch rounding (one rounding of the merged exact sum) ----
     a_valid, a_tag, a_tile = sig(), sig(8), sig(512)
     no = Signal(bool(0))
     zero512 = sig(512)
@@ -85,65 +125,55 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     exact_d1, exact_d2 = sig(LANES * (WB + 5 + W)), sig(LANES * (WB + 5 + W))
 
     # ---- stage B: AUTO classifier + FP32 -> format ----
-    b_in_valid, b_in_row, b_in_tile, b_in_keep = sig(), sig(8), sig(512), sig(16)
+    b_in_valid, b_in_tile, b_in_keep = sig(), sig(512), sig(16)
     b_in_ready = sig()
     c_tile, c_keep, c_fmt, c_valid = sig(512), sig(16), sig(2), sig()
     c_row = sig(8)
+    c_last = sig()                      # c_row is the final partial range
     one = Signal(bool(1))
     insts.append(auto_classifier(clk, rst, b_in_tile, b_in_keep, b_in_valid, b_in_ready,
                                  c_tile, c_keep, c_fmt, c_valid, one))
     fmt_b = sig(3)
-    b_valid, b_tag, b_tag_in, b_tile = sig(), sig(11), sig(11), sig(512)
+    # stage B's tag: {final partial range, format (3 bits), row (8 bits)}
+    b_valid, b_tag, b_tag_in, b_tile = sig(), sig(12), sig(12), sig(512)
     zero_values, zero_flags = sig(LANES * W), sig(80)
     insts.append(prism_round16(clk, rst, c_valid, one, zero_values, zero_flags, c_tile, fmt_b, b_tag_in,
                                b_valid, b_tile, b_tag, STAGES=ROUND_STAGES))
 
     # ---- final select, tail mask, packing ----
-    direct = sig()
-    final = sig(512)
+    final_tile = sig(512)
     final_valid, final_row, final_fmt = sig(), sig(8), sig(3)
-    packed16 = ConcatSignal(intbv(0)[256:], *[final(32 * l + 16, 32 * l) for l in reversed(range(LANES))])
-    packed8 = ConcatSignal(intbv(0)[384:], *[final(32 * l + 8, 32 * l) for l in reversed(range(LANES))])
-
-    @always_comb
-    def select_a():
-        # AUTO rounds to FP32 first; every other format is rounded to directly (EXACT passes through)
-        if out_fmt == FMT_AUTO:
-            fmt_a.next = FMT_FP32
-        else:
-            fmt_a.next = out_fmt
-        direct.next = policy == POLICY_KULISCH and out_fmt != FMT_AUTO
+    packed16 = ConcatSignal(intbv(0)[256:], *[final_tile(32 * l + 16, 32 * l) for l in reversed(range(LANES))])
+    packed8 = ConcatSignal(intbv(0)[384:], *[final_tile(32 * l + 8, 32 * l) for l in reversed(range(LANES))])
 
     @always_comb
     def select_b():
-        t = intbv(0)[11:]
-        r = intbv(0)[9:]
-        last = intbv(0)[9:]
-        keep = intbv(0)[17:]
-        if policy == 0:
-            b_in_valid.next = a_valid and out_fmt == FMT_AUTO
+        t = intbv(0)[12:]
+        # lanes beyond E in a final partial range hold no element: the classifier ignores them
+        if from_k:
+            b_in_valid.next = a_valid and is_auto
             b_in_tile.next = a_tile
-            r[:] = a_tag
+            if a_tag == last_row:
+                b_in_keep.next = drop ^ 0xFFFF
+            else:
+                b_in_keep.next = 0xFFFF
         else:
             b_in_valid.next = f_valid
             b_in_tile.next = f_tile
-            r[:] = f_row
-        # lanes beyond E in a final partial range hold no element: the classifier ignores them
-        last[:] = (count + 15) >> 4
-        keep[:] = 0xFFFF
-        if r + 1 == last and count[4:0] != 0:
-            keep[:] = 1
-            keep[:] = (keep << count[4:0]) - 1
-        b_in_keep.next = keep[16:0]
-        if out_fmt == FMT_AUTO:
+            if f_row == last_row:
+                b_in_keep.next = drop ^ 0xFFFF
+            else:
+                b_in_keep.next = 0xFFFF
+        if is_auto:
             fmt_b.next = c_fmt
         else:
             fmt_b.next = out_fmt
         t[8:0] = c_row
-        if out_fmt == FMT_AUTO:
+        if is_auto:
             t[11:8] = c_fmt
         else:
             t[11:8] = out_fmt
+        t[11] = c_last
         b_tag_in.next = t
 
     @always(clk.posedge)
@@ -155,40 +185,41 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
     @always(clk.posedge)
     def classifier_row():
         # the classifier has one register stage and never stalls here: carry the row beside it
-        if policy == 0:
+        if from_k:
             c_row.next = a_tag
+            c_last.next = a_tag == last_row
         else:
             c_row.next = f_row
+            c_last.next = f_row == last_row
+
+    zero = sig(LANES)                   # lanes zeroed: beyond E in the final partial range
+    zero_bits = ConcatSignal(*[zero(l) for l in reversed(range(LANES)) for _ in range(32)])
 
     @always_comb
     def finish():
-        last_row = intbv(0)[9:]
-        tail = intbv(0)[5:]
-        mask = intbv(0)[512:]
-        beyond = modbv(0)[512:]
-        row = intbv(0)[8:]
-        tile = intbv(0)[512:]
-        last_row[:] = (count + 15) >> 4
-        tail[:] = count[4:0]
         if direct:
-            row[:] = a_tag
-            tile[:] = a_tile
+            final_row.next = a_tag
             final_valid.next = a_valid
             final_fmt.next = out_fmt
+            if a_tag == last_row:
+                zero.next = drop
+            else:
+                zero.next = 0
         else:
-            row[:] = b_tag[8:0]
-            tile[:] = b_tile
+            final_row.next = b_tag[8:0]
             final_valid.next = b_valid
             final_fmt.next = b_tag[11:8]
-        final_row.next = row
-        if row + 1 == last_row and tail != 0:
-            # the lanes below the tail: the complement of a thermometer code, (1 << 32 * tail) - 1
-            # without its 512-bit carry chain
-            beyond[:] = ONES512 << (tail * 32)
-            mask[:] = beyond ^ ONES512
-            final.next = tile & mask
+            if b_tag[11]:
+                zero.next = drop
+            else:
+                zero.next = 0
+
+    @always_comb
+    def masked():
+        if direct:
+            final_tile.next = a_tile & (zero_bits ^ ONES512)
         else:
-            final.next = tile
+            final_tile.next = b_tile & (zero_bits ^ ONES512)
 
     @always(clk.posedge)
     def write():
@@ -199,12 +230,12 @@ def prism_readout(clk, rst, policy, out_fmt, count, k_valid, k_row, k_states, k_
             w_row.next = final_row
             w_fmt.next = final_fmt
             w_exact.next = a_exact
-            if final_fmt == 0:
+            if final_fmt == FMT_INT8:
                 w_packed.next = packed8
-            elif final_fmt == 1 or final_fmt == 2:
+            elif final_fmt == FMT_FP16 or final_fmt == FMT_BF16:
                 w_packed.next = packed16
             else:
-                w_packed.next = final
+                w_packed.next = final_tile
 
-    insts += [select_a, select_b, exact_pass, classifier_row, finish, write]
+    insts += [format_a, op_decode, select_b, exact_pass, classifier_row, finish, masked, write]
     return insts
