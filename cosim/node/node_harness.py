@@ -665,14 +665,17 @@ ABORT_BUSY_FALL = 18            # edges from an ABORT's beat to `busy` low, noth
 def busy_falls_after_abort(sb, run):
     """`busy` after an ABORT (docs/protocol.md, "Operation lifetime"): the ABORT's beat taken at
     edge T, `busy` falls 17 edges after the datapath became empty, so it is low from edge T + 18
-    at the earliest, and exactly then when the aborted operation had admitted nothing (its
-    datapath was empty at the ABORT).  Not judged where a reset comes before the fall or a COMMIT
+    at the earliest, and exactly then when the datapath was empty at the ABORT: the aborted
+    operation had admitted nothing and no RESULT frame (of an earlier operation, still in the
+    egress) leaves at T or later.  Not judged where a reset comes before the fall or a COMMIT
     held in the drain keeps `busy` high into the next operation.  Judged where the back end
     records `busy` (run.busy_changes)."""
     if not run.busy_changes:
         return []
     from cosim.node.scoreboard import Mismatch
     changes = sorted(run.busy_changes)
+    result_beats = sorted(c for p in run.tx for f in run.tx[p] if f.beats and f.cycles
+                          and P.get_field(f.beats[0], "class") == P.CLASS_RESULT for c in f.cycles)
     commits = sorted(e["cycle"] for e in sb.events if e.get("kind") == "COMMIT" and e.get("verdict") == "OK")
     for e in sb.events:
         if e.get("kind") != "ABORT" or e.get("verdict") != "OK":
@@ -683,11 +686,14 @@ def busy_falls_after_abort(sb, run):
             continue
         due = t + ABORT_BUSY_FALL
         op = e["op"]
-        if fall < due or (e["admitted_before"] == 0 and fall != due):
-            what = "nothing admitted" if e["admitted_before"] == 0 else f"{e['admitted_before']} frames admitted"
+        sending = bool(result_beats) and result_beats[-1] >= t
+        empty = e["admitted_before"] == 0 and not sending
+        if fall < due or (empty and fall != due):
+            what = ("nothing admitted, no RESULT frame leaving" if empty else
+                    f"{e['admitted_before']} frames admitted" + (", RESULT frames leaving" if sending else ""))
             return [Mismatch("busy", 0, f"busy fell at cycle {fall} after the ABORT of op {op.stage.op_id} taken at "
                                         f"cycle {t} ({what}): low from cycle {due} "
-                                        f"{'exactly' if e['admitted_before'] == 0 else 'at the earliest'}")]
+                                        f"{'exactly' if empty else 'at the earliest'}")]
     return []
 
 
