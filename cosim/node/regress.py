@@ -513,6 +513,12 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
     def burst_start(share, burst):
         mean_burst = (1 + burst) / 2
         return share / (mean_burst * (1 - share) + share)
+
+    def stall_share(start, burst):
+        """The share of cycles stalled by bursts of 1 .. burst cycles that start with probability
+        `start` (burst_start's inverse)."""
+        mean_burst = (1 + burst) / 2
+        return start * mean_burst / (start * mean_burst + 1 - start)
     control_port = rng.choice((0, 1))
     reset_in = {k: rng.choice(RESET_PHASES) for k in range(n_ops) if rng.random() < 0.3}
     for k in range(n_ops):      # aimed: the window between STAGE and COMMIT (the staged slot must empty)
@@ -607,8 +613,12 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
             if anchor is not rec["commit"] and abort_stall.random() < 0.6:
                 # the ABORT meets RESULT frames of completed ranges held by a stalled TX port: the
                 # drain's quiet count must wait for the sender, so stalls come in bursts longer than it
-                sc.sink_burst = max(sc.sink_burst, 48)
-                sc.sink_pause = dict(sc.sink_pause)
+                # (longer bursts, each port keeping its share of stalled cycles: the same burst-start
+                # probability with longer bursts would stall a 70 % port 93 % of the time)
+                longer = max(sc.sink_burst, 48)
+                sc.sink_pause = {port: burst_start(stall_share(q, sc.sink_burst), longer)
+                                 for port, q in sc.sink_pause.items()}
+                sc.sink_burst = longer
                 for port in (0, 1):
                     if op.recipients >> port & 1:
                         sc.sink_pause[port] = max(sc.sink_pause[port], burst_start(0.4, sc.sink_burst))
@@ -786,7 +796,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
             build([after], seed=seed + 2, scenario=sc, control_port=control_port, after_reset=n, data_delay=2)
             sc.source_pause, sc.sink_pause = stalls
             sc.sink_pause = dict(sc.sink_pause)
-            sc.sink_pause[cut_stalled] = burst_start(0.6, sink_burst)
+            sc.sink_pause[cut_stalled] = burst_start(0.6, sc.sink_burst)
             notes.append(f"TX{cut_stalled} stalled 60 % at the cut, then op{after.op_id} to both ports")
     for p, f, past, delay in planned:       # "in p": after the frames before f (+ f itself) finished
         sc.add_reset(ResetEvent(f"in {p}", position(p, f) + past if f is not None else 0, delay))
