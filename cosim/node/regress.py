@@ -363,20 +363,18 @@ MARGIN_TX0_STALL = 400      # ... and TX0 (longer: the held requests are answere
 
 def add_response_margin(sc, rng, control_port, op_ids, fill):
     """Aimed: the response queue driven to the edge of its admission rule (spec.frames,
-    RESPONSE_MARGIN), at the start of a run so that fixed stall windows meet it.  TX0 takes nothing
+    RESPONSE_MARGIN), at the start of a run so that fixed stall windows meet it: TX0 takes nothing
     for MARGIN_TX0_STALL edges, TX1 nothing for MARGIN_TX1_STALL.  Operation A (one contributor, a
-    Reduce to TX1) is committed and fed, and its RESULT frame waits for TX1, so its drain lasts;
-    operation B is staged; requests NACKed `BAD_OPCODE` then leave QUEUE - MARGIN responses in
-    the queue when `fill`, one more otherwise (and one in TX0's output register).  Then COMMIT B (held
-    behind A's drain) and five more requests, two behind it on the control port and three on the
-    other, enough to fill both ports' frame banks.
+    Reduce to TX1) is committed and fed, and its RESULT frame waits for TX1; operation B is staged;
+    requests NACKed `BAD_OPCODE` then leave QUEUE - MARGIN responses in the queue when `fill`, one
+    more otherwise (and one more in TX0's output register).  Then COMMIT B and five more requests,
+    two behind it on the control port and three on the other: enough to fill both ports' banks.
 
-    fill: the node must take COMMIT B at once (RESPONSE_MARGIN entries are free); its frames are
-    answered into the stalled queue, which then holds RESPONSE_QUEUE_DEPTH responses, every one
-    of which must still leave in order.  `sc.margin`
-    names the frame and the edge it must have started by (node_harness.check_margin).
-    Otherwise the node must hold COMMIT B back until TX0 frees an entry: a node that admitted it
-    would answer more requests than its queue holds.
+    fill: the node must take COMMIT B at once (RESPONSE_MARGIN entries are free) and answer it and
+    the requests behind it into the stalled queue, which then holds RESPONSE_QUEUE_DEPTH responses,
+    every one of which must still leave in order; `sc.margin` names the frame and the edge it must
+    have started by (node_harness.check_margin).  Otherwise the node must hold COMMIT B back until
+    TX0 frees an entry: a node that took it would answer more requests than its queue holds.
     B's DATA follows; the run goes on with the seed's operations."""
     c, o = control_port, 1 - control_port
     reduce_to_tx1 = dict(mode=P.MODE_REDUCE, recipients=0b10, ports=(c,))
