@@ -13,8 +13,10 @@ How the figures are made
   are synthesised once and counted that many times; the node's figure is the
   sum over its blocks.  The whole node in one yosys run takes too long for a
   test run (hundreds of 320-bit adders and 256 FP32 adders), so it is not
-  synthesised in one piece; glue between the blocks in `prism_node` itself (a
-  few multiplexers and one 4-bit counter) is not counted.  The composite
+  synthesised in one piece.  The node's own glue (a few multiplexers and one
+  4-bit counter) is the row `prism_node`: the node synthesised with every phase
+  block a black box, which also gives the paths that cross from block to
+  block (below).  The composite
   blocks (`prism_kulisch_store`, `prism_arrival_banks`, `prism_readout`) are
   synthesised with their repeated sub-blocks replaced by black boxes, which
   gives their own logic; the sub-blocks are rows of their own.
@@ -28,7 +30,12 @@ How the figures are made
   LUT level before them; each CARRY4 of a carry chain counts as a quarter of a
   level, the way a carry chain of 16 bits costs about one LUT delay).  Computed from yosys'
   JSON netlist per end point, so the deepest path into each register (each
-  pipeline stage) is known.
+  pipeline stage) is known.  A composite's black boxes are timed the way a
+  macro's timing model times it: each sub-block, synthesised alone, states its
+  paths as seen from its ports (`port_paths`: input port -> output port,
+  registers -> output port, input port -> registers, in levels), and the
+  composite's paths run through each box along those paths only, their levels
+  added, ending inside the box where an input reaches only its registers.
 
 Every yosys run is `nice`d, one at a time (a lock file), and its wall time and
 peak memory are recorded beside its figures (in the block's build folder:
@@ -37,12 +44,15 @@ passes yosys spent most time in (`yosys -d` ends the log with the time of every 
 """
 import contextlib
 import fcntl
+import gzip
 import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from cosim.sim.vpi import ToolchainError, require_tool
@@ -79,12 +89,20 @@ PHASE_BLOCKS = (
     ("auto_classifier", "phase 5: AUTO classifier"),
     ("prism_result_sender", "phase 6: result sender, result + exact stores"),
     ("prism_egress", "phase 7: egress"),
+    ("prism_node", "the node's glue; paths across blocks (every block a timed black box)"),
 )
 # sub-blocks replaced by black boxes when their parent composite is synthesised
 _BLACKBOXED = {"prism_kulisch_store": ("prism_kulisch_route", "prism_exact_operand", "prism_kulisch_bank"),
                "prism_arrival_banks": ("number_decoder", "half_decoder", "int8_decoder", "prism_fp32_bank"),
                "prism_readout": ("prism_round16", "auto_classifier")}
-COMPOSITES = tuple(_BLACKBOXED)     # blocks synthesised with their repeated sub-blocks as black boxes
+# the node itself, with every phase block a black box timed by its declared paths: the paths that
+# cross from block to block (through the node's own glue), which no block's figures hold
+NODE_TOP = "prism_node"
+_TOP_BLOCKS = ("prism_ingress", "prism_control", "prism_counters", "prism_reader", "prism_kulisch_store",
+               "prism_arrival_banks", "prism_completion", "prism_readout", "prism_result_sender", "prism_egress")
+_BLACKBOXED[NODE_TOP] = _TOP_BLOCKS
+COMPOSITES = tuple(_BLACKBOXED)     # blocks synthesised with their sub-blocks as black boxes
+_SUB_BLOCKS = frozenset(s for subs in _BLACKBOXED.values() for s in subs)
 _PARENT_MODULE = {"prism_ingress": "prism_node", "prism_control": "prism_node", "prism_counters": "prism_node",
                   "prism_reader": "prism_node", "prism_kulisch_store": "prism_node",
                   "prism_arrival_banks": "prism_node", "prism_completion": "prism_node",
@@ -126,8 +144,9 @@ def capture_phase_blocks(width=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY):
 
     from cosim.sim.myhdl_sources import fresh_block_names
     fresh_block_names()
-    top = prism_node(*_node_ports(), KULISCH_W=width, CAPACITY=capacity)
-    captured = {}
+    ports, params = tuple(_node_ports()), {"KULISCH_W": width, "CAPACITY": capacity}
+    top = prism_node(*ports, **params)
+    captured = {NODE_TOP: [_decorated(prism_node), ports, params, 1, top]}
 
     def walk(inst):
         for sub in getattr(inst, "subs", ()):
@@ -496,109 +515,225 @@ def _weight(ctype):
     return 0.0              # MUXF7/8/9 (part of a wide LUT), INV, buffers
 
 
-def logic_depth(netlist_json, top):
-    """Longest combinational path of the mapped netlist, per end point (register or output).
-    Returns [{end, depth, luts, carries, start}], deepest first, one entry per end signal name."""
-    with open(netlist_json) as fh:
-        mod = json.load(fh)["modules"][top]
-    names = {}
-    for nname, nd in mod["netnames"].items():
-        hidden = nd.get("hide_name", 0)
-        for i, b in enumerate(nd["bits"]):
-            if isinstance(b, int) and (b not in names or (not hidden and names[b][2])):
-                names[b] = (nname, i, hidden)
+class _Node:
+    """A combinational node of the depth graph: a mapped cell, or one output port of a black box.
+    `in_w`: levels an input bit adds before the node (a black box's path from that input); `base`:
+    the levels of a path that starts inside the node (a black box's registers, a LUT RAM's contents)."""
+    __slots__ = ("ctype", "ins", "outs", "weight", "in_w", "base", "label")
 
-    def bitname(b):
-        n = names.get(b)
+    def __init__(self, ctype, ins, outs, weight, in_w=None, base=None, label=""):
+        self.ctype, self.ins, self.outs, self.weight = ctype, ins, outs, weight
+        self.in_w, self.base, self.label = in_w, base, label
+
+
+def _levels(d):
+    """(LUTs, CARRY4s) of a depth in levels (a black box's path reports only its length)."""
+    luts = int(d)
+    return luts, round((d - luts) / 0.25)
+
+
+class _DepthGraph:
+    """The mapped netlist of one module as a graph of combinational nodes between start points
+    (register outputs, input ports, a black box's or LUT RAM's inside) and end points (register
+    inputs, output ports, a LUT RAM's write, a black box's registers)."""
+
+    def __init__(self, netlist_json, top, boxes=None):
+        with open(netlist_json) as fh:
+            mod = json.load(fh)["modules"][top]
+        names = {}
+        for nname, nd in mod["netnames"].items():
+            hidden = nd.get("hide_name", 0)
+            for i, b in enumerate(nd["bits"]):
+                if isinstance(b, int) and (b not in names or (not hidden and names[b][2])):
+                    names[b] = (nname, i, hidden)
+        self.names = names
+        self.nodes, self.driver, self.ends = {}, {}, []      # ends: (name, bits, kind, levels added)
+        self.ports = {p: (d["direction"], [b for b in d["bits"] if isinstance(b, int)])
+                      for p, d in mod.get("ports", {}).items()}
+        boxes = boxes or {}
+        for cname, c in mod["cells"].items():
+            ctype = c["type"]
+            dirs = c.get("port_directions", {})
+
+            def direction(port):
+                return dirs.get(port, "output" if port in _OUT_PORTS else "input")
+            conns = {p: [b for b in bits if isinstance(b, int)] for p, bits in c["connections"].items()}
+            ins = [b for p, bits in conns.items() if direction(p) != "output" for b in bits]
+            outs = [b for p, bits in conns.items() if direction(p) == "output" for b in bits]
+            if ctype in boxes:
+                self._add_box(cname, ctype, conns, direction, boxes[ctype])
+            elif _LUTRAM.match(ctype):
+                # LUT RAM: the read is combinational from the address; data and write enable are captured at
+                # the clock edge (an end point, like a register's D)
+                addr = [b for p, bits in conns.items() if direction(p) != "output"
+                        and re.match(r"^(ADDR|A\d|DPRA)", p) for b in bits]
+                capt = [b for p, bits in conns.items() if direction(p) != "output"
+                        and not re.match(r"^(ADDR|A\d|DPRA)", p) for b in bits]
+                self.ends.append((cname.split(".", 1)[0].lstrip("\\") + " (LUT RAM write)", capt, ctype, 0.0))
+                self._add(cname, _Node(ctype, addr, outs, _weight(ctype), base=0.0, label=""))
+            elif _SEQ.match(ctype):
+                q = next((bits[0] for p, bits in conns.items() if direction(p) == "output" and bits), None)
+                self.ends.append((self.bitname(q) if q is not None else cname, ins, ctype, 0.0))
+            else:
+                self._add(cname, _Node(ctype, ins, outs, _weight(ctype)))
+        for pname, (direction_, bits) in self.ports.items():
+            if direction_ == "output":
+                self.ends.append((pname, bits, "port", 0.0))
+
+    def bitname(self, b):
+        if not isinstance(b, int):
+            return b or ""
+        n = self.names.get(b)
         return n[0] if n else f"net{b}"
-    driver = {}          # bit -> cell name (combinational cells only)
-    cells = mod["cells"]
-    comb = {}
-    ends = []            # (end name, [input bits])
-    for cname, c in cells.items():
-        ctype = c["type"]
-        dirs = c.get("port_directions", {})
-        ins, outs = [], []
-        for port, bits in c["connections"].items():
-            d = dirs.get(port, "output" if port in _OUT_PORTS else "input")
-            (outs if d == "output" else ins).extend(b for b in bits if isinstance(b, int))
-        if _LUTRAM.match(ctype):
-            # LUT RAM: the read is combinational from the address; data and write enable are captured at
-            # the clock edge (an end point, like a register's D)
-            addr, capt = [], []
-            for port, bits in c["connections"].items():
-                d = dirs.get(port, "output" if port in _OUT_PORTS else "input")
-                if d == "output":
-                    continue
-                (addr if re.match(r"^(ADDR|A\d|DPRA)", port) else capt).extend(b for b in bits if isinstance(b, int))
-            ends.append((cname.split(".", 1)[0].lstrip("\\") + " (LUT RAM write)", capt, ctype))
-            comb[cname] = (ctype, addr, outs)
-            for b in outs:
-                driver[b] = cname
-            continue
-        if _SEQ.match(ctype):
-            qname = None
-            for port, bits in c["connections"].items():
-                if dirs.get(port, "output" if port in _OUT_PORTS else "input") == "output" and bits:
-                    qname = bitname(bits[0]) if isinstance(bits[0], int) else None
-                    break
-            ends.append((qname or cname, ins, ctype))
-        else:
-            comb[cname] = (ctype, ins, outs)
-            for b in outs:
-                driver[b] = cname
-    for pname, p in mod["ports"].items():
-        if p["direction"] == "output":
-            ends.append((pname, [b for b in p["bits"] if isinstance(b, int)], "port"))
-    arrival = {}          # cell -> (levels, luts, carries, start bit)
-    sys.setrecursionlimit(max(10000, sys.getrecursionlimit()))
 
-    def cell_arrival(cname):
-        # depth first, without recursion: a cell is expanded once (its unfinished inputs pushed above
-        # it) and finished when it is back on top.  The expanded, unfinished cells are exactly the
-        # cells on the current path, so an input among them closes a combinational loop: that edge
-        # alone is cut.  (A cell merely waiting on the stack as another cell's pending input is not
-        # on the path: counting it as a loop cut paths through it short.)
-        stack, on_path = [cname], set()
-        while stack:
-            cn = stack[-1]
-            if cn in arrival:
-                stack.pop()
+    def _add(self, cname, node):
+        self.nodes[cname] = node
+        for b in node.outs:
+            self.driver[b] = cname
+
+    def _add_box(self, cname, ctype, conns, direction, paths):
+        """A black box with its declared paths (`port_paths` of the sub-block synthesised alone): one node
+        per output port, fed by the input ports with a path to it; its inputs' paths into its registers
+        are end points."""
+        sub = ctype[:-len("_blackbox")] if ctype.endswith("_blackbox") else ctype
+        known = set(conns)
+        for p in {p for p, _, _ in paths["through"]} | set(paths["from_state"]) | set(paths["to_state"]):
+            if p not in known:
+                raise SynthError(f"black box {ctype}: its declared paths name port {p!r}, which it does not have")
+        for op, bits in conns.items():
+            if direction(op) != "output" or not bits:
                 continue
-            ctype, ins, _ = comb[cn]
-            if cn not in on_path:
-                on_path.add(cn)
-                pending = [driver[b] for b in ins if b in driver and driver[b] not in arrival
-                           and driver[b] not in on_path]
-                if pending:
-                    stack.extend(pending)
+            in_w = {}
+            for ip, op_, d in paths["through"]:
+                if op_ == op:
+                    for b in conns[ip]:
+                        in_w[b] = max(d, in_w.get(b, d))
+            base = paths["from_state"].get(op)
+            self._add(f"{cname}/{op}", _Node(ctype, list(in_w), bits, 0.0, in_w=in_w, base=base,
+                                            label=f"{sub}.{op} (inside)"))
+        for ip, d in paths["to_state"].items():
+            self.ends.append((f"{sub}.{ip} (inside)", conns[ip], "box", d))
+
+    def arrivals(self, source=None, inside=True):
+        """Arrival (levels, LUTs, CARRY4s, start) of every node's outputs.  `source`: the start bits of
+        the paths counted (default: every start point); `inside`: count paths that start inside a node
+        (a black box's registers, a LUT RAM's contents)."""
+        arrival = {}
+        nodes, driver = self.nodes, self.driver
+
+        def start_of(b):
+            return (0.0, 0, 0, b) if source is None or b in source else None
+
+        for cname in nodes:
+            # depth first, without recursion: a node is expanded once (its unfinished inputs pushed above
+            # it) and finished when it is back on top.  The expanded, unfinished nodes are exactly the
+            # nodes on the current path, so an input among them closes a combinational loop: that edge
+            # alone is cut.  (A node merely waiting on the stack as another's pending input is not on the
+            # path: counting it as a loop cut paths through it short.)
+            stack, on_path = [cname], set()
+            while stack:
+                cn = stack[-1]
+                if cn in arrival:
+                    stack.pop()
                     continue
-            best = (0.0, 0, 0, ins[0] if ins else None)
-            for b in ins:
-                if b in driver and driver[b] in arrival:        # (not: an edge that closes a loop)
-                    a = arrival[driver[b]]
-                    if a[0] > best[0]:
+                node = nodes[cn]
+                if cn not in on_path:
+                    on_path.add(cn)
+                    pending = [driver[b] for b in node.ins if b in driver and driver[b] not in arrival
+                               and driver[b] not in on_path]
+                    if pending:
+                        stack.extend(pending)
+                        continue
+                best = None
+                if inside and node.base is not None:
+                    luts, carries = _levels(node.base)
+                    best = (node.base, luts, carries, node.label)
+                for b in node.ins:
+                    if b in driver:
+                        a = arrival.get(driver[b])       # (absent: an edge that closes a loop)
+                    else:
+                        a = start_of(b)
+                    if a is None:
+                        continue
+                    if node.in_w:
+                        d = node.in_w[b]
+                        luts, carries = _levels(d)
+                        a = (a[0] + d, a[1] + luts, a[2] + carries, a[3])
+                    if best is None or a[0] > best[0]:
                         best = a
-            w = _weight(ctype)
-            arrival[cn] = (best[0] + w, best[1] + (1 if w == 1.0 else 0), best[2] + (1 if w == 0.25 else 0),
-                           best[3])
-            on_path.discard(cn)
-            stack.pop()
-        return arrival[cname]
+                if best is None and source is None:
+                    best = (0.0, 0, 0, node.ins[0] if node.ins else None)      # constants, or a cut loop
+                if best is not None:
+                    w = node.weight
+                    best = (best[0] + w, best[1] + (1 if w == 1.0 else 0), best[2] + (1 if w == 0.25 else 0),
+                            best[3])
+                arrival[cn] = best
+                on_path.discard(cn)
+                stack.pop()
+        return arrival
+
+    def bit_arrival(self, arrival, b, source=None):
+        if b in self.driver:
+            return arrival.get(self.driver[b])
+        return (0.0, 0, 0, b) if source is None or b in source else None
+
+
+def logic_depth(netlist_json, top, boxes=None):
+    """Longest combinational path of the mapped netlist, per end point (register or output).
+    `boxes`: {black-box cell type: its declared paths (`port_paths`)}; a black box without declared
+    paths is a zero-delay cell whose every output depends on every input.
+    Returns [{end, depth, luts, carries, start}], deepest first, one entry per end signal name."""
+    g = _DepthGraph(netlist_json, top, boxes)
+    arrival = g.arrivals()
     per_end = {}
-    for ename, ins, ctype in ends:
+    for ename, ins, ctype, extra in g.ends:
         best = (0.0, 0, 0, None)
         for b in ins:
-            if b in driver:
-                a = cell_arrival(driver[b])
-                if a[0] > best[0]:
-                    best = a
-        key = ename
-        if key not in per_end or best[0] > per_end[key]["depth"]:
-            per_end[key] = {"end": key, "depth": best[0], "luts": best[1], "carries": best[2],
-                            "start": bitname(best[3]) if best[3] is not None else "",
-                            "kind": ctype}
+            a = g.bit_arrival(arrival, b)
+            if a is not None and a[0] + extra > best[0]:
+                luts, carries = _levels(extra)
+                best = (a[0] + extra, a[1] + luts, a[2] + carries, a[3])
+        if ename not in per_end or best[0] > per_end[ename]["depth"]:
+            per_end[ename] = {"end": ename, "depth": best[0], "luts": best[1], "carries": best[2],
+                              "start": g.bitname(best[3]) if best[3] is not None else "", "kind": ctype}
     return sorted(per_end.values(), key=lambda e: -e["depth"])
+
+
+def port_paths(netlist_json, top, boxes=None):
+    """A block's combinational paths as seen from its ports, for its parent to time it as a black box:
+    {"through": [[input port, output port, levels]], "from_state": {output port: levels from its
+    registers}, "to_state": {input port: levels to its registers}}.  `boxes`: its own black boxes'
+    declared paths (a composite's registers include those inside its boxes)."""
+    g = _DepthGraph(netlist_json, top, boxes)
+    outs = {p: bits for p, (d, bits) in g.ports.items() if d == "output"}
+    ins = {p: bits for p, (d, bits) in g.ports.items() if d == "input"}
+
+    def deepest(arrival, bits, source):
+        ds = [a[0] for a in (g.bit_arrival(arrival, b, source) for b in bits) if a is not None]
+        return max(ds) if ds else None
+    state_ends = [(bits, extra) for _, bits, kind, extra in g.ends if kind != "port"]
+    through, to_state = [], {}
+    for ip, bits in sorted(ins.items()):
+        source = set(bits)
+        arrival = g.arrivals(source=source, inside=False)
+        for op, obits in sorted(outs.items()):
+            d = deepest(arrival, obits, source)
+            if d is not None:
+                through.append([ip, op, d])
+        ds = [d + extra for ebits, extra in state_ends
+              for d in [deepest(arrival, ebits, source)] if d is not None]
+        if ds:
+            to_state[ip] = max(ds)
+    port_bits = {b for bits in ins.values() for b in bits}
+    read = [b for n in g.nodes.values() for b in n.ins] + [b for _, bits, _, _ in g.ends for b in bits]
+    starts = {b for b in read if b not in g.driver and b not in port_bits}
+    arrival = g.arrivals(source=starts, inside=True)
+    from_state = {}
+    for op, obits in sorted(outs.items()):
+        d = deepest(arrival, obits, starts)
+        if d is not None:
+            from_state[op] = d
+    return {"through": through, "from_state": from_state, "to_state": to_state}
 
 
 # ---------------------------------------------------------------------------
@@ -636,8 +771,11 @@ def _resources(types, target):
             "CARRY": sum(n for t, n in types.items() if t.startswith("CARRY"))}
 
 
-def collect(folder, name, target, log, seconds, peak_mib):
-    """The figures of a finished yosys run, from the files it left in the build folder."""
+def collect(folder, name, target, log, seconds, peak_mib, boxes=None):
+    """The figures of a finished yosys run, from the files it left in the build folder.  `boxes`: the
+    declared paths of a composite's black boxes.  A sub-block's figures carry its paths as seen from
+    its ports (`port_paths`); a composite keeps its netlist (compressed) so that its depth can be
+    counted again when a sub-block's paths change."""
     with open(os.path.join(folder, "synth_stat.txt")) as fh:
         types = parse_stat(fh.read())
     with open(os.path.join(folder, "synth_memories.txt")) as fh:
@@ -645,16 +783,46 @@ def collect(folder, name, target, log, seconds, peak_mib):
     mapping = parse_memory_mapping(log)
     for mem in memories:
         mem["mapped_to"] = mapping.get(mem["name"], "flip-flops")
-    depth = logic_depth(os.path.join(folder, "synth_netlist.json"), name)
-    os.remove(os.path.join(folder, "synth_netlist.json"))       # large; the figures are kept
+    netlist = os.path.join(folder, "synth_netlist.json")
+    depth = logic_depth(netlist, name, boxes)
     res = {"version": RESULT_VERSION, "block": name, "target": target, "folder": os.path.basename(folder),
            "cell_types": types, "resources": _resources(types, target), "memories": memories,
            "depth": depth[:12], "seconds": round(seconds, 1), "peak_mib": round(peak_mib),
            "profile": [[p, round(t, 1)] for p, t in parse_profile(log)], "flow": flow(name, target)}
+    if name in _SUB_BLOCKS:
+        res["port_paths"] = port_paths(netlist, name, boxes)
+    if name in _BLACKBOXED:
+        res["box_paths"] = boxes
+        with open(netlist, "rb") as src, gzip.open(netlist + ".gz", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    os.remove(netlist)       # large; the figures are kept
     return res
 
 
-def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached_only=False):
+def _box_paths(name, instance, target, cached_only, recorded=None):
+    """{black-box cell type: declared paths} of a composite's sub-blocks, each from the sub-block
+    synthesised alone (as the node instantiates it), or taken from `recorded` ({sub-block: paths},
+    figures recorded earlier) where it holds them."""
+    boxes = {}
+    for sub in _BLACKBOXED[name]:
+        if recorded and sub in recorded:
+            boxes[f"{sub}_blackbox"] = recorded[sub]
+            continue
+        inst = _first_instance(instance, sub)
+        args, kwargs = _ports_first(inst.func, inst.args, inst.kwargs)
+        fig = synth_block(_decorated(inst.func), args, kwargs, target, instance=inst, cached_only=cached_only,
+                          recorded_paths=recorded)
+        boxes[f"{sub}_blackbox"] = fig["port_paths"]
+    return boxes
+
+
+def _current(res, name, target):
+    return (res.get("version") == RESULT_VERSION and res.get("flow", "default") == flow(name, target)
+            and (name not in _SUB_BLOCKS or "port_paths" in res)
+            and (name not in _BLACKBOXED or "box_paths" in res))
+
+
+def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached_only=False, recorded_paths=None):
     """Convert (cached) and synthesise one block; returns its figures (cached beside the design).
     `instance`: the block's elaborated instance, for a composite whose repeated sub-blocks become
     black boxes (_BLACKBOXED)."""
@@ -662,6 +830,7 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached
     if target not in TARGETS:
         raise SynthError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     name = _unwrap_name(block_func)
+    boxes = None
     if name in _BLACKBOXED:
         from cosim.sim.toolchain import bind_arguments, build_root, design_key
         with _blackboxes(name, instance) as decls:
@@ -675,22 +844,38 @@ def synth_block(block_func, args, kwargs, target="xilinx", instance=None, cached
                     raise
         with open(os.path.join(folder, "blackboxes.v"), "w") as fh:
             fh.write(decls)
+        boxes = _box_paths(name, instance, target, cached_only, recorded_paths)
     else:
         folder, name, _ = build(block_func, *args, **kwargs)
     cached = os.path.join(folder, f"synth_{target}.json")
     if os.path.exists(cached):
         with open(cached) as fh:
             res = json.load(fh)
-        if res.get("version") == RESULT_VERSION and res.get("flow", "default") == flow(name, target):
-            return res
+        if _current(res, name, target):
+            if res.get("box_paths", boxes) == boxes:
+                return res
+            # a sub-block's paths changed: the composite's depth is counted again from its kept netlist
+            kept = os.path.join(folder, "synth_netlist.json.gz")
+            if os.path.exists(kept):
+                with gzip.open(kept) as src, tempfile.NamedTemporaryFile("wb", suffix=".json") as dst:
+                    shutil.copyfileobj(src, dst)
+                    dst.flush()
+                    res["depth"] = logic_depth(dst.name, name, boxes)[:12]
+                res["box_paths"] = boxes
+                _save(cached, res)
+                return res
     if cached_only:
         raise SynthError("no figures: yosys did not finish it in the runs these figures come from")
     log, seconds, peak_mib = run_yosys(folder, name, target)
-    res = collect(folder, name, target, log, seconds, peak_mib)
-    with open(cached + ".tmp", "w") as fh:
-        json.dump(res, fh, indent=1)
-    os.replace(cached + ".tmp", cached)
+    res = collect(folder, name, target, log, seconds, peak_mib, boxes)
+    _save(cached, res)
     return res
+
+
+def _save(path, res):
+    with open(path + ".tmp", "w") as fh:
+        json.dump(res, fh, indent=1)
+    os.replace(path + ".tmp", path)
 
 
 # ---------------------------------------------------------------------------
@@ -700,8 +885,11 @@ def block_names():
     return [b for b, _ in PHASE_BLOCKS]
 
 
-def synth_node(width=KULISCH_WIDTH_DEFAULT, target="xilinx", blocks=None, progress=None, cached_only=False):
-    """Synthesise the node's phase blocks: [{block, role, instances, figures}] in phase order."""
+def synth_node(width=KULISCH_WIDTH_DEFAULT, target="xilinx", blocks=None, progress=None, cached_only=False,
+               recorded_paths=None):
+    """Synthesise the node's phase blocks: [{block, role, instances, figures}] in phase order.
+    `recorded_paths`: {sub-block: declared paths} to time a composite's black boxes by, instead of
+    synthesising its sub-blocks (`recorded_port_paths`)."""
     if width not in KULISCH_WIDTH_CHOICES:
         raise SynthError(f"--width {width}: the node is built with 320 or 280")
     names = block_names() if not blocks else list(blocks)
@@ -716,7 +904,8 @@ def synth_node(width=KULISCH_WIDTH_DEFAULT, target="xilinx", blocks=None, progre
         if progress:
             progress(f"synthesising {n} (W {width}, {target}) ...")
         try:
-            fig = synth_block(func, args, kwargs, target, instance=inst, cached_only=cached_only)
+            fig = synth_block(func, args, kwargs, target, instance=inst, cached_only=cached_only,
+                              recorded_paths=recorded_paths)
         except SynthError as e:
             # one block that does not finish (time or memory limit) leaves a row saying so
             if progress:
@@ -757,7 +946,7 @@ _SYNTH_ORDER = ("prism_egress", "prism_counters", "prism_kulisch_route", "prism_
                 "auto_classifier",
                 "prism_kulisch_bank", "prism_ingress", "prism_fp32_bank", "prism_completion", "prism_reader",
                 "prism_round16", "prism_readout", "prism_kulisch_store", "prism_arrival_banks", "prism_control",
-                "prism_result_sender")
+                "prism_result_sender", NODE_TOP)
 _COLS = ("LUT", "FF", "RAMB36", "RAMB18", "DSP")
 
 
@@ -971,6 +1160,13 @@ def save_figures(path, by_width, target):
                    "widths": {str(w): rows for w, rows in by_width.items()}}, fh, indent=1, sort_keys=True)
         fh.write("\n")
     os.replace(path + ".tmp", path)
+
+
+def recorded_port_paths(path, width):
+    """{sub-block: declared paths} from recorded figures (`save_figures`) at one width."""
+    by_width, _ = load_figures(path)
+    return {r["block"]: r["figures"]["port_paths"] for r in by_width.get(width, ())
+            if "port_paths" in r.get("figures", {})}
 
 
 def load_figures(path):

@@ -320,3 +320,68 @@ def test_logic_depth_cuts_a_real_loop_once(tmp_path):
     from cosim.reports.synth import logic_depth
     path = _netlist(tmp_path, cells={"X": ([2, 21], 20), "Y": ([20, 20], 21), "Z": ([21, 21], 99)})
     assert logic_depth(path, "top")[0]["depth"] in (2.0, 3.0)
+
+
+def _module(cells, ports=None):
+    """A mapped module: LUT cells {name: (input bits, output bit)}, other cells given whole."""
+    body = {}
+    for n, c in cells.items():
+        if isinstance(c, dict):
+            body[n] = c
+            continue
+        ins, out = c
+        body[n] = {"type": f"LUT{len(ins)}", "port_directions": {**{f"I{i}": "input" for i in range(len(ins))}, "O": "output"},
+                   "connections": {**{f"I{i}": [b] for i, b in enumerate(ins)}, "O": [out]}}
+    return {"ports": {p: {"direction": d, "bits": bits} for p, (d, bits) in (ports or {}).items()},
+            "netnames": {}, "cells": body}
+
+
+def _ff(d, q):
+    return {"type": "FDRE", "port_directions": {"C": "input", "D": "input", "Q": "output"},
+            "connections": {"C": [1], "D": [d], "Q": [q]}}
+
+
+def _write(tmp_path, name, modules):
+    import json
+    path = tmp_path / name
+    path.write_text(json.dumps({"modules": modules}))
+    return str(path)
+
+
+def test_a_sub_block_states_its_paths_from_its_ports(tmp_path):
+    """`port_paths`: input a reaches output y through two LUTs, the register r reaches y through one,
+    input b reaches a register through one; b has no path to y."""
+    from cosim.reports.synth import port_paths
+    sub = _module({"a1": ([10], 11), "a2": ([11, 20], 12), "b1": ([30], 31), "r": _ff(31, 20)},
+                  ports={"a": ("input", [10]), "b": ("input", [30]), "y": ("output", [12])})
+    paths = port_paths(_write(tmp_path, "sub.json", {"sub": sub}), "sub")
+    assert paths["through"] == [["a", "y", 2.0]]
+    assert paths["from_state"] == {"y": 1.0}        # r -> a2
+    assert paths["to_state"] == {"b": 1.0}
+
+
+def test_a_black_box_is_timed_by_its_declared_paths(tmp_path):
+    """The parent: q -> LUT -> box.a, box.y -> LUT -> d.  Declared a -> y of 2 levels: the path is
+    1 + 2 + 1 = 4 levels.  A path into the box's input b, which reaches only the box's registers (3
+    levels inside), ends there: 1 + 3.  Without declared paths the box is the old zero-delay cell
+    (every output depends on every input): 2 levels, and b's path wrongly reaches y."""
+    from cosim.reports.synth import logic_depth
+    box = {"type": "sub_blackbox", "port_directions": {"a": "input", "b": "input", "y": "output"},
+           "connections": {"a": [40], "b": [41], "y": [42]}}
+    parent = _module({"q": _ff(99, 2), "p1": ([2], 40), "p2": ([2, 2], 50), "p3": ([50], 41), "box": box,
+                      "o1": ([42], 60), "d": _ff(60, 3)})
+    path = _write(tmp_path, "parent.json", {"top": parent})
+    declared = {"sub_blackbox": {"through": [["a", "y", 2.0]], "from_state": {"y": 1.0}, "to_state": {"b": 3.0}}}
+    ends = {e["end"]: e["depth"] for e in logic_depth(path, "top", boxes=declared)}
+    assert ends == {"net3": 4.0, "sub.b (inside)": 5.0, "net2": 0.0}     # d's Q is bit 3, q's bit 2
+    blind = logic_depth(path, "top")
+    assert max(e["depth"] for e in blind) == 3.0     # p2 -> p3 -> box (zero) -> o1: the old count
+
+
+def test_declared_paths_must_name_the_box_ports(tmp_path):
+    from cosim.reports.synth import SynthError, logic_depth
+    box = {"type": "sub_blackbox", "port_directions": {"a": "input", "y": "output"},
+           "connections": {"a": [40], "y": [42]}}
+    path = _write(tmp_path, "parent.json", {"top": _module({"box": box, "o": ([42], 60), "d": _ff(60, 3)})})
+    with pytest.raises(SynthError, match="port 'z'"):
+        logic_depth(path, "top", boxes={"sub_blackbox": {"through": [["z", "y", 1.0]], "from_state": {}, "to_state": {}}})
