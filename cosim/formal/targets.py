@@ -686,7 +686,8 @@ def _fp32_bank_target():
                             "+ 1): a value added as soon as the reservation ends reads the row before the earlier "
                             "sum is written back, and that update is lost", depth=18),
         # mutations of the converted bank (cosim/sim/faults.py edits)
-        "dead": _mutant(Edit(f"assign reserved = {bank}resv;", "assign reserved = {16{1'b1}};"), ("reservations_exact",),
+        "dead": _mutant(Edit(f"assign reserved = {bank}resv;", "assign reserved = {16{1'b1}};"),
+                        ("reservations_exact",),
                         "dead bank: no range is ever free, so nothing enters and nothing is read out (the hazard and "
                         "sum properties then hold vacuously)", unreached=("no_raw_hazard", "sums_exact")),
         "no_bypass": _mutant(Edit(r"\(\((prism_fp32_bank0_fp32_arrival_lane\d+)_add_valid && \(\1_issue_and_track_tag"
