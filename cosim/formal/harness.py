@@ -577,15 +577,16 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
 FP32_BANK_PROPERTIES = (
     ("no_raw_hazard", "no operation reaches the lanes for a range that one of the last FP32_LATENCY operations "
                       "touched (its sum is still in the adder: a read-after-write hazard)"),
-    ("reservations_exact", "p0_free, p1_free and rd_free are low exactly when their range is one of the last "
-                           "FP32_LATENCY operations' (no needless stall: other ranges enter every cycle)"),
+    ("reservations_exact", "the bank's reservation bitmap (reserved) marks a range of the bank exactly when it "
+                           "is one of the last FP32_LATENCY operations' (no needless stall: other ranges enter "
+                           "every cycle)"),
     ("sums_exact", "every read-out gives o_valid exactly 3 cycles after it is taken, and a read-out of the tracked "
                    "range hands out on the tracked lane the sum of every value added to that lane since the last "
                    "read-out, clear or reset (no update lost, none counted twice)"),
 )
 # The environment (env_ok): the arbiter's contract (prism_arrival_banks): a port group or a read-out
-# that uses this bank is taken only while its free output is high; never both ports' groups in this
-# bank in one cycle; a read-out only in a cycle where no group uses the bank; ranges below BANKS x
+# that uses this bank is taken only while its range is not reserved (reserved); never both ports' groups in this
+# bank in one cycle (a read-out offered with a group that uses the bank is the bank's to drop); ranges below BANKS x
 # ROWS; clear only with nothing in flight (no operation taken in the last FP32_LATENCY + 1 cycles);
 # the tracked range is one of the bank's
 STANDIN_WIDTH = 4           # bits of the stand-in adder's sums
@@ -658,7 +659,7 @@ def bank_group(row, lanes, in_bank, first, mask, BANK=1, BB=2):
 
 @block
 def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value, p1_take, p1_row, p1_lanes,
-                            p1_value, rd_take, rd_row, trk_row, trk_lane, p0_free, p1_free, rd_free, o_valid, o_data,
+                            p1_value, rd_take, rd_row, trk_row, trk_lane, reserved, o_valid, o_data,
                             prop_bad, env_ok, BANK=1, BANKS=4, ROWS=2, FP32_LATENCY=2, LANE_EXTRA=0):
     """One FP32 bank with its lanes, each lane's fp32_add replaced by int_add_standin (same ports,
     same latency, an integer sum of STANDIN_WIDTH bits): the bank is built while the lanes' module
@@ -683,12 +684,10 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     QUIET = L + 1                           # cycles without an operation before a clear
     values0 = ConcatSignal(*([p0_value] * 64))
     values1 = ConcatSignal(*([p1_value] * 64))
-    chain = Signal(intbv(0)[512:])
     real_adder = lane_module.fp32_add
     lane_module.fp32_add = _standin_adder(LANE_EXTRA)
     try:
-        dut = prism_fp32_bank(**ports_of(prism_fp32_bank, locals(), p0_values=values0, p1_values=values1,
-                                         o_chain=chain),
+        dut = prism_fp32_bank(**ports_of(prism_fp32_bank, locals(), p0_values=values0, p1_values=values1),
                               BANK=BANK, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=L)
     finally:
         lane_module.fp32_add = real_adder
@@ -782,7 +781,7 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
         n_adds_next.next = n
 
     @always_comb
-    def reserved():
+    def busy():
         ent = intbv(0)[9:]
         hit0 = bool(0)
         hit1 = bool(0)
@@ -846,20 +845,21 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
             else:
                 hazard = bool(busy_rd)
         bad_hazard.next = not rst and hazard
-        bad_free.next = not rst and (p0_free == busy0 or p1_free == busy1 or rd_free == busy_rd)
+        bad_free.next = not rst and (reserved[r0[8:BB]] != busy0 or reserved[r1[8:BB]] != busy1 or
+                                     (in_rd and reserved[rd_row[8:BB]] != busy_rd))
         bad_sum.next = not rst and (o_valid != rd_pipe[2] or
                                     (read_line[2] and lane_sum != exp_pipe[3 * W:2 * W]))
 
     @always_comb
     def environment():
         ok = True
-        if p0_take and in0 and not p0_free:
+        if p0_take and in0 and reserved[r0[8:BB]]:
             ok = False
-        if p1_take and in1 and not p1_free:
+        if p1_take and in1 and reserved[r1[8:BB]]:
             ok = False
         if p0_take and in0 and p1_take and in1:
             ok = False
-        if rd_take and in_rd and (not rd_free or (p0_take and in0) or (p1_take and in1)):
+        if rd_take and in_rd and reserved[rd_row[8:BB]]:
             ok = False
         if p0_take and in0 and r0 >= LIMIT:
             ok = False
@@ -877,7 +877,7 @@ def prism_fp32_bank_harness(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_value
     def pack():
         prop_bad.next = concat(bad_sum, bad_free, bad_hazard)
 
-    return (dut, group0, group1, decode, taken, tracked, expected, reserved, history, follow, read_lane, check,
+    return (dut, group0, group1, decode, taken, tracked, expected, busy, history, follow, read_lane, check,
             environment, pack)
 
 

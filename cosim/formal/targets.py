@@ -569,7 +569,7 @@ def _fp32_bank_target():
     def signals():
         return dict(clk=_b(), rst=_rst(), clear=_b(), p0_take=_b(), p0_row=_u(8), p0_lanes=_u(64), p0_value=_u(32),
                     p1_take=_b(), p1_row=_u(8), p1_lanes=_u(64), p1_value=_u(32), rd_take=_b(), rd_row=_u(8),
-                    trk_row=_u(row_w), trk_lane=_u(4), p0_free=_b(), p1_free=_b(), rd_free=_b(), o_valid=_b(),
+                    trk_row=_u(row_w), trk_lane=_u(4), reserved=_u(1 << (9 - p['BANKS'].bit_length())), o_valid=_b(),
                     o_data=_u(512), prop_bad=_u(len(h.FP32_BANK_PROPERTIES)), env_ok=_b())
 
     triggers = {
@@ -631,8 +631,32 @@ def _fp32_bank_target():
     l0 = lane.format(0)
     read_pipe = (f"rd_pipe[0] != ({bank}op_lanes[0] && {bank}op_read) || "
                  f"rd_pipe[1] != ({l0}a_valid && {l0}a_tag[1]) || rd_pipe[2] != o_valid")
+    nr = 1 << (8 - (p["BANKS"].bit_length() - 1))          # the bank's reservation bitmap: one bit per row
+    bb = p["BANKS"].bit_length() - 1
+
+    def bitmap_bad(bits, entries):
+        return " || ".join(
+            f"({bank}{bits}[{x}] != (" + " || ".join(
+                f"({bank}hist_old[{9 * i + 8}] && {bank}hist_old[{9 * i + bb - 1}:{9 * i}] == {p['BANK']} && "
+                f"{bank}hist_old[{9 * i + 7}:{9 * i + bb}] == {x})" for i in range(entries)) + "))"
+            for x in range(nr))
+
+    def source_bad(s, rows, hot, lanes=None):
+        bad = [f"({bank}{s} && ({bank}{hot} != ({nr}'d1 << {bank}{rows}) || {bank}{rows} >= {p['ROWS']}))",
+               f"(!{bank}{s} && ({bank}{hot} != 0 || {bank}{rows} != 0))"]
+        if lanes:
+            bad += [f"({bank}{lanes}[0] != {bank}{s})", f"(!{bank}{s} && {bank}{lanes} != 0)"]
+        return " || ".join(bad)
+
     lemmas = (("inv_history", "seen != prism_fp32_bank0_hist",
                f"the checker's last {L} operations are the bank's reservation history"),
+              ("inv_reservation_bitmap", bitmap_bad("resv_old", L - 1),
+               f"the registered bitmap holds exactly the rows of the {L - 1} operations before the newest"),
+              ("inv_operation_sources",
+               " || ".join([source_bad("s0", "rows0", "hot0", "lanes0"), source_bad("s1", "rows1", "hot1", "lanes1"),
+                            source_bad("sr", "rows_rd", "hot_rd"), f"({bank}s0 && {bank}s1)"]),
+               "each source's operation registers agree (taken: its row, one-hot, and its lanes; not taken: "
+               "all 0), and the two ports' groups never took the bank at one edge"),
               ("inv_tracked_pipeline", pipeline,
                f"the tracked lane's operations on the tracked row, at each of its {L + 2} pipeline stages, are "
                "the checker's adds to the tracked element and read-outs of its range taken that many edges ago"),
@@ -652,9 +676,9 @@ def _fp32_bank_target():
                f"the tracked lane's row holds (empty: 0) the tracked sum as of {L + 2} edges ago: the lanes write "
                f"an operation back {L + 2} edges after the bank takes it"))
     faults = {
-        # a mutation of the converted bank (a cosim/sim/faults.py edit): the reservation window's three
-        # loops (port 0's range, port 1's, the read-out's) look back one operation short
-        "short_reservation": _mutant(Edit(f"{bank}reservations_i<{L};", f"{bank}reservations_i<{L - 1};", count=3),
+        # a mutation of the converted bank (a cosim/sim/faults.py edit): the registered bitmap of the
+        # operations before the newest looks back one operation short
+        "short_reservation": _mutant(Edit(f"{bank}history_i<({L} - 2);", f"{bank}history_i<({L} - 3);"),
                                      ("no_raw_hazard",),
                                      "a range stays reserved for one operation fewer than the adder's latency"),
         "slow_lanes": Fault(dict(LANE_EXTRA=1), ("sums_exact",),
@@ -662,9 +686,8 @@ def _fp32_bank_target():
                             "+ 1): a value added as soon as the reservation ends reads the row before the earlier "
                             "sum is written back, and that update is lost", depth=18),
         # mutations of the converted bank (cosim/sim/faults.py edits)
-        "dead": _mutant((Edit(f"p0_free = {bank}reservations_f0;", "p0_free = 1'b0;"),
-                         Edit(f"p1_free = {bank}reservations_f1;", "p1_free = 1'b0;"),
-                         Edit(f"rd_free = {bank}reservations_fr;", "rd_free = 1'b0;")), ("reservations_exact",),
+        "dead": _mutant(Edit(f"assign reserved = {bank}resv;", "assign reserved = {16{1'b1}};"),
+                        ("reservations_exact",),
                         "dead bank: no range is ever free, so nothing enters and nothing is read out (the hazard and "
                         "sum properties then hold vacuously)", unreached=("no_raw_hazard", "sums_exact")),
         "no_bypass": _mutant(Edit(r"\(\((prism_fp32_bank0_fp32_arrival_lane\d+)_add_valid && \(\1_issue_and_track_tag"

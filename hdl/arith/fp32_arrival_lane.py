@@ -29,7 +29,7 @@ edges t-LATENCY .. t-1 touched (that sum is still in the adder).
 Independent rows may enter every cycle.
 
 rd_valid/rd_value follow a read operation by 2 rising edges (op captured,
-then rd registered).
+then rd registered); rd_value is 0 in every cycle rd_valid is low.
 
 Parameters:
     ROWS      rows in the RAM (1 .. 2^len(op_row)); op_row < ROWS when op_valid
@@ -44,7 +44,7 @@ Ports (widths come from the signals):
     op_read       1: read-and-empty the row; 0: add op_value into it
     op_value      32-bit FP32 operand (the element widened exactly to FP32)
     rd_valid      out: rd_value holds a read row's sum
-    rd_value      out: 32-bit FP32 sum
+    rd_value      out: 32-bit FP32 sum (0 while rd_valid is low)
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
@@ -109,16 +109,18 @@ def fp32_arrival_lane(clk, rst, clear, op_valid, op_row, op_read, op_value, rd_v
                 rows[tag[row_width:0]] = back
 
             rd_valid.next = a_valid and a_tag[row_width] and not rst
-            if a_valid and a_tag[row_width]:
-                if a_filled:
-                    rd_value.next = a_sum
-                else:
-                    rd_value.next = 0
+            # rd_value is 0 whenever rd_valid is low (a bank ORs its lanes' read-outs with the others')
+            if a_valid and a_tag[row_width] and a_filled and not rst:
+                rd_value.next = a_sum
+            else:
+                rd_value.next = 0
 
             a_valid.next = op_valid and not rst
+            # the operand is captured whatever op_valid says (it is read only with a_valid): its register
+            # needs no enable of its own
+            a_value.next = op_value
             if op_valid:
                 a_tag.next = concat(op_read, op_row)
-                a_value.next = op_value
                 if add_valid and tag[row_width:0] == op_row:
                     # the RAM read misses this edge's write-back: bypass it
                     a_filled.next = back

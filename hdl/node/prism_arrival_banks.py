@@ -35,8 +35,20 @@ Read-out: a completed range (cmd_valid, cmd_row) is read from its bank when
 that bank takes no port group this cycle and the range is not reserved
 (cmd_ready); the bank empties the row.  Every read has the same latency
 (3 cycles), and at most one is taken per cycle, so read-outs leave in command
-order on o_valid / o_row / o_tile; the sums come through the chain of banks
-(only the reading bank puts its sums on it).
+order on o_valid / o_row / o_tile; o_tile is the OR of the banks' outputs
+(a bank's output is 0 outside its read-out cycle; o_tile is 0 while o_valid
+is low).
+
+Logic depth: every path stays within 8 LUT levels, counted through the banks.
+The grant is flat: the admission-order compares are made for every group
+size in parallel and the group's size picks one at the end.  The banks
+export their reservation bitmaps (registers, a row per bit), and the
+reservation checks look the ranges up here, beside the admission terms,
+rather than inside the banks behind their row decode.  A read-out is offered
+to the banks (rd_take) before the grant is known; the range's bank drops it
+when a group takes the bank at the same edge (cmd_ready says the same).  Each
+bank decodes its share of a group before the take arrives, so a take reaches
+the bank's registers through at most one LUT.
 
 Parameters:
     CAPACITY        elements held (multiple of 32, 32 .. 4096): CAPACITY / 16 ranges; the
@@ -98,8 +110,8 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
     RANGES = CAPACITY // 16
     NB = min(BANKS, RANGES)             # banks that can hold a range (ranges < CAPACITY / 16)
     ROWS = (RANGES + BANKS - 1) // BANKS
-    UNBUILT = ((1 << BANKS) - 1) ^ ((1 << NB) - 1)      # banks never addressed: always free
     ALL_BANKS = (1 << BANKS) - 1
+    BANK_ROWS = 256 // BANKS            # a bank's reservation bitmap: one bit per row it could hold
 
     def sig(w=None):
         return Signal(bool(0)) if w is None else Signal(intbv(0)[w:])
@@ -125,22 +137,28 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
 
     # ---- banks ----
     take0, take1, rd_take = sig(), sig(), sig()
-    free0, free1, free_rd = [], [], []
-    chain = sig(512)                    # read-out sums travel the chain of banks (prism_fp32_bank)
+    resvs, outs = [], []
     for b in range(NB):
-        f0, f1, fr, ov, od = sig(), sig(), sig(), sig(), sig(512)
+        rv, ov, od = sig(BANK_ROWS), sig(), sig(512)
         insts.append(prism_fp32_bank(clk, rst, clear, take0, p0_row, p0_lanes, p0_values, take1, p1_row, p1_lanes,
-                                     p1_values, rd_take, cmd_row, f0, f1, fr, ov, chain, od,
+                                     p1_values, rd_take, cmd_row, rv, ov, od,
                                      BANK=b, BANKS=BANKS, ROWS=ROWS, FP32_LATENCY=FP32_LATENCY))
-        free0.append(f0)
-        free1.append(f1)
-        free_rd.append(fr)
-        chain = od
-    sums_out = chain
-    pad = [] if NB == BANKS else [Signal(intbv(UNBUILT >> NB)[BANKS - NB:])]
-    free0_all = ConcatSignal(*(pad + list(reversed(free0))))
-    free1_all = ConcatSignal(*(pad + list(reversed(free1))))
-    free_rd_all = ConcatSignal(*(pad + list(reversed(free_rd))))
+        resvs.append(rv)
+        outs.append(od)
+    # every range's reservation (bit 16 r + b: range 16 r + b, in bank b), straight from the banks' registers
+    resv_all = ConcatSignal(*reversed(resvs)) if NB > 1 else resvs[0]
+    # the read-out: the OR of the banks' outputs (each 0 outside its read-out cycle), a tree of 4-input ORs
+    while len(outs) > 1:
+        level = []
+        for i in range(0, len(outs), 4):
+            part = outs[i:i + 4]
+            while len(part) < 4:
+                part.append(part[0])            # (a | a = a)
+            y = sig(512)
+            insts.append(_or4(part[0], part[1], part[2], part[3], y))
+            level.append(y)
+        outs = level
+    sums_out = outs[0]
 
     n0, n1 = sig(3), sig(3)
     mask0, mask1 = sig(BANKS), sig(BANKS)
@@ -176,28 +194,31 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
         n1.next = g[GROUP_W:BANKS]
         mask1.next = g[BANKS:0]
 
-    # ---- admission: every term that needs only the ports' registers is made beside the lane decode ----
+    # ---- admission: every term from the ports' registers, in parallel; the grant picks late ----
     # A group of n ranges from `row` reaches past a range `x` when row + n > x.  That compare is made for
     # every n (0 .. 4) in parallel, from the row alone; the group's own n picks one at the end (the compare
     # grows with n, so row + n > x is the OR over k of (row + k > x and n >= k)).
     wins1 = sig()                       # on a common bank, port 1's group goes first
-    hold0, hold1 = sig(5), sig(5)       # bit k: a group of k ranges of port P waits for admission order
-    ge0, ge1 = sig(5), sig(5)           # bit k: port P's group holds k or more ranges (n >= k)
+    held0, held1 = sig(), sig()         # port P's group waits for admission order
     free_ok0, free_ok1 = sig(), sig()   # every bank of port P's group free (no reservation on its range)
     conflict = sig()                    # the two groups need a common bank
+    rd_bank0, rd_bank1 = sig(), sig()   # the read-out's bank is one of port P's group
+    rd_free = sig()                     # the read-out's range is not reserved
     ok0, ok1 = sig(), sig()
 
     @always_comb
     def order_terms():
         d = modbv(0)[4:]
         e = intbv(0)[10:]
-        h0 = intbv(0)[5:]
-        h1 = intbv(0)[5:]
+        g0 = intbv(0)[5:]
+        g1 = intbv(0)[5:]
         o1 = bool(0)
         run0 = bool(0)
         run1 = bool(0)
         pd0 = bool(0)
         pd1 = bool(0)
+        h0 = bool(0)
+        h1 = bool(0)
         # port 1's frame started first (port 0's start number is 1 .. 7 later, modulo 16)
         d[:] = p0_seq - p1_seq
         o1 = d != 0 and d < 8
@@ -211,25 +232,6 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
         pd0 = p1_pend and d != 0 and d < 8 and p0_row < p1_phi
         d[:] = p1_seq - p0_pseq
         pd1 = p0_pend and d != 0 and d < 8 and p1_row < p0_phi
-        h0[:] = 0
-        h1[:] = 0
-        for k in range(5):
-            e[:] = p0_row + k
-            if (run0 and e > p1_next) or (pd0 and e > p1_plo):
-                h0[k] = 1
-            e[:] = p1_row + k
-            if (run1 and e > p0_next) or (pd1 and e > p0_plo):
-                h1[k] = 1
-        hold0.next = h0
-        hold1.next = h1
-
-    @always_comb
-    def group_terms():
-        b = modbv(0)[4:]
-        g0 = intbv(0)[5:]
-        g1 = intbv(0)[5:]
-        f0 = bool(0)
-        f1 = bool(0)
         # n >= k from the ranges present (lane 0 of range i: lane 16 i); n is the highest present + 1
         g0[:] = 1
         g1[:] = 1
@@ -241,51 +243,77 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
                     g0[k] = 1
                 if p1_lanes[16 * i]:
                     g1[k] = 1
-        ge0.next = g0
-        ge1.next = g1
-        # range row + i is in bank (row + i) % BANKS: its bank must be free
+        for k in range(5):
+            e[:] = p0_row + k
+            if g0[k] and ((run0 and e > p1_next) or (pd0 and e > p1_plo)):
+                h0 = True
+            e[:] = p1_row + k
+            if g1[k] and ((run1 and e > p0_next) or (pd1 and e > p0_plo)):
+                h1 = True
+        held0.next = h0
+        held1.next = h1
+
+    @always_comb
+    def bank_terms():
+        bank = intbv(0)[4:]
+        hi = modbv(0)[4:]
+        f0 = bool(0)
+        f1 = bool(0)
+        fr = bool(0)
+        # every bank of the group free: the group's range in bank b (b in its mask) is in row row // 16, or
+        # the next row when row % 16 > b; it must not be reserved.  The lookups read the banks' reservation
+        # registers directly, so they run beside the admission terms
         f0 = True
         f1 = True
-        for i in range(4):
-            b[:] = p0_row[4:0] + i
-            if p0_lanes[16 * i] and not free0_all[b]:
+        for b in range(NB):
+            hi[:] = p0_row[8:4]
+            if p0_row[4:0] > b:
+                hi[:] = hi + 1
+            if mask0[b] and resv_all[BANK_ROWS * b + hi]:
                 f0 = False
-            b[:] = p1_row[4:0] + i
-            if p1_lanes[16 * i] and not free1_all[b]:
+            hi[:] = p1_row[8:4]
+            if p1_row[4:0] > b:
+                hi[:] = hi + 1
+            if mask1[b] and resv_all[BANK_ROWS * b + hi]:
                 f1 = False
         free_ok0.next = f0
         free_ok1.next = f1
+        # the read-out's range (in bank cmd_row % 16, row cmd_row // 16) is not reserved
+        fr = True
+        if cmd_row[4:0] < NB and resv_all[BANK_ROWS * cmd_row[4:0] + cmd_row[8:4]]:
+            fr = False
+        rd_free.next = fr
         conflict.next = (mask0 & mask1) != 0
+        bank[:] = cmd_row[4:0]
+        rd_bank0.next = mask0[bank]
+        rd_bank1.next = mask1[bank]
 
     @always_comb
     def arbitrate():
         a0 = bool(0)
         a1 = bool(0)
-        # valid and not held back by admission order
-        a0 = p0_valid and (hold0 & ge0) == 0
-        a1 = p1_valid and (hold1 & ge1) == 0
+        g0 = bool(0)
+        g1 = bool(0)
+        a0 = p0_valid and not held0
+        a1 = p1_valid and not held1
         # one group per bank per cycle: the older frame first (the loser is refused even when the
         # winner's banks turn out reserved)
-        ok0.next = enable and free_ok0 and a0 and not (a1 and conflict and wins1)
-        ok1.next = enable and free_ok1 and a1 and not (a0 and conflict and not wins1)
+        g0 = enable and free_ok0 and a0 and not (a1 and conflict and wins1)
+        g1 = enable and free_ok1 and a1 and not (a0 and conflict and not wins1)
+        ok0.next = g0
+        ok1.next = g1
 
     @always_comb
     def handshake():
-        busy = intbv(0)[BANKS:]
-        bank = intbv(0)[4:]
         p0_ready.next = ok0
         p1_ready.next = ok1
         take0.next = ok0
         take1.next = ok1
-        # read-out: the range's bank takes no group this cycle and the range is not reserved
-        busy[:] = 0
-        if ok0:
-            busy[:] = mask0
-        if ok1:
-            busy[:] = busy | mask1
-        bank[:] = cmd_row[4:0]
-        cmd_ready.next = enable and not busy[bank] and free_rd_all[bank]
-        rd_take.next = cmd_valid and enable and not busy[bank] and free_rd_all[bank]
+        # read-out: the range's bank takes no group this cycle and the range is not reserved.  The banks are
+        # offered the read before the grant is known (rd_take); the range's bank itself drops it when a
+        # group takes the bank at the same edge, the same rule cmd_ready states
+        rd_take.next = cmd_valid and enable and rd_free
+        cmd_ready.next = enable and rd_free and not (ok0 and rd_bank0) and not (ok1 and rd_bank1)
 
     # ---- read-out order: fixed latency, one per cycle ----
     rd_rows = Signal(modbv(0)[READ_LATENCY * 9:])     # valid | range per stage (newest lowest)
@@ -299,11 +327,10 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
             ev1_valid.next = 0
         else:
             ent[:] = 0
-            if rd_take:
+            if cmd_valid and cmd_ready:
                 ent[8] = 1
                 ent[8:0] = cmd_row
-            if ent[8] or rd_rows != 0:
-                rd_rows.next = (rd_rows << 9) | ent
+            rd_rows.next = (rd_rows << 9) | ent
             # a contribution counts once its banks have taken it (read-outs queue behind it)
             ev0_valid.next = take0
             ev1_valid.next = take1
@@ -324,5 +351,15 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
         o_row.next = ent[8:0]
         o_tile.next = sums_out
 
-    insts += [group_banks, order_terms, group_terms, arbitrate, handshake, bookkeeping, read_out]
+    insts += [group_banks, order_terms, bank_terms, arbitrate, handshake, bookkeeping, read_out]
     return insts
+
+
+@block
+def _or4(a, b, c, d, y):
+    """y = a | b | c | d (one node of the read-out's OR tree)."""
+    @always_comb
+    def orr():
+        y.next = a | b | c | d
+
+    return orr

@@ -11,21 +11,32 @@ whole beat); this bank owns at most one of them, the one with
 (row + k) % BANKS == BANK, k < n.  Each edge the bank performs at most one
 operation, registered here and handed to all 16 lanes the next edge:
     * port 0's range, when port 0's group is taken (p0_take) and holds one;
-    * otherwise port 1's range, the same way (the arbiter never gives both ports
-      this bank in one cycle);
-    * otherwise a read-out (rd_take with rd_row % BANKS == BANK): every lane
-      hands out the row's sum and empties it.
-Reservations: the lanes' adders hold a sum for FP32_LATENCY edges, so a range
-touched by one of the last FP32_LATENCY operations is not free (p{P}_free,
-rd_free low) and the arbiter holds the operation back.  Other ranges of the
-bank enter every cycle.
+    * port 1's range, the same way;
+    * a read-out (rd_take with rd_row % BANKS == BANK: the read-out is offered)
+      unless a port's group takes the bank at the same edge: every lane hands
+      out the row's sum and empties it.
+The arbiter's contract (prism_arrival_banks): it never gives both ports' groups
+this bank at one edge, and it takes a group or offers a read-out only while its
+range is not reserved.
 
-Read-out latency is fixed: the 16 sums of a read taken at edge t are on o_data
-from edge t + 3 (one cycle; o_valid marks it).  Outside that cycle o_data is
-o_chain: the banks are chained (o_chain of bank b is o_data of bank b - 1), so
-the last bank's o_data carries whichever bank is reading, without a wide
-multiplexer over all banks' outputs (a compiled simulator evaluates one on
-every cycle).
+Logic depth: each take input reaches only its own registers' reset or enable:
+the operation is registered per source (port 0, port 1, read-out), each source
+loading its share decoded from the row and lanes alone (its range's row, one
+hot and binary, its lanes, its values) when its take is high and 0 otherwise;
+the operation the lanes see is the OR of the three (at most one is non-zero; a
+read-out offered with a group is dropped there).  Each port's values are
+registered on their own (512 bits each) and picked by the source afterwards, so
+a value passes one LUT before its register.
+
+Reservations: the lanes' adders hold a sum for FP32_LATENCY edges, so a range
+touched by one of the last FP32_LATENCY operations is reserved and the arbiter
+holds the operation back.  Other ranges of the bank enter every cycle.  The
+ranges of the last FP32_LATENCY operations are the newest (the source
+registers) and the ones before it (hist_old); their bitmap over the bank's
+rows (reserved, bit x: range x * BANKS + BANK) is the OR of the source
+registers' one-hot rows and a registered bitmap of hist_old, so it comes
+straight from registers and the arbiter looks a range up in it beside its
+other terms.
 
 Parameters:
     BANK            this bank's number (0 .. BANKS - 1)
@@ -41,14 +52,12 @@ Ports (widths from the signals):
     p{P}_row                its first range (8 bits)
     p{P}_lanes              its element mask (64 bits, bit e: range row + e // 16, lane e % 16)
     p{P}_values             its elements widened exactly to FP32 (64 x 32 bits, element e at [32e + 31 : 32e])
-    rd_take, rd_row         a read-out of range rd_row is taken at this edge (8 bits)
-    p{P}_free               out: the range of port P's group in this bank is not reserved
-    rd_free                 out: range rd_row is not reserved
-    o_chain                 the previous bank's o_data (512 bits; 0 for the first bank)
+    rd_take, rd_row         a read-out of range rd_row is offered at this edge (8 bits)
+    reserved                out: bit x: range x * BANKS + BANK is reserved (256 / BANKS bits)
     o_valid, o_data         out: a read-out's 16 sums (lane i at [32i + 31 : 32i]; +0 where nothing
-                            arrived) in the cycle o_valid is high, else o_chain
+                            arrived) in the cycle o_valid is high, else 0
 """
-from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
+from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv, modbv
 
 from hdl.arith.fp32_arrival_lane import fp32_arrival_lane
 
@@ -57,7 +66,7 @@ LANES = 16
 
 @block
 def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_take, p1_row, p1_lanes, p1_values,
-                    rd_take, rd_row, p0_free, p1_free, rd_free, o_valid, o_chain, o_data,
+                    rd_take, rd_row, reserved, o_valid, o_data,
                     BANK=0, BANKS=16, ROWS=16, FP32_LATENCY=4):
     if BANKS not in (4, 8, 16):
         raise ValueError(f"prism_fp32_bank: BANKS={BANKS}; a power of two in 4 .. 16 (a group holds up to 4 ranges)")
@@ -70,20 +79,46 @@ def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_ta
     for name, s, w in (("p0_row", p0_row, 8), ("p1_row", p1_row, 8), ("rd_row", rd_row, 8),
                        ("p0_lanes", p0_lanes, 64), ("p1_lanes", p1_lanes, 64),
                        ("p0_values", p0_values, 2048), ("p1_values", p1_values, 2048), ("o_data", o_data, 512),
-                       ("o_chain", o_chain, 512)):
+                       ("reserved", reserved, 1 << (9 - BANKS.bit_length()))):
         if len(s) != w:
             raise ValueError(f"prism_fp32_bank: {name} is {len(s)} bits; it must be {w}")
 
     L = FP32_LATENCY                          # a range stays reserved for the last L operations
     BB = BANKS.bit_length() - 1               # bank-number bits
+    HB = 8 - BB                               # range bits above the bank number (the range's row)
+    NR = 1 << HB                              # rows a range number can name (the bitmap's size)
     RB = max(1, (ROWS - 1).bit_length())      # lane row-address bits
     E = 9                                     # reservation entry: valid | range
+    OLD = max(1, L - 1)                       # entries kept before the newest (hist_old; unused when L = 1)
 
-    op_lanes = Signal(intbv(0)[LANES:])       # lanes that take the operation at the next edge
+    # The operation taken at an edge, registered per source (port 0, port 1, read-out): each source's
+    # registers load its decoded share when its take is high and clear otherwise, so the take drives the
+    # registers' reset and enable alone; the operation is their OR (at most one is non-zero).
+    s0, s1, sr = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))        # the source's operation was taken
+    rd_op = Signal(bool(0))                   # the read-out was taken: offered (sr) and no group took the bank
+    void = Signal(bool(0))                    # the last edge was a reset: the operation taken at it is dropped
+    lanes0, lanes1 = Signal(intbv(0)[LANES:]), Signal(intbv(0)[LANES:])   # its lanes
+    rows0, rows1, rows_rd = (Signal(intbv(0)[HB:]) for _ in range(3))    # its range's row
+    hot0, hot1, hot_rd = (Signal(intbv(0)[NR:]) for _ in range(3))       # the same row, one-hot
+    op_values0 = Signal(intbv(0)[512:])       # port 0's values for this bank, registered when it takes them
+    op_values1 = Signal(intbv(0)[512:])
+    # the operation handed to the lanes (combinational, from the registers above)
+    op_lanes = Signal(intbv(0)[LANES:])       # lanes that take the operation
     op_row = Signal(intbv(0)[RB:])
     op_read = Signal(bool(0))
-    op_values = Signal(intbv(0)[512:])
-    hist = Signal(modbv(0)[L * E:])           # the last L operations' ranges (newest lowest)
+    op_values = Signal(intbv(0)[512:])        # the operation's values (port 1's when s1)
+    # reservations: the last L operations are the one just taken and the L - 1 before it (hist_old)
+    hist_old = Signal(modbv(0)[OLD * E:])     # the L - 1 operations before the newest (newest lowest)
+    hist = Signal(modbv(0)[L * E:])           # the last L operations' ranges, valid | range (newest lowest)
+    resv_old = Signal(intbv(0)[NR:])          # bit x: range x * BANKS + BANK is one of hist_old's
+    resv = Signal(intbv(0)[NR:])              # bit x: range x * BANKS + BANK is one of hist's (reserved)
+    # each port's share of its group, decoded from the row and lanes alone (no take)
+    in0, in1 = Signal(bool(0)), Signal(bool(0))                 # the group holds a range of this bank
+    hi0, hi1 = Signal(intbv(0)[HB:]), Signal(intbv(0)[HB:])      # that range's row (0 when in{P} is low)
+    m0, m1 = Signal(intbv(0)[LANES:]), Signal(intbv(0)[LANES:])  # its lanes (0 when in{P} is low)
+    rd_mine = Signal(bool(0))                 # rd_row is a range of this bank
+    hi_rd = Signal(intbv(0)[HB:])             # its row (0 when not rd_mine)
+    oh0, oh1, oh_rd = (Signal(intbv(0)[NR:]) for _ in range(3))          # those rows, one-hot (0: none)
     lane_valid = []
     lane_value = []
     insts = []
@@ -96,92 +131,183 @@ def prism_fp32_bank(clk, rst, clear, p0_take, p0_row, p0_lanes, p0_values, p1_ta
     sums = ConcatSignal(*reversed(lane_value))
     lane0_valid = lane_valid[0]
 
+    def share(row, lanes):
+        """A port's group as this bank sees it: {in bank (1), its range's row (HB), its lanes (16)}, 0 when
+        the group has no range here.  Its range here is row + kb, kb = (BANK - row) mod BANKS, when kb < 4
+        and lane 16 kb is set."""
+        kb = modbv(0)[BB:]
+        m = intbv(0)[64:]
+        hi = modbv(0)[HB:]
+        g = intbv(0)[1 + HB + LANES:]
+        kb[:] = BANK - row[BB:0]
+        hi[:] = row[8:BB]
+        if row[BB:0] > BANK:
+            hi[:] = hi + 1
+        m[:] = 0
+        if kb < 4:
+            m[:] = lanes >> (kb * 16)
+        g[:] = 0
+        if m[0]:
+            g[1 + HB + LANES - 1] = 1
+            g[LANES + HB:LANES] = hi
+            g[LANES:0] = m[LANES:0]
+        return g
+
     @always_comb
-    def reservations():
-        k = modbv(0)[BB:]
-        r = modbv(0)[8:]
-        ent = intbv(0)[E:]
-        f0 = bool(1)
-        f1 = bool(1)
-        fr = bool(1)
-        k[:] = BANK - p0_row[BB:0]
-        r[:] = p0_row + k
-        for i in range(L):
-            ent[:] = (hist >> (E * i)) & 0x1FF
-            if ent[8] and ent[8:0] == r:
-                f0 = False
-        k[:] = BANK - p1_row[BB:0]
-        r[:] = p1_row + k
-        for i in range(L):
-            ent[:] = (hist >> (E * i)) & 0x1FF
-            if ent[8] and ent[8:0] == r:
-                f1 = False
-        for i in range(L):
-            ent[:] = (hist >> (E * i)) & 0x1FF
-            if ent[8] and ent[8:0] == rd_row:
-                fr = False
-        p0_free.next = f0
-        p1_free.next = f1
-        rd_free.next = fr
+    def decode():
+        g = intbv(0)[1 + HB + LANES:]
+        o0 = intbv(0)[NR:]
+        o1 = intbv(0)[NR:]
+        o2 = intbv(0)[NR:]
+        hr = intbv(0)[HB:]
+        g[:] = share(p0_row, p0_lanes)
+        in0.next = g[HB + LANES]
+        hi0.next = g[HB + LANES:LANES]
+        m0.next = g[LANES:0]
+        for x in range(NR):
+            o0[x] = g[HB + LANES] and g[HB + LANES:LANES] == x
+        g[:] = share(p1_row, p1_lanes)
+        in1.next = g[HB + LANES]
+        hi1.next = g[HB + LANES:LANES]
+        m1.next = g[LANES:0]
+        for x in range(NR):
+            o1[x] = g[HB + LANES] and g[HB + LANES:LANES] == x
+        hr[:] = 0
+        if rd_row[BB:0] == BANK:
+            hr[:] = rd_row[8:BB]
+        for x in range(NR):
+            o2[x] = rd_row[BB:0] == BANK and rd_row[8:BB] == x
+        rd_mine.next = rd_row[BB:0] == BANK
+        hi_rd.next = hr
+        oh0.next = o0
+        oh1.next = o1
+        oh_rd.next = o2
+
+    # one clocked process per take: the take selects between the decoded share and 0
+    @always(clk.posedge)
+    def take_port0():
+        if p0_take:
+            s0.next = in0
+            lanes0.next = m0
+            rows0.next = hi0
+            hot0.next = oh0
+        else:
+            s0.next = 0
+            lanes0.next = 0
+            rows0.next = 0
+            hot0.next = 0
 
     @always(clk.posedge)
-    def issue_operation():
-        if rst:
-            op_lanes.next = 0
-            hist.next = 0
+    def take_port1():
+        if p1_take:
+            s1.next = in1
+            lanes1.next = m1
+            rows1.next = hi1
+            hot1.next = oh1
         else:
-            k = modbv(0)[2:]
-            kb = modbv(0)[BB:]
-            r = modbv(0)[8:]
-            ent = intbv(0)[E:]
-            m = intbv(0)[64:]
-            v = intbv(0)[2048:]
-            take = bool(0)
-            ent[:] = 0
-            # the group's range in this bank: k = (BANK - row) mod BANKS, present when k < 4 and lane 16k is set
-            if p0_take:
-                kb[:] = BANK - p0_row[BB:0]
-                if kb < 4:
-                    k[:] = kb
-                    m[:] = p0_lanes >> (k * 16)
-                    if m[0]:
-                        take = True
-                        r[:] = p0_row + k
-                        v[:] = p0_values >> (k * 512)
-            if p1_take and not take:
-                kb[:] = BANK - p1_row[BB:0]
-                if kb < 4:
-                    k[:] = kb
-                    m[:] = p1_lanes >> (k * 16)
-                    if m[0]:
-                        take = True
-                        r[:] = p1_row + k
-                        v[:] = p1_values >> (k * 512)
-            if take:
-                op_lanes.next = m[LANES:0]
-                op_values.next = v[512:0]
-                op_row.next = r[8:BB]
-                op_read.next = 0
-                ent[8] = 1
-                ent[8:0] = r
-            elif rd_take and rd_row[BB:0] == BANK:
-                op_lanes.next = 0xFFFF
-                op_row.next = rd_row[8:BB]
-                op_read.next = 1
-                ent[8] = 1
-                ent[8:0] = rd_row
-            else:
-                op_lanes.next = 0
-            if ent[8] or hist != 0:
-                hist.next = (hist << E) | ent
+            s1.next = 0
+            lanes1.next = 0
+            rows1.next = 0
+            hot1.next = 0
+
+    @always(clk.posedge)
+    def take_read():
+        if rd_take:
+            sr.next = rd_mine
+            rows_rd.next = hi_rd
+            hot_rd.next = oh_rd
+        else:
+            sr.next = 0
+            rows_rd.next = 0
+            hot_rd.next = 0
+
+    @always(clk.posedge)
+    def reset_edge():
+        void.next = rst
+
+    @always(clk.posedge)
+    def take_values():
+        # each port's values for this bank: element 16 kb + i of the group to lane i (loaded whenever the
+        # port's group is taken; used only when the group holds a range of this bank)
+        k = modbv(0)[2:]
+        v = intbv(0)[2048:]
+        if p0_take:
+            k[:] = BANK - p0_row[2:0]
+            v[:] = p0_values >> (k * 512)
+            op_values0.next = v[512:0]
+        if p1_take:
+            k[:] = BANK - p1_row[2:0]
+            v[:] = p1_values >> (k * 512)
+            op_values1.next = v[512:0]
 
     @always_comb
-    def chain_output():
-        o_valid.next = lane0_valid
-        if lane0_valid:
-            o_data.next = sums
-        else:
-            o_data.next = o_chain
+    def read_taken():
+        # a read-out offered to this bank is taken unless a port's group took the bank at the same edge
+        rd_op.next = sr and not s0 and not s1
 
-    insts += [reservations, issue_operation, chain_output]
+    @always_comb
+    def operation():
+        ln = intbv(0)[LANES:]
+        hi = intbv(0)[HB:]
+        ent = intbv(0)[E:]
+        ln[:] = lanes0 | lanes1
+        if rd_op:
+            ln[:] = 0xFFFF
+        if void:
+            ln[:] = 0
+        op_lanes.next = ln
+        hi[:] = rows0 | rows1
+        if rd_op:
+            hi[:] = hi | rows_rd
+        op_row.next = hi[RB:0]
+        op_read.next = rd_op
+        if s1:
+            op_values.next = op_values1
+        else:
+            op_values.next = op_values0
+        ent[:] = 0
+        if (s0 or s1 or rd_op) and not void:
+            ent[8] = 1
+            ent[8:BB] = hi
+            ent[BB:0] = BANK
+        if L > 1:
+            hist.next = concat(hist_old[(L - 1) * E:], ent)
+        else:
+            hist.next = ent
+        # (hot_rd is non-zero only when a read-out was offered: it counts unless a group took the bank)
+        if void:
+            resv.next = resv_old
+        elif s0 or s1:
+            resv.next = resv_old | hot0 | hot1
+        else:
+            resv.next = resv_old | hot_rd
+
+    @always(clk.posedge)
+    def history():
+        old = intbv(0)[E:]
+        rv = intbv(0)[NR:]
+        if rst:
+            hist_old.next = 0
+            resv_old.next = 0
+        else:
+            # the history shifts the newest operation in; its bitmap is made from registers only
+            hist_old.next = hist[OLD * E:]
+            for x in range(NR):
+                rv[x] = 0
+                if L > 1:
+                    if (hot0[x] or hot1[x] or (hot_rd[x] and rd_op)) and not void:
+                        rv[x] = 1
+                    for i in range(L - 2):
+                        old[:] = (hist_old >> (E * i)) & 0x1FF
+                        if old[8] and old[BB:0] == BANK and old[8:BB] == x:
+                            rv[x] = 1
+            resv_old.next = rv
+
+    @always_comb
+    def read_out():
+        o_valid.next = lane0_valid
+        o_data.next = sums
+        reserved.next = resv
+
+    insts += [decode, read_taken, take_port0, take_port1, take_read, reset_edge, take_values, operation, history, read_out]
     return insts

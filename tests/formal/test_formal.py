@@ -226,7 +226,9 @@ def test_fp32_lanes_one_cycle_slower_than_the_reservations_lose_an_update(tmp_pa
     icarus, mine, _ = simulate("prism_fp32_bank", stim["vectors"], fault="slow_lanes", myhdl=True)
     assert icarus == mine
     cycle = verdicts[0].depth - 2
-    assert icarus[cycle]["o_valid"] and not icarus[cycle - 1]["o_valid"]
+    # the failing cycle is a read-out (the solver may put another range's read-out just before it: the
+    # bank takes a read-out offered beside groups on other banks every cycle)
+    assert icarus[cycle]["o_valid"]
 
 
 def test_fp32_short_reservation_lets_a_hazard_through_and_replays(tmp_path):

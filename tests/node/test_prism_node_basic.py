@@ -541,6 +541,6 @@ def test_fp32_bank_rejects_impossible_parameters(kwargs, match):
     ports = [mk(), ResetSignal(0, active=1, isasync=False), mk()]
     for _ in range(2):
         ports += [mk(), mk(8), mk(64), mk(2048)]
-    ports += [mk(), mk(8), mk(), mk(), mk(), mk(), mk(512), mk(512)]
+    ports += [mk(), mk(8), mk(16), mk(), mk(512)]
     with pytest.raises(ValueError, match=match):
         prism_fp32_bank(*ports, **kwargs)
