@@ -44,6 +44,11 @@ class Frame(Interface):
     span        its ranges [offset / 16, r_end) as a bit mask (MAX_RANGES bits)
     (nr, r_end and span are read only for a frame that passes every rule but the duplicate check,
     which a one-beat DATA frame never does; for it they are left over from an earlier frame)
+    The digest of the frame being received, registered from its header beat (for the control's
+    duplicate check a cycle ahead of the frame's `valid`; meaningful from the cycle after a header
+    beat, so in the cycle a frame of two or more beats takes its last beat):
+    next_c      its contributor (3 bits)
+    next_span   its ranges as a bit mask, as `span` will carry them (MAX_RANGES bits)
     """
 
     def __init__(self, hdr_width=HDR_BITS, beat_width=BEAT_COUNT_BITS):
@@ -57,6 +62,8 @@ class Frame(Interface):
         self.r_end = vec(ROW_BITS + 1)
         self.need1 = vec(FRAME_END_BITS)
         self.span = vec(MAX_RANGES)
+        self.next_c = vec(3)
+        self.next_span = vec(MAX_RANGES)
 
 
 class Verdict(Interface):

@@ -165,7 +165,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         raise ValueError("prism_control: op.count 13, op.contributors 8, op.expected 4 bits")
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
-    # a waiting frame: {span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
+    # a waiting frame: {dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
     H_BEATS, H_LONG = HDR_BITS, HDR_BITS + beat_width
     H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
     H_FE = H_PORT + 1
@@ -173,7 +173,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     H_RE = H_NR + NR_BITS
     H_NEED = H_RE + ROW_BITS + 1
     H_SPAN = H_NEED + FRAME_END_BITS
-    HOLD_W = H_SPAN + MAX_RANGES
+    H_PD = H_SPAN + MAX_RANGES
+    HOLD_W = H_PD + 1
 
     resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_QUEUE_DEPTH)]
     resp_rp = Signal(modbv(0)[4:])
@@ -192,6 +193,18 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     pairs_left = Signal(modbv(0)[12:])
     st_pairs = Signal(modbv(0)[12:])      # contributors x ranges of the staged operation
     dup_map = Signal(intbv(0)[MAP_BITS:])   # bit 256*c + r: contributor c has contributed range r
+    # The duplicate check a cycle ahead: the frame each port is receiving against the map as
+    # registered (pd0, pd1), and what the last edge changed in the map (cleared it: clr_last; its
+    # admissions, at most two: a0_*, a1_*, each {contributor, r_first, r_end}).  A frame's check
+    # against the map now is its check against the map a cycle ago, less what was cleared, or its
+    # ranges overlapping one of those admissions.
+    pd0 = Signal(bool(0))
+    pd1 = Signal(bool(0))
+    clr_last = Signal(bool(0))
+    a0_v = Signal(bool(0))
+    a1_v = Signal(bool(0))
+    a0_r = Signal(intbv(0)[21:])
+    a1_r = Signal(intbv(0)[21:])
     # admitted FP32_ARRIVAL frames not yet started, oldest first: at most 3 banks x 2 ports
     ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
     ord_rp = Signal(modbv(0)[3:])
@@ -235,6 +248,20 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         hold_head1.next = hold_mem[1]
 
     @always(clk.posedge)
+    def precheck():
+        # each port's frame being received (its digest registered from its header beat) against
+        # the map as registered: a cycle later, when the frame completes, the walk corrects it for
+        # what that edge changed
+        cmap = intbv(0)[MAP_BITS:]
+        row = intbv(0)[MAX_RANGES:]
+        cmap[:] = dup_map >> (p0_frame.next_c * MAX_RANGES)
+        row[:] = cmap[MAX_RANGES:0]
+        pd0.next = (row & p0_frame.next_span) != 0
+        cmap[:] = dup_map >> (p1_frame.next_c * MAX_RANGES)
+        row[:] = cmap[MAX_RANGES:0]
+        pd1.next = (row & p1_frame.next_span) != 0
+
+    @always(clk.posedge)
     def admit_control():
         # the operation context: read from the registers, updated frame by frame, written back
         staged = intbv(0)[HDR_BITS:]
@@ -255,25 +282,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         orp = modbv(0)[3:]
         oc = intbv(0, min=0, max=ORDER_DEPTH + 2)
         hc = intbv(0, min=0, max=HOLD_DEPTH + 3)
-        ds = bool(0)
-        pw0 = bool(0)
-        pw1 = bool(0)
-        pop0 = bool(0)
-        pop1 = bool(0)
-        pop2 = bool(0)
-        both_w = bool(0)
-        one_w = bool(0)
-        none_w = bool(0)
-        hcn = modbv(0)[4:]
-        hc_m2 = modbv(0)[4:]
-        hc_m1 = modbv(0)[4:]
-        hc_p1 = modbv(0)[4:]
-        hc_p2 = modbv(0)[4:]
-        pops = intbv(0)[3:]
-        pops_c = intbv(0)[3:]
-        pops_o = intbv(0)[3:]
-        pw0_c = bool(0)
-        pw0_o = bool(0)
         hc_c = modbv(0)[4:]
         hc_o = modbv(0)[4:]
         slot = intbv(0)[HOLD_W:]
@@ -306,10 +314,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         # operation's pairs
         r_end = modbv(0)[9:]
         mask = modbv(0)[MAP_BITS:]
-        cmap = intbv(0)[MAP_BITS:]
         map_dup = bool(0)
-        row = intbv(0)[MAX_RANGES:]
         span = intbv(0)[MAX_RANGES:]
+        # each waiting entry's and this cycle's frames' duplicate check against the map as registered
+        # (hold slots 0 .. HOLD_DEPTH - 1, then port 0's and port 1's frame)
+        cpd = intbv(0)[HOLD_DEPTH + 2:]
+        old_pd = bool(0)
         # every candidate's results, by candidate (bit s, or field s of a packed vector)
         c_port = intbv(0)[4:]
         c_long = intbv(0)[4:]
@@ -324,6 +334,19 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         c_admit_staged = intbv(0)[4:]
         c_closes = intbv(0)[4:]
         c_closes_fresh = intbv(0)[4:]
+        c_stage_go = intbv(0)[4:]
+        c_commit_go = intbv(0)[4:]
+        c_abort_go = intbv(0)[4:]
+        c_fok = intbv(0)[4:]
+        c_dadm = intbv(0)[4:]
+        c_dadm_close = intbv(0)[4:]
+        c_dadm_st = intbv(0)[4:]
+        stage_ok = bool(0)
+        is_ctl = bool(0)
+        short = bool(0)
+        stage_go = bool(0)
+        commit_go = bool(0)
+        abort_go = bool(0)
         c_bank = intbv(0)[8:]
         c_reason = intbv(0)[32:]
         c_pairs = intbv(0)[48:]
@@ -338,13 +361,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         first_src = intbv(0)[2:]
         second_src = intbv(0)[2:]
         first_valid = bool(0)
-        first_head = bool(0)
-        first_p0 = bool(0)
         second_valid = bool(0)
-        second_head = bool(0)
-        second_p0 = bool(0)
-        done_first = bool(0)
-        done_second = bool(0)
         # their checks, selected from the candidates' (f_: the first frame, s_: the second)
         f_hdr = intbv(0)[HDR_BITS:]
         f_port = bool(0)
@@ -385,6 +402,27 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         s_admit_staged = bool(0)
         s_closes = bool(0)
         s_closes_fresh = bool(0)
+        f_stage_go = bool(0)
+        f_commit_go = bool(0)
+        f_abort_go = bool(0)
+        f_fok = bool(0)
+        f_dadm = bool(0)
+        f_dadm_close = bool(0)
+        f_closing = bool(0)
+        s_stage_go = bool(0)
+        s_commit_go = bool(0)
+        s_abort_go = bool(0)
+        s_dadm = bool(0)
+        s_dadm_st = bool(0)
+        s_ok = bool(0)
+        df = bool(0)
+        ds_c = bool(0)
+        hb = modbv(0)[4:]
+        hb1 = modbv(0)[4:]
+        hb2 = modbv(0)[4:]
+        sq0 = intbv(0)[HOLD_W:]
+        sq1 = intbv(0)[HOLD_W:]
+        sq2 = intbv(0)[HOLD_W:]
         s_c = intbv(0)[3:]
         s_rf = intbv(0)[9:]
         s_re = intbv(0)[9:]
@@ -449,6 +487,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # pointer is an empty queue
             ord_count.next = 0
             hold_count.next = 0
+            clr_last.next = 0
+            a0_v.next = 0
+            a1_v.next = 0
         else:
             staged[:] = st_word
             st_ok = bool(st_valid)
@@ -498,34 +539,49 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # are processed: the first candidate and the one after it (if it is on the other port
             # and the first was not held).  Both are picked here from the queue's count and the
             # valid pulses alone.  A frame of this cycle that is not processed waits, in order.
-            e_p0[:] = concat(p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end, False,
-                             p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
-            e_p1[:] = concat(p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end, True,
-                             p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
+            e_p0[:] = concat(pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end,
+                             False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
+            e_p1[:] = concat(pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end,
+                             True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
+            # The duplicate checks: each entry's check against the map a cycle ago (kept in the
+            # entry, pd0/pd1 for this cycle's frames), less a clear, or an overlap (same contributor,
+            # intersecting [r_first, r_end)) with the last edge's admissions.  (Only a frame that
+            # passes the range rule has its check read; its ranges are then exactly its interval.)
+            for j in range(HOLD_DEPTH + 2):
+                if j < HOLD_DEPTH:
+                    entry[:] = hold_mem[j]
+                elif j == HOLD_DEPTH:
+                    entry[:] = e_p0
+                else:
+                    entry[:] = e_p1
+                old_pd = bool(entry[H_PD])
+                hdr[:] = entry[HDR_BITS:0]
+                contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+                r_first[:] = offset[13:4]
+                r_end[:] = entry[H_NEED:H_RE]
+                cpd[j] = ((old_pd and not clr_last)
+                          or (a0_v and contributor == a0_r[21:18] and r_first < a0_r[9:0] and a0_r[18:9] < r_end)
+                          or (a1_v and contributor == a1_r[21:18] and r_first < a1_r[9:0] and a1_r[18:9] < r_end))
+            e_p0[H_PD] = cpd[HOLD_DEPTH]
+            e_p1[H_PD] = cpd[HOLD_DEPTH + 1]
+
             first_valid = False
-            first_head = False
-            first_p0 = False
             second_valid = False
-            second_head = False
-            second_p0 = False
             if hc >= 1:
                 first_valid = True
-                first_head = True
                 first_src[:] = 0
                 if hc >= 2:
                     second_valid = True
-                    second_head = True
                     second_src[:] = 1
                 elif p0_frame.valid:
                     second_valid = True
-                    second_p0 = True
                     second_src[:] = 2
                 elif p1_frame.valid:
                     second_valid = True
                     second_src[:] = 3
             elif p0_frame.valid:
                 first_valid = True
-                first_p0 = True
                 first_src[:] = 2
                 if p1_frame.valid:
                     second_valid = True
@@ -572,6 +628,18 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     reason[:] = BAD_CONTRIBUTORS
                 elif recip == 0 or (not hdr[F_MODE_LSB] and recip == 3):
                     reason[:] = BAD_RECIPIENTS
+                # the same rules as one flat condition (the walk needs whether they pass; the reason
+                # only goes into the response)
+                stage_ok = (hdr[F_POLICY_END:F_POLICY_LSB] <= POLICY_FP32_ARRIVAL
+                            and hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] <= FMT_AUTO
+                            and not (hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
+                                     and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL)
+                            and hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] <= FMT_EXACT
+                            and not (hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
+                                     and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL)
+                            and count != 0 and count <= CAPACITY
+                            and hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] != 0
+                            and recip != 0 and (hdr[F_MODE_LSB] or recip != 3))
                 members[:] = 0
                 for c in range(MAX_CONTRIBUTORS):
                     if hdr[F_CONTRIBUTORS_LSB + c]:
@@ -589,15 +657,18 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 nr[:] = entry[H_RE:H_NR]
                 r_end[:] = entry[H_NEED:H_RE]
                 need1[:] = entry[H_SPAN:H_NEED]
-                span[:] = entry[HOLD_W:H_SPAN]
                 length_bad = beats != need1
                 r_first[:] = offset[13:4]
-                # Duplicate: the contributor's row of the map (a select by the contributor, no
-                # shift of the whole map) against the frame's ranges [r_first, r_end) (the digest's
-                # mask), reduced as a tree
-                cmap[:] = dup_map >> (contributor * MAX_RANGES)
-                row[:] = cmap[MAX_RANGES:0]
-                map_dup = (row & span) != 0
+                # Duplicate: the frame's ranges against the map as registered, formed a cycle
+                # ahead and corrected for the last edge (above)
+                if s == 0:
+                    map_dup = bool(cpd[0])
+                elif s == 1:
+                    map_dup = bool(cpd[1])
+                elif s == 2:
+                    map_dup = bool(cpd[HOLD_DEPTH])
+                else:
+                    map_dup = bool(cpd[HOLD_DEPTH + 1])
                 # the DATA rules in protocol order, but the open operation's (the walk's): against
                 # the active operation, with the duplicate map as registered
                 count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
@@ -672,6 +743,25 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                      and fmt == st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad
                                      and not length_bad)
                 c_code_staged[:] = concat(code, c_code_staged[16:4])
+                # the flags the walk reads, each formed here from registers (the walk only selects
+                # them): a CONTROL request that passes its own checks (a STAGE's rules; a COMMIT's
+                # ids against the staged operation, an ABORT's against the active one), whether it
+                # is answered OK as the first frame; a DATA frame that passes every rule against the
+                # active operation (and closes it), against the staged one
+                is_ctl = cls == CLASS_CONTROL
+                short = beats == 1
+                stage_go = is_ctl and short and hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_STAGE and stage_ok
+                commit_go = (is_ctl and short and hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_COMMIT
+                             and st_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB])
+                abort_go = (is_ctl and short and hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_ABORT
+                            and act_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB])
+                c_stage_go[s] = stage_go
+                c_commit_go[s] = commit_go
+                c_abort_go[s] = abort_go
+                c_fok[s] = stage_go or (commit_go and st_valid and not op_open) or (abort_go and op_open)
+                c_dadm[s] = not is_ctl and rules_ok and not map_dup
+                c_dadm_close[s] = not is_ctl and rules_ok and not map_dup and nr == pairs_left
+                c_dadm_st[s] = not is_ctl and c_admit_staged[s]
             # the two frames' results
             if first_src == 0:
                 f_hdr[:] = hold_head0[HDR_BITS:0]
@@ -709,6 +799,17 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_admit_staged = bool(c_admit_staged[second_src])
             s_closes = bool(c_closes[second_src])
             s_closes_fresh = bool(c_closes_fresh[second_src])
+            f_stage_go = bool(c_stage_go[first_src])
+            f_commit_go = bool(c_commit_go[first_src])
+            f_abort_go = bool(c_abort_go[first_src])
+            f_fok = bool(c_fok[first_src])
+            f_dadm = bool(c_dadm[first_src])
+            f_dadm_close = bool(c_dadm_close[first_src])
+            s_stage_go = bool(c_stage_go[second_src])
+            s_commit_go = bool(c_commit_go[second_src])
+            s_abort_go = bool(c_abort_go[second_src])
+            s_dadm = bool(c_dadm[second_src])
+            s_dadm_st = bool(c_dadm_st[second_src])
             if first_src == 0:
                 pick[:] = c_bank[2:0]
             elif first_src == 2:
@@ -811,17 +912,17 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                         f_code[:] = DROP_NO_OPERATION
                 else:
                     f_code[:] = f_code_active
-            # the outcomes as flat conditions (what arrives late enters last)
-            f_control = first_valid and f_ctl and f_ctl_short
-            f_stage = f_control and f_is_stage and f_stage_reason == OK
-            f_commit_ok = f_control and f_is_commit and st_ok and f_ids_staged and not is_open
+            # the outcomes as flat conditions, each a selected flag and the context
+            f_stage = first_valid and f_stage_go
+            f_commit_ok = first_valid and f_commit_go and st_ok and not is_open
             f_held = f_commit_ok and is_busy    # held until the previous operation's drain is over
             f_activate = f_commit_ok and not is_busy
-            f_abort = f_control and f_is_abort and is_open and f_ids_active
-            f_admit = first_valid and not f_ctl and is_open and f_admit_active
+            f_abort = first_valid and f_abort_go and is_open
+            f_admit = first_valid and f_dadm and is_open
+            f_closing = first_valid and f_dadm_close and is_open
             # the operation is open for the second frame: reopened by the first's COMMIT, else
             # open unless the first aborted it or gave its last range all its contributors
-            open_1 = f_activate or (is_open and not f_abort and not (f_admit and f_closes))
+            open_1 = f_activate or (is_open and not f_abort and not f_closing)
             s_go = second_valid and not f_held and s_port != f_port
             # the staged operation and the datapath as the first frame leaves them
             st_ok_1 = f_stage or (st_ok and not f_activate)
@@ -850,13 +951,20 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 else:
                     s_code[:] = s_code_active
             s_control = s_go and s_ctl and s_ctl_short
-            s_stage = s_control and s_is_stage and s_stage_reason == OK
-            s_commit_ok = s_control and s_is_commit and st_ok_1 and ids_staged_1
+            s_stage = s_go and s_stage_go
+            # a COMMIT after the first frame's STAGE checks its ids against that STAGE's
+            if f_stage:
+                s_commit_ok = s_control and s_is_commit and ids_staged_1
+            else:
+                s_commit_ok = s_go and s_commit_go and st_ok and not f_activate
             s_held = s_commit_ok and busy_1 and not open_1
             s_activate = s_commit_ok and not busy_1 and not open_1
             s_abort = s_control and s_is_abort and ids_active_1 and open_1
-            s_admit = s_go and not s_ctl and ((f_activate and s_admit_staged) or (
-                not f_activate and s_admit_active and not (f_admit and overlap))) and open_1
+            s_ok = s_stage or (s_commit_ok and not open_1) or s_abort
+            if f_activate:
+                s_admit = s_go and s_dadm_st
+            else:
+                s_admit = s_go and s_dadm and open_1 and not (f_admit and overlap)
 
             # The context the two frames leave, in their order.  The pair counts and order-queue
             # slots each outcome needs are formed beside the walk; the outcome selects one.
@@ -966,18 +1074,17 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     entry[:] = e_p1
                 hdr[:] = entry[HDR_BITS:0]
                 contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
-                span[:] = entry[HOLD_W:H_SPAN]
+                span[:] = entry[H_PD:H_SPAN]
                 mask[:] = span << (contributor * MAX_RANGES)
                 if (f_admit and not s_activate and s == first_src) or (s_admit and s == second_src):
                     dmap[:] = dmap | mask
 
             # the responses (one per CONTROL frame answered) and the verdicts
             if first_valid and not f_held:
-                done_first = True
                 if f_ctl:
                     resp[:] = concat(f_hdr[F_OPCODE_END:F_OPCODE_LSB], f_reason, f_hdr[F_GENERATION_END:F_OP_ID_LSB],
                                      intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
-                    if f_reason != OK:
+                    if not f_fok:
                         resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
                     resp_mem[wp].next = resp
                     wp[:] = wp + 1
@@ -995,11 +1102,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     p0_verdict.admit.next = f_admit
                     p0_verdict.bank.next = f_bank
             if s_go and not s_held:
-                done_second = True
                 if s_ctl:
                     resp[:] = concat(s_hdr[F_OPCODE_END:F_OPCODE_LSB], s_reason, s_hdr[F_GENERATION_END:F_OP_ID_LSB],
                                      intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
-                    if s_reason != OK:
+                    if not s_ok:
                         resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
                     resp_mem[wp].next = resp
                     wp[:] = wp + 1
@@ -1016,81 +1122,70 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     p0_verdict.valid.next = 1
                     p0_verdict.admit.next = s_admit
                     p0_verdict.bank.next = s_bank
-            # This cycle's frames that were not processed wait, in order, behind the queue's
-            # remaining entries: the queue shifts by the entries answered (its heads are its first
-            # two slots, registers).  Of the two verdicts only the second depends on whether the
-            # operation is open for it (a COMMIT that passes its checks is held while it is closed
-            # and the datapath busy), and that is known last: the queue's next state is formed for
-            # both cases (k = 0: closed, 1: open) and open_1 selects.
-            # (No adders after the verdicts: the counts each case can leave are formed from the
-            # registered count, compares with the slot numbers too, and one-hot conditions select.)
-            hc_m2[:] = hc - 2
-            hc_m1[:] = hc - 1
-            hc_p1[:] = hc + 1
-            hc_p2[:] = hc + 2
-            for k in range(2):
-                if k == 0:
-                    ds = s_go and not (s_commit_ok and busy_1)
-                else:
-                    ds = s_go
-                pw0 = p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and ds))
-                pw1 = p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
-                                              (second_valid and not second_head and not second_p0 and ds))
-                pop1 = first_head and done_first and not (second_head and ds)
-                pop2 = first_head and done_first and second_head and ds
-                pop0 = not pop1 and not pop2
-                both_w = pw0 and pw1
-                one_w = pw0 != pw1
-                none_w = not pw0 and not pw1
-                hcn[:] = 0
-                if both_w and pop0:
-                    hcn[:] = hcn | hc_p2
-                if (one_w and pop0) or (both_w and pop1):
-                    hcn[:] = hcn | hc_p1
-                if (none_w and pop0) or (one_w and pop1) or (both_w and pop2):
-                    hcn[:] = hcn | hc
-                if (none_w and pop1) or (one_w and pop2):
-                    hcn[:] = hcn | hc_m1
-                if none_w and pop2:
-                    hcn[:] = hcn | hc_m2
-                if k == 0:
-                    pops_c[:] = concat(pop2, pop1, pop0)
-                    pw0_c = pw0
-                    hc_c[:] = hcn
-                else:
-                    pops_o[:] = concat(pop2, pop1, pop0)
-                    pw0_o = pw0
-                    hc_o[:] = hcn
+            # The frames waiting in processing order are the queue's entries, then this cycle's
+            # frames (port 0's first); the two processed (at most) are the first two of them, so
+            # the first d answered (d = 0, 1 or 2) leave and the rest wait: slot i takes waiting
+            # frame i + d.  Of the two verdicts only the second depends on whether the operation is
+            # open for it (a COMMIT that passes its checks is held while it is closed and the
+            # datapath busy), and that is known last: the next slots and count are formed for both
+            # cases (closed, open), and open_1 selects.  (No adder after the verdicts: the counts
+            # are formed from the registered count and this cycle's frames.)
+            df = first_valid and not f_held
+            ds_c = s_go and not (s_commit_ok and busy_1)
+            if p0_frame.valid and p1_frame.valid:
+                hb[:] = hc + 2
+            elif p0_frame.valid or p1_frame.valid:
+                hb[:] = hc + 1
+            else:
+                hb[:] = hc
+            hb1[:] = hb - 1
+            hb2[:] = hb - 2
             for i in range(HOLD_DEPTH):
-                for k in range(2):
-                    if k == 0:
-                        pops[:] = pops_c
-                        pw0 = pw0_c
-                    else:
-                        pops[:] = pops_o
-                        pw0 = pw0_o
-                    # slot i takes entry i + popped, an old one while below the count, else the
-                    # frames that wait (port 0's first)
-                    if pops[0] and i < hc:
-                        slot[:] = hold_mem[i]
-                    elif pops[1] and i + 1 < hc:
-                        if i + 1 < HOLD_DEPTH:
-                            slot[:] = hold_mem[i + 1]
-                    elif pops[2] and i + 2 < hc:
-                        if i + 2 < HOLD_DEPTH:
-                            slot[:] = hold_mem[i + 2]
-                    elif pw0 and ((pops[0] and i == hc) or (pops[1] and i + 1 == hc) or (pops[2] and i + 2 == hc)):
+                for t in range(3):
+                    # waiting frame i + t (an entry that stays takes its duplicate check against the
+                    # map as registered)
+                    if i + t < hc:
+                        if i + t < HOLD_DEPTH:
+                            slot[:] = hold_mem[i + t]
+                            slot[H_PD] = cpd[i + t]
+                    elif i + t == hc and p0_frame.valid:
                         slot[:] = e_p0
                     else:
                         slot[:] = e_p1
-                    if k == 0:
-                        slot_c[:] = slot
+                    if t == 0:
+                        sq0[:] = slot
+                    elif t == 1:
+                        sq1[:] = slot
                     else:
-                        slot_o[:] = slot
+                        sq2[:] = slot
+                if s_go:
+                    slot_o[:] = sq2
+                elif df:
+                    slot_o[:] = sq1
+                else:
+                    slot_o[:] = sq0
+                if ds_c:
+                    slot_c[:] = sq2
+                elif df:
+                    slot_c[:] = sq1
+                else:
+                    slot_c[:] = sq0
                 if open_1:
                     hold_mem[i].next = slot_o
                 else:
                     hold_mem[i].next = slot_c
+            if s_go:
+                hc_o[:] = hb2
+            elif df:
+                hc_o[:] = hb1
+            else:
+                hc_o[:] = hb
+            if ds_c:
+                hc_c[:] = hb2
+            elif df:
+                hc_c[:] = hb1
+            else:
+                hc_c[:] = hb
             if open_1:
                 hc[:] = hc_o
             else:
@@ -1106,6 +1201,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             quiet.next = qt
             pairs_left.next = left
             dup_map.next = dmap
+            # what this edge changes in the map, for the checks a cycle ahead
+            clr_last.next = f_activate or s_activate
+            a0_v.next = f_admit and not s_activate
+            a0_r.next = concat(f_c, f_rf, f_re)
+            a1_v.next = s_admit
+            a1_r.next = concat(s_c, s_rf, s_re)
             resp_wp.next = wp
             resp_count.next = rc
             ord_bits.next = ob
@@ -1113,4 +1214,4 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             ord_count.next = oc
             hold_count.next = hc
 
-    return operation_outputs, count_contributors, read_queue_heads, admit_control
+    return operation_outputs, count_contributors, read_queue_heads, precheck, admit_control
