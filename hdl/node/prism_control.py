@@ -165,7 +165,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         raise ValueError("prism_control: op.count 13, op.contributors 8, op.expected 4 bits")
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
-    # a waiting frame: {dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
+    # a waiting frame: {overlaps, range_staged, range_active, dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
     H_BEATS, H_LONG = HDR_BITS, HDR_BITS + beat_width
     H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
     H_FE = H_PORT + 1
@@ -174,7 +174,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     H_NEED = H_RE + ROW_BITS + 1
     H_SPAN = H_NEED + FRAME_END_BITS
     H_PD = H_SPAN + MAX_RANGES
-    HOLD_W = H_PD + 1
+    H_RA, H_RS, H_OV = H_PD + 1, H_PD + 2, H_PD + 3
+    HOLD_W = H_OV + 4
 
     resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_QUEUE_DEPTH)]
     resp_rp = Signal(modbv(0)[4:])
@@ -193,18 +194,24 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     pairs_left = Signal(modbv(0)[12:])
     st_pairs = Signal(modbv(0)[12:])      # contributors x ranges of the staged operation
     dup_map = Signal(intbv(0)[MAP_BITS:])   # bit 256*c + r: contributor c has contributed range r
-    # The duplicate check a cycle ahead: the frame each port is receiving against the map as
-    # registered (pd0, pd1), and what the last edge changed in the map (cleared it: clr_last; its
-    # admissions, at most two: a0_*, a1_*, each {contributor, r_first, r_end}).  A frame's check
+    # The checks a cycle ahead.  The duplicate check: the frame each port is receiving against
+    # the map as registered (pd0, pd1), and what the last edge changed in the map (cleared it:
+    # clr_last; which of that cycle's four candidates it admitted: adm_last).  A frame's check
     # against the map now is its check against the map a cycle ago, less what was cleared, or its
-    # ranges overlapping one of those admissions.
+    # ranges overlapping an admitted candidate's (each waiting frame keeps its overlap with each
+    # candidate of the last cycle; pr0_ov, pr1_ov for the frames completing).  The range rule
+    # against the active and the staged operation, formed for the operations the edge leaves
+    # (pr0_ra, pr0_rs, pr1_*; kept in each waiting frame).
     pd0 = Signal(bool(0))
     pd1 = Signal(bool(0))
     clr_last = Signal(bool(0))
-    a0_v = Signal(bool(0))
-    a1_v = Signal(bool(0))
-    a0_r = Signal(intbv(0)[21:])
-    a1_r = Signal(intbv(0)[21:])
+    adm_last = Signal(intbv(0)[4:])
+    pr0_ra = Signal(bool(0))
+    pr0_rs = Signal(bool(0))
+    pr0_ov = Signal(intbv(0)[4:])
+    pr1_ra = Signal(bool(0))
+    pr1_rs = Signal(bool(0))
+    pr1_ov = Signal(intbv(0)[4:])
     # admitted FP32_ARRIVAL frames not yet started, oldest first: at most 3 banks x 2 ports
     ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
     ord_rp = Signal(modbv(0)[3:])
@@ -307,6 +314,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         need1 = intbv(0)[FRAME_END_BITS:]
         length_bad = bool(0)
         range_bad = bool(0)
+        range_bad_1 = bool(0)
         r_first = intbv(0)[9:]
         # modbv: a hostile header's range end (offset + n up to 16,382) and STAGE count (up to 8,191)
         # wrap in 9 bits, and its mask shifted by the contributor runs past the map, as in the
@@ -320,6 +328,25 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         # (hold slots 0 .. HOLD_DEPTH - 1, then port 0's and port 1's frame)
         cpd = intbv(0)[HOLD_DEPTH + 2:]
         old_pd = bool(0)
+        ovc = intbv(0)[4:]
+        adm = intbv(0)[4:]
+        c_cnt = intbv(0)[52:]
+        cr = intbv(0)[31:]
+        rok = bool(0)
+        part = bool(0)
+        r_act = bool(0)
+        r_st = bool(0)
+        r_f = bool(0)
+        r_s2 = bool(0)
+        r_cand = intbv(0)[4:]
+        ra_o = bool(0)
+        ra_c = bool(0)
+        rs = bool(0)
+        ra_o_src = intbv(0)[HOLD_DEPTH + 2:]
+        ra_c_src = intbv(0)[HOLD_DEPTH + 2:]
+        rs_src = intbv(0)[HOLD_DEPTH + 2:]
+        ov_src = intbv(0)[4 * (HOLD_DEPTH + 2):]
+        rcb = intbv(0)[3:]
         # every candidate's results, by candidate (bit s, or field s of a packed vector)
         c_port = intbv(0)[4:]
         c_long = intbv(0)[4:]
@@ -488,8 +515,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             ord_count.next = 0
             hold_count.next = 0
             clr_last.next = 0
-            a0_v.next = 0
-            a1_v.next = 0
+            adm_last.next = 0
         else:
             staged[:] = st_word
             st_ok = bool(st_valid)
@@ -539,14 +565,15 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # are processed: the first candidate and the one after it (if it is on the other port
             # and the first was not held).  Both are picked here from the queue's count and the
             # valid pulses alone.  A frame of this cycle that is not processed waits, in order.
-            e_p0[:] = concat(pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end,
+            e_p0[:] = concat(pr0_ov, pr0_rs, pr0_ra, pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end,
                              False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
-            e_p1[:] = concat(pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end,
+            e_p1[:] = concat(pr1_ov, pr1_rs, pr1_ra, pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end,
                              True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
             # The duplicate checks: each entry's check against the map a cycle ago (kept in the
             # entry, pd0/pd1 for this cycle's frames), less a clear, or an overlap (same contributor,
-            # intersecting [r_first, r_end)) with the last edge's admissions.  (Only a frame that
-            # passes the range rule has its check read; its ranges are then exactly its interval.)
+            # intersecting [r_first, r_end), formed a cycle ago) with a candidate the last edge
+            # admitted.  (Only a frame that passes the range rule has its check read; its ranges are
+            # then exactly its interval.)
             for j in range(HOLD_DEPTH + 2):
                 if j < HOLD_DEPTH:
                     entry[:] = hold_mem[j]
@@ -555,14 +582,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 else:
                     entry[:] = e_p1
                 old_pd = bool(entry[H_PD])
-                hdr[:] = entry[HDR_BITS:0]
-                contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
-                offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
-                r_first[:] = offset[13:4]
-                r_end[:] = entry[H_NEED:H_RE]
-                cpd[j] = ((old_pd and not clr_last)
-                          or (a0_v and contributor == a0_r[21:18] and r_first < a0_r[9:0] and a0_r[18:9] < r_end)
-                          or (a1_v and contributor == a1_r[21:18] and r_first < a1_r[9:0] and a1_r[18:9] < r_end))
+                ovc[:] = entry[HOLD_W:H_OV]
+                cpd[j] = (old_pd and not clr_last) or (ovc & adm_last) != 0
             e_p0[H_PD] = cpd[HOLD_DEPTH]
             e_p1[H_PD] = cpd[HOLD_DEPTH + 1]
 
@@ -671,8 +692,16 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     map_dup = bool(cpd[HOLD_DEPTH + 1])
                 # the DATA rules in protocol order, but the open operation's (the walk's): against
                 # the active operation, with the duplicate map as registered
+                # the range rule, formed a cycle ahead; a one-beat frame (which fails the length
+                # rule: only its drop reason reads the range rule) completes in its header's cycle,
+                # so its rule is formed here
+                range_bad = not entry[H_RA]
                 count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
-                range_bad = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
+                if beats == 1:
+                    range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and
+                                                                                       frame_end != count)
+                else:
+                    range_bad_1 = range_bad
                 if too_long:
                     code[:] = DROP_TOO_LONG
                 elif hdr[F_OP_ID_END:F_OP_ID_LSB] != act_word[F_OP_ID_END:F_OP_ID_LSB]:
@@ -683,7 +712,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_CONTRIBUTOR
                 elif fmt != act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
                     code[:] = DROP_FORMAT
-                elif range_bad:
+                elif range_bad_1:
                     code[:] = DROP_RANGE
                 elif length_bad:
                     code[:] = DROP_LENGTH
@@ -716,10 +745,16 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 c_pairs[:] = concat(pairs, c_pairs[48:12])
                 c_code_active[:] = concat(code, c_code_active[16:4])
                 c_range[:] = concat(contributor, r_first, r_end, nr, c_range[124:31])
+                c_cnt[:] = concat(hdr[F_COUNT_END:F_COUNT_LSB], c_cnt[52:13])
                 # the same rules against the staged operation (a COMMIT as the first frame
                 # activates it and empties the map), for the second frame
+                range_bad = not entry[H_RS]
                 count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
-                range_bad = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
+                if beats == 1:
+                    range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and
+                                                                                       frame_end != count)
+                else:
+                    range_bad_1 = range_bad
                 if too_long:
                     code[:] = DROP_TOO_LONG
                 elif hdr[F_OP_ID_END:F_OP_ID_LSB] != st_word[F_OP_ID_END:F_OP_ID_LSB]:
@@ -730,7 +765,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_CONTRIBUTOR
                 elif fmt != st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
                     code[:] = DROP_FORMAT
-                elif range_bad:
+                elif range_bad_1:
                     code[:] = DROP_RANGE
                 elif length_bad:
                     code[:] = DROP_LENGTH
@@ -1132,6 +1167,108 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # are formed from the registered count and this cycle's frames.)
             df = first_valid and not f_held
             ds_c = s_go and not (s_commit_ok and busy_1)
+            # The checks a cycle ahead, for every waiting frame and each port's frame completing
+            # next cycle: the range rule against each operation the edge can leave active (the
+            # active one, the staged one, the first candidate's STAGE; the active one's for the
+            # operation closed for the second frame and open: `_c`, `_o`) or staged (the staged
+            # one, the first or the second candidate's STAGE), and whether its ranges overlap each
+            # candidate's.
+            for j in range(HOLD_DEPTH + 4):
+                if j < HOLD_DEPTH + 2:
+                    if j < HOLD_DEPTH:
+                        entry[:] = hold_mem[j]
+                    elif j == HOLD_DEPTH:
+                        entry[:] = e_p0
+                    else:
+                        entry[:] = e_p1
+                    hdr[:] = entry[HDR_BITS:0]
+                    offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+                    n[:] = hdr[F_N_END:F_N_LSB]
+                    frame_end[:] = entry[H_NR:H_FE]
+                    rok = n != 0 and offset[4:0] == 0
+                    part = n[4:0] != 0
+                    contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                    r_first[:] = offset[13:4]
+                    r_end[:] = entry[H_NEED:H_RE]
+                elif j == HOLD_DEPTH + 2:
+                    frame_end[:] = p0_frame.next_fe
+                    rok = bool(p0_frame.next_rok)
+                    part = bool(p0_frame.next_part)
+                    contributor[:] = p0_frame.next_c
+                    r_first[:] = p0_frame.next_rf
+                    r_end[:] = p0_frame.next_re
+                else:
+                    frame_end[:] = p1_frame.next_fe
+                    rok = bool(p1_frame.next_rok)
+                    part = bool(p1_frame.next_part)
+                    contributor[:] = p1_frame.next_c
+                    r_first[:] = p1_frame.next_rf
+                    r_end[:] = p1_frame.next_re
+                count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
+                r_act = rok and frame_end <= count and (not part or frame_end == count)
+                count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
+                r_st = rok and frame_end <= count and (not part or frame_end == count)
+                for s2 in range(4):
+                    if s2 == 0:
+                        count[:] = c_cnt[13:0]
+                        cr[:] = c_range[31:0]
+                    elif s2 == 1:
+                        count[:] = c_cnt[26:13]
+                        cr[:] = c_range[62:31]
+                    elif s2 == 2:
+                        count[:] = c_cnt[39:26]
+                        cr[:] = c_range[93:62]
+                    else:
+                        count[:] = c_cnt[52:39]
+                        cr[:] = c_range[124:93]
+                    r_cand[s2] = rok and frame_end <= count and (not part or frame_end == count)
+                    ovc[s2] = contributor == cr[31:28] and r_first < cr[19:10] and cr[28:19] < r_end
+                r_f = bool(r_cand[first_src])
+                r_s2 = bool(r_cand[second_src])
+                if f_activate:
+                    ra_o = r_st
+                else:
+                    ra_o = r_act
+                if s_commit_ok and not busy_1:
+                    if f_stage:
+                        ra_c = r_f
+                    else:
+                        ra_c = r_st
+                else:
+                    ra_c = r_act
+                if s_stage:
+                    rs = r_s2
+                elif f_stage:
+                    rs = r_f
+                else:
+                    rs = r_st
+                if j < HOLD_DEPTH + 2:
+                    ra_o_src[j] = ra_o
+                    ra_c_src[j] = ra_c
+                    rs_src[j] = rs
+                    for b in range(4):
+                        ov_src[4 * j + b] = ovc[b]
+                elif j == HOLD_DEPTH + 2:
+                    if open_1:
+                        pr0_ra.next = ra_o
+                    else:
+                        pr0_ra.next = ra_c
+                    pr0_rs.next = rs
+                    pr0_ov.next = ovc
+                else:
+                    if open_1:
+                        pr1_ra.next = ra_o
+                    else:
+                        pr1_ra.next = ra_c
+                    pr1_rs.next = rs
+                    pr1_ov.next = ovc
+            e_p0[H_RA] = ra_o_src[HOLD_DEPTH]
+            e_p0[H_RS] = rs_src[HOLD_DEPTH]
+            e_p1[H_RA] = ra_o_src[HOLD_DEPTH + 1]
+            e_p1[H_RS] = rs_src[HOLD_DEPTH + 1]
+            for b in range(4):
+                e_p0[H_OV + b] = ov_src[4 * HOLD_DEPTH + b]
+                e_p1[H_OV + b] = ov_src[4 * HOLD_DEPTH + 4 + b]
             if p0_frame.valid and p1_frame.valid:
                 hb[:] = hc + 2
             elif p0_frame.valid or p1_frame.valid:
@@ -1144,14 +1281,23 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 for t in range(3):
                     # waiting frame i + t (an entry that stays takes its duplicate check against the
                     # map as registered)
+                    # (its checks a cycle ahead as formed above; `rcb`: the range rule against the
+                    # active operation when the operation is closed for the second frame)
                     if i + t < hc:
                         if i + t < HOLD_DEPTH:
                             slot[:] = hold_mem[i + t]
                             slot[H_PD] = cpd[i + t]
+                            slot[H_RA] = ra_o_src[i + t]
+                            slot[H_RS] = rs_src[i + t]
+                            for b in range(4):
+                                slot[H_OV + b] = ov_src[4 * (i + t) + b]
+                            rcb[t] = ra_c_src[i + t]
                     elif i + t == hc and p0_frame.valid:
                         slot[:] = e_p0
+                        rcb[t] = ra_c_src[HOLD_DEPTH]
                     else:
                         slot[:] = e_p1
+                        rcb[t] = ra_c_src[HOLD_DEPTH + 1]
                     if t == 0:
                         sq0[:] = slot
                     elif t == 1:
@@ -1166,10 +1312,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     slot_o[:] = sq0
                 if ds_c:
                     slot_c[:] = sq2
+                    slot_c[H_RA] = rcb[2]
                 elif df:
                     slot_c[:] = sq1
+                    slot_c[H_RA] = rcb[1]
                 else:
                     slot_c[:] = sq0
+                    slot_c[H_RA] = rcb[0]
                 if open_1:
                     hold_mem[i].next = slot_o
                 else:
@@ -1203,10 +1352,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             dup_map.next = dmap
             # what this edge changes in the map, for the checks a cycle ahead
             clr_last.next = f_activate or s_activate
-            a0_v.next = f_admit and not s_activate
-            a0_r.next = concat(f_c, f_rf, f_re)
-            a1_v.next = s_admit
-            a1_r.next = concat(s_c, s_rf, s_re)
+            for s2 in range(4):
+                adm[s2] = (f_admit and not s_activate and first_src == s2) or (s_admit and second_src == s2)
+            adm_last.next = adm
             resp_wp.next = wp
             resp_count.next = rc
             ord_bits.next = ob

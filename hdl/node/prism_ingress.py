@@ -100,6 +100,10 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
     d_need1 = Signal(intbv(0)[FRAME_END_BITS:])    # payload beats for n elements, + 1
     d_span = Signal(intbv(0)[MAX_RANGES:])          # its ranges [offset / 16, ceil((offset + n) / 16))
     d_c = Signal(intbv(0)[3:])                      # its contributor
+    d_rf = Signal(intbv(0)[ROW_BITS + 1:])          # offset / 16, its first range
+    d_re = Signal(modbv(0)[ROW_BITS + 1:])          # ceil((offset + n) / 16), its first range past the end
+    d_rok = Signal(bool(0))                         # n != 0 and offset a multiple of 16
+    d_part = Signal(bool(0))                        # n not a multiple of 16
 
     @always_comb
     def accept_beats():
@@ -130,6 +134,11 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
         s_axis.tready.next = ready
         frame.next_span.next = d_span
         frame.next_c.next = d_c
+        frame.next_fe.next = d_fe
+        frame.next_rf.next = d_rf
+        frame.next_re.next = d_re
+        frame.next_rok.next = d_rok
+        frame.next_part.next = d_part
         status.in_frame.next = frame_open
         bank_read.avail.next = q_count != 0
         bank_read.bank.next = head
@@ -222,6 +231,13 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                         fe[:] = offset + n
                         d_fe.next = fe
                         d_c.next = s_axis.tdata[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                        d_rf.next = rf
+                        r_end[:] = fe[FRAME_END_BITS:4]
+                        if fe[4:0] != 0:
+                            r_end[:] = r_end + 1
+                        d_re.next = r_end
+                        d_rok.next = n != 0 and offset[4:0] == 0
+                        d_part.next = n[4:0] != 0
                         d_nr.next = (n + (RANGE_ELEMS - 1)) >> 4
                         if fmt == FMT_INT8:
                             d_need1.next = (n + 127) >> 6          # ceil(n / 64) + 1
@@ -282,10 +298,7 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                         else:
                             frame.frame_end.next = d_fe
                             frame.need1.next = d_need1
-                        r_end[:] = d_fe[FRAME_END_BITS:4]
-                        if d_fe[4:0] != 0:
-                            r_end[:] = r_end + 1
-                        frame.r_end.next = r_end
+                        frame.r_end.next = d_re
                         frame.span.next = d_span
                         if not frame_open:
                             frame.header.next = s_axis.tdata[hdr_width:0]
