@@ -241,11 +241,15 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
 
     @always_comb
     def count_contributors():
+        # two halves of four (a LUT each) and one add
+        lo = intbv(0)[3:]
+        hi = intbv(0)[3:]
         n = intbv(0)[4:]
-        n[:] = 0
-        for c in range(MAX_CONTRIBUTORS):
-            if act_word[F_CONTRIBUTORS_LSB + c]:
-                n[:] = n + 1
+        lo[:] = (act_word[F_CONTRIBUTORS_LSB] + act_word[F_CONTRIBUTORS_LSB + 1] + act_word[F_CONTRIBUTORS_LSB + 2]
+                 + act_word[F_CONTRIBUTORS_LSB + 3])
+        hi[:] = (act_word[F_CONTRIBUTORS_LSB + 4] + act_word[F_CONTRIBUTORS_LSB + 5]
+                 + act_word[F_CONTRIBUTORS_LSB + 6] + act_word[F_CONTRIBUTORS_LSB + 7])
+        n[:] = lo + hi
         op.expected.next = n
 
     @always_comb
@@ -304,6 +308,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         code = intbv(0)[4:]
         recip = intbv(0)[2:]
         members = intbv(0)[4:]
+        m_lo = intbv(0)[3:]
+        m_hi = intbv(0)[3:]
         pairs = modbv(0)[12:]
         count = intbv(0)[14:]
         contributor = intbv(0)[3:]
@@ -368,6 +374,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         c_dadm = intbv(0)[4:]
         c_dadm_close = intbv(0)[4:]
         c_dadm_st = intbv(0)[4:]
+        c_freason = intbv(0)[32:]
+        c_fcode = intbv(0)[16:]
+        s_code_o = intbv(0)[4:]
+        s_code_c = intbv(0)[4:]
         stage_ok = bool(0)
         is_ctl = bool(0)
         short = bool(0)
@@ -455,6 +465,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         s_re = intbv(0)[9:]
         s_nr = intbv(0)[10:]
         both_nr = modbv(0)[12:]
+        nr_x = intbv(0)[10:]
+        nr_y = intbv(0)[10:]
+        left_2 = modbv(0)[12:]
+        c_left_2 = intbv(0)[48:]
+        c_both_eq = intbv(0)[4:]
+        pair_ix = modbv(0)[2:]
+        both_eq = bool(0)
         left_f = modbv(0)[12:]
         left_s = modbv(0)[12:]
         left_fs = modbv(0)[12:]
@@ -661,10 +678,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             and count != 0 and count <= CAPACITY
                             and hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] != 0
                             and recip != 0 and (hdr[F_MODE_LSB] or recip != 3))
-                members[:] = 0
-                for c in range(MAX_CONTRIBUTORS):
-                    if hdr[F_CONTRIBUTORS_LSB + c]:
-                        members[:] = members + 1
+                # its contributors counted as two halves of four (a LUT each) and one add
+                m_lo[:] = (hdr[F_CONTRIBUTORS_LSB] + hdr[F_CONTRIBUTORS_LSB + 1] + hdr[F_CONTRIBUTORS_LSB + 2]
+                           + hdr[F_CONTRIBUTORS_LSB + 3])
+                m_hi[:] = (hdr[F_CONTRIBUTORS_LSB + 4] + hdr[F_CONTRIBUTORS_LSB + 5] + hdr[F_CONTRIBUTORS_LSB + 6]
+                           + hdr[F_CONTRIBUTORS_LSB + 7])
+                members[:] = m_lo + m_hi
                 r_end[:] = (count + 15) >> 4
                 pairs[:] = members * r_end
                 # DATA: its elements, ranges and their bits in the duplicate map
@@ -797,6 +816,23 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 c_dadm[s] = not is_ctl and rules_ok and not map_dup
                 c_dadm_close[s] = not is_ctl and rules_ok and not map_dup and nr == pairs_left
                 c_dadm_st[s] = not is_ctl and c_admit_staged[s]
+                # as the first frame: a CONTROL request's reason, a DATA frame's event code
+                reason[:] = control_reason(short, hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_STAGE, reason,
+                                           hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_COMMIT, st_valid,
+                                           st_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB],
+                                           hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_ABORT, op_open,
+                                           act_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB])
+                c_freason[:] = concat(reason, c_freason[32:8])
+                if is_ctl:
+                    code[:] = EV_CONTROL
+                elif not op_open:
+                    if too_long:
+                        code[:] = DROP_TOO_LONG
+                    else:
+                        code[:] = DROP_NO_OPERATION
+                else:
+                    code[:] = c_code_active[16:12]
+                c_fcode[:] = concat(code, c_fcode[16:4])
             # the two frames' results
             if first_src == 0:
                 f_hdr[:] = hold_head0[HDR_BITS:0]
@@ -934,19 +970,22 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # frame's outcome decides (its COMMIT activating the staged operation, its DATA frame
             # admitted and closing the operation), the second's candidates were formed for each
             # case and the outcome selects one last.
+            # the first frame's reason (a CONTROL request) or event code, formed for each candidate
+            if first_src == 0:
+                pick[:] = c_freason[8:0]
+            elif first_src == 2:
+                pick[:] = c_freason[24:16]
+            else:
+                pick[:] = c_freason[32:24]
             f_reason[:] = OK
-            f_code[:] = EV_CONTROL
             if first_valid and f_ctl:
-                f_reason[:] = control_reason(f_ctl_short, f_is_stage, f_stage_reason, f_is_commit, st_ok, f_ids_staged,
-                                             f_is_abort, is_open, f_ids_active)
-            elif first_valid:
-                if not is_open:
-                    if f_long:
-                        f_code[:] = DROP_TOO_LONG
-                    else:
-                        f_code[:] = DROP_NO_OPERATION
-                else:
-                    f_code[:] = f_code_active
+                f_reason[:] = pick[8:0]
+            if first_src == 0:
+                f_code[:] = c_fcode[4:0]
+            elif first_src == 2:
+                f_code[:] = c_fcode[12:8]
+            else:
+                f_code[:] = c_fcode[16:12]
             # the outcomes as flat conditions, each a selected flag and the context
             f_stage = first_valid and f_stage_go
             f_commit_ok = first_valid and f_commit_go and st_ok and not is_open
@@ -1003,10 +1042,40 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
 
             # The context the two frames leave, in their order.  The pair counts and order-queue
             # slots each outcome needs are formed beside the walk; the outcome selects one.
-            both_nr[:] = f_nr + s_nr
+            # the two frames' pairs against those left, for each pair of candidates the two can be
+            # (the first candidate 0, the second 1, 2 or 3; or 2 and 3), selected by the pick
+            for s2 in range(4):
+                if s2 == 0:
+                    nr_x[:] = c_range[10:0]
+                    nr_y[:] = c_range[41:31]
+                elif s2 == 1:
+                    nr_x[:] = c_range[10:0]
+                    nr_y[:] = c_range[72:62]
+                elif s2 == 2:
+                    nr_x[:] = c_range[10:0]
+                    nr_y[:] = c_range[103:93]
+                else:
+                    nr_x[:] = c_range[72:62]
+                    nr_y[:] = c_range[103:93]
+                both_nr[:] = nr_x + nr_y
+                left_2[:] = pairs_left - both_nr
+                c_both_eq[s2] = both_nr == pairs_left
+                c_left_2[:] = concat(left_2, c_left_2[48:12])
+            if first_src == 0:
+                pair_ix[:] = second_src - 1
+            else:
+                pair_ix[:] = 3
+            both_eq = bool(c_both_eq[pair_ix])
+            if pair_ix == 0:
+                left_fs[:] = c_left_2[12:0]
+            elif pair_ix == 1:
+                left_fs[:] = c_left_2[24:12]
+            elif pair_ix == 2:
+                left_fs[:] = c_left_2[36:24]
+            else:
+                left_fs[:] = c_left_2[48:36]
             left_f[:] = pairs_left - f_nr
             left_s[:] = pairs_left - s_nr
-            left_fs[:] = pairs_left - both_nr
             fresh_s[:] = st_pairs - s_nr
             slot_a[:] = orp + oc
             slot_b[:] = slot_a + 1
@@ -1062,7 +1131,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 if f_activate:
                     s_closes_now = s_closes_fresh
                 elif f_admit:
-                    s_closes_now = both_nr == pairs_left
+                    s_closes_now = both_eq
                 else:
                     s_closes_now = s_closes
                 if s_closes_now:
@@ -1114,6 +1183,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 if (f_admit and not s_activate and s == first_src) or (s_admit and s == second_src):
                     dmap[:] = dmap | mask
 
+            # the frames answered: the first unless held; the second when the operation is open for
+            # it, else unless it is a COMMIT held (ds_c)
+            df = first_valid and not f_held
+            ds_c = s_go and not (s_commit_ok and busy_1)
             # the responses (one per CONTROL frame answered) and the verdicts
             if first_valid and not f_held:
                 if f_ctl:
@@ -1125,16 +1198,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     wp[:] = wp + 1
                     rc[:] = rc + 1
                 if f_port:
-                    p1_event.valid.next = 1
-                    p1_event.code.next = f_code
-                    p1_verdict.valid.next = 1
-                    p1_verdict.admit.next = f_admit
                     p1_verdict.bank.next = f_bank
                 else:
-                    p0_event.valid.next = 1
-                    p0_event.code.next = f_code
-                    p0_verdict.valid.next = 1
-                    p0_verdict.admit.next = f_admit
                     p0_verdict.bank.next = f_bank
             if s_go and not s_held:
                 if s_ctl:
@@ -1146,17 +1211,68 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     wp[:] = wp + 1
                     rc[:] = rc + 1
                 if s_port:
-                    p1_event.valid.next = 1
-                    p1_event.code.next = s_code
-                    p1_verdict.valid.next = 1
-                    p1_verdict.admit.next = s_admit
                     p1_verdict.bank.next = s_bank
                 else:
+                    p0_verdict.bank.next = s_bank
+            # The verdicts and their events: the second frame's formed for the operation closed and
+            # open for it (answered or held; its code), open_1 selects last.
+            if s_ctl:
+                s_code_o[:] = EV_CONTROL
+                s_code_c[:] = EV_CONTROL
+            else:
+                if s_long:
+                    s_code_c[:] = DROP_TOO_LONG
+                else:
+                    s_code_c[:] = DROP_NO_OPERATION
+                if f_activate:
+                    s_code_o[:] = s_code_staged
+                elif f_admit and overlap and s_admit_active:
+                    s_code_o[:] = DROP_DUPLICATE
+                else:
+                    s_code_o[:] = s_code_active
+            if open_1:
+                if s_go and s_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = s_code_o
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = s_admit
+                elif df and f_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = f_code
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = f_admit
+                if s_go and not s_port:
                     p0_event.valid.next = 1
-                    p0_event.code.next = s_code
+                    p0_event.code.next = s_code_o
                     p0_verdict.valid.next = 1
                     p0_verdict.admit.next = s_admit
-                    p0_verdict.bank.next = s_bank
+                elif df and not f_port:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = f_code
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = f_admit
+            else:
+                # (the second frame is not admitted: the operation is closed for it)
+                if ds_c and s_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = s_code_c
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = 0
+                elif df and f_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = f_code
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = f_admit
+                if ds_c and not s_port:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = s_code_c
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = 0
+                elif df and not f_port:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = f_code
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = f_admit
             # The frames waiting in processing order are the queue's entries, then this cycle's
             # frames (port 0's first); the two processed (at most) are the first two of them, so
             # the first d answered (d = 0, 1 or 2) leave and the rest wait: slot i takes waiting
@@ -1165,8 +1281,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # datapath busy), and that is known last: the next slots and count are formed for both
             # cases (closed, open), and open_1 selects.  (No adder after the verdicts: the counts
             # are formed from the registered count and this cycle's frames.)
-            df = first_valid and not f_held
-            ds_c = s_go and not (s_commit_ok and busy_1)
             # The checks a cycle ahead, for every waiting frame and each port's frame completing
             # next cycle: the range rule against each operation the edge can leave active (the
             # active one, the staged one, the first candidate's STAGE; the active one's for the

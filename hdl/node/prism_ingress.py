@@ -360,3 +360,37 @@ def frame_digest(header, frame):
         frame.span.next = span
 
     return digest
+
+
+@block
+def frame_digest_ahead(header, frame):
+    """The Frame's digest of the frame a port completes next (next_c, next_span, next_fe, next_rf,
+    next_re, next_rok, next_part) as a combinational function of that frame's `header`, as
+    prism_ingress registers it from the header beat: for benches that drive prism_control with
+    frames directly."""
+    @always_comb
+    def digest_ahead():
+        offset = intbv(0)[FRAME_END_BITS - 1:]
+        n = intbv(0)[FRAME_END_BITS - 1:]
+        rf = intbv(0)[ROW_BITS + 1:]
+        fe = intbv(0)[FRAME_END_BITS:]
+        r_end = modbv(0)[ROW_BITS + 1:]
+        span = intbv(0)[MAX_RANGES:]
+        offset[:] = header[F_OFFSET_END:F_OFFSET_LSB]
+        n[:] = header[F_N_END:F_N_LSB]
+        rf[:] = offset[FRAME_END_BITS - 1:4]
+        fe[:] = offset + n
+        r_end[:] = fe[FRAME_END_BITS:4]
+        if fe[4:0] != 0:
+            r_end[:] = r_end + 1
+        for r in range(MAX_RANGES):
+            span[r] = rf <= r and fe > r * RANGE_ELEMS
+        frame.next_c.next = header[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+        frame.next_span.next = span
+        frame.next_fe.next = fe
+        frame.next_rf.next = rf
+        frame.next_re.next = r_end
+        frame.next_rok.next = n != 0 and offset[4:0] == 0
+        frame.next_part.next = n[4:0] != 0
+
+    return digest_ahead
