@@ -776,8 +776,10 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
         timeout=3600,
         faults={
             # mutations of the converted block (cosim/sim/faults.py edits)
-            "abort_keeps_open": _mutant(Edit(rf"\n\s*{a}is_open = 1'b0;(\n\s*{a}is_aborting = 1'b1;)", r"\1",
-                                             regex=True, count=2),
+            "abort_keeps_open": _mutant((Edit(f"{a}is_open = ((!{a}s_abort_o) && (!{a}s_close_o));",
+                                              f"{a}is_open = (!{a}s_close_o);"),
+                                         Edit(f"{a}is_open = ({a}s_commit_ok && (!{a}busy_1));",
+                                              f"{a}is_open = (({a}s_commit_ok && (!{a}busy_1)) || {a}f_abort);")),
                                         ("closed_after_abort",),
                                         "an ABORT is acknowledged and starts the drain but leaves the operation "
                                         "open, so its DATA frames are still admitted"),

@@ -165,7 +165,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         raise ValueError("prism_control: op.count 13, op.contributors 8, op.expected 4 bits")
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
-    # a waiting frame: {overlaps, range_staged, range_active, dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
+    CAP_HI, CAP_MID, CAP_LO = CAPACITY >> 12, (CAPACITY >> 6) & 63, CAPACITY & 63
+    # a waiting frame: {overlaps, ranges, dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
     H_BEATS, H_LONG = HDR_BITS, HDR_BITS + beat_width
     H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
     H_FE = H_PORT + 1
@@ -174,7 +175,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     H_NEED = H_RE + ROW_BITS + 1
     H_SPAN = H_NEED + FRAME_END_BITS
     H_PD = H_SPAN + MAX_RANGES
-    H_RA, H_RS, H_OV = H_PD + 1, H_PD + 2, H_PD + 3
+    H_R, H_OV = H_PD + 1, H_PD + 5
     HOLD_W = H_OV + 4
 
     resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_QUEUE_DEPTH)]
@@ -200,18 +201,21 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     # against the map now is its check against the map a cycle ago, less what was cleared, or its
     # ranges overlapping an admitted candidate's (each waiting frame keeps its overlap with each
     # candidate of the last cycle; pr0_ov, pr1_ov for the frames completing).  The range rule
-    # against the active and the staged operation, formed for the operations the edge leaves
-    # (pr0_ra, pr0_rs, pr1_*; kept in each waiting frame).
+    # against each operation the last edge could leave active or staged: the active and the staged
+    # operation and the first and the second candidate's STAGE, of the last cycle (kept in each
+    # waiting frame; pr0_r, pr1_r for the frames completing), and which the edge left (act_sel:
+    # the active one, the staged one, the first candidate's; st_sel: the staged one, the first or
+    # the second candidate's).
     pd0 = Signal(bool(0))
     pd1 = Signal(bool(0))
     clr_last = Signal(bool(0))
     adm_last = Signal(intbv(0)[4:])
-    pr0_ra = Signal(bool(0))
-    pr0_rs = Signal(bool(0))
+    pr0_r = Signal(intbv(0)[4:])
     pr0_ov = Signal(intbv(0)[4:])
-    pr1_ra = Signal(bool(0))
-    pr1_rs = Signal(bool(0))
+    pr1_r = Signal(intbv(0)[4:])
     pr1_ov = Signal(intbv(0)[4:])
+    act_sel = Signal(intbv(0)[2:])
+    st_sel = Signal(intbv(0)[2:])
     # admitted FP32_ARRIVAL frames not yet started, oldest first: at most 3 banks x 2 ports
     ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
     ord_rp = Signal(modbv(0)[3:])
@@ -342,17 +346,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         part = bool(0)
         r_act = bool(0)
         r_st = bool(0)
-        r_f = bool(0)
-        r_s2 = bool(0)
         r_cand = intbv(0)[4:]
-        ra_o = bool(0)
-        ra_c = bool(0)
-        rs = bool(0)
-        ra_o_src = intbv(0)[HOLD_DEPTH + 2:]
-        ra_c_src = intbv(0)[HOLD_DEPTH + 2:]
-        rs_src = intbv(0)[HOLD_DEPTH + 2:]
+        rbits = intbv(0)[4:]
+        r_src = intbv(0)[4 * (HOLD_DEPTH + 2):]
         ov_src = intbv(0)[4 * (HOLD_DEPTH + 2):]
-        rcb = intbv(0)[3:]
         # every candidate's results, by candidate (bit s, or field s of a packed vector)
         c_port = intbv(0)[4:]
         c_long = intbv(0)[4:]
@@ -374,11 +371,20 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         c_dadm = intbv(0)[4:]
         c_dadm_close = intbv(0)[4:]
         c_dadm_st = intbv(0)[4:]
+        c_dadm_st_close = intbv(0)[4:]
+        c_fadm = intbv(0)[4:]
+        c_fclose = intbv(0)[4:]
+        cand_valid = bool(0)
+        c_bo = intbv(0)[4:]
+        s_dadm_st_close = bool(0)
+        s_dadm_close = bool(0)
+        both_once = bool(0)
         c_freason = intbv(0)[32:]
         c_fcode = intbv(0)[16:]
         s_code_o = intbv(0)[4:]
         s_code_c = intbv(0)[4:]
         stage_ok = bool(0)
+        cap_over = bool(0)
         is_ctl = bool(0)
         short = bool(0)
         stage_go = bool(0)
@@ -472,13 +478,15 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         c_both_eq = intbv(0)[4:]
         pair_ix = modbv(0)[2:]
         both_eq = bool(0)
+        cr_x = intbv(0)[31:]
+        cr_y = intbv(0)[31:]
+        c_ovl = intbv(0)[4:]
         left_f = modbv(0)[12:]
         left_s = modbv(0)[12:]
         left_fs = modbv(0)[12:]
         fresh_s = modbv(0)[12:]
         slot_a = modbv(0)[3:]
         slot_b = modbv(0)[3:]
-        slot_2 = modbv(0)[3:]
         oc_1 = modbv(0)[4:]
         oc_2 = modbv(0)[4:]
         ocn = modbv(0)[4:]
@@ -501,7 +509,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         s_activate = bool(0)
         s_abort = bool(0)
         s_held = bool(0)
-        s_closes_now = bool(0)
+        s_abort_o = bool(0)
+        b_old = bool(0)
+        b_fs = bool(0)
+        b_f = bool(0)
+        b_s = bool(0)
+        s_close_o = bool(0)
         overlap = bool(0)
         rules_ok = bool(0)
         f_control = bool(0)
@@ -582,9 +595,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # are processed: the first candidate and the one after it (if it is on the other port
             # and the first was not held).  Both are picked here from the queue's count and the
             # valid pulses alone.  A frame of this cycle that is not processed waits, in order.
-            e_p0[:] = concat(pr0_ov, pr0_rs, pr0_ra, pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end,
+            e_p0[:] = concat(pr0_ov, pr0_r, pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end,
                              False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
-            e_p1[:] = concat(pr1_ov, pr1_rs, pr1_ra, pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end,
+            e_p1[:] = concat(pr1_ov, pr1_r, pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end,
                              True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
             # The duplicate checks: each entry's check against the map a cycle ago (kept in the
             # entry, pd0/pd1 for this cycle's frames), less a clear, or an overlap (same contributor,
@@ -649,6 +662,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 # would count
                 count[:] = hdr[F_COUNT_END:F_COUNT_LSB]
                 recip[:] = hdr[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
+                # count > CAPACITY in pieces of at most six bits (a LUT each, no carry chain)
+                cap_over = count[13:12] > CAP_HI or (count[13:12] == CAP_HI and (
+                    count[12:6] > CAP_MID or (count[12:6] == CAP_MID and count[6:0] > CAP_LO)))
                 reason[:] = OK
                 if hdr[F_POLICY_END:F_POLICY_LSB] > POLICY_FP32_ARRIVAL:
                     reason[:] = BAD_POLICY
@@ -660,7 +676,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                         hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
                         and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
                     reason[:] = BAD_FORMAT      # EXACT partials merge into Kulisch rows only
-                elif count == 0 or count > CAPACITY:
+                elif count == 0 or cap_over:
                     reason[:] = BAD_COUNT
                 elif hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] == 0:
                     reason[:] = BAD_CONTRIBUTORS
@@ -675,7 +691,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                             and hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] <= FMT_EXACT
                             and not (hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
                                      and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL)
-                            and count != 0 and count <= CAPACITY
+                            and count != 0 and not cap_over
                             and hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] != 0
                             and recip != 0 and (hdr[F_MODE_LSB] or recip != 3))
                 # its contributors counted as two halves of four (a LUT each) and one add
@@ -711,16 +727,18 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     map_dup = bool(cpd[HOLD_DEPTH + 1])
                 # the DATA rules in protocol order, but the open operation's (the walk's): against
                 # the active operation, with the duplicate map as registered
-                # the range rule, formed a cycle ahead; a one-beat frame (which fails the length
-                # rule: only its drop reason reads the range rule) completes in its header's cycle,
-                # so its rule is formed here
-                range_bad = not entry[H_RA]
-                count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
-                if beats == 1:
-                    range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and
-                                                                                       frame_end != count)
+                # the range rule, formed a cycle ahead, for the operation the last edge left active;
+                # a one-beat frame (never admitted: only its drop reason reads the range rule)
+                # completes in its header's cycle, so its rule is formed here (range_bad_1)
+                rbits[:] = entry[H_OV:H_R]
+                if act_sel == 0:
+                    range_bad = not rbits[0]
+                elif act_sel == 1:
+                    range_bad = not rbits[1]
                 else:
-                    range_bad_1 = range_bad
+                    range_bad = not rbits[2]
+                count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
+                range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
                 if too_long:
                     code[:] = DROP_TOO_LONG
                 elif hdr[F_OP_ID_END:F_OP_ID_LSB] != act_word[F_OP_ID_END:F_OP_ID_LSB]:
@@ -731,7 +749,14 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_CONTRIBUTOR
                 elif fmt != act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
                     code[:] = DROP_FORMAT
-                elif range_bad_1:
+                elif beats == 1:
+                    # a one-beat frame fails the length rule (its need1 is 0) unless n is 0, and then
+                    # the range rule
+                    if range_bad_1:
+                        code[:] = DROP_RANGE
+                    else:
+                        code[:] = DROP_LENGTH
+                elif range_bad:
                     code[:] = DROP_RANGE
                 elif length_bad:
                     code[:] = DROP_LENGTH
@@ -742,7 +767,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 rules_ok = (not too_long and hdr[F_OP_ID_END:F_OP_ID_LSB] == act_word[F_OP_ID_END:F_OP_ID_LSB]
                             and hdr[F_GENERATION_END:F_GENERATION_LSB] == act_word[F_GENERATION_END:F_GENERATION_LSB]
                             and act_word[F_CONTRIBUTORS_LSB + contributor]
-                            and fmt == act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad and not length_bad)
+                            and fmt == act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad and not length_bad
+                            and beats != 1)
                 if rules_ok and map_dup:
                     code[:] = DROP_DUPLICATE
                 # every candidate's results, packed by candidate (selected below by index: a
@@ -767,13 +793,14 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 c_cnt[:] = concat(hdr[F_COUNT_END:F_COUNT_LSB], c_cnt[52:13])
                 # the same rules against the staged operation (a COMMIT as the first frame
                 # activates it and empties the map), for the second frame
-                range_bad = not entry[H_RS]
-                count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
-                if beats == 1:
-                    range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and
-                                                                                       frame_end != count)
+                if st_sel == 0:
+                    range_bad = not rbits[1]
+                elif st_sel == 1:
+                    range_bad = not rbits[2]
                 else:
-                    range_bad_1 = range_bad
+                    range_bad = not rbits[3]
+                count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
+                range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
                 if too_long:
                     code[:] = DROP_TOO_LONG
                 elif hdr[F_OP_ID_END:F_OP_ID_LSB] != st_word[F_OP_ID_END:F_OP_ID_LSB]:
@@ -784,7 +811,14 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_CONTRIBUTOR
                 elif fmt != st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
                     code[:] = DROP_FORMAT
-                elif range_bad_1:
+                elif beats == 1:
+                    # a one-beat frame fails the length rule (its need1 is 0) unless n is 0, and then
+                    # the range rule
+                    if range_bad_1:
+                        code[:] = DROP_RANGE
+                    else:
+                        code[:] = DROP_LENGTH
+                elif range_bad:
                     code[:] = DROP_RANGE
                 elif length_bad:
                     code[:] = DROP_LENGTH
@@ -795,7 +829,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                      st_word[F_GENERATION_END:F_GENERATION_LSB]
                                      and st_word[F_CONTRIBUTORS_LSB + contributor]
                                      and fmt == st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad
-                                     and not length_bad)
+                                     and not length_bad and beats != 1)
                 c_code_staged[:] = concat(code, c_code_staged[16:4])
                 # the flags the walk reads, each formed here from registers (the walk only selects
                 # them): a CONTROL request that passes its own checks (a STAGE's rules; a COMMIT's
@@ -816,6 +850,18 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 c_dadm[s] = not is_ctl and rules_ok and not map_dup
                 c_dadm_close[s] = not is_ctl and rules_ok and not map_dup and nr == pairs_left
                 c_dadm_st[s] = not is_ctl and c_admit_staged[s]
+                c_dadm_st_close[s] = not is_ctl and c_admit_staged[s] and nr == st_pairs
+                # ... as the first frame (valid, the operation open)
+                if s == 0:
+                    cand_valid = hc >= 1
+                elif s == 1:
+                    cand_valid = hc >= 2
+                elif s == 2:
+                    cand_valid = bool(p0_frame.valid)
+                else:
+                    cand_valid = bool(p1_frame.valid)
+                c_fadm[s] = cand_valid and op_open and not is_ctl and rules_ok and not map_dup
+                c_fclose[s] = cand_valid and op_open and not is_ctl and rules_ok and not map_dup and nr == pairs_left
                 # as the first frame: a CONTROL request's reason, a DATA frame's event code
                 reason[:] = control_reason(short, hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_STAGE, reason,
                                            hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_COMMIT, st_valid,
@@ -881,6 +927,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_abort_go = bool(c_abort_go[second_src])
             s_dadm = bool(c_dadm[second_src])
             s_dadm_st = bool(c_dadm_st[second_src])
+            s_dadm_st_close = bool(c_dadm_st_close[second_src])
+            s_dadm_close = bool(c_dadm_close[second_src])
             if first_src == 0:
                 pick[:] = c_bank[2:0]
             elif first_src == 2:
@@ -965,6 +1013,47 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_rf[:] = pick[28:19]
             s_c[:] = pick[31:28]
 
+            # the two frames' pairs against those left and their overlap, for each pair of candidates
+            # the two can be (the first candidate 0, the second 1, 2 or 3; or 2 and 3), selected by
+            # the pick
+            for s2 in range(4):
+                if s2 == 0:
+                    cr_x[:] = c_range[31:0]
+                    cr_y[:] = c_range[62:31]
+                elif s2 == 1:
+                    cr_x[:] = c_range[31:0]
+                    cr_y[:] = c_range[93:62]
+                elif s2 == 2:
+                    cr_x[:] = c_range[31:0]
+                    cr_y[:] = c_range[124:93]
+                else:
+                    cr_x[:] = c_range[93:62]
+                    cr_y[:] = c_range[124:93]
+                nr_x[:] = cr_x[10:0]
+                nr_y[:] = cr_y[10:0]
+                both_nr[:] = nr_x + nr_y
+                # and whether their ranges overlap (same contributor, intersecting intervals)
+                c_ovl[s2] = cr_x[31:28] == cr_y[31:28] and cr_x[28:19] < cr_y[19:10] and cr_y[28:19] < cr_x[19:10]
+                c_bo[s2] = both_nr == pairs_left and not bool(c_ovl[s2])
+                left_2[:] = pairs_left - both_nr
+                c_both_eq[s2] = both_nr == pairs_left
+                c_left_2[:] = concat(left_2, c_left_2[48:12])
+            if first_src == 0:
+                pair_ix[:] = second_src - 1
+            else:
+                pair_ix[:] = 3
+            both_eq = bool(c_both_eq[pair_ix])
+            overlap = bool(c_ovl[pair_ix])
+            both_once = bool(c_bo[pair_ix])       # the two close the operation, not overlapping
+            if pair_ix == 0:
+                left_fs[:] = c_left_2[12:0]
+            elif pair_ix == 1:
+                left_fs[:] = c_left_2[24:12]
+            elif pair_ix == 2:
+                left_fs[:] = c_left_2[36:24]
+            else:
+                left_fs[:] = c_left_2[48:36]
+
             # The walk: the first frame against the context as registered, the second against
             # the context the first leaves, both read from the checks above.  Where the first
             # frame's outcome decides (its COMMIT activating the staged operation, its DATA frame
@@ -992,8 +1081,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             f_held = f_commit_ok and is_busy    # held until the previous operation's drain is over
             f_activate = f_commit_ok and not is_busy
             f_abort = first_valid and f_abort_go and is_open
-            f_admit = first_valid and f_dadm and is_open
-            f_closing = first_valid and f_dadm_close and is_open
+            f_admit = bool(c_fadm[first_src])
+            f_closing = bool(c_fclose[first_src])
             # the operation is open for the second frame: reopened by the first's COMMIT, else
             # open unless the first aborted it or gave its last range all its contributors
             open_1 = f_activate or (is_open and not f_abort and not f_closing)
@@ -1004,7 +1093,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 not f_stage and s_ids_staged)
             ids_active_1 = (f_activate and s_ids_staged) or (not f_activate and s_ids_active)
             busy_1 = is_busy or f_activate
-            overlap = f_c == s_c and f_rf < s_re and s_rf < f_re
             s_reason[:] = OK
             s_code[:] = EV_CONTROL
             if s_go and s_ctl:
@@ -1042,38 +1130,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
 
             # The context the two frames leave, in their order.  The pair counts and order-queue
             # slots each outcome needs are formed beside the walk; the outcome selects one.
-            # the two frames' pairs against those left, for each pair of candidates the two can be
-            # (the first candidate 0, the second 1, 2 or 3; or 2 and 3), selected by the pick
-            for s2 in range(4):
-                if s2 == 0:
-                    nr_x[:] = c_range[10:0]
-                    nr_y[:] = c_range[41:31]
-                elif s2 == 1:
-                    nr_x[:] = c_range[10:0]
-                    nr_y[:] = c_range[72:62]
-                elif s2 == 2:
-                    nr_x[:] = c_range[10:0]
-                    nr_y[:] = c_range[103:93]
-                else:
-                    nr_x[:] = c_range[72:62]
-                    nr_y[:] = c_range[103:93]
-                both_nr[:] = nr_x + nr_y
-                left_2[:] = pairs_left - both_nr
-                c_both_eq[s2] = both_nr == pairs_left
-                c_left_2[:] = concat(left_2, c_left_2[48:12])
-            if first_src == 0:
-                pair_ix[:] = second_src - 1
-            else:
-                pair_ix[:] = 3
-            both_eq = bool(c_both_eq[pair_ix])
-            if pair_ix == 0:
-                left_fs[:] = c_left_2[12:0]
-            elif pair_ix == 1:
-                left_fs[:] = c_left_2[24:12]
-            elif pair_ix == 2:
-                left_fs[:] = c_left_2[36:24]
-            else:
-                left_fs[:] = c_left_2[48:36]
             left_f[:] = pairs_left - f_nr
             left_s[:] = pairs_left - s_nr
             fresh_s[:] = st_pairs - s_nr
@@ -1082,17 +1138,30 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             f_push = f_admit and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL
             s_push = s_admit and ((f_activate and st_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL) or
                                   (not f_activate and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL))
-            if f_activate:
-                slot_2[:] = orp
-            elif f_push:
-                slot_2[:] = slot_b
-            else:
-                slot_2[:] = slot_a
             for i in range(ORDER_DEPTH):
-                if s_push and slot_2 == i:
-                    ob[i] = s_port
-                elif f_push and slot_a == i:
-                    ob[i] = f_port
+                # each slot's value for each pair of pushes, formed first; the pushes select last
+                # (the first frame's push leaves no activation before the second's)
+                b_old = bool(ob[i])
+                if slot_b == i:
+                    b_fs = s_port
+                elif slot_a == i:
+                    b_fs = f_port
+                else:
+                    b_fs = b_old
+                if slot_a == i:
+                    b_f = f_port
+                else:
+                    b_f = b_old
+                if (f_activate and orp == i) or (not f_activate and slot_a == i):
+                    b_s = s_port
+                else:
+                    b_s = b_old
+                if f_push and s_push:
+                    ob[i] = b_fs
+                elif f_push:
+                    ob[i] = b_f
+                elif s_push:
+                    ob[i] = b_s
             if f_stage:
                 staged[:] = f_hdr
                 st_ok = True
@@ -1100,16 +1169,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             if f_activate:
                 active[:] = staged
                 st_ok = False
-                is_open = True
                 is_busy = True
                 dmap[:] = 0
                 op.clear.next = 1
             if f_abort:
-                is_open = False
                 is_aborting = True
                 qt[:] = 0
-            if f_admit and f_closes:
-                is_open = False     # the last range has all its contributors
             if s_stage:
                 staged[:] = s_hdr
                 st_ok = True
@@ -1117,25 +1182,23 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             if s_activate:
                 active[:] = staged
                 st_ok = False
-                is_open = True
                 is_busy = True
                 dmap[:] = 0
                 op.clear.next = 1
             if s_abort:
-                is_open = False
                 is_aborting = True
                 qt[:] = 0
-            if s_admit:
-                # the second frame closes the operation: its pairs are all that is left, after
-                # the first's COMMIT (all of them) or admission (less the first's)
-                if f_activate:
-                    s_closes_now = s_closes_fresh
-                elif f_admit:
-                    s_closes_now = both_eq
-                else:
-                    s_closes_now = s_closes
-                if s_closes_now:
-                    is_open = False
+            # The operation is open after the two frames: if open for the second, unless it aborts
+            # the operation or its admission closes it (its pairs are all that is left, after the
+            # first's COMMIT: all of them, or admission: less the first's); if closed for it, when
+            # its COMMIT activates the staged operation.  Formed for both cases, open_1 selects.
+            s_abort_o = s_control and s_is_abort and ids_active_1
+            s_close_o = s_go and ((f_activate and s_dadm_st_close) or (
+                not f_activate and ((f_admit and s_dadm and both_once) or (not f_admit and s_dadm_close))))
+            if open_1:
+                is_open = not s_abort_o and not s_close_o
+            else:
+                is_open = s_commit_ok and not busy_1
             # The pairs still needed and the order queue's count: each outcome's value formed
             # beside the walk (from the registers), the outcome selects (one-hot, OR-ed: no
             # adder after the verdicts)
@@ -1282,10 +1345,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # cases (closed, open), and open_1 selects.  (No adder after the verdicts: the counts
             # are formed from the registered count and this cycle's frames.)
             # The checks a cycle ahead, for every waiting frame and each port's frame completing
-            # next cycle: the range rule against each operation the edge can leave active (the
-            # active one, the staged one, the first candidate's STAGE; the active one's for the
-            # operation closed for the second frame and open: `_c`, `_o`) or staged (the staged
-            # one, the first or the second candidate's STAGE), and whether its ranges overlap each
+            # next cycle: the range rule against each operation the edge can leave active or
+            # staged (the active one, the staged one, the first and the second candidate's STAGE;
+            # act_sel and st_sel name the ones it leaves), and whether its ranges overlap each
             # candidate's.
             for j in range(HOLD_DEPTH + 4):
                 if j < HOLD_DEPTH + 2:
@@ -1337,50 +1399,21 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                         cr[:] = c_range[124:93]
                     r_cand[s2] = rok and frame_end <= count and (not part or frame_end == count)
                     ovc[s2] = contributor == cr[31:28] and r_first < cr[19:10] and cr[28:19] < r_end
-                r_f = bool(r_cand[first_src])
-                r_s2 = bool(r_cand[second_src])
-                if f_activate:
-                    ra_o = r_st
-                else:
-                    ra_o = r_act
-                if s_commit_ok and not busy_1:
-                    if f_stage:
-                        ra_c = r_f
-                    else:
-                        ra_c = r_st
-                else:
-                    ra_c = r_act
-                if s_stage:
-                    rs = r_s2
-                elif f_stage:
-                    rs = r_f
-                else:
-                    rs = r_st
+                # {the second candidate's, the first's, the staged, the active operation's}
+                rbits[:] = concat(bool(r_cand[second_src]), bool(r_cand[first_src]), r_st, r_act)
                 if j < HOLD_DEPTH + 2:
-                    ra_o_src[j] = ra_o
-                    ra_c_src[j] = ra_c
-                    rs_src[j] = rs
                     for b in range(4):
+                        r_src[4 * j + b] = rbits[b]
                         ov_src[4 * j + b] = ovc[b]
                 elif j == HOLD_DEPTH + 2:
-                    if open_1:
-                        pr0_ra.next = ra_o
-                    else:
-                        pr0_ra.next = ra_c
-                    pr0_rs.next = rs
+                    pr0_r.next = rbits
                     pr0_ov.next = ovc
                 else:
-                    if open_1:
-                        pr1_ra.next = ra_o
-                    else:
-                        pr1_ra.next = ra_c
-                    pr1_rs.next = rs
+                    pr1_r.next = rbits
                     pr1_ov.next = ovc
-            e_p0[H_RA] = ra_o_src[HOLD_DEPTH]
-            e_p0[H_RS] = rs_src[HOLD_DEPTH]
-            e_p1[H_RA] = ra_o_src[HOLD_DEPTH + 1]
-            e_p1[H_RS] = rs_src[HOLD_DEPTH + 1]
             for b in range(4):
+                e_p0[H_R + b] = r_src[4 * HOLD_DEPTH + b]
+                e_p1[H_R + b] = r_src[4 * HOLD_DEPTH + 4 + b]
                 e_p0[H_OV + b] = ov_src[4 * HOLD_DEPTH + b]
                 e_p1[H_OV + b] = ov_src[4 * HOLD_DEPTH + 4 + b]
             if p0_frame.valid and p1_frame.valid:
@@ -1395,23 +1428,18 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 for t in range(3):
                     # waiting frame i + t (an entry that stays takes its duplicate check against the
                     # map as registered)
-                    # (its checks a cycle ahead as formed above; `rcb`: the range rule against the
-                    # active operation when the operation is closed for the second frame)
+                    # (its checks a cycle ahead as formed above)
                     if i + t < hc:
                         if i + t < HOLD_DEPTH:
                             slot[:] = hold_mem[i + t]
                             slot[H_PD] = cpd[i + t]
-                            slot[H_RA] = ra_o_src[i + t]
-                            slot[H_RS] = rs_src[i + t]
                             for b in range(4):
+                                slot[H_R + b] = r_src[4 * (i + t) + b]
                                 slot[H_OV + b] = ov_src[4 * (i + t) + b]
-                            rcb[t] = ra_c_src[i + t]
                     elif i + t == hc and p0_frame.valid:
                         slot[:] = e_p0
-                        rcb[t] = ra_c_src[HOLD_DEPTH]
                     else:
                         slot[:] = e_p1
-                        rcb[t] = ra_c_src[HOLD_DEPTH + 1]
                     if t == 0:
                         sq0[:] = slot
                     elif t == 1:
@@ -1426,13 +1454,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     slot_o[:] = sq0
                 if ds_c:
                     slot_c[:] = sq2
-                    slot_c[H_RA] = rcb[2]
                 elif df:
                     slot_c[:] = sq1
-                    slot_c[H_RA] = rcb[1]
                 else:
                     slot_c[:] = sq0
-                    slot_c[H_RA] = rcb[0]
                 if open_1:
                     hold_mem[i].next = slot_o
                 else:
@@ -1466,6 +1491,24 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             dup_map.next = dmap
             # what this edge changes in the map, for the checks a cycle ahead
             clr_last.next = f_activate or s_activate
+            # which operations the edge leaves active and staged (for the range rules formed ahead)
+            if f_activate:
+                act_sel.next = 1
+            elif open_1:
+                act_sel.next = 0
+            elif s_commit_ok and not busy_1:
+                if f_stage:
+                    act_sel.next = 2
+                else:
+                    act_sel.next = 1
+            else:
+                act_sel.next = 0
+            if s_stage:
+                st_sel.next = 2
+            elif f_stage:
+                st_sel.next = 1
+            else:
+                st_sel.next = 0
             for s2 in range(4):
                 adm[s2] = (f_admit and not s_activate and first_src == s2) or (s_admit and second_src == s2)
             adm_last.next = adm
