@@ -479,6 +479,10 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         pair_ix = modbv(0)[2:]
         both_eq = bool(0)
         cr_x = intbv(0)[31:]
+        sx = modbv(0)[12:]
+        sy = modbv(0)[12:]
+        cy = modbv(0)[12:]
+        ck = modbv(0)[12:]
         cr_y = intbv(0)[31:]
         c_ovl = intbv(0)[4:]
         left_f = modbv(0)[12:]
@@ -510,6 +514,21 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         s_abort = bool(0)
         s_held = bool(0)
         s_abort_o = bool(0)
+        s_admit_o = bool(0)
+        s_act_c = bool(0)
+        x_o1 = bool(0)
+        x_o0 = bool(0)
+        fmask = intbv(0)[MAP_BITS:]
+        smask = intbv(0)[MAP_BITS:]
+        dmap_o = intbv(0)[MAP_BITS:]
+        dmap_c = intbv(0)[MAP_BITS:]
+        left_o = modbv(0)[12:]
+        left_c = modbv(0)[12:]
+        ocn_o = modbv(0)[4:]
+        ocn_c = modbv(0)[4:]
+        s_push_o = bool(0)
+        adm_o = intbv(0)[4:]
+        adm_c = intbv(0)[4:]
         b_old = bool(0)
         b_fs = bool(0)
         b_f = bool(0)
@@ -1032,11 +1051,17 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 nr_x[:] = cr_x[10:0]
                 nr_y[:] = cr_y[10:0]
                 both_nr[:] = nr_x + nr_y
+                # nr_x + nr_y == pairs_left without a carry chain: each bit of the sum checked with
+                # the carry into it that the equality implies (a LUT each, then a reduction)
+                sx[:] = nr_x
+                sy[:] = nr_y
+                cy[:] = (sx & sy) | ((sx | sy) & ~pairs_left)
+                ck[:] = sx ^ sy ^ pairs_left ^ (cy << 1)
                 # and whether their ranges overlap (same contributor, intersecting intervals)
                 c_ovl[s2] = cr_x[31:28] == cr_y[31:28] and cr_x[28:19] < cr_y[19:10] and cr_y[28:19] < cr_x[19:10]
-                c_bo[s2] = both_nr == pairs_left and not bool(c_ovl[s2])
+                c_bo[s2] = ck == 0 and not bool(c_ovl[s2])
                 left_2[:] = pairs_left - both_nr
-                c_both_eq[s2] = both_nr == pairs_left
+                c_both_eq[s2] = ck == 0
                 c_left_2[:] = concat(left_2, c_left_2[48:12])
             if first_src == 0:
                 pair_ix[:] = second_src - 1
@@ -1123,10 +1148,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_activate = s_commit_ok and not busy_1 and not open_1
             s_abort = s_control and s_is_abort and ids_active_1 and open_1
             s_ok = s_stage or (s_commit_ok and not open_1) or s_abort
+            # (s_admit_o: admitted when the operation is open for it; closed, it is not)
             if f_activate:
-                s_admit = s_go and s_dadm_st
+                s_admit_o = s_go and s_dadm_st
             else:
-                s_admit = s_go and s_dadm and open_1 and not (f_admit and overlap)
+                s_admit_o = s_go and s_dadm and not (f_admit and overlap)
+            s_admit = s_admit_o and open_1
 
             # The context the two frames leave, in their order.  The pair counts and order-queue
             # slots each outcome needs are formed beside the walk; the outcome selects one.
@@ -1170,7 +1197,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 active[:] = staged
                 st_ok = False
                 is_busy = True
-                dmap[:] = 0
                 op.clear.next = 1
             if f_abort:
                 is_aborting = True
@@ -1183,7 +1209,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 active[:] = staged
                 st_ok = False
                 is_busy = True
-                dmap[:] = 0
                 op.clear.next = 1
             if s_abort:
                 is_aborting = True
@@ -1193,42 +1218,70 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # first's COMMIT: all of them, or admission: less the first's); if closed for it, when
             # its COMMIT activates the staged operation.  Formed for both cases, open_1 selects.
             s_abort_o = s_control and s_is_abort and ids_active_1
-            s_close_o = s_go and ((f_activate and s_dadm_st_close) or (
-                not f_activate and ((f_admit and s_dadm and both_once) or (not f_admit and s_dadm_close))))
+            # (x_o1, x_o0: open, with the two frames' pairs closing it or not)
+            s_act_c = s_commit_ok and not busy_1
+            x_o1 = not s_abort_o and not (s_go and ((f_activate and s_dadm_st_close) or (
+                not f_activate and ((f_admit and s_dadm) or (not f_admit and s_dadm_close)))))
+            x_o0 = not s_abort_o and not (s_go and ((f_activate and s_dadm_st_close) or (
+                not f_activate and not f_admit and s_dadm_close)))
             if open_1:
-                is_open = not s_abort_o and not s_close_o
+                if both_once:
+                    is_open = x_o1
+                else:
+                    is_open = x_o0
             else:
-                is_open = s_commit_ok and not busy_1
+                is_open = s_act_c
             # The pairs still needed and the order queue's count: each outcome's value formed
             # beside the walk (from the registers), the outcome selects (one-hot, OR-ed: no
             # adder after the verdicts)
-            left[:] = 0
-            if s_admit and f_activate:
-                left[:] = left | fresh_s
-            if s_admit and f_admit:
-                left[:] = left | left_fs
-            if s_admit and not f_activate and not f_admit:
-                left[:] = left | left_s
-            if s_activate:
-                left[:] = left | staged_pairs
-            if not s_admit and not s_activate and f_admit:
-                left[:] = left | left_f
-            if not s_admit and not s_activate and f_activate:
-                left[:] = left | st_pairs
-            if not s_admit and not s_activate and not f_admit and not f_activate:
-                left[:] = left | pairs_left
+            # (formed for the operation open for the second frame and closed: then it is not
+            # admitted and its COMMIT may activate the staged operation; open_1 selects last)
+            s_push_o = s_admit_o and ((f_activate and st_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL) or
+                                      (not f_activate and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL))
+            left_o[:] = 0
+            if s_admit_o and f_activate:
+                left_o[:] = left_o | fresh_s
+            if s_admit_o and f_admit:
+                left_o[:] = left_o | left_fs
+            if s_admit_o and not f_activate and not f_admit:
+                left_o[:] = left_o | left_s
+            if not s_admit_o and f_admit:
+                left_o[:] = left_o | left_f
+            if not s_admit_o and f_activate:
+                left_o[:] = left_o | st_pairs
+            if not s_admit_o and not f_admit and not f_activate:
+                left_o[:] = left_o | pairs_left
+            if s_act_c:
+                left_c[:] = staged_pairs
+            elif f_admit:
+                left_c[:] = left_f
+            else:
+                left_c[:] = pairs_left
+            if open_1:
+                left[:] = left_o
+            else:
+                left[:] = left_c
             oc_1[:] = oc + 1
             oc_2[:] = oc + 2
-            ocn[:] = 0
-            if f_push and s_push:
-                ocn[:] = ocn | oc_2
-            if (f_push and not s_push and not s_activate) or (s_push and not f_push and not f_activate):
-                ocn[:] = ocn | oc_1
-            if not f_push and not s_push and not f_activate and not s_activate:
-                ocn[:] = ocn | oc
-            if f_activate and s_push:
-                ocn[:] = ocn | 1
-            oc[:] = ocn
+            ocn_o[:] = 0
+            if f_push and s_push_o:
+                ocn_o[:] = ocn_o | oc_2
+            if (f_push and not s_push_o) or (s_push_o and not f_push and not f_activate):
+                ocn_o[:] = ocn_o | oc_1
+            if not f_push and not s_push_o and not f_activate:
+                ocn_o[:] = ocn_o | oc
+            if f_activate and s_push_o:
+                ocn_o[:] = ocn_o | 1
+            if s_act_c:
+                ocn_c[:] = 0
+            elif f_push:
+                ocn_c[:] = oc_1
+            else:
+                ocn_c[:] = oc
+            if open_1:
+                oc[:] = ocn_o
+            else:
+                oc[:] = ocn_c
             # admission marks the frame's ranges in the map (the masks as computed for the checks)
             for s in range(4):
                 if s == 0:
@@ -1243,8 +1296,30 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
                 span[:] = entry[H_PD:H_SPAN]
                 mask[:] = span << (contributor * MAX_RANGES)
-                if (f_admit and not s_activate and s == first_src) or (s_admit and s == second_src):
-                    dmap[:] = dmap | mask
+                if s == first_src:
+                    fmask[:] = mask
+                if s == second_src:
+                    smask[:] = mask
+            # (formed for the operation open for the second frame and closed: then it is not
+            # admitted and its COMMIT may activate the staged operation, emptying the map)
+            if f_activate:
+                dmap_o[:] = 0
+            else:
+                dmap_o[:] = dup_map
+            if f_admit:
+                dmap_o[:] = dmap_o | fmask
+            if s_admit_o:
+                dmap_o[:] = dmap_o | smask
+            if s_act_c:
+                dmap_c[:] = 0
+            elif f_admit:
+                dmap_c[:] = dup_map | fmask
+            else:
+                dmap_c[:] = dup_map
+            if open_1:
+                dmap[:] = dmap_o
+            else:
+                dmap[:] = dmap_c
 
             # the frames answered: the first unless held; the second when the operation is open for
             # it, else unless it is a COMMIT held (ds_c)
@@ -1298,7 +1373,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     p1_event.valid.next = 1
                     p1_event.code.next = s_code_o
                     p1_verdict.valid.next = 1
-                    p1_verdict.admit.next = s_admit
+                    p1_verdict.admit.next = s_admit_o
                 elif df and f_port:
                     p1_event.valid.next = 1
                     p1_event.code.next = f_code
@@ -1308,7 +1383,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     p0_event.valid.next = 1
                     p0_event.code.next = s_code_o
                     p0_verdict.valid.next = 1
-                    p0_verdict.admit.next = s_admit
+                    p0_verdict.admit.next = s_admit_o
                 elif df and not f_port:
                     p0_event.valid.next = 1
                     p0_event.code.next = f_code
@@ -1510,8 +1585,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             else:
                 st_sel.next = 0
             for s2 in range(4):
-                adm[s2] = (f_admit and not s_activate and first_src == s2) or (s_admit and second_src == s2)
-            adm_last.next = adm
+                adm_o[s2] = (f_admit and first_src == s2) or (s_admit_o and second_src == s2)
+                adm_c[s2] = f_admit and not s_act_c and first_src == s2
+            if open_1:
+                adm_last.next = adm_o
+            else:
+                adm_last.next = adm_c
             resp_wp.next = wp
             resp_count.next = rc
             ord_bits.next = ob
