@@ -778,7 +778,8 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
             # mutations of the converted block (cosim/sim/faults.py edits)
             "abort_keeps_open": _mutant((Edit(f"{a}s_abort_o = ({a}s_control && {a}s_is_abort && {a}ids_active_1);",
                                               f"{a}s_abort_o = 1'b0;"),
-                                         Edit(f"{a}is_open = {a}s_act_c;", f"{a}is_open = ({a}s_act_c || {a}f_abort);")),
+                                         Edit(f"{a}is_open = {a}s_act_c;",
+                                              f"{a}is_open = ({a}s_act_c || {a}f_abort);")),
                                         ("closed_after_abort",),
                                         "an ABORT is acknowledged and starts the drain but leaves the operation "
                                         "open, so its DATA frames are still admitted"),

@@ -166,7 +166,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
     CAP_HI, CAP_MID, CAP_LO = CAPACITY >> 12, (CAPACITY >> 6) & 63, CAPACITY & 63
-    # a waiting frame: {overlaps, ranges, dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
+    # a waiting frame: {overlaps, ranges, dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats,
+    # header[HDR_BITS-1:0]}
     H_BEATS, H_LONG = HDR_BITS, HDR_BITS + beat_width
     H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
     H_FE = H_PORT + 1
@@ -614,10 +615,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # are processed: the first candidate and the one after it (if it is on the other port
             # and the first was not held).  Both are picked here from the queue's count and the
             # valid pulses alone.  A frame of this cycle that is not processed waits, in order.
-            e_p0[:] = concat(pr0_ov, pr0_r, pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end,
-                             False, p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
-            e_p1[:] = concat(pr1_ov, pr1_r, pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end,
-                             True, p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
+            e_p0[:] = concat(pr0_ov, pr0_r, pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr,
+                             p0_frame.frame_end, False, p0_frame.bank, p0_frame.too_long, p0_frame.beats,
+                             p0_frame.header[HDR_BITS:0])
+            e_p1[:] = concat(pr1_ov, pr1_r, pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr,
+                             p1_frame.frame_end, True, p1_frame.bank, p1_frame.too_long, p1_frame.beats,
+                             p1_frame.header[HDR_BITS:0])
             # The duplicate checks: each entry's check against the map a cycle ago (kept in the
             # entry, pd0/pd1 for this cycle's frames), less a clear, or an overlap (same contributor,
             # intersecting [r_first, r_end), formed a cycle ago) with a candidate the last edge
