@@ -42,27 +42,29 @@ processed in a cycle: the first candidate in processing order (the oldest waitin
 port 0's, else port 1's frame of this cycle) and the one after it, if it is on the other port
 and the first was not held.  Both are picked up front from the hold queue's count and the valid
 pulses alone.  Every candidate's checks start from registers: the ingress hands each frame over
-with its header's digest (offset + n, the beats it needs, its ranges and their 256-bit mask,
-formed over the frame's beats), the hold queue keeps the digest with the frame, and the queue
-shifts, so its two oldest entries are its first two slots.  The checks are formed in parallel
-with the pick, against the context as registered, and packed by candidate: a DATA frame's rules
-against the active operation (as one flat condition for the verdict, in protocol order for the
-drop reason) and against the staged one (which a COMMIT as the first frame activates, emptying
-the map), a STAGE's rules, a COMMIT's and an ABORT's ids against the staged and the active
-operation, whether its pairs close the operation.  The duplicate check selects the
-contributor's row of the map, ANDs it with the frame's mask and reduces it as a tree.  The walk
-selects the checks by index (explicit multiplexers), and forms the second frame's outcome for
-each outcome of the first (COMMIT activating or not, DATA admitted and closing the operation or
-not) as flat conditions in which what arrives late enters last; both frames' CONTROL reasons
-come from one function (`control_reason`).  The second frame's check against the first frame's
-admission in the same cycle is an interval compare (same contributor, [r_first, r_end)
-overlapping).  The operation ends when an admission's pairs equal `pairs_left`, the pairs it
-still needs (a register; `st_pairs` holds the staged operation's, formed at STAGE).  Counts and
-pointers after the verdicts are selected, not computed: every value an outcome can leave (pairs
-left, the order and hold queues' counts, each hold slot's next entry) is formed beside the walk
-from the registers, and one-hot outcome conditions select it (OR-ed, so no adder follows a
-verdict); the hold queue's next state is formed for the second frame meeting the operation open
-and closed, and that (known last) selects.
+with its header's digest (offset + n, the beats it needs, its ranges and their 256-bit mask),
+the hold queue keeps the digest with the frame, and the queue shifts, so its two oldest entries
+are its first two slots.  The checks that read the context are formed a cycle ahead: the
+ingress registers the digest of the frame it receives at its header beat (a frame of two or
+more beats completes a cycle later at the earliest), and the control checks that frame, and
+every waiting frame, against the duplicate map (its contributor's row ANDed with its mask),
+against each operation the edge can leave active or staged (the range rule: the active and the
+staged operation, each candidate's STAGE), and for overlap with each candidate (same
+contributor, intersecting [r_first, r_end)).  In the frame's cycle its duplicate check is the
+early one, less a clear of the map, or an overlap with a candidate the last edge admitted; its
+range rule is the early one for the operation the edge left.  A one-beat frame (never admitted)
+has the range rule its drop reason reads formed in its cycle.  The checks are packed by
+candidate, each ending in the flags the walk needs (a request that passes its own checks, its
+reason and event code as the first frame, a DATA frame admissible against the active and the
+staged operation, closing it); the two frames' pair sum against `pairs_left` (checked bit by bit
+with the carry the equality implies) and their overlap are formed for each pair of candidates.
+The walk selects them (explicit multiplexers).  The operation ends when an admission's pairs
+equal `pairs_left`, the pairs it still needs (a register; `st_pairs` holds the staged
+operation's, formed at STAGE).  Of the second frame's outcomes only whether the operation is
+open for it (`open_1`) is late: every value it decides (the hold queue, whose slot i takes
+waiting frame i + d for the d frames answered; the map; the pairs left; the order queue; the
+verdicts and events; the open flag) is formed for both cases from values formed beside the walk
+(no adder follows a verdict), and open_1 selects last.
 
 `op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
