@@ -33,7 +33,7 @@ from hdl.node.prism_buses import (ActiveOp, AdmissionOrder, BankRead, CounterEve
 from hdl.node.prism_control import EV_ADMITTED, EV_CONTROL, prism_control
 from hdl.node.prism_egress import prism_egress
 from hdl.node.prism_fp32_bank import prism_fp32_bank
-from hdl.node.prism_ingress import frame_digest, prism_ingress
+from hdl.node.prism_ingress import frame_digest, frame_digest_ahead, prism_ingress
 from hdl.package.package_assertion_monitor import package_assertion_monitor
 from hdl.package.service_rate_estimator import service_rate_estimator
 from hdl.package.work_distributor import work_distributor
@@ -932,8 +932,8 @@ def control_entry(bank, header, beats, entry, PORT=0):
 
 @block
 def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, f0_bank,
-                          f1_valid, f1_header, f1_beats, f1_too_long, f1_bank, resp_pop, op_finished, dp_idle,
-                          ord_pop,
+                          f1_valid, f1_header, f1_beats, f1_too_long, f1_bank, f0_next_header, f1_next_header,
+                          resp_pop, op_finished, dp_idle, ord_pop,
                           r0_valid, r0_admit, r0_bank, r1_valid, r1_admit, r1_bank, ev0_valid, ev0_code,
                           ev1_valid, ev1_code, resp_valid, resp_data, room_ok, clear, act_policy, act_in_fmt,
                           act_exact_in, act_out_fmt, act_count, act_contributors, act_expected, act_recipients, act_op_id,
@@ -965,6 +965,9 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     f0.valid, f0.header, f0.beats, f0.too_long, f0.bank = f0_valid, f0_header, f0_beats, f0_too_long, f0_bank
     f1.valid, f1.header, f1.beats, f1.too_long, f1.bank = f1_valid, f1_header, f1_beats, f1_too_long, f1_bank
     digest0, digest1 = frame_digest(f0_header, f0), frame_digest(f1_header, f1)
+    # the digest of the frame each port completes next, which the control reads a cycle ahead: from
+    # a header the environment gives freely (the ingress gives the header of the frame it receives)
+    ahead0, ahead1 = frame_digest_ahead(f0_next_header, f0), frame_digest_ahead(f1_next_header, f1)
     dut = prism_control(
         clk=clk, rst=rst,
         p0_frame=f0, p1_frame=f1,
@@ -1287,7 +1290,7 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
     def pack():
         prop_bad.next = concat(bad_live, bad_resp, bad_abort, bad_reset, bad_kind, bad_order)
 
-    return dut, digest0, digest1, entry0, entry1, check, liveness, follow, environment, pack
+    return dut, digest0, digest1, ahead0, ahead1, entry0, entry1, check, liveness, follow, environment, pack
 
 
 # ---------------------------------------------------------------------------------------------

@@ -726,6 +726,8 @@ def _control_target():
         for p in (0, 1):
             s.update({f"f{p}_valid": _b(), f"f{p}_header": _u(hdr), f"f{p}_beats": _u(9), f"f{p}_too_long": _b(),
                       f"f{p}_bank": _u(2)})
+        for p in (0, 1):
+            s[f"f{p}_next_header"] = _u(hdr)
         s.update(resp_pop=_b(), op_finished=_b(), dp_idle=_b(), ord_pop=_b())
         for p in (0, 1):
             s.update({f"r{p}_valid": _b(), f"r{p}_admit": _b(), f"r{p}_bank": _u(2)})
@@ -779,9 +781,11 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
     # the first frame's ids in its response, as MyHDL writes them
     ids = f"{a}f_hdr[{FIELDS['generation'][0] + FIELDS['generation'][1]}-1:{FIELDS['op_id'][0]}]"
     ids_field = f"{ids}, 4'h8"
-    # the first frame's CONTROL reason, as the walk sets it (a call of the reason function; a refused
-    # COMMIT's mismatch is STAGED_MISMATCH)
-    f_reason_call = rf"({a}f_reason = MYHDL\d+_control_reason\([^;]*\);)"
+    # the first frame's activation, as the walk forms it; the broken variants activate on the first
+    # frame's CONTROL reason as well (a refused COMMIT's mismatch is STAGED_MISMATCH), so that the
+    # checks formed a cycle ahead follow the operation they open
+    f_activate = f"{a}f_activate = ({a}f_commit_ok && (!{a}is_busy));"
+    nack_activates = f"{a}f_activate = (({a}f_commit_ok && (!{a}is_busy)) || ({a}f_reason == {STAGED_MISMATCH}));"
     return Target(
         name="prism_control", summary="the node's validation, admission and STAGE/COMMIT/ABORT: one verdict per "
                                       "frame in processing order, nothing admitted after a reset or for an "
@@ -795,8 +799,10 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
         timeout=3600,
         faults={
             # mutations of the converted block (cosim/sim/faults.py edits)
-            "abort_keeps_open": _mutant(Edit(rf"\n\s*{a}is_open = 1'b0;(\n\s*{a}is_aborting = 1'b1;)", r"\1",
-                                             regex=True, count=2),
+            "abort_keeps_open": _mutant((Edit(f"{a}s_abort_o = ({a}s_control && {a}s_is_abort && {a}ids_active_1);",
+                                              f"{a}s_abort_o = 1'b0;"),
+                                         Edit(f"{a}is_open = {a}s_act_c;",
+                                              f"{a}is_open = ({a}s_act_c || {a}f_abort);")),
                                         ("closed_after_abort",),
                                         "an ABORT is acknowledged and starts the drain but leaves the operation "
                                         "open, so its DATA frames are still admitted"),
@@ -811,17 +817,13 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
                                   "port 0's verdicts name the wrong bank"),
             "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;", count=2), ("verdict_kind",),
                                      "an admitted DATA frame's counter event says CONTROL"),
-            "nack_opens": _mutant(Edit(f_reason_call, f"\\1 if ({a}f_reason == {STAGED_MISMATCH}) begin "
-                                                     f"{a}active = {a}staged; {a}is_open = 1'b1; {a}is_busy = 1'b1; end",
-                                       regex=True),
+            "nack_opens": _mutant(Edit(f_activate, nack_activates),
                                   ("closed_after_reset",),
                                   "a COMMIT refused for a mismatched op_id/generation (NACK) as the first frame of "
                                   "its cycle still opens the staged operation: DATA frames are admitted though no "
                                   "COMMIT was accepted",
                                   depth=8),     # STAGE, the refused COMMIT alone, then the DATA frame
-            "nack_reopens_aborted": _mutant(Edit(f_reason_call, f"\\1 if ({a}f_reason == {STAGED_MISMATCH}) begin "
-                                                               f"{a}active = {a}staged; {a}is_open = 1'b1; "
-                                                               f"{a}is_busy = 1'b1; end", regex=True),
+            "nack_reopens_aborted": _mutant(Edit(f_activate, nack_activates),
                                             ("closed_after_abort",),
                                             "the same refused COMMIT, after an ABORT: the aborted operation, staged "
                                             "again, admits DATA frames though no COMMIT was accepted since the ABORT",

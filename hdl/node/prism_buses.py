@@ -44,6 +44,16 @@ class Frame(Interface):
     span        its ranges [offset / 16, r_end) as a bit mask (MAX_RANGES bits)
     (nr, r_end and span are read only for a frame that passes every rule but the duplicate check,
     which a one-beat DATA frame never does; for it they are left over from an earlier frame)
+    The digest of the frame being received, registered from its header beat (for the control's
+    duplicate check a cycle ahead of the frame's `valid`; meaningful from the cycle after a header
+    beat, so in the cycle a frame of two or more beats takes its last beat):
+    next_c      its contributor (3 bits)
+    next_span   its ranges as a bit mask, as `span` will carry them (MAX_RANGES bits)
+    next_fe     offset + n (14 bits), as `frame_end` will carry it (of a frame of two or more beats)
+    next_rf     offset / 16, its first range (9 bits)
+    next_re     its first range past the end, as `r_end` will carry it (9 bits)
+    next_rok    n != 0 and offset a multiple of 16 (the range rule's parts that read the header alone)
+    next_part   n is not a multiple of 16 (its end must then be the operation's end)
     """
 
     def __init__(self, hdr_width=HDR_BITS, beat_width=BEAT_COUNT_BITS):
@@ -57,6 +67,13 @@ class Frame(Interface):
         self.r_end = vec(ROW_BITS + 1)
         self.need1 = vec(FRAME_END_BITS)
         self.span = vec(MAX_RANGES)
+        self.next_c = vec(3)
+        self.next_span = vec(MAX_RANGES)
+        self.next_fe = vec(FRAME_END_BITS)
+        self.next_rf = vec(ROW_BITS + 1)
+        self.next_re = vec(ROW_BITS + 1)
+        self.next_rok = bit()
+        self.next_part = bit()
 
 
 class Verdict(Interface):

@@ -42,27 +42,29 @@ processed in a cycle: the first candidate in processing order (the oldest waitin
 port 0's, else port 1's frame of this cycle) and the one after it, if it is on the other port
 and the first was not held.  Both are picked up front from the hold queue's count and the valid
 pulses alone.  Every candidate's checks start from registers: the ingress hands each frame over
-with its header's digest (offset + n, the beats it needs, its ranges and their 256-bit mask,
-formed over the frame's beats), the hold queue keeps the digest with the frame, and the queue
-shifts, so its two oldest entries are its first two slots.  The checks are formed in parallel
-with the pick, against the context as registered, and packed by candidate: a DATA frame's rules
-against the active operation (as one flat condition for the verdict, in protocol order for the
-drop reason) and against the staged one (which a COMMIT as the first frame activates, emptying
-the map), a STAGE's rules, a COMMIT's and an ABORT's ids against the staged and the active
-operation, whether its pairs close the operation.  The duplicate check selects the
-contributor's row of the map, ANDs it with the frame's mask and reduces it as a tree.  The walk
-selects the checks by index (explicit multiplexers), and forms the second frame's outcome for
-each outcome of the first (COMMIT activating or not, DATA admitted and closing the operation or
-not) as flat conditions in which what arrives late enters last; both frames' CONTROL reasons
-come from one function (`control_reason`).  The second frame's check against the first frame's
-admission in the same cycle is an interval compare (same contributor, [r_first, r_end)
-overlapping).  The operation ends when an admission's pairs equal `pairs_left`, the pairs it
-still needs (a register; `st_pairs` holds the staged operation's, formed at STAGE).  Counts and
-pointers after the verdicts are selected, not computed: every value an outcome can leave (pairs
-left, the order and hold queues' counts, each hold slot's next entry) is formed beside the walk
-from the registers, and one-hot outcome conditions select it (OR-ed, so no adder follows a
-verdict); the hold queue's next state is formed for the second frame meeting the operation open
-and closed, and that (known last) selects.
+with its header's digest (offset + n, the beats it needs, its ranges and their 256-bit mask),
+the hold queue keeps the digest with the frame, and the queue shifts, so its two oldest entries
+are its first two slots.  The checks that read the context are formed a cycle ahead: the
+ingress registers the digest of the frame it receives at its header beat (a frame of two or
+more beats completes a cycle later at the earliest), and the control checks that frame, and
+every waiting frame, against the duplicate map (its contributor's row ANDed with its mask),
+against each operation the edge can leave active or staged (the range rule: the active and the
+staged operation, each candidate's STAGE), and for overlap with each candidate (same
+contributor, intersecting [r_first, r_end)).  In the frame's cycle its duplicate check is the
+early one, less a clear of the map, or an overlap with a candidate the last edge admitted; its
+range rule is the early one for the operation the edge left.  A one-beat frame (never admitted)
+has the range rule its drop reason reads formed in its cycle.  The checks are packed by
+candidate, each ending in the flags the walk needs (a request that passes its own checks, its
+reason and event code as the first frame, a DATA frame admissible against the active and the
+staged operation, closing it); the two frames' pair sum against `pairs_left` (checked bit by bit
+with the carry the equality implies) and their overlap are formed for each pair of candidates.
+The walk selects them (explicit multiplexers).  The operation ends when an admission's pairs
+equal `pairs_left`, the pairs it still needs (a register; `st_pairs` holds the staged
+operation's, formed at STAGE).  Of the second frame's outcomes only whether the operation is
+open for it (`open_1`) is late: every value it decides (the hold queue, whose slot i takes
+waiting frame i + d for the d frames answered; the map; the pairs left; the order queue; the
+verdicts and events; the open flag) is formed for both cases from values formed beside the walk
+(no adder follows a verdict), and open_1 selects last.
 
 `op.clear` pulses when a COMMIT activates an operation and when an ABORT's drain
 is over: the datapath forgets the previous operation (accumulators, counts,
@@ -165,7 +167,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         raise ValueError("prism_control: op.count 13, op.contributors 8, op.expected 4 bits")
 
     MAP_BITS = MAX_CONTRIBUTORS * MAX_RANGES
-    # a waiting frame: {span, need1, r_end, nr, frame_end, port, bank, too_long, beats, header[HDR_BITS-1:0]}
+    CAP_HI, CAP_MID, CAP_LO = CAPACITY >> 12, (CAPACITY >> 6) & 63, CAPACITY & 63
+    # a waiting frame: {overlaps, ranges, dup, span, need1, r_end, nr, frame_end, port, bank, too_long, beats,
+    # header[HDR_BITS-1:0]}
     H_BEATS, H_LONG = HDR_BITS, HDR_BITS + beat_width
     H_BANK, H_PORT = H_LONG + 1, H_LONG + 3
     H_FE = H_PORT + 1
@@ -173,7 +177,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     H_RE = H_NR + NR_BITS
     H_NEED = H_RE + ROW_BITS + 1
     H_SPAN = H_NEED + FRAME_END_BITS
-    HOLD_W = H_SPAN + MAX_RANGES
+    H_PD = H_SPAN + MAX_RANGES
+    H_R, H_OV = H_PD + 1, H_PD + 5
+    HOLD_W = H_OV + 4
 
     resp_mem = [Signal(intbv(0)[RESPONSE_BITS:]) for _ in range(RESPONSE_QUEUE_DEPTH)]
     resp_rp = Signal(modbv(0)[4:])
@@ -192,6 +198,27 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     pairs_left = Signal(modbv(0)[12:])
     st_pairs = Signal(modbv(0)[12:])      # contributors x ranges of the staged operation
     dup_map = Signal(intbv(0)[MAP_BITS:])   # bit 256*c + r: contributor c has contributed range r
+    # The checks a cycle ahead.  The duplicate check: the frame each port is receiving against
+    # the map as registered (pd0, pd1), and what the last edge changed in the map (cleared it:
+    # clr_last; which of that cycle's four candidates it admitted: adm_last).  A frame's check
+    # against the map now is its check against the map a cycle ago, less what was cleared, or its
+    # ranges overlapping an admitted candidate's (each waiting frame keeps its overlap with each
+    # candidate of the last cycle; pr0_ov, pr1_ov for the frames completing).  The range rule
+    # against each operation the last edge could leave active or staged: the active and the staged
+    # operation and the first and the second candidate's STAGE, of the last cycle (kept in each
+    # waiting frame; pr0_r, pr1_r for the frames completing), and which the edge left (act_sel:
+    # the active one, the staged one, the first candidate's; st_sel: the staged one, the first or
+    # the second candidate's).
+    pd0 = Signal(bool(0))
+    pd1 = Signal(bool(0))
+    clr_last = Signal(bool(0))
+    adm_last = Signal(intbv(0)[4:])
+    pr0_r = Signal(intbv(0)[4:])
+    pr0_ov = Signal(intbv(0)[4:])
+    pr1_r = Signal(intbv(0)[4:])
+    pr1_ov = Signal(intbv(0)[4:])
+    act_sel = Signal(intbv(0)[2:])
+    st_sel = Signal(intbv(0)[2:])
     # admitted FP32_ARRIVAL frames not yet started, oldest first: at most 3 banks x 2 ports
     ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
     ord_rp = Signal(modbv(0)[3:])
@@ -221,11 +248,15 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
 
     @always_comb
     def count_contributors():
+        # two halves of four (a LUT each) and one add
+        lo = intbv(0)[3:]
+        hi = intbv(0)[3:]
         n = intbv(0)[4:]
-        n[:] = 0
-        for c in range(MAX_CONTRIBUTORS):
-            if act_word[F_CONTRIBUTORS_LSB + c]:
-                n[:] = n + 1
+        lo[:] = (act_word[F_CONTRIBUTORS_LSB] + act_word[F_CONTRIBUTORS_LSB + 1] + act_word[F_CONTRIBUTORS_LSB + 2]
+                 + act_word[F_CONTRIBUTORS_LSB + 3])
+        hi[:] = (act_word[F_CONTRIBUTORS_LSB + 4] + act_word[F_CONTRIBUTORS_LSB + 5]
+                 + act_word[F_CONTRIBUTORS_LSB + 6] + act_word[F_CONTRIBUTORS_LSB + 7])
+        n[:] = lo + hi
         op.expected.next = n
 
     @always_comb
@@ -233,6 +264,20 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         responses.data.next = resp_mem[resp_rp]
         hold_head0.next = hold_mem[0]
         hold_head1.next = hold_mem[1]
+
+    @always(clk.posedge)
+    def precheck():
+        # each port's frame being received (its digest registered from its header beat) against
+        # the map as registered: a cycle later, when the frame completes, the walk corrects it for
+        # what that edge changed
+        cmap = intbv(0)[MAP_BITS:]
+        row = intbv(0)[MAX_RANGES:]
+        cmap[:] = dup_map >> (p0_frame.next_c * MAX_RANGES)
+        row[:] = cmap[MAX_RANGES:0]
+        pd0.next = (row & p0_frame.next_span) != 0
+        cmap[:] = dup_map >> (p1_frame.next_c * MAX_RANGES)
+        row[:] = cmap[MAX_RANGES:0]
+        pd1.next = (row & p1_frame.next_span) != 0
 
     @always(clk.posedge)
     def admit_control():
@@ -255,25 +300,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         orp = modbv(0)[3:]
         oc = intbv(0, min=0, max=ORDER_DEPTH + 2)
         hc = intbv(0, min=0, max=HOLD_DEPTH + 3)
-        ds = bool(0)
-        pw0 = bool(0)
-        pw1 = bool(0)
-        pop0 = bool(0)
-        pop1 = bool(0)
-        pop2 = bool(0)
-        both_w = bool(0)
-        one_w = bool(0)
-        none_w = bool(0)
-        hcn = modbv(0)[4:]
-        hc_m2 = modbv(0)[4:]
-        hc_m1 = modbv(0)[4:]
-        hc_p1 = modbv(0)[4:]
-        hc_p2 = modbv(0)[4:]
-        pops = intbv(0)[3:]
-        pops_c = intbv(0)[3:]
-        pops_o = intbv(0)[3:]
-        pw0_c = bool(0)
-        pw0_o = bool(0)
         hc_c = modbv(0)[4:]
         hc_o = modbv(0)[4:]
         slot = intbv(0)[HOLD_W:]
@@ -289,6 +315,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         code = intbv(0)[4:]
         recip = intbv(0)[2:]
         members = intbv(0)[4:]
+        m_lo = intbv(0)[3:]
+        m_hi = intbv(0)[3:]
         pairs = modbv(0)[12:]
         count = intbv(0)[14:]
         contributor = intbv(0)[3:]
@@ -299,6 +327,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         need1 = intbv(0)[FRAME_END_BITS:]
         length_bad = bool(0)
         range_bad = bool(0)
+        range_bad_1 = bool(0)
         r_first = intbv(0)[9:]
         # modbv: a hostile header's range end (offset + n up to 16,382) and STAGE count (up to 8,191)
         # wrap in 9 bits, and its mask shifted by the contributor runs past the map, as in the
@@ -306,10 +335,24 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         # operation's pairs
         r_end = modbv(0)[9:]
         mask = modbv(0)[MAP_BITS:]
-        cmap = intbv(0)[MAP_BITS:]
         map_dup = bool(0)
-        row = intbv(0)[MAX_RANGES:]
         span = intbv(0)[MAX_RANGES:]
+        # each waiting entry's and this cycle's frames' duplicate check against the map as registered
+        # (hold slots 0 .. HOLD_DEPTH - 1, then port 0's and port 1's frame)
+        cpd = intbv(0)[HOLD_DEPTH + 2:]
+        old_pd = bool(0)
+        ovc = intbv(0)[4:]
+        adm = intbv(0)[4:]
+        c_cnt = intbv(0)[52:]
+        cr = intbv(0)[31:]
+        rok = bool(0)
+        part = bool(0)
+        r_act = bool(0)
+        r_st = bool(0)
+        r_cand = intbv(0)[4:]
+        rbits = intbv(0)[4:]
+        r_src = intbv(0)[4 * (HOLD_DEPTH + 2):]
+        ov_src = intbv(0)[4 * (HOLD_DEPTH + 2):]
         # every candidate's results, by candidate (bit s, or field s of a packed vector)
         c_port = intbv(0)[4:]
         c_long = intbv(0)[4:]
@@ -324,6 +367,32 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         c_admit_staged = intbv(0)[4:]
         c_closes = intbv(0)[4:]
         c_closes_fresh = intbv(0)[4:]
+        c_stage_go = intbv(0)[4:]
+        c_commit_go = intbv(0)[4:]
+        c_abort_go = intbv(0)[4:]
+        c_fok = intbv(0)[4:]
+        c_dadm = intbv(0)[4:]
+        c_dadm_close = intbv(0)[4:]
+        c_dadm_st = intbv(0)[4:]
+        c_dadm_st_close = intbv(0)[4:]
+        c_fadm = intbv(0)[4:]
+        c_fclose = intbv(0)[4:]
+        cand_valid = bool(0)
+        c_bo = intbv(0)[4:]
+        s_dadm_st_close = bool(0)
+        s_dadm_close = bool(0)
+        both_once = bool(0)
+        c_freason = intbv(0)[32:]
+        c_fcode = intbv(0)[16:]
+        s_code_o = intbv(0)[4:]
+        s_code_c = intbv(0)[4:]
+        stage_ok = bool(0)
+        cap_over = bool(0)
+        is_ctl = bool(0)
+        short = bool(0)
+        stage_go = bool(0)
+        commit_go = bool(0)
+        abort_go = bool(0)
         c_bank = intbv(0)[8:]
         c_reason = intbv(0)[32:]
         c_pairs = intbv(0)[48:]
@@ -338,13 +407,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         first_src = intbv(0)[2:]
         second_src = intbv(0)[2:]
         first_valid = bool(0)
-        first_head = bool(0)
-        first_p0 = bool(0)
         second_valid = bool(0)
-        second_head = bool(0)
-        second_p0 = bool(0)
-        done_first = bool(0)
-        done_second = bool(0)
         # their checks, selected from the candidates' (f_: the first frame, s_: the second)
         f_hdr = intbv(0)[HDR_BITS:]
         f_port = bool(0)
@@ -385,18 +448,52 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         s_admit_staged = bool(0)
         s_closes = bool(0)
         s_closes_fresh = bool(0)
+        f_stage_go = bool(0)
+        f_commit_go = bool(0)
+        f_abort_go = bool(0)
+        f_fok = bool(0)
+        f_dadm = bool(0)
+        f_dadm_close = bool(0)
+        f_closing = bool(0)
+        s_stage_go = bool(0)
+        s_commit_go = bool(0)
+        s_abort_go = bool(0)
+        s_dadm = bool(0)
+        s_dadm_st = bool(0)
+        s_ok = bool(0)
+        df = bool(0)
+        ds_c = bool(0)
+        hb = modbv(0)[4:]
+        hb1 = modbv(0)[4:]
+        hb2 = modbv(0)[4:]
+        sq0 = intbv(0)[HOLD_W:]
+        sq1 = intbv(0)[HOLD_W:]
+        sq2 = intbv(0)[HOLD_W:]
         s_c = intbv(0)[3:]
         s_rf = intbv(0)[9:]
         s_re = intbv(0)[9:]
         s_nr = intbv(0)[10:]
         both_nr = modbv(0)[12:]
+        nr_x = intbv(0)[10:]
+        nr_y = intbv(0)[10:]
+        left_2 = modbv(0)[12:]
+        c_left_2 = intbv(0)[48:]
+        c_both_eq = intbv(0)[4:]
+        pair_ix = modbv(0)[2:]
+        both_eq = bool(0)
+        cr_x = intbv(0)[31:]
+        sx = modbv(0)[12:]
+        sy = modbv(0)[12:]
+        cy = modbv(0)[12:]
+        ck = modbv(0)[12:]
+        cr_y = intbv(0)[31:]
+        c_ovl = intbv(0)[4:]
         left_f = modbv(0)[12:]
         left_s = modbv(0)[12:]
         left_fs = modbv(0)[12:]
         fresh_s = modbv(0)[12:]
         slot_a = modbv(0)[3:]
         slot_b = modbv(0)[3:]
-        slot_2 = modbv(0)[3:]
         oc_1 = modbv(0)[4:]
         oc_2 = modbv(0)[4:]
         ocn = modbv(0)[4:]
@@ -419,7 +516,27 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         s_activate = bool(0)
         s_abort = bool(0)
         s_held = bool(0)
-        s_closes_now = bool(0)
+        s_abort_o = bool(0)
+        s_admit_o = bool(0)
+        s_act_c = bool(0)
+        x_o1 = bool(0)
+        x_o0 = bool(0)
+        fmask = intbv(0)[MAP_BITS:]
+        smask = intbv(0)[MAP_BITS:]
+        dmap_o = intbv(0)[MAP_BITS:]
+        dmap_c = intbv(0)[MAP_BITS:]
+        left_o = modbv(0)[12:]
+        left_c = modbv(0)[12:]
+        ocn_o = modbv(0)[4:]
+        ocn_c = modbv(0)[4:]
+        s_push_o = bool(0)
+        adm_o = intbv(0)[4:]
+        adm_c = intbv(0)[4:]
+        b_old = bool(0)
+        b_fs = bool(0)
+        b_f = bool(0)
+        b_s = bool(0)
+        s_close_o = bool(0)
         overlap = bool(0)
         rules_ok = bool(0)
         f_control = bool(0)
@@ -449,6 +566,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # pointer is an empty queue
             ord_count.next = 0
             hold_count.next = 0
+            clr_last.next = 0
+            adm_last.next = 0
         else:
             staged[:] = st_word
             st_ok = bool(st_valid)
@@ -498,34 +617,46 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             # are processed: the first candidate and the one after it (if it is on the other port
             # and the first was not held).  Both are picked here from the queue's count and the
             # valid pulses alone.  A frame of this cycle that is not processed waits, in order.
-            e_p0[:] = concat(p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr, p0_frame.frame_end, False,
-                             p0_frame.bank, p0_frame.too_long, p0_frame.beats, p0_frame.header[HDR_BITS:0])
-            e_p1[:] = concat(p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr, p1_frame.frame_end, True,
-                             p1_frame.bank, p1_frame.too_long, p1_frame.beats, p1_frame.header[HDR_BITS:0])
+            e_p0[:] = concat(pr0_ov, pr0_r, pd0, p0_frame.span, p0_frame.need1, p0_frame.r_end, p0_frame.nr,
+                             p0_frame.frame_end, False, p0_frame.bank, p0_frame.too_long, p0_frame.beats,
+                             p0_frame.header[HDR_BITS:0])
+            e_p1[:] = concat(pr1_ov, pr1_r, pd1, p1_frame.span, p1_frame.need1, p1_frame.r_end, p1_frame.nr,
+                             p1_frame.frame_end, True, p1_frame.bank, p1_frame.too_long, p1_frame.beats,
+                             p1_frame.header[HDR_BITS:0])
+            # The duplicate checks: each entry's check against the map a cycle ago (kept in the
+            # entry, pd0/pd1 for this cycle's frames), less a clear, or an overlap (same contributor,
+            # intersecting [r_first, r_end), formed a cycle ago) with a candidate the last edge
+            # admitted.  (Only a frame that passes the range rule has its check read; its ranges are
+            # then exactly its interval.)
+            for j in range(HOLD_DEPTH + 2):
+                if j < HOLD_DEPTH:
+                    entry[:] = hold_mem[j]
+                elif j == HOLD_DEPTH:
+                    entry[:] = e_p0
+                else:
+                    entry[:] = e_p1
+                old_pd = bool(entry[H_PD])
+                ovc[:] = entry[HOLD_W:H_OV]
+                cpd[j] = (old_pd and not clr_last) or (ovc & adm_last) != 0
+            e_p0[H_PD] = cpd[HOLD_DEPTH]
+            e_p1[H_PD] = cpd[HOLD_DEPTH + 1]
+
             first_valid = False
-            first_head = False
-            first_p0 = False
             second_valid = False
-            second_head = False
-            second_p0 = False
             if hc >= 1:
                 first_valid = True
-                first_head = True
                 first_src[:] = 0
                 if hc >= 2:
                     second_valid = True
-                    second_head = True
                     second_src[:] = 1
                 elif p0_frame.valid:
                     second_valid = True
-                    second_p0 = True
                     second_src[:] = 2
                 elif p1_frame.valid:
                     second_valid = True
                     second_src[:] = 3
             elif p0_frame.valid:
                 first_valid = True
-                first_p0 = True
                 first_src[:] = 2
                 if p1_frame.valid:
                     second_valid = True
@@ -555,6 +686,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 # would count
                 count[:] = hdr[F_COUNT_END:F_COUNT_LSB]
                 recip[:] = hdr[F_RECIPIENTS_END:F_RECIPIENTS_LSB]
+                # count > CAPACITY in pieces of at most six bits (a LUT each, no carry chain)
+                cap_over = count[13:12] > CAP_HI or (count[13:12] == CAP_HI and (
+                    count[12:6] > CAP_MID or (count[12:6] == CAP_MID and count[6:0] > CAP_LO)))
                 reason[:] = OK
                 if hdr[F_POLICY_END:F_POLICY_LSB] > POLICY_FP32_ARRIVAL:
                     reason[:] = BAD_POLICY
@@ -566,16 +700,30 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                         hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
                         and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL):
                     reason[:] = BAD_FORMAT      # EXACT partials merge into Kulisch rows only
-                elif count == 0 or count > CAPACITY:
+                elif count == 0 or cap_over:
                     reason[:] = BAD_COUNT
                 elif hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] == 0:
                     reason[:] = BAD_CONTRIBUTORS
                 elif recip == 0 or (not hdr[F_MODE_LSB] and recip == 3):
                     reason[:] = BAD_RECIPIENTS
-                members[:] = 0
-                for c in range(MAX_CONTRIBUTORS):
-                    if hdr[F_CONTRIBUTORS_LSB + c]:
-                        members[:] = members + 1
+                # the same rules as one flat condition (the walk needs whether they pass; the reason
+                # only goes into the response)
+                stage_ok = (hdr[F_POLICY_END:F_POLICY_LSB] <= POLICY_FP32_ARRIVAL
+                            and hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] <= FMT_AUTO
+                            and not (hdr[F_RESULT_FORMAT_END:F_RESULT_FORMAT_LSB] == FMT_EXACT
+                                     and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL)
+                            and hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] <= FMT_EXACT
+                            and not (hdr[F_IN_FORMAT_END:F_IN_FORMAT_LSB] == FMT_EXACT
+                                     and hdr[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL)
+                            and count != 0 and not cap_over
+                            and hdr[F_CONTRIBUTORS_END:F_CONTRIBUTORS_LSB] != 0
+                            and recip != 0 and (hdr[F_MODE_LSB] or recip != 3))
+                # its contributors counted as two halves of four (a LUT each) and one add
+                m_lo[:] = (hdr[F_CONTRIBUTORS_LSB] + hdr[F_CONTRIBUTORS_LSB + 1] + hdr[F_CONTRIBUTORS_LSB + 2]
+                           + hdr[F_CONTRIBUTORS_LSB + 3])
+                m_hi[:] = (hdr[F_CONTRIBUTORS_LSB + 4] + hdr[F_CONTRIBUTORS_LSB + 5] + hdr[F_CONTRIBUTORS_LSB + 6]
+                           + hdr[F_CONTRIBUTORS_LSB + 7])
+                members[:] = m_lo + m_hi
                 r_end[:] = (count + 15) >> 4
                 pairs[:] = members * r_end
                 # DATA: its elements, ranges and their bits in the duplicate map
@@ -589,19 +737,32 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 nr[:] = entry[H_RE:H_NR]
                 r_end[:] = entry[H_NEED:H_RE]
                 need1[:] = entry[H_SPAN:H_NEED]
-                span[:] = entry[HOLD_W:H_SPAN]
                 length_bad = beats != need1
                 r_first[:] = offset[13:4]
-                # Duplicate: the contributor's row of the map (a select by the contributor, no
-                # shift of the whole map) against the frame's ranges [r_first, r_end) (the digest's
-                # mask), reduced as a tree
-                cmap[:] = dup_map >> (contributor * MAX_RANGES)
-                row[:] = cmap[MAX_RANGES:0]
-                map_dup = (row & span) != 0
+                # Duplicate: the frame's ranges against the map as registered, formed a cycle
+                # ahead and corrected for the last edge (above)
+                if s == 0:
+                    map_dup = bool(cpd[0])
+                elif s == 1:
+                    map_dup = bool(cpd[1])
+                elif s == 2:
+                    map_dup = bool(cpd[HOLD_DEPTH])
+                else:
+                    map_dup = bool(cpd[HOLD_DEPTH + 1])
                 # the DATA rules in protocol order, but the open operation's (the walk's): against
                 # the active operation, with the duplicate map as registered
+                # the range rule, formed a cycle ahead, for the operation the last edge left active;
+                # a one-beat frame (never admitted: only its drop reason reads the range rule)
+                # completes in its header's cycle, so its rule is formed here (range_bad_1)
+                rbits[:] = entry[H_OV:H_R]
+                if act_sel == 0:
+                    range_bad = not rbits[0]
+                elif act_sel == 1:
+                    range_bad = not rbits[1]
+                else:
+                    range_bad = not rbits[2]
                 count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
-                range_bad = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
+                range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
                 if too_long:
                     code[:] = DROP_TOO_LONG
                 elif hdr[F_OP_ID_END:F_OP_ID_LSB] != act_word[F_OP_ID_END:F_OP_ID_LSB]:
@@ -612,6 +773,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_CONTRIBUTOR
                 elif fmt != act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
                     code[:] = DROP_FORMAT
+                elif beats == 1:
+                    # a one-beat frame fails the length rule (its need1 is 0) unless n is 0, and then
+                    # the range rule
+                    if range_bad_1:
+                        code[:] = DROP_RANGE
+                    else:
+                        code[:] = DROP_LENGTH
                 elif range_bad:
                     code[:] = DROP_RANGE
                 elif length_bad:
@@ -623,7 +791,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 rules_ok = (not too_long and hdr[F_OP_ID_END:F_OP_ID_LSB] == act_word[F_OP_ID_END:F_OP_ID_LSB]
                             and hdr[F_GENERATION_END:F_GENERATION_LSB] == act_word[F_GENERATION_END:F_GENERATION_LSB]
                             and act_word[F_CONTRIBUTORS_LSB + contributor]
-                            and fmt == act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad and not length_bad)
+                            and fmt == act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad and not length_bad
+                            and beats != 1)
                 if rules_ok and map_dup:
                     code[:] = DROP_DUPLICATE
                 # every candidate's results, packed by candidate (selected below by index: a
@@ -645,10 +814,17 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 c_pairs[:] = concat(pairs, c_pairs[48:12])
                 c_code_active[:] = concat(code, c_code_active[16:4])
                 c_range[:] = concat(contributor, r_first, r_end, nr, c_range[124:31])
+                c_cnt[:] = concat(hdr[F_COUNT_END:F_COUNT_LSB], c_cnt[52:13])
                 # the same rules against the staged operation (a COMMIT as the first frame
                 # activates it and empties the map), for the second frame
+                if st_sel == 0:
+                    range_bad = not rbits[1]
+                elif st_sel == 1:
+                    range_bad = not rbits[2]
+                else:
+                    range_bad = not rbits[3]
                 count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
-                range_bad = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
+                range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
                 if too_long:
                     code[:] = DROP_TOO_LONG
                 elif hdr[F_OP_ID_END:F_OP_ID_LSB] != st_word[F_OP_ID_END:F_OP_ID_LSB]:
@@ -659,6 +835,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     code[:] = DROP_CONTRIBUTOR
                 elif fmt != st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
                     code[:] = DROP_FORMAT
+                elif beats == 1:
+                    # a one-beat frame fails the length rule (its need1 is 0) unless n is 0, and then
+                    # the range rule
+                    if range_bad_1:
+                        code[:] = DROP_RANGE
+                    else:
+                        code[:] = DROP_LENGTH
                 elif range_bad:
                     code[:] = DROP_RANGE
                 elif length_bad:
@@ -670,8 +853,56 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                                      st_word[F_GENERATION_END:F_GENERATION_LSB]
                                      and st_word[F_CONTRIBUTORS_LSB + contributor]
                                      and fmt == st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad
-                                     and not length_bad)
+                                     and not length_bad and beats != 1)
                 c_code_staged[:] = concat(code, c_code_staged[16:4])
+                # the flags the walk reads, each formed here from registers (the walk only selects
+                # them): a CONTROL request that passes its own checks (a STAGE's rules; a COMMIT's
+                # ids against the staged operation, an ABORT's against the active one), whether it
+                # is answered OK as the first frame; a DATA frame that passes every rule against the
+                # active operation (and closes it), against the staged one
+                is_ctl = cls == CLASS_CONTROL
+                short = beats == 1
+                stage_go = is_ctl and short and hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_STAGE and stage_ok
+                commit_go = (is_ctl and short and hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_COMMIT
+                             and st_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB])
+                abort_go = (is_ctl and short and hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_ABORT
+                            and act_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB])
+                c_stage_go[s] = stage_go
+                c_commit_go[s] = commit_go
+                c_abort_go[s] = abort_go
+                c_fok[s] = stage_go or (commit_go and st_valid and not op_open) or (abort_go and op_open)
+                c_dadm[s] = not is_ctl and rules_ok and not map_dup
+                c_dadm_close[s] = not is_ctl and rules_ok and not map_dup and nr == pairs_left
+                c_dadm_st[s] = not is_ctl and c_admit_staged[s]
+                c_dadm_st_close[s] = not is_ctl and c_admit_staged[s] and nr == st_pairs
+                # ... as the first frame (valid, the operation open)
+                if s == 0:
+                    cand_valid = hc >= 1
+                elif s == 1:
+                    cand_valid = hc >= 2
+                elif s == 2:
+                    cand_valid = bool(p0_frame.valid)
+                else:
+                    cand_valid = bool(p1_frame.valid)
+                c_fadm[s] = cand_valid and op_open and not is_ctl and rules_ok and not map_dup
+                c_fclose[s] = cand_valid and op_open and not is_ctl and rules_ok and not map_dup and nr == pairs_left
+                # as the first frame: a CONTROL request's reason, a DATA frame's event code
+                reason[:] = control_reason(short, hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_STAGE, reason,
+                                           hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_COMMIT, st_valid,
+                                           st_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB],
+                                           hdr[F_OPCODE_END:F_OPCODE_LSB] == OP_ABORT, op_open,
+                                           act_word[F_GENERATION_END:F_OP_ID_LSB] == hdr[F_GENERATION_END:F_OP_ID_LSB])
+                c_freason[:] = concat(reason, c_freason[32:8])
+                if is_ctl:
+                    code[:] = EV_CONTROL
+                elif not op_open:
+                    if too_long:
+                        code[:] = DROP_TOO_LONG
+                    else:
+                        code[:] = DROP_NO_OPERATION
+                else:
+                    code[:] = c_code_active[16:12]
+                c_fcode[:] = concat(code, c_fcode[16:4])
             # the two frames' results
             if first_src == 0:
                 f_hdr[:] = hold_head0[HDR_BITS:0]
@@ -709,6 +940,19 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_admit_staged = bool(c_admit_staged[second_src])
             s_closes = bool(c_closes[second_src])
             s_closes_fresh = bool(c_closes_fresh[second_src])
+            f_stage_go = bool(c_stage_go[first_src])
+            f_commit_go = bool(c_commit_go[first_src])
+            f_abort_go = bool(c_abort_go[first_src])
+            f_fok = bool(c_fok[first_src])
+            f_dadm = bool(c_dadm[first_src])
+            f_dadm_close = bool(c_dadm_close[first_src])
+            s_stage_go = bool(c_stage_go[second_src])
+            s_commit_go = bool(c_commit_go[second_src])
+            s_abort_go = bool(c_abort_go[second_src])
+            s_dadm = bool(c_dadm[second_src])
+            s_dadm_st = bool(c_dadm_st[second_src])
+            s_dadm_st_close = bool(c_dadm_st_close[second_src])
+            s_dadm_close = bool(c_dadm_close[second_src])
             if first_src == 0:
                 pick[:] = c_bank[2:0]
             elif first_src == 2:
@@ -793,35 +1037,85 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             s_rf[:] = pick[28:19]
             s_c[:] = pick[31:28]
 
+            # the two frames' pairs against those left and their overlap, for each pair of candidates
+            # the two can be (the first candidate 0, the second 1, 2 or 3; or 2 and 3), selected by
+            # the pick
+            for s2 in range(4):
+                if s2 == 0:
+                    cr_x[:] = c_range[31:0]
+                    cr_y[:] = c_range[62:31]
+                elif s2 == 1:
+                    cr_x[:] = c_range[31:0]
+                    cr_y[:] = c_range[93:62]
+                elif s2 == 2:
+                    cr_x[:] = c_range[31:0]
+                    cr_y[:] = c_range[124:93]
+                else:
+                    cr_x[:] = c_range[93:62]
+                    cr_y[:] = c_range[124:93]
+                nr_x[:] = cr_x[10:0]
+                nr_y[:] = cr_y[10:0]
+                both_nr[:] = nr_x + nr_y
+                # nr_x + nr_y == pairs_left without a carry chain: each bit of the sum checked with
+                # the carry into it that the equality implies (a LUT each, then a reduction)
+                sx[:] = nr_x
+                sy[:] = nr_y
+                cy[:] = (sx & sy) | ((sx | sy) & ~pairs_left)
+                ck[:] = sx ^ sy ^ pairs_left ^ (cy << 1)
+                # and whether their ranges overlap (same contributor, intersecting intervals)
+                c_ovl[s2] = cr_x[31:28] == cr_y[31:28] and cr_x[28:19] < cr_y[19:10] and cr_y[28:19] < cr_x[19:10]
+                c_bo[s2] = ck == 0 and not bool(c_ovl[s2])
+                left_2[:] = pairs_left - both_nr
+                c_both_eq[s2] = ck == 0
+                c_left_2[:] = concat(left_2, c_left_2[48:12])
+            if first_src == 0:
+                pair_ix[:] = second_src - 1
+            else:
+                pair_ix[:] = 3
+            both_eq = bool(c_both_eq[pair_ix])
+            overlap = bool(c_ovl[pair_ix])
+            both_once = bool(c_bo[pair_ix])       # the two close the operation, not overlapping
+            if pair_ix == 0:
+                left_fs[:] = c_left_2[12:0]
+            elif pair_ix == 1:
+                left_fs[:] = c_left_2[24:12]
+            elif pair_ix == 2:
+                left_fs[:] = c_left_2[36:24]
+            else:
+                left_fs[:] = c_left_2[48:36]
+
             # The walk: the first frame against the context as registered, the second against
             # the context the first leaves, both read from the checks above.  Where the first
             # frame's outcome decides (its COMMIT activating the staged operation, its DATA frame
             # admitted and closing the operation), the second's candidates were formed for each
             # case and the outcome selects one last.
+            # the first frame's reason (a CONTROL request) or event code, formed for each candidate
+            if first_src == 0:
+                pick[:] = c_freason[8:0]
+            elif first_src == 2:
+                pick[:] = c_freason[24:16]
+            else:
+                pick[:] = c_freason[32:24]
             f_reason[:] = OK
-            f_code[:] = EV_CONTROL
             if first_valid and f_ctl:
-                f_reason[:] = control_reason(f_ctl_short, f_is_stage, f_stage_reason, f_is_commit, st_ok, f_ids_staged,
-                                             f_is_abort, is_open, f_ids_active)
-            elif first_valid:
-                if not is_open:
-                    if f_long:
-                        f_code[:] = DROP_TOO_LONG
-                    else:
-                        f_code[:] = DROP_NO_OPERATION
-                else:
-                    f_code[:] = f_code_active
-            # the outcomes as flat conditions (what arrives late enters last)
-            f_control = first_valid and f_ctl and f_ctl_short
-            f_stage = f_control and f_is_stage and f_stage_reason == OK
-            f_commit_ok = f_control and f_is_commit and st_ok and f_ids_staged and not is_open
+                f_reason[:] = pick[8:0]
+            if first_src == 0:
+                f_code[:] = c_fcode[4:0]
+            elif first_src == 2:
+                f_code[:] = c_fcode[12:8]
+            else:
+                f_code[:] = c_fcode[16:12]
+            # the outcomes as flat conditions, each a selected flag and the context
+            f_stage = first_valid and f_stage_go
+            f_commit_ok = first_valid and f_commit_go and st_ok and not is_open
             f_held = f_commit_ok and is_busy    # held until the previous operation's drain is over
             f_activate = f_commit_ok and not is_busy
-            f_abort = f_control and f_is_abort and is_open and f_ids_active
-            f_admit = first_valid and not f_ctl and is_open and f_admit_active
+            f_abort = first_valid and f_abort_go and is_open
+            f_admit = bool(c_fadm[first_src])
+            f_closing = bool(c_fclose[first_src])
             # the operation is open for the second frame: reopened by the first's COMMIT, else
             # open unless the first aborted it or gave its last range all its contributors
-            open_1 = f_activate or (is_open and not f_abort and not (f_admit and f_closes))
+            open_1 = f_activate or (is_open and not f_abort and not f_closing)
             s_go = second_valid and not f_held and s_port != f_port
             # the staged operation and the datapath as the first frame leaves them
             st_ok_1 = f_stage or (st_ok and not f_activate)
@@ -829,7 +1123,6 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 not f_stage and s_ids_staged)
             ids_active_1 = (f_activate and s_ids_staged) or (not f_activate and s_ids_active)
             busy_1 = is_busy or f_activate
-            overlap = f_c == s_c and f_rf < s_re and s_rf < f_re
             s_reason[:] = OK
             s_code[:] = EV_CONTROL
             if s_go and s_ctl:
@@ -850,37 +1143,57 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 else:
                     s_code[:] = s_code_active
             s_control = s_go and s_ctl and s_ctl_short
-            s_stage = s_control and s_is_stage and s_stage_reason == OK
-            s_commit_ok = s_control and s_is_commit and st_ok_1 and ids_staged_1
+            s_stage = s_go and s_stage_go
+            # a COMMIT after the first frame's STAGE checks its ids against that STAGE's
+            if f_stage:
+                s_commit_ok = s_control and s_is_commit and ids_staged_1
+            else:
+                s_commit_ok = s_go and s_commit_go and st_ok and not f_activate
             s_held = s_commit_ok and busy_1 and not open_1
             s_activate = s_commit_ok and not busy_1 and not open_1
             s_abort = s_control and s_is_abort and ids_active_1 and open_1
-            s_admit = s_go and not s_ctl and ((f_activate and s_admit_staged) or (
-                not f_activate and s_admit_active and not (f_admit and overlap))) and open_1
+            s_ok = s_stage or (s_commit_ok and not open_1) or s_abort
+            # (s_admit_o: admitted when the operation is open for it; closed, it is not)
+            if f_activate:
+                s_admit_o = s_go and s_dadm_st
+            else:
+                s_admit_o = s_go and s_dadm and not (f_admit and overlap)
+            s_admit = s_admit_o and open_1
 
             # The context the two frames leave, in their order.  The pair counts and order-queue
             # slots each outcome needs are formed beside the walk; the outcome selects one.
-            both_nr[:] = f_nr + s_nr
             left_f[:] = pairs_left - f_nr
             left_s[:] = pairs_left - s_nr
-            left_fs[:] = pairs_left - both_nr
             fresh_s[:] = st_pairs - s_nr
             slot_a[:] = orp + oc
             slot_b[:] = slot_a + 1
             f_push = f_admit and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL
             s_push = s_admit and ((f_activate and st_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL) or
                                   (not f_activate and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL))
-            if f_activate:
-                slot_2[:] = orp
-            elif f_push:
-                slot_2[:] = slot_b
-            else:
-                slot_2[:] = slot_a
             for i in range(ORDER_DEPTH):
-                if s_push and slot_2 == i:
-                    ob[i] = s_port
-                elif f_push and slot_a == i:
-                    ob[i] = f_port
+                # each slot's value for each pair of pushes, formed first; the pushes select last
+                # (the first frame's push leaves no activation before the second's)
+                b_old = bool(ob[i])
+                if slot_b == i:
+                    b_fs = s_port
+                elif slot_a == i:
+                    b_fs = f_port
+                else:
+                    b_fs = b_old
+                if slot_a == i:
+                    b_f = f_port
+                else:
+                    b_f = b_old
+                if (f_activate and orp == i) or (not f_activate and slot_a == i):
+                    b_s = s_port
+                else:
+                    b_s = b_old
+                if f_push and s_push:
+                    ob[i] = b_fs
+                elif f_push:
+                    ob[i] = b_f
+                elif s_push:
+                    ob[i] = b_s
             if f_stage:
                 staged[:] = f_hdr
                 st_ok = True
@@ -888,16 +1201,11 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             if f_activate:
                 active[:] = staged
                 st_ok = False
-                is_open = True
                 is_busy = True
-                dmap[:] = 0
                 op.clear.next = 1
             if f_abort:
-                is_open = False
                 is_aborting = True
                 qt[:] = 0
-            if f_admit and f_closes:
-                is_open = False     # the last range has all its contributors
             if s_stage:
                 staged[:] = s_hdr
                 st_ok = True
@@ -905,55 +1213,80 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             if s_activate:
                 active[:] = staged
                 st_ok = False
-                is_open = True
                 is_busy = True
-                dmap[:] = 0
                 op.clear.next = 1
             if s_abort:
-                is_open = False
                 is_aborting = True
                 qt[:] = 0
-            if s_admit:
-                # the second frame closes the operation: its pairs are all that is left, after
-                # the first's COMMIT (all of them) or admission (less the first's)
-                if f_activate:
-                    s_closes_now = s_closes_fresh
-                elif f_admit:
-                    s_closes_now = both_nr == pairs_left
+            # The operation is open after the two frames: if open for the second, unless it aborts
+            # the operation or its admission closes it (its pairs are all that is left, after the
+            # first's COMMIT: all of them, or admission: less the first's); if closed for it, when
+            # its COMMIT activates the staged operation.  Formed for both cases, open_1 selects.
+            s_abort_o = s_control and s_is_abort and ids_active_1
+            # (x_o1, x_o0: open, with the two frames' pairs closing it or not)
+            s_act_c = s_commit_ok and not busy_1
+            x_o1 = not s_abort_o and not (s_go and ((f_activate and s_dadm_st_close) or (
+                not f_activate and ((f_admit and s_dadm) or (not f_admit and s_dadm_close)))))
+            x_o0 = not s_abort_o and not (s_go and ((f_activate and s_dadm_st_close) or (
+                not f_activate and not f_admit and s_dadm_close)))
+            if open_1:
+                if both_once:
+                    is_open = x_o1
                 else:
-                    s_closes_now = s_closes
-                if s_closes_now:
-                    is_open = False
+                    is_open = x_o0
+            else:
+                is_open = s_act_c
             # The pairs still needed and the order queue's count: each outcome's value formed
             # beside the walk (from the registers), the outcome selects (one-hot, OR-ed: no
             # adder after the verdicts)
-            left[:] = 0
-            if s_admit and f_activate:
-                left[:] = left | fresh_s
-            if s_admit and f_admit:
-                left[:] = left | left_fs
-            if s_admit and not f_activate and not f_admit:
-                left[:] = left | left_s
-            if s_activate:
-                left[:] = left | staged_pairs
-            if not s_admit and not s_activate and f_admit:
-                left[:] = left | left_f
-            if not s_admit and not s_activate and f_activate:
-                left[:] = left | st_pairs
-            if not s_admit and not s_activate and not f_admit and not f_activate:
-                left[:] = left | pairs_left
+            # (formed for the operation open for the second frame and closed: then it is not
+            # admitted and its COMMIT may activate the staged operation; open_1 selects last)
+            s_push_o = s_admit_o and ((f_activate and st_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL) or
+                                      (not f_activate and act_word[F_POLICY_END:F_POLICY_LSB] == POLICY_FP32_ARRIVAL))
+            left_o[:] = 0
+            if s_admit_o and f_activate:
+                left_o[:] = left_o | fresh_s
+            if s_admit_o and f_admit:
+                left_o[:] = left_o | left_fs
+            if s_admit_o and not f_activate and not f_admit:
+                left_o[:] = left_o | left_s
+            if not s_admit_o and f_admit:
+                left_o[:] = left_o | left_f
+            if not s_admit_o and f_activate:
+                left_o[:] = left_o | st_pairs
+            if not s_admit_o and not f_admit and not f_activate:
+                left_o[:] = left_o | pairs_left
+            if s_act_c:
+                left_c[:] = staged_pairs
+            elif f_admit:
+                left_c[:] = left_f
+            else:
+                left_c[:] = pairs_left
+            if open_1:
+                left[:] = left_o
+            else:
+                left[:] = left_c
             oc_1[:] = oc + 1
             oc_2[:] = oc + 2
-            ocn[:] = 0
-            if f_push and s_push:
-                ocn[:] = ocn | oc_2
-            if (f_push and not s_push and not s_activate) or (s_push and not f_push and not f_activate):
-                ocn[:] = ocn | oc_1
-            if not f_push and not s_push and not f_activate and not s_activate:
-                ocn[:] = ocn | oc
-            if f_activate and s_push:
-                ocn[:] = ocn | 1
-            oc[:] = ocn
+            ocn_o[:] = 0
+            if f_push and s_push_o:
+                ocn_o[:] = ocn_o | oc_2
+            if (f_push and not s_push_o) or (s_push_o and not f_push and not f_activate):
+                ocn_o[:] = ocn_o | oc_1
+            if not f_push and not s_push_o and not f_activate:
+                ocn_o[:] = ocn_o | oc
+            if f_activate and s_push_o:
+                ocn_o[:] = ocn_o | 1
+            if s_act_c:
+                ocn_c[:] = 0
+            elif f_push:
+                ocn_c[:] = oc_1
+            else:
+                ocn_c[:] = oc
+            if open_1:
+                oc[:] = ocn_o
+            else:
+                oc[:] = ocn_c
             # admission marks the frame's ranges in the map (the masks as computed for the checks)
             for s in range(4):
                 if s == 0:
@@ -966,131 +1299,261 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                     entry[:] = e_p1
                 hdr[:] = entry[HDR_BITS:0]
                 contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
-                span[:] = entry[HOLD_W:H_SPAN]
+                span[:] = entry[H_PD:H_SPAN]
                 mask[:] = span << (contributor * MAX_RANGES)
-                if (f_admit and not s_activate and s == first_src) or (s_admit and s == second_src):
-                    dmap[:] = dmap | mask
+                if s == first_src:
+                    fmask[:] = mask
+                if s == second_src:
+                    smask[:] = mask
+            # (formed for the operation open for the second frame and closed: then it is not
+            # admitted and its COMMIT may activate the staged operation, emptying the map)
+            if f_activate:
+                dmap_o[:] = 0
+            else:
+                dmap_o[:] = dup_map
+            if f_admit:
+                dmap_o[:] = dmap_o | fmask
+            if s_admit_o:
+                dmap_o[:] = dmap_o | smask
+            if s_act_c:
+                dmap_c[:] = 0
+            elif f_admit:
+                dmap_c[:] = dup_map | fmask
+            else:
+                dmap_c[:] = dup_map
+            if open_1:
+                dmap[:] = dmap_o
+            else:
+                dmap[:] = dmap_c
 
+            # the frames answered: the first unless held; the second when the operation is open for
+            # it, else unless it is a COMMIT held (ds_c)
+            df = first_valid and not f_held
+            ds_c = s_go and not (s_commit_ok and busy_1)
             # the responses (one per CONTROL frame answered) and the verdicts
             if first_valid and not f_held:
-                done_first = True
                 if f_ctl:
                     resp[:] = concat(f_hdr[F_OPCODE_END:F_OPCODE_LSB], f_reason, f_hdr[F_GENERATION_END:F_OP_ID_LSB],
                                      intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
-                    if f_reason != OK:
+                    if not f_fok:
                         resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
                     resp_mem[wp].next = resp
                     wp[:] = wp + 1
                     rc[:] = rc + 1
                 if f_port:
-                    p1_event.valid.next = 1
-                    p1_event.code.next = f_code
-                    p1_verdict.valid.next = 1
-                    p1_verdict.admit.next = f_admit
                     p1_verdict.bank.next = f_bank
                 else:
-                    p0_event.valid.next = 1
-                    p0_event.code.next = f_code
-                    p0_verdict.valid.next = 1
-                    p0_verdict.admit.next = f_admit
                     p0_verdict.bank.next = f_bank
             if s_go and not s_held:
-                done_second = True
                 if s_ctl:
                     resp[:] = concat(s_hdr[F_OPCODE_END:F_OPCODE_LSB], s_reason, s_hdr[F_GENERATION_END:F_OP_ID_LSB],
                                      intbv(OP_ACK)[4:], intbv(CLASS_CONTROL)[4:])
-                    if s_reason != OK:
+                    if not s_ok:
                         resp[F_OPCODE_END:F_OPCODE_LSB] = OP_NACK
                     resp_mem[wp].next = resp
                     wp[:] = wp + 1
                     rc[:] = rc + 1
                 if s_port:
-                    p1_event.valid.next = 1
-                    p1_event.code.next = s_code
-                    p1_verdict.valid.next = 1
-                    p1_verdict.admit.next = s_admit
                     p1_verdict.bank.next = s_bank
                 else:
-                    p0_event.valid.next = 1
-                    p0_event.code.next = s_code
-                    p0_verdict.valid.next = 1
-                    p0_verdict.admit.next = s_admit
                     p0_verdict.bank.next = s_bank
-            # This cycle's frames that were not processed wait, in order, behind the queue's
-            # remaining entries: the queue shifts by the entries answered (its heads are its first
-            # two slots, registers).  Of the two verdicts only the second depends on whether the
-            # operation is open for it (a COMMIT that passes its checks is held while it is closed
-            # and the datapath busy), and that is known last: the queue's next state is formed for
-            # both cases (k = 0: closed, 1: open) and open_1 selects.
-            # (No adders after the verdicts: the counts each case can leave are formed from the
-            # registered count, compares with the slot numbers too, and one-hot conditions select.)
-            hc_m2[:] = hc - 2
-            hc_m1[:] = hc - 1
-            hc_p1[:] = hc + 1
-            hc_p2[:] = hc + 2
-            for k in range(2):
-                if k == 0:
-                    ds = s_go and not (s_commit_ok and busy_1)
+            # The verdicts and their events: the second frame's formed for the operation closed and
+            # open for it (answered or held; its code), open_1 selects last.
+            if s_ctl:
+                s_code_o[:] = EV_CONTROL
+                s_code_c[:] = EV_CONTROL
+            else:
+                if s_long:
+                    s_code_c[:] = DROP_TOO_LONG
                 else:
-                    ds = s_go
-                pw0 = p0_frame.valid and not ((first_p0 and done_first) or (second_p0 and ds))
-                pw1 = p1_frame.valid and not ((first_valid and not first_head and not first_p0 and done_first) or
-                                              (second_valid and not second_head and not second_p0 and ds))
-                pop1 = first_head and done_first and not (second_head and ds)
-                pop2 = first_head and done_first and second_head and ds
-                pop0 = not pop1 and not pop2
-                both_w = pw0 and pw1
-                one_w = pw0 != pw1
-                none_w = not pw0 and not pw1
-                hcn[:] = 0
-                if both_w and pop0:
-                    hcn[:] = hcn | hc_p2
-                if (one_w and pop0) or (both_w and pop1):
-                    hcn[:] = hcn | hc_p1
-                if (none_w and pop0) or (one_w and pop1) or (both_w and pop2):
-                    hcn[:] = hcn | hc
-                if (none_w and pop1) or (one_w and pop2):
-                    hcn[:] = hcn | hc_m1
-                if none_w and pop2:
-                    hcn[:] = hcn | hc_m2
-                if k == 0:
-                    pops_c[:] = concat(pop2, pop1, pop0)
-                    pw0_c = pw0
-                    hc_c[:] = hcn
+                    s_code_c[:] = DROP_NO_OPERATION
+                if f_activate:
+                    s_code_o[:] = s_code_staged
+                elif f_admit and overlap and s_admit_active:
+                    s_code_o[:] = DROP_DUPLICATE
                 else:
-                    pops_o[:] = concat(pop2, pop1, pop0)
-                    pw0_o = pw0
-                    hc_o[:] = hcn
-            for i in range(HOLD_DEPTH):
-                for k in range(2):
-                    if k == 0:
-                        pops[:] = pops_c
-                        pw0 = pw0_c
+                    s_code_o[:] = s_code_active
+            if open_1:
+                if s_go and s_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = s_code_o
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = s_admit_o
+                elif df and f_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = f_code
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = f_admit
+                if s_go and not s_port:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = s_code_o
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = s_admit_o
+                elif df and not f_port:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = f_code
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = f_admit
+            else:
+                # (the second frame is not admitted: the operation is closed for it)
+                if ds_c and s_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = s_code_c
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = 0
+                elif df and f_port:
+                    p1_event.valid.next = 1
+                    p1_event.code.next = f_code
+                    p1_verdict.valid.next = 1
+                    p1_verdict.admit.next = f_admit
+                if ds_c and not s_port:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = s_code_c
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = 0
+                elif df and not f_port:
+                    p0_event.valid.next = 1
+                    p0_event.code.next = f_code
+                    p0_verdict.valid.next = 1
+                    p0_verdict.admit.next = f_admit
+            # The frames waiting in processing order are the queue's entries, then this cycle's
+            # frames (port 0's first); the two processed (at most) are the first two of them, so
+            # the first d answered (d = 0, 1 or 2) leave and the rest wait: slot i takes waiting
+            # frame i + d.  Of the two verdicts only the second depends on whether the operation is
+            # open for it (a COMMIT that passes its checks is held while it is closed and the
+            # datapath busy), and that is known last: the next slots and count are formed for both
+            # cases (closed, open), and open_1 selects.  (No adder after the verdicts: the counts
+            # are formed from the registered count and this cycle's frames.)
+            # The checks a cycle ahead, for every waiting frame and each port's frame completing
+            # next cycle: the range rule against each operation the edge can leave active or
+            # staged (the active one, the staged one, the first and the second candidate's STAGE;
+            # act_sel and st_sel name the ones it leaves), and whether its ranges overlap each
+            # candidate's.
+            for j in range(HOLD_DEPTH + 4):
+                if j < HOLD_DEPTH + 2:
+                    if j < HOLD_DEPTH:
+                        entry[:] = hold_mem[j]
+                    elif j == HOLD_DEPTH:
+                        entry[:] = e_p0
                     else:
-                        pops[:] = pops_o
-                        pw0 = pw0_o
-                    # slot i takes entry i + popped, an old one while below the count, else the
-                    # frames that wait (port 0's first)
-                    if pops[0] and i < hc:
-                        slot[:] = hold_mem[i]
-                    elif pops[1] and i + 1 < hc:
-                        if i + 1 < HOLD_DEPTH:
-                            slot[:] = hold_mem[i + 1]
-                    elif pops[2] and i + 2 < hc:
-                        if i + 2 < HOLD_DEPTH:
-                            slot[:] = hold_mem[i + 2]
-                    elif pw0 and ((pops[0] and i == hc) or (pops[1] and i + 1 == hc) or (pops[2] and i + 2 == hc)):
+                        entry[:] = e_p1
+                    hdr[:] = entry[HDR_BITS:0]
+                    offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+                    n[:] = hdr[F_N_END:F_N_LSB]
+                    frame_end[:] = entry[H_NR:H_FE]
+                    rok = n != 0 and offset[4:0] == 0
+                    part = n[4:0] != 0
+                    contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                    r_first[:] = offset[13:4]
+                    r_end[:] = entry[H_NEED:H_RE]
+                elif j == HOLD_DEPTH + 2:
+                    frame_end[:] = p0_frame.next_fe
+                    rok = bool(p0_frame.next_rok)
+                    part = bool(p0_frame.next_part)
+                    contributor[:] = p0_frame.next_c
+                    r_first[:] = p0_frame.next_rf
+                    r_end[:] = p0_frame.next_re
+                else:
+                    frame_end[:] = p1_frame.next_fe
+                    rok = bool(p1_frame.next_rok)
+                    part = bool(p1_frame.next_part)
+                    contributor[:] = p1_frame.next_c
+                    r_first[:] = p1_frame.next_rf
+                    r_end[:] = p1_frame.next_re
+                count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
+                r_act = rok and frame_end <= count and (not part or frame_end == count)
+                count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
+                r_st = rok and frame_end <= count and (not part or frame_end == count)
+                for s2 in range(4):
+                    if s2 == 0:
+                        count[:] = c_cnt[13:0]
+                        cr[:] = c_range[31:0]
+                    elif s2 == 1:
+                        count[:] = c_cnt[26:13]
+                        cr[:] = c_range[62:31]
+                    elif s2 == 2:
+                        count[:] = c_cnt[39:26]
+                        cr[:] = c_range[93:62]
+                    else:
+                        count[:] = c_cnt[52:39]
+                        cr[:] = c_range[124:93]
+                    r_cand[s2] = rok and frame_end <= count and (not part or frame_end == count)
+                    ovc[s2] = contributor == cr[31:28] and r_first < cr[19:10] and cr[28:19] < r_end
+                # {the second candidate's, the first's, the staged, the active operation's}
+                rbits[:] = concat(bool(r_cand[second_src]), bool(r_cand[first_src]), r_st, r_act)
+                if j < HOLD_DEPTH + 2:
+                    for b in range(4):
+                        r_src[4 * j + b] = rbits[b]
+                        ov_src[4 * j + b] = ovc[b]
+                elif j == HOLD_DEPTH + 2:
+                    pr0_r.next = rbits
+                    pr0_ov.next = ovc
+                else:
+                    pr1_r.next = rbits
+                    pr1_ov.next = ovc
+            for b in range(4):
+                e_p0[H_R + b] = r_src[4 * HOLD_DEPTH + b]
+                e_p1[H_R + b] = r_src[4 * HOLD_DEPTH + 4 + b]
+                e_p0[H_OV + b] = ov_src[4 * HOLD_DEPTH + b]
+                e_p1[H_OV + b] = ov_src[4 * HOLD_DEPTH + 4 + b]
+            if p0_frame.valid and p1_frame.valid:
+                hb[:] = hc + 2
+            elif p0_frame.valid or p1_frame.valid:
+                hb[:] = hc + 1
+            else:
+                hb[:] = hc
+            hb1[:] = hb - 1
+            hb2[:] = hb - 2
+            for i in range(HOLD_DEPTH):
+                for t in range(3):
+                    # waiting frame i + t (an entry that stays takes its duplicate check against the
+                    # map as registered)
+                    # (its checks a cycle ahead as formed above)
+                    if i + t < hc:
+                        if i + t < HOLD_DEPTH:
+                            slot[:] = hold_mem[i + t]
+                            slot[H_PD] = cpd[i + t]
+                            for b in range(4):
+                                slot[H_R + b] = r_src[4 * (i + t) + b]
+                                slot[H_OV + b] = ov_src[4 * (i + t) + b]
+                    elif i + t == hc and p0_frame.valid:
                         slot[:] = e_p0
                     else:
                         slot[:] = e_p1
-                    if k == 0:
-                        slot_c[:] = slot
+                    if t == 0:
+                        sq0[:] = slot
+                    elif t == 1:
+                        sq1[:] = slot
                     else:
-                        slot_o[:] = slot
+                        sq2[:] = slot
+                if s_go:
+                    slot_o[:] = sq2
+                elif df:
+                    slot_o[:] = sq1
+                else:
+                    slot_o[:] = sq0
+                if ds_c:
+                    slot_c[:] = sq2
+                elif df:
+                    slot_c[:] = sq1
+                else:
+                    slot_c[:] = sq0
                 if open_1:
                     hold_mem[i].next = slot_o
                 else:
                     hold_mem[i].next = slot_c
+            if s_go:
+                hc_o[:] = hb2
+            elif df:
+                hc_o[:] = hb1
+            else:
+                hc_o[:] = hb
+            if ds_c:
+                hc_c[:] = hb2
+            elif df:
+                hc_c[:] = hb1
+            else:
+                hc_c[:] = hb
             if open_1:
                 hc[:] = hc_o
             else:
@@ -1106,6 +1569,33 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             quiet.next = qt
             pairs_left.next = left
             dup_map.next = dmap
+            # what this edge changes in the map, for the checks a cycle ahead
+            clr_last.next = f_activate or s_activate
+            # which operations the edge leaves active and staged (for the range rules formed ahead)
+            if f_activate:
+                act_sel.next = 1
+            elif open_1:
+                act_sel.next = 0
+            elif s_commit_ok and not busy_1:
+                if f_stage:
+                    act_sel.next = 2
+                else:
+                    act_sel.next = 1
+            else:
+                act_sel.next = 0
+            if s_stage:
+                st_sel.next = 2
+            elif f_stage:
+                st_sel.next = 1
+            else:
+                st_sel.next = 0
+            for s2 in range(4):
+                adm_o[s2] = (f_admit and first_src == s2) or (s_admit_o and second_src == s2)
+                adm_c[s2] = f_admit and not s_act_c and first_src == s2
+            if open_1:
+                adm_last.next = adm_o
+            else:
+                adm_last.next = adm_c
             resp_wp.next = wp
             resp_count.next = rc
             ord_bits.next = ob
@@ -1113,4 +1603,4 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             ord_count.next = oc
             hold_count.next = hc
 
-    return operation_outputs, count_contributors, read_queue_heads, admit_control
+    return operation_outputs, count_contributors, read_queue_heads, precheck, admit_control

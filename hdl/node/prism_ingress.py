@@ -51,8 +51,9 @@ from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 from hdl.common.interface import AxiStream
 from hdl.node.prism_buses import FRAME_END_BITS, NR_BITS, ROW_BITS
 from spec.formats import FMT_EXACT, FMT_FP32, FMT_INT8
-from spec.frames import (CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, F_DATA_FORMAT_END, F_DATA_FORMAT_LSB,
-                         F_N_END, F_N_LSB, F_OFFSET_END, F_OFFSET_LSB, HDR_BITS, MAX_RANGES, RANGE_ELEMS)
+from spec.frames import (CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, F_CONTRIBUTOR_END, F_CONTRIBUTOR_LSB,
+                         F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_N_END, F_N_LSB, F_OFFSET_END, F_OFFSET_LSB, HDR_BITS,
+                         MAX_RANGES, RANGE_ELEMS)
 
 FREE, FILLING, PENDING, ADMITTED = 0, 1, 2, 3
 BANKS = 3
@@ -94,10 +95,15 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
     wr_addr = Signal(intbv(0)[10:])
     hdr0, hdr1, hdr2 = hdr
     # the digest of the header beat of the frame being received (read at its last beat)
-    d_rf = Signal(intbv(0)[ROW_BITS + 1:])         # offset / 16, its first range
     d_fe = Signal(intbv(0)[FRAME_END_BITS:])       # offset + n
     d_nr = Signal(intbv(0)[NR_BITS:])              # ceil(n / 16)
     d_need1 = Signal(intbv(0)[FRAME_END_BITS:])    # payload beats for n elements, + 1
+    d_span = Signal(intbv(0)[MAX_RANGES:])          # its ranges [offset / 16, ceil((offset + n) / 16))
+    d_c = Signal(intbv(0)[3:])                      # its contributor
+    d_rf = Signal(intbv(0)[ROW_BITS + 1:])          # offset / 16, its first range
+    d_re = Signal(modbv(0)[ROW_BITS + 1:])          # ceil((offset + n) / 16), its first range past the end
+    d_rok = Signal(bool(0))                         # n != 0 and offset a multiple of 16
+    d_part = Signal(bool(0))                        # n not a multiple of 16
 
     @always_comb
     def accept_beats():
@@ -126,6 +132,13 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
         head[:] = queue
         nxt[:] = queue >> 2
         s_axis.tready.next = ready
+        frame.next_span.next = d_span
+        frame.next_c.next = d_c
+        frame.next_fe.next = d_fe
+        frame.next_rf.next = d_rf
+        frame.next_re.next = d_re
+        frame.next_rok.next = d_rok
+        frame.next_part.next = d_part
         status.in_frame.next = frame_open
         bank_read.avail.next = q_count != 0
         bank_read.bank.next = head
@@ -163,6 +176,8 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
         fe_part = bool(0)
         r_hi = intbv(0)[4:]
         r_lo = intbv(0)[4:]
+        fe = intbv(0)[FRAME_END_BITS:]
+        rf = intbv(0)[ROW_BITS + 1:]
         if rst:
             # Not reset, as no value of theirs can matter after a reset: draining and beat_count
             # (a frame's first beat writes both, and every read waits for frame_open); the
@@ -212,8 +227,17 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                         offset[:] = s_axis.tdata[F_OFFSET_END:F_OFFSET_LSB]
                         n[:] = s_axis.tdata[F_N_END:F_N_LSB]
                         fmt[:] = s_axis.tdata[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
-                        d_rf.next = offset[FRAME_END_BITS - 1:4]
-                        d_fe.next = offset + n
+                        rf[:] = offset[FRAME_END_BITS - 1:4]
+                        fe[:] = offset + n
+                        d_fe.next = fe
+                        d_c.next = s_axis.tdata[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+                        d_rf.next = rf
+                        r_end[:] = fe[FRAME_END_BITS:4]
+                        if fe[4:0] != 0:
+                            r_end[:] = r_end + 1
+                        d_re.next = r_end
+                        d_rok.next = n != 0 and offset[4:0] == 0
+                        d_part.next = n[4:0] != 0
                         d_nr.next = (n + (RANGE_ELEMS - 1)) >> 4
                         if fmt == FMT_INT8:
                             d_need1.next = (n + 127) >> 6          # ceil(n / 64) + 1
@@ -223,6 +247,19 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                             d_need1.next = n + 1                   # one partial per beat
                         else:
                             d_need1.next = (n + 63) >> 5           # ceil(n / 32) + 1
+                        # its ranges as a mask, each range's bit two compares with constants in
+                        # pieces of at most six bits
+                        rf_hi[:] = rf[9:4]
+                        rf_lo[:] = rf[4:0]
+                        fe_hi[:] = fe[14:8]
+                        fe_lo[:] = fe[8:4]
+                        fe_part = fe[4:0] != 0
+                        for r in range(MAX_RANGES):
+                            r_hi[:] = r // 16
+                            r_lo[:] = r % 16
+                            span[r] = (rf_hi < r_hi or (rf_hi == r_hi and rf_lo <= r_lo)) and (
+                                fe_hi > r_hi or (fe_hi == r_hi and (fe_lo > r_lo or (fe_lo == r_lo and fe_part))))
+                        d_span.next = span
                         if wr_bank == 0:
                             hdr0.next = s_axis.tdata[hdr_width:0]
                         elif wr_bank == 1:
@@ -261,21 +298,8 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                         else:
                             frame.frame_end.next = d_fe
                             frame.need1.next = d_need1
-                        r_end[:] = d_fe[FRAME_END_BITS:4]
-                        if d_fe[4:0] != 0:
-                            r_end[:] = r_end + 1
-                        frame.r_end.next = r_end
-                        rf_hi[:] = d_rf[9:4]
-                        rf_lo[:] = d_rf[4:0]
-                        fe_hi[:] = d_fe[14:8]
-                        fe_lo[:] = d_fe[8:4]
-                        fe_part = d_fe[4:0] != 0
-                        for r in range(MAX_RANGES):
-                            r_hi[:] = r // 16
-                            r_lo[:] = r % 16
-                            span[r] = (rf_hi < r_hi or (rf_hi == r_hi and rf_lo <= r_lo)) and (
-                                fe_hi > r_hi or (fe_hi == r_hi and (fe_lo > r_lo or (fe_lo == r_lo and fe_part))))
-                        frame.span.next = span
+                        frame.r_end.next = d_re
+                        frame.span.next = d_span
                         if not frame_open:
                             frame.header.next = s_axis.tdata[hdr_width:0]
                         else:
@@ -336,3 +360,37 @@ def frame_digest(header, frame):
         frame.span.next = span
 
     return digest
+
+
+@block
+def frame_digest_ahead(header, frame):
+    """The Frame's digest of the frame a port completes next (next_c, next_span, next_fe, next_rf,
+    next_re, next_rok, next_part) as a combinational function of that frame's `header`, as
+    prism_ingress registers it from the header beat: for benches that drive prism_control with
+    frames directly."""
+    @always_comb
+    def digest_ahead():
+        offset = intbv(0)[FRAME_END_BITS - 1:]
+        n = intbv(0)[FRAME_END_BITS - 1:]
+        rf = intbv(0)[ROW_BITS + 1:]
+        fe = intbv(0)[FRAME_END_BITS:]
+        r_end = modbv(0)[ROW_BITS + 1:]
+        span = intbv(0)[MAX_RANGES:]
+        offset[:] = header[F_OFFSET_END:F_OFFSET_LSB]
+        n[:] = header[F_N_END:F_N_LSB]
+        rf[:] = offset[FRAME_END_BITS - 1:4]
+        fe[:] = offset + n
+        r_end[:] = fe[FRAME_END_BITS:4]
+        if fe[4:0] != 0:
+            r_end[:] = r_end + 1
+        for r in range(MAX_RANGES):
+            span[r] = rf <= r and fe > r * RANGE_ELEMS
+        frame.next_c.next = header[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+        frame.next_span.next = span
+        frame.next_fe.next = fe
+        frame.next_rf.next = rf
+        frame.next_re.next = r_end
+        frame.next_rok.next = n != 0 and offset[4:0] == 0
+        frame.next_part.next = n[4:0] != 0
+
+    return digest_ahead

@@ -257,13 +257,15 @@ def _control_frames():
     data0 = frame(0, data[0], len(data), 1)
     # after the reset: STAGE X, COMMIT Y (refused: STAGED_MISMATCH; the first frame of its cycle, the
     # slot the broken variants edit), then a DATA frame of X
+    # (the control reads a frame's digest a cycle ahead, from the header its port receives)
+    ahead = {"f0_next_header": data[0] & ((1 << HDR_BITS) - 1)}
     after_reset = [{**frame(0, stage), "f1_valid": 0, "resp_pop": 1},
-                   {**frame(0, Commit(**y).encode()[0], bank=1), "f1_valid": 0, "resp_pop": 1},
+                   {**frame(0, Commit(**y).encode()[0], bank=1), "f1_valid": 0, "resp_pop": 1, **ahead},
                    {**data0, "f1_valid": 0}, none, none]
     # STAGE X + COMMIT X (accepted), ABORT X + STAGE X, COMMIT Y (refused), a DATA frame of X
     after_abort = [{**frame(0, stage), **frame(1, Commit(**x).encode()[0]), "resp_pop": 1},
                    {**frame(0, Abort(**x).encode()[0], bank=1), **frame(1, stage, bank=1)},
-                   {**frame(0, Commit(**y).encode()[0], bank=2), "f1_valid": 0},
+                   {**frame(0, Commit(**y).encode()[0], bank=2), "f1_valid": 0, **ahead},
                    {**frame(0, data[0], len(data), 0), "f1_valid": 0}, none, none]
     return after_reset, after_abort
 

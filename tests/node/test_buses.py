@@ -42,12 +42,15 @@ def test_reserved_field_names_are_refused():
 def test_wrap_keeps_the_given_signals_and_repr_names_the_widths():
     v, h = bit(), vec(prism_buses.HDR_BITS)
     frame = prism_buses.Frame.wrap(valid=v, header=h, beats=vec(9), too_long=bit(), bank=vec(2), frame_end=vec(14),
-                                   nr=vec(10), r_end=vec(9), need1=vec(14), span=vec(prism_buses.MAX_RANGES))
+                                   nr=vec(10), r_end=vec(9), need1=vec(14), span=vec(prism_buses.MAX_RANGES),
+                                   next_c=vec(3), next_span=vec(prism_buses.MAX_RANGES), next_fe=vec(14),
+                                   next_rf=vec(9), next_re=vec(9), next_rok=bit(), next_part=bit())
     assert frame.valid is v and frame.header is h
     # the repr is part of a converted block's build key: widths in, identities out
     assert repr(frame) == repr(prism_buses.Frame()) == \
         ("Frame(valid:bool, header:96b=0, beats:9b=0, too_long:bool, bank:2b=0, frame_end:14b=0, nr:10b=0, "
-         "r_end:9b=0, need1:14b=0, span:256b=0)")
+         "r_end:9b=0, need1:14b=0, span:256b=0, next_c:3b=0, next_span:256b=0, next_fe:14b=0, next_rf:9b=0, "
+         "next_re:9b=0, next_rok:bool, next_part:bool)")
     assert repr(prism_buses.MergedRange(280)) != repr(prism_buses.MergedRange(320))
 
 
