@@ -815,7 +815,8 @@ wire [{h.RQ - 1}:0] q_ackc = q_ack_twice[{h.RQ - 1}:0] & rq_commit_now;
             "wrong_bank": _mutant(Edit(rf"r0_bank <= ({a}[fs]_bank);", r"r0_bank <= (\1 ^ 1);", regex=True, count=2),
                                   ("verdict_order",),
                                   "port 0's verdicts name the wrong bank"),
-            "admit_as_drop": _mutant(Edit(f"{a}code = 1;", f"{a}code = 0;", count=2), ("verdict_kind",),
+            # (the DATA rules' code, in the converted data_rules of each operation the rules read)
+            "admit_as_drop": _mutant(Edit("    code = 1;", "    code = 0;", count=2), ("verdict_kind",),
                                      "an admitted DATA frame's counter event says CONTROL"),
             "nack_opens": _mutant(Edit(f_activate, nack_activates),
                                   ("closed_after_reset",),

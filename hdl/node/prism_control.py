@@ -150,6 +150,69 @@ def control_reason(short, is_stage, stage_reason, is_commit, staged, ids_staged,
     return reason
 
 
+def data_rules(hdr, word, too_long, short, frame_end, length_bad, ranges, sel):
+    """A DATA frame's rules against one operation (`word`, its STAGE header), all but the duplicate
+    check, as {whether they all pass, the event code of the first that fails in protocol order
+    (EV_ADMITTED if none)}.  The range rule is the one formed a cycle ahead against the operation
+    `sel` names (bit 0, 1, else 2 of `ranges`); a one-beat frame's (never admitted: only its drop
+    reason reads the range rule) completes in its header's cycle, so its rule is formed here."""
+    checks = intbv(0)[5:]
+    code = intbv(0)[4:]
+    contributor = intbv(0)[3:]
+    fmt = intbv(0)[3:]
+    offset = intbv(0)[14:]
+    n = intbv(0)[14:]
+    count = intbv(0)[14:]
+    range_bad = bool(0)
+    range_bad_1 = bool(0)
+    rules_ok = bool(0)
+    contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
+    fmt[:] = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
+    offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+    n[:] = hdr[F_N_END:F_N_LSB]
+    count[:] = word[F_COUNT_END:F_COUNT_LSB]
+    if sel == 0:
+        range_bad = not ranges[0]
+    elif sel == 1:
+        range_bad = not ranges[1]
+    else:
+        range_bad = not ranges[2]
+    range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
+    if too_long:
+        code[:] = DROP_TOO_LONG
+    elif hdr[F_OP_ID_END:F_OP_ID_LSB] != word[F_OP_ID_END:F_OP_ID_LSB]:
+        code[:] = DROP_WRONG_OP
+    elif hdr[F_GENERATION_END:F_GENERATION_LSB] != word[F_GENERATION_END:F_GENERATION_LSB]:
+        code[:] = DROP_STALE
+    elif not word[F_CONTRIBUTORS_LSB + contributor]:
+        code[:] = DROP_CONTRIBUTOR
+    elif fmt != word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
+        code[:] = DROP_FORMAT
+    elif short:
+        # a one-beat frame fails the length rule (its need1 is 0) unless n is 0, and then the range
+        # rule
+        if range_bad_1:
+            code[:] = DROP_RANGE
+        else:
+            code[:] = DROP_LENGTH
+    elif range_bad:
+        code[:] = DROP_RANGE
+    elif length_bad:
+        code[:] = DROP_LENGTH
+    else:
+        code[:] = EV_ADMITTED
+    # the same rules as one flat condition (the verdict needs whether they all pass, not which fails
+    # first)
+    rules_ok = (not too_long and hdr[F_OP_ID_END:F_OP_ID_LSB] == word[F_OP_ID_END:F_OP_ID_LSB]
+                and hdr[F_GENERATION_END:F_GENERATION_LSB] == word[F_GENERATION_END:F_GENERATION_LSB]
+                and word[F_CONTRIBUTORS_LSB + contributor]
+                and fmt == word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad and not length_bad
+                and not short)
+    checks[4] = rules_ok
+    checks[4:0] = code
+    return checks
+
+
 @block
 def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event, p1_event, responses, room_ok,
                   op_finished, dp_idle, op, order, CAPACITY=MAX_CAPACITY):
@@ -320,14 +383,12 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         pairs = modbv(0)[12:]
         count = intbv(0)[14:]
         contributor = intbv(0)[3:]
-        fmt = intbv(0)[3:]
         offset = intbv(0)[14:]
         n = intbv(0)[14:]
         frame_end = intbv(0)[14:]
         need1 = intbv(0)[FRAME_END_BITS:]
         length_bad = bool(0)
-        range_bad = bool(0)
-        range_bad_1 = bool(0)
+        checks = intbv(0)[5:]
         r_first = intbv(0)[9:]
         # modbv: a hostile header's range end (offset + n up to 16,382) and STAGE count (up to 8,191)
         # wrap in 9 bits, and its mask shifted by the contributor runs past the map, as in the
@@ -728,9 +789,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 pairs[:] = members * r_end
                 # DATA: its elements, ranges and their bits in the duplicate map
                 contributor[:] = hdr[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
-                fmt[:] = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
                 offset[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
-                n[:] = hdr[F_N_END:F_N_LSB]
                 # the header's digest, formed by the ingress before the frame's last beat (meaningful
                 # for frames of two or more beats: a one-beat DATA frame fails the range rule)
                 frame_end[:] = entry[H_NR:H_FE]
@@ -750,49 +809,13 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 else:
                     map_dup = bool(cpd[HOLD_DEPTH + 1])
                 # the DATA rules in protocol order, but the open operation's (the walk's): against
-                # the active operation, with the duplicate map as registered
-                # the range rule, formed a cycle ahead, for the operation the last edge left active;
-                # a one-beat frame (never admitted: only its drop reason reads the range rule)
-                # completes in its header's cycle, so its rule is formed here (range_bad_1)
+                # the active operation (its range rule formed a cycle ahead for the operation the
+                # last edge left active); the duplicate check against the map as registered (the
+                # deepest rule) decides last
                 rbits[:] = entry[H_OV:H_R]
-                if act_sel == 0:
-                    range_bad = not rbits[0]
-                elif act_sel == 1:
-                    range_bad = not rbits[1]
-                else:
-                    range_bad = not rbits[2]
-                count[:] = act_word[F_COUNT_END:F_COUNT_LSB]
-                range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
-                if too_long:
-                    code[:] = DROP_TOO_LONG
-                elif hdr[F_OP_ID_END:F_OP_ID_LSB] != act_word[F_OP_ID_END:F_OP_ID_LSB]:
-                    code[:] = DROP_WRONG_OP
-                elif hdr[F_GENERATION_END:F_GENERATION_LSB] != act_word[F_GENERATION_END:F_GENERATION_LSB]:
-                    code[:] = DROP_STALE
-                elif not act_word[F_CONTRIBUTORS_LSB + contributor]:
-                    code[:] = DROP_CONTRIBUTOR
-                elif fmt != act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
-                    code[:] = DROP_FORMAT
-                elif beats == 1:
-                    # a one-beat frame fails the length rule (its need1 is 0) unless n is 0, and then
-                    # the range rule
-                    if range_bad_1:
-                        code[:] = DROP_RANGE
-                    else:
-                        code[:] = DROP_LENGTH
-                elif range_bad:
-                    code[:] = DROP_RANGE
-                elif length_bad:
-                    code[:] = DROP_LENGTH
-                else:
-                    code[:] = EV_ADMITTED
-                # the same rules as one flat condition (the verdict needs whether they all pass, not
-                # which fails first); the duplicate check (the deepest rule) decides last
-                rules_ok = (not too_long and hdr[F_OP_ID_END:F_OP_ID_LSB] == act_word[F_OP_ID_END:F_OP_ID_LSB]
-                            and hdr[F_GENERATION_END:F_GENERATION_LSB] == act_word[F_GENERATION_END:F_GENERATION_LSB]
-                            and act_word[F_CONTRIBUTORS_LSB + contributor]
-                            and fmt == act_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad and not length_bad
-                            and beats != 1)
+                checks[:] = data_rules(hdr, act_word, too_long, beats == 1, frame_end, length_bad, rbits, act_sel)
+                rules_ok = bool(checks[4])
+                code[:] = checks[4:0]
                 if rules_ok and map_dup:
                     code[:] = DROP_DUPLICATE
                 # every candidate's results, packed by candidate (selected below by index: a
@@ -817,43 +840,9 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
                 c_cnt[:] = concat(hdr[F_COUNT_END:F_COUNT_LSB], c_cnt[52:13])
                 # the same rules against the staged operation (a COMMIT as the first frame
                 # activates it and empties the map), for the second frame
-                if st_sel == 0:
-                    range_bad = not rbits[1]
-                elif st_sel == 1:
-                    range_bad = not rbits[2]
-                else:
-                    range_bad = not rbits[3]
-                count[:] = st_word[F_COUNT_END:F_COUNT_LSB]
-                range_bad_1 = n == 0 or offset[4:0] != 0 or frame_end > count or (n[4:0] != 0 and frame_end != count)
-                if too_long:
-                    code[:] = DROP_TOO_LONG
-                elif hdr[F_OP_ID_END:F_OP_ID_LSB] != st_word[F_OP_ID_END:F_OP_ID_LSB]:
-                    code[:] = DROP_WRONG_OP
-                elif hdr[F_GENERATION_END:F_GENERATION_LSB] != st_word[F_GENERATION_END:F_GENERATION_LSB]:
-                    code[:] = DROP_STALE
-                elif not st_word[F_CONTRIBUTORS_LSB + contributor]:
-                    code[:] = DROP_CONTRIBUTOR
-                elif fmt != st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB]:
-                    code[:] = DROP_FORMAT
-                elif beats == 1:
-                    # a one-beat frame fails the length rule (its need1 is 0) unless n is 0, and then
-                    # the range rule
-                    if range_bad_1:
-                        code[:] = DROP_RANGE
-                    else:
-                        code[:] = DROP_LENGTH
-                elif range_bad:
-                    code[:] = DROP_RANGE
-                elif length_bad:
-                    code[:] = DROP_LENGTH
-                else:
-                    code[:] = EV_ADMITTED
-                c_admit_staged[s] = (not too_long and hdr[F_OP_ID_END:F_OP_ID_LSB] == st_word[F_OP_ID_END:F_OP_ID_LSB]
-                                     and hdr[F_GENERATION_END:F_GENERATION_LSB] ==
-                                     st_word[F_GENERATION_END:F_GENERATION_LSB]
-                                     and st_word[F_CONTRIBUTORS_LSB + contributor]
-                                     and fmt == st_word[F_IN_FORMAT_END:F_IN_FORMAT_LSB] and not range_bad
-                                     and not length_bad and beats != 1)
+                checks[:] = data_rules(hdr, st_word, too_long, beats == 1, frame_end, length_bad, rbits >> 1, st_sel)
+                c_admit_staged[s] = checks[4]
+                code[:] = checks[4:0]
                 c_code_staged[:] = concat(code, c_code_staged[16:4])
                 # the flags the walk reads, each formed here from registers (the walk only selects
                 # them): a CONTROL request that passes its own checks (a STAGE's rules; a COMMIT's
