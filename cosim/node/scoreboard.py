@@ -219,6 +219,23 @@ class NodeScoreboard:
     # it held during the drain (generous: the bound below only widens by it)
     HOLD_RELEASE_SLACK = 32
 
+    def _drains(self, drain_end_of):
+        """(event, drain_end) for the processed-frame events in order, drain_end the cycle the drain
+        of the last operation that ended (since the start or the last reset) ends, as
+        drain_end_of((op_id, generation), event) gave it at the event that ended the operation (the
+        key None when the model knew no operation); None while none has ended.  Resets are yielded
+        too (with None), lost frames are not."""
+        drain_end = None
+        for ev in self.events:
+            if ev["kind"] == "reset":
+                drain_end = None
+            elif ev["kind"] == "lost":
+                continue
+            elif ev.get("ends_op"):
+                op = ev.get("op")
+                drain_end = drain_end_of((op.stage.op_id, op.stage.generation) if op is not None else None, ev)
+            yield ev, drain_end
+
     def possibly_held_at_reset(self, tx_frames):
         """Processed-frame events the node may still have held when a reset came.
 
@@ -231,21 +248,15 @@ class NodeScoreboard:
         for key in list(last_beat):
             if seen[key] < self.results_expected.get(key, 0):
                 del last_beat[key]      # the drain was still sending when the reset came
-        uncertain, segment, drain_end, held = [], [], None, False
-        for ev in self.events:
+        uncertain, segment, held = [], [], False
+        # (not every RESULT seen: the drain lasted until the reset, or the end of the run)
+        for ev, drain_end in self._drains(lambda key, ev: last_beat.get(key, float("inf")) if key else None):
             if ev["kind"] == "reset":
                 if held:
                     uncertain += [e for e in segment if e.get("held_from", 0) and
                                   ev["cycle"] <= e["held_from"] + self.HOLD_RELEASE_SLACK]
-                segment, drain_end, held = [], None, False
+                segment, held = [], False
                 continue
-            if ev["kind"] == "lost":
-                continue
-            if ev.get("ends_op"):
-                op = ev.get("op")
-                key = (op.stage.op_id, op.stage.generation) if op is not None else None
-                # not every RESULT seen: the drain lasted until the reset (or the end of the run)
-                drain_end = last_beat.get(key, float("inf")) if key else None
             if ev["kind"] == "COMMIT" and drain_end is not None and ev["cycle"] <= drain_end:
                 held = True
             if held:
@@ -284,18 +295,16 @@ class NodeScoreboard:
         are answered when the drain ends (the previous operation's last RESULT beat; inf when it
         never ended before a reset or the end of the run)."""
         last_beat, seen = _result_frames_seen(tx_frames)
-        out, drain_end, until = {}, None, None
-        for ev in self.events:
+
+        def drain_end_of(key, ev):
+            complete = key is not None and seen.get(key, 0) >= self.results_expected.get(key, 0)
+            return last_beat.get(key, ev["cycle"]) if complete else float("inf")
+
+        out, until = {}, None
+        for ev, drain_end in self._drains(drain_end_of):
             if ev["kind"] == "reset":
-                drain_end, until = None, None
+                until = None
                 continue
-            if ev["kind"] == "lost":
-                continue
-            if ev.get("ends_op"):
-                op = ev.get("op")
-                key = (op.stage.op_id, op.stage.generation) if op is not None else None
-                complete = key is not None and seen.get(key, 0) >= self.results_expected.get(key, 0)
-                drain_end = last_beat.get(key, ev["cycle"]) if complete else float("inf")
             if ev["kind"] == "COMMIT" and drain_end is not None and ev["cycle"] <= drain_end:
                 until = drain_end
             if until is not None:
