@@ -323,25 +323,48 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
 
 
 @block
+def header_ranges(header, fe, rf, r_end, span):
+    """A DATA header's elements [offset, offset + n) as ranges, as a combinational function of
+    `header`: their end `fe` (offset + n), first range `rf` (offset / 16), first range past the end
+    `r_end` (ceil(fe / 16), wrapping) and the ranges [rf, r_end) as the mask `span`."""
+    @always_comb
+    def ranges():
+        offset = intbv(0)[FRAME_END_BITS - 1:]
+        n = intbv(0)[FRAME_END_BITS - 1:]
+        start = intbv(0)[ROW_BITS + 1:]
+        stop = intbv(0)[FRAME_END_BITS:]
+        past = modbv(0)[ROW_BITS + 1:]
+        mask = intbv(0)[MAX_RANGES:]
+        offset[:] = header[F_OFFSET_END:F_OFFSET_LSB]
+        n[:] = header[F_N_END:F_N_LSB]
+        start[:] = offset[FRAME_END_BITS - 1:4]
+        stop[:] = offset + n
+        past[:] = stop[FRAME_END_BITS:4]
+        if stop[4:0] != 0:
+            past[:] = past + 1
+        for r in range(MAX_RANGES):
+            mask[r] = start <= r and stop > r * RANGE_ELEMS
+        fe.next = stop
+        rf.next = start
+        r_end.next = past
+        span.next = mask
+
+    return ranges
+
+
+@block
 def frame_digest(header, frame):
     """The Frame's header digest (frame_end, nr, r_end, need1, span) as a combinational function of
     `header`, as prism_ingress forms it over the frame's beats: for benches that drive prism_control
     with frames directly."""
+    ranges = header_ranges(header, frame.frame_end, Signal(intbv(0)[ROW_BITS + 1:]), frame.r_end, frame.span)
+
     @always_comb
     def digest():
-        offset = intbv(0)[FRAME_END_BITS - 1:]
         n = intbv(0)[FRAME_END_BITS - 1:]
         fmt = intbv(0)[3:]
-        rf = intbv(0)[ROW_BITS + 1:]
-        fe = intbv(0)[FRAME_END_BITS:]
-        r_end = modbv(0)[ROW_BITS + 1:]
-        span = intbv(0)[MAX_RANGES:]
-        offset[:] = header[F_OFFSET_END:F_OFFSET_LSB]
         n[:] = header[F_N_END:F_N_LSB]
         fmt[:] = header[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB]
-        rf[:] = offset[FRAME_END_BITS - 1:4]
-        fe[:] = offset + n
-        frame.frame_end.next = fe
         frame.nr.next = (n + (RANGE_ELEMS - 1)) >> 4
         if fmt == FMT_INT8:
             frame.need1.next = (n + 127) >> 6
@@ -351,15 +374,8 @@ def frame_digest(header, frame):
             frame.need1.next = n + 1
         else:
             frame.need1.next = (n + 63) >> 5
-        r_end[:] = fe[FRAME_END_BITS:4]
-        if fe[4:0] != 0:
-            r_end[:] = r_end + 1
-        frame.r_end.next = r_end
-        for r in range(MAX_RANGES):
-            span[r] = rf <= r and fe > r * RANGE_ELEMS
-        frame.span.next = span
 
-    return digest
+    return ranges, digest
 
 
 @block
@@ -368,29 +384,16 @@ def frame_digest_ahead(header, frame):
     next_re, next_rok, next_part) as a combinational function of that frame's `header`, as
     prism_ingress registers it from the header beat: for benches that drive prism_control with
     frames directly."""
+    ranges = header_ranges(header, frame.next_fe, frame.next_rf, frame.next_re, frame.next_span)
+
     @always_comb
     def digest_ahead():
         offset = intbv(0)[FRAME_END_BITS - 1:]
         n = intbv(0)[FRAME_END_BITS - 1:]
-        rf = intbv(0)[ROW_BITS + 1:]
-        fe = intbv(0)[FRAME_END_BITS:]
-        r_end = modbv(0)[ROW_BITS + 1:]
-        span = intbv(0)[MAX_RANGES:]
         offset[:] = header[F_OFFSET_END:F_OFFSET_LSB]
         n[:] = header[F_N_END:F_N_LSB]
-        rf[:] = offset[FRAME_END_BITS - 1:4]
-        fe[:] = offset + n
-        r_end[:] = fe[FRAME_END_BITS:4]
-        if fe[4:0] != 0:
-            r_end[:] = r_end + 1
-        for r in range(MAX_RANGES):
-            span[r] = rf <= r and fe > r * RANGE_ELEMS
         frame.next_c.next = header[F_CONTRIBUTOR_END:F_CONTRIBUTOR_LSB]
-        frame.next_span.next = span
-        frame.next_fe.next = fe
-        frame.next_rf.next = rf
-        frame.next_re.next = r_end
         frame.next_rok.next = n != 0 and offset[4:0] == 0
         frame.next_part.next = n[4:0] != 0
 
-    return digest_ahead
+    return ranges, digest_ahead
