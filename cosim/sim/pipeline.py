@@ -1,6 +1,7 @@
 """One driver for valid-tagged pipelines (fp32_add, kulisch_round, ecmp_hash_unit, ...):
 one item per cycle after reset, random idle cycles, a tag per item, every output with
-the rising edge it left at.
+the rising edge it left at; and one for blocks without a handshake (the decoders, ...):
+one item per cycle, an output per item.
 
 The caller owns the signals and says how to put an item on the inputs (`load`) and how to
 read an output (`read`); the driver owns the clock, the reset, the schedule and the
@@ -103,3 +104,35 @@ def run_pipeline(dut, ports, params, clk, rst, in_valid, out_valid, items, load,
     toolchain.run(bench(), duration=None if stop_when_done else CLOCK_PERIOD * (len(schedule) + latency + 8),
                   backend=backend)
     return [(value, tag, s, c) for (value, tag, c), s in zip(got, sent)]
+
+
+def run_per_cycle(dut, ports, clk, items, load, read, backend, registered=False):
+    """Drive `items` through dut(*ports) (a toolchain.select factory; `clk` among its ports or
+    not: a combinational block) on `backend`, one per cycle, and return [read()] per item.
+    load(item) sets the inputs at a falling edge; read() samples the outputs at the next rising
+    edge (what the block settled to: a combinational block's answer), or when `registered` at the
+    falling edge after it (what that edge registered).  No reset: a block with one has it among
+    the inputs load() sets."""
+    out = []
+
+    @block
+    def bench():
+        design = dut(*ports)                # built here: MyHDL wants sub-blocks made in the block
+
+        @instance
+        def drive():
+            yield clk.negedge
+            for item in items:
+                load(item)
+                yield clk.posedge
+                if registered:
+                    yield clk.negedge
+                    out.append(read())
+                else:
+                    out.append(read())
+                    yield clk.negedge
+
+        return design, clock_gen(clk), drive
+
+    toolchain.run(bench(), duration=CLOCK_PERIOD * (len(items) + 2), backend=backend)
+    return out

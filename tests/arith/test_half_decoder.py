@@ -5,10 +5,10 @@ MyHDL and Icarus), with random bits above the element, against golden.arith.form
 import random
 
 import pytest
-from myhdl import Signal, block, instance, intbv
+from myhdl import Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen
+from cosim.sim.pipeline import run_per_cycle
 from golden.arith.formats import format_to_fp32
 from hdl.arith.half_decoder import half_decoder
 
@@ -49,24 +49,14 @@ def test_every_int8_fp16_and_bf16_pattern_decodes_to_its_exact_fp32(backend, exh
     cases = _cases(exhaustive)
     clk = Signal(bool(0))
     data, fmt, fp32 = Signal(intbv(0)[32:]), Signal(intbv(0)[2:]), Signal(intbv(0)[32:])
-    out = []
-    dut_factory = toolchain.select(half_decoder, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(data, fmt, fp32)
+    def load(case):
+        _, code, bits = case
+        data.next = bits
+        fmt.next = code
 
-        @instance
-        def drive():
-            for _, code, bits in cases:
-                yield clk.negedge
-                data.next = bits
-                fmt.next = code
-                yield clk.posedge
-                out.append(int(fp32))
-        return dut, clock_gen(clk), drive
-
-    toolchain.run(bench(), duration=10 * (len(cases) + 2), backend=backend)
+    out = run_per_cycle(toolchain.select(half_decoder, backend), (data, fmt, fp32), clk, cases, load,
+                        lambda: int(fp32), backend)
     want = [format_to_fp32(name, bits & ((1 << FORMATS[name][1]) - 1)) for name, _, bits in cases]
     bad = [(name, hex(bits), hex(w), hex(g)) for (name, _, bits), w, g in zip(cases, want, out) if w != g]
     assert not bad, bad[:5]

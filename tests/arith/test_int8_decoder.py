@@ -3,10 +3,10 @@ every INT8 value, with random bits above the byte, against golden.arith.formats.
 import random
 
 import pytest
-from myhdl import Signal, block, instance, intbv
+from myhdl import Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen
+from cosim.sim.pipeline import run_per_cycle
 from golden.arith.formats import format_to_fp32
 from hdl.arith.int8_decoder import int8_decoder
 
@@ -17,23 +17,12 @@ def test_every_int8_value_decodes_to_its_exact_fp32(backend):
     lanes = [v | (rng.getrandbits(24) << 8) for v in range(256)] + [0x80, 0x7F, 0xFFFFFF00, 0xFFFFFFFF]
     clk = Signal(bool(0))
     data, fp32 = Signal(intbv(0)[32:]), Signal(intbv(0)[32:])
-    out = []
-    dut_factory = toolchain.select(int8_decoder, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(data, fp32)
+    def load(bits):
+        data.next = bits
 
-        @instance
-        def drive():
-            for bits in lanes:
-                yield clk.negedge
-                data.next = bits
-                yield clk.posedge
-                out.append(int(fp32))
-        return dut, clock_gen(clk), drive
-
-    toolchain.run(bench(), duration=10 * (len(lanes) + 2), backend=backend)
+    out = run_per_cycle(toolchain.select(int8_decoder, backend), (data, fp32), clk, lanes, load, lambda: int(fp32),
+                        backend)
     assert out == [format_to_fp32("int8", bits & 0xFF) for bits in lanes]
 
 

@@ -7,10 +7,10 @@ from golden.arith import testfloat
 import random
 
 import pytest
-from myhdl import Signal, block, instance, intbv
+from myhdl import Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen
+from cosim.sim.pipeline import run_per_cycle
 from golden.arith.formats import FORMAT_CODE, WIDTH_BITS, format_to_fp32, to_kulisch_term
 from hdl.arith.number_decoder import number_decoder
 
@@ -31,24 +31,14 @@ def run_decoder(backend, vectors, width=320):
     data, fmt = Signal(intbv(0)[32:]), Signal(intbv(0)[2:])
     term, fp32 = Signal(intbv(0)[width:]), Signal(intbv(0)[32:])
     nan, pinf, ninf = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
-    out = []
-    dut_factory = toolchain.select(number_decoder, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(data, fmt, term, nan, pinf, ninf, fp32)
+    def load(vector):
+        f, bits = vector
+        data.next = bits
+        fmt.next = FORMAT_CODE[f]
 
-        @instance
-        def drive():
-            for f, bits in vectors:
-                yield clk.negedge
-                data.next = bits
-                fmt.next = FORMAT_CODE[f]
-                yield clk.posedge
-                out.append((int(term), bool(nan), bool(pinf), bool(ninf), int(fp32)))
-        return dut, clock_gen(clk), drive
-
-    toolchain.run(bench(), duration=10 * (len(vectors) + 2), backend=backend)
+    out = run_per_cycle(toolchain.select(number_decoder, backend), (data, fmt, term, nan, pinf, ninf, fp32), clk,
+                        vectors, load, lambda: (int(term), bool(nan), bool(pinf), bool(ninf), int(fp32)), backend)
     assert len(out) == len(vectors)
     return out
 

@@ -6,10 +6,10 @@ import random
 from collections import deque
 
 import pytest
-from myhdl import Signal, block, instance, intbv
+from myhdl import Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen
+from cosim.sim.pipeline import run_per_cycle
 from hdl.node.prism_buses import ActiveOp, RangeEvents, ReadoutCmd
 from hdl.node.prism_completion import prism_completion
 
@@ -54,29 +54,20 @@ def run(cycles, backend):
     clk, rst = Signal(bool(0)), Signal(bool(0))
     op, ev0, ev1, cmd = ActiveOp(), RangeEvents(), RangeEvents(), ReadoutCmd()
     done = Signal(intbv(0)[4:])
-    got, want = [], []
-    ref = Tracker()
-    dut_factory = toolchain.select(prism_completion, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(clk, rst, op, ev0, ev1, cmd, done)
+    def load(cycle):
+        r, clear, expected, e0, e1, ready = cycle
+        rst.next, op.clear.next, op.expected.next, cmd.ready.next = r, clear, expected, ready
+        for ev, (v, row, n) in ((ev0, e0), (ev1, e1)):
+            ev.valid.next, ev.row.next, ev.n.next = v, row, n
 
-        @instance
-        def drive():
-            yield clk.negedge
-            for r, clear, expected, e0, e1, ready in cycles:
-                rst.next, op.clear.next, op.expected.next, cmd.ready.next = r, clear, expected, ready
-                for ev, (v, row, n) in ((ev0, e0), (ev1, e1)):
-                    ev.valid.next, ev.row.next, ev.n.next = v, row, n
-                yield clk.posedge
-                ref.edge(r, clear, expected, e0, e1, ready)
-                yield clk.negedge
-                got.append((bool(cmd.valid), int(cmd.row) if cmd.valid else None, int(done)))
-                want.append(ref.outputs())
-        return dut, clock_gen(clk), drive
-
-    toolchain.run(bench(), duration=10 * (len(cycles) + 2), backend=backend)
+    got = run_per_cycle(toolchain.select(prism_completion, backend), (clk, rst, op, ev0, ev1, cmd, done), clk, cycles,
+                        load, lambda: (bool(cmd.valid), int(cmd.row) if cmd.valid else None, int(done)), backend,
+                        registered=True)
+    ref, want = Tracker(), []
+    for cycle in cycles:
+        ref.edge(*cycle)
+        want.append(ref.outputs())
     return got, want
 
 

@@ -3,10 +3,10 @@ against the naive reference: golden.arith.kulisch's add_exact into an empty regi
 import random
 
 import pytest
-from myhdl import Signal, block, instance, intbv
+from myhdl import Signal, intbv
 
 from cosim.sim import toolchain
-from cosim.sim.tbutil import clock_gen
+from cosim.sim.pipeline import run_per_cycle
 from golden.arith.kulisch import KulischAccumulator
 from golden.node import protocol as P
 from hdl.node.prism_exact_operand import prism_exact_operand
@@ -39,24 +39,13 @@ def test_the_word_is_the_one_the_reference_row_holds(backend, width):
     values = partials(width, random.Random(width))
     clk = Signal(bool(0))
     beat, word = Signal(intbv(0)[512:]), Signal(intbv(0)[width + 3 + KULISCH_WRAP_BITS:])
-    out = []
-    dut_factory = toolchain.select(prism_exact_operand, backend)
 
-    @block
-    def bench():
-        dut = dut_factory(clk, beat, word)
+    def load(value):
+        beat.next = P.encode_exact(*value)
 
-        @instance
-        def drive():
-            yield clk.negedge
-            for total, flags in values:
-                beat.next = P.encode_exact(total, flags)
-                yield clk.posedge
-                yield clk.negedge           # the word is registered at the edge
-                out.append(int(word))
-        return dut, clock_gen(clk), drive
-
-    toolchain.run(bench(), duration=10 * (len(values) + 2), backend=backend)
+    # the word is registered at the edge
+    out = run_per_cycle(toolchain.select(prism_exact_operand, backend), (clk, beat, word), clk, values, load,
+                        lambda: int(word), backend, registered=True)
     assert out == [reference_word(width, t, f) for t, f in values]
 
 
