@@ -33,7 +33,10 @@ mutant, one no test could kill.  Only a proof may move a survivor to the second 
 
   a2. the value alone.  The mutated right-hand side (or `if` condition) and the original, as two
      functions of the names they read (constants at their values), in the width of the target:
-     proved equal for every value of those names (one SAT problem).
+     proved equal for every value of those names (one SAT problem).  The index of a `for` loop
+     around the statement counts only at the values the loop gives it when its header is constant
+     (`for (i = A; i < B; i = i + C)` or `i <= B`, parameters counted, C > 0) and its body leaves
+     the index alone; any other index is a free input like the rest.
 
   a3. the function.  A mutation inside a Verilog function that reads only its arguments: the
      mutated function and the original as two modules of those arguments, their return values
@@ -1134,11 +1137,158 @@ def _flow(an, site, deadline):
 
 # ---- tier a2: the mutated value alone ----
 
-def _expression_module(an, site, name, mutated):
+LOOP_VALUES_LIMIT = 4096       # values of a loop index the expression tier works out one by one
+
+
+@dataclass
+class _LoopRange:
+    """The values a `for` loop's index takes where its body runs: first, first + step, ..., last
+    (bit patterns in the index's width; `low` and `high` as the index's type reads them)."""
+    name: str
+    first: int
+    step: int
+    count: int
+    width: int
+    low: int
+    high: int
+
+    def describe(self):
+        return f"{self.name} in {self.low} .. {self.high}" + (f" step {self.step}" if self.step != 1 else "")
+
+
+def _enclosing(stmt, target, path=()):
+    """The statements from `stmt` down to `target` (both included), or None."""
+    path = path + (stmt,)
+    if stmt is target:
+        return path
+    for c in stmt.children():
+        got = _enclosing(c, target, path)
+        if got is not None:
+            return got
+    return None
+
+
+def _for_range(an, loop):
+    """The values of the index of `for (i = A; i < B; i = i + C)` (or `i <= B`) with A, B and C
+    constants (parameters included) and C > 0, where its body runs, when the body cannot change
+    the index (it assigns it nowhere, waits on nothing, calls no task and no function reading or
+    writing it); else None.  Worked out with the module's own expression values, step by step
+    while the condition holds, so the index's width and signedness and the comparison's count;
+    an index that would wrap around its width (a loop that may never end) gives None."""
+    T, mod = an.types, an.mod
+    if loop.name != "for" or len(loop.header) != 3:
+        return None
+    init, cond, step = loop.header
+    if not (isinstance(init, V.Stmt) and isinstance(step, V.Stmt)) or init.lhs.kind != "id":
+        return None
+    name = init.lhs.name
+    d = mod.declarations.get(name)
+    nt = T.name_type(name)
+    if d is None or d.is_memory or nt is None or nt.memory or name in mod.parameter_names:
+        return None
+    if not (cond.kind == "binary" and cond.op in ("<", "<=") and cond.kids[0].kind == "id"
+            and cond.kids[0].name == name and name not in V.identifiers(cond.kids[1])):
+        return None
+    if not (step.lhs.kind == "id" and step.lhs.name == name and step.rhs.kind == "binary" and step.rhs.op == "+"):
+        return None
+    a, c = step.rhs.kids
+    if not (a.kind == "id" and a.name == name and name not in V.identifiers(c)):
+        return None
+    if name in V.identifiers(init.rhs):
+        return None
+    bound, inc = T.const_int(cond.kids[1]), T.const_int(c)
+    if bound is None or inc is None or inc <= 0:
+        return None
+    body = loop.body
+    if name in V.statement_writes(body):
+        return None
+    for x in body.walk():
+        if x.kind == "timing" or (x.kind == "call" and not x.name.startswith("$")) or name in x.locals:
+            return None
+    if any(name in V.function_globals(mod, f) for f in V.statement_calls(body)):
+        return None
+    W, signed = nt.width, nt.signed
+    v = T.value(init.rhs, {}, width=W)
+    if v is None:
+        return None
+    v &= V.full(W)
+
+    def read(x):
+        return V._to_signed(x, W) if signed else x
+    first, count = v, 0
+    while True:
+        held = T.truth(cond, {name: v})
+        if held is None:
+            return None
+        if not held:
+            break
+        count += 1
+        if count > LOOP_VALUES_LIMIT:
+            return None
+        nv = T.value(step.rhs, {name: v}, width=W)
+        if nv is None:
+            return None
+        nv &= V.full(W)
+        if read(nv) != read(v) + inc:              # wraps around: the loop may never end
+            return None
+        v = nv
+    if count == 0:
+        return None                                # the body never runs (the flow tier's business)
+    low = read(first)
+    return _LoopRange(name, first, inc, count, W, low, low + (count - 1) * inc)
+
+
+def _loop_ranges(an, site):
+    """name -> _LoopRange of the index of every `for` loop around the mutated statement whose
+    values are known exactly (_for_range); an index of an inner loop of the same name wins."""
+    mutation, stmt, unit = site.mutation, site.stmt, an.unit_of(site.mutation)
+    if site.function is not None or stmt is None or unit is None or unit.process is None:
+        return {}
+    path = _enclosing(unit.process.body, stmt)
+    if path is None:
+        return {}
+    out = {}
+    hidden = set().union(*(s.locals for s in path))   # a block's own names are not the module's
+    for s in path[:-1]:
+        if s.kind != "loop" or mutation.start < s.body.start:   # (a mutation of the header: not its values)
+            continue
+        got = _for_range(an, s)
+        if got is not None:
+            out[got.name] = got
+        else:
+            for x in s.header:                     # an index of a loop not worked out stays free
+                if isinstance(x, V.Stmt):
+                    for n in V.lvalue_base(x.lhs):
+                        out.pop(n, None)
+    return {n: r for n, r in out.items() if n not in hidden}
+
+
+def _range_lines(ranges):
+    """Verilog of `prism_eq_in_range`: 1 when every index is one of its loop's values (its offset
+    from the first value, in the index's width, a multiple of the step not past the last)."""
+    if not ranges:
+        return []
+    L, terms = [], []
+    for k, r in enumerate(ranges):
+        off = f"prism_eq_index{k}"
+        L.append(f"wire [{r.width - 1}:0] {off};")
+        L.append(f"assign {off} = {r.name} - {r.width}'h{r.first:x};")
+        term = f"({off} <= {r.width}'h{(r.count - 1) * r.step:x})"
+        if r.step != 1:
+            term += f" && ({off} % {r.width}'h{r.step:x} == {r.width}'h0)"
+        terms.append(f"({term})")
+    L.append(f"wire prism_eq_in_range = {' && '.join(terms)};")
+    return L
+
+
+def _expression_module(an, site, name, mutated, ranges=None, bounded=None):
     """The mutated right-hand side (or `if` condition) as a module of the names it reads, its value
     in the width the statement gives it; None when that cannot be written (a select target, a
     memory or hierarchical name read, a stuck register or an inverted `if`, which never equal
-    the original for every value)."""
+    the original for every value).  `ranges` (name -> _LoopRange): indices of the loops around
+    the statement; where they are read, the value counts only with each in its loop's values
+    (the module gives 0 elsewhere, in both copies alike), and those are added to the list
+    `bounded` when given."""
     mod, text, mutation = an.mod, an.src.text, site.mutation
     unit = an.unit_of(mutation)
     if site.function is not None or unit is None or mutation.kind == "stuck" or (
@@ -1182,7 +1332,8 @@ def _expression_module(an, site, name, mutated):
             L += _constant_wire(an, n, site.env[n]) if n in consts else _declaration(n, d, "input", False)
         except _Unsupported:
             return None
-    L.append(f"output {'signed ' if signed else ''}{width + ' ' if width else ''}prism_eq_value;")
+    head = f"{'signed ' if signed else ''}{width + ' ' if width else ''}"
+    L.append(f"output {head}prism_eq_value;")
     for f in sorted(called):
         if f not in mod.functions:
             return None
@@ -1190,7 +1341,18 @@ def _expression_module(an, site, name, mutated):
         if V.function_globals(mod, f) or V.statement_calls(fn.body or V.Stmt("other", 0, 0)):
             return None                          # keep to functions of their arguments alone
         L.append(text[fn.start:fn.end])
-    L.append(f"assign prism_eq_value = {value};")
+    used = [r for n, r in sorted((ranges or {}).items()) if n in names - consts]
+    if bounded is not None:
+        bounded[:] = used
+    if used:
+        # the value in the statement's own width first (its context as in the design), then 0
+        # where an index is out of its loop's values
+        L.append(f"wire {head}prism_eq_raw;")
+        L.append(f"assign prism_eq_raw = {value};")
+        L += _range_lines(used)
+        L.append("assign prism_eq_value = prism_eq_in_range ? prism_eq_raw : 1'b0;")
+    else:
+        L.append(f"assign prism_eq_value = {value};")
     L.append("endmodule")
     return "\n".join(L) + "\n"
 
@@ -1198,15 +1360,19 @@ def _expression_module(an, site, name, mutated):
 def _same_value(an, site, seconds, folder):
     """(proved, detail) of the expression tier."""
     try:
-        gold = _expression_module(an, site, "prism_eq_gold", False)
-        gate = _expression_module(an, site, "prism_eq_gate", True) if gold else None
+        ranges, used = _loop_ranges(an, site), []
+        gold = _expression_module(an, site, "prism_eq_gold", False, ranges, used)
+        gate = _expression_module(an, site, "prism_eq_gate", True, ranges) if gold else None
     except V.VerilogSyntaxError:
         return False, "the value cannot be cut out"
     if gold is None or gate is None:
         return False, "not a value of its own"
     outcome, detail = _prove(gold, gate, seconds, folder, sequential=False)
     if outcome == "proved":
-        return True, "the mutated value equals the original for every value of what it reads"
+        where = ""
+        if used:
+            where = f", the loop ind{'ex' if len(used) == 1 else 'ices'} " + ", ".join(r.describe() for r in used)
+        return True, "the mutated value equals the original for every value of what it reads" + where
     return False, "the values differ" if outcome == "base" else detail
 
 

@@ -376,8 +376,130 @@ def test_a_mutant_only_its_function_masks_is_proved_on_the_function():
         assert prove_equivalent(FUNCTIONS, None, m, timeout=10).equivalent is not True, m.description
 
 
+# ---- the expression tier and the index of a loop around the statement ----
+
+# MyHDL's `for i in range(1, 16)` in a process, as the node's result sender has it: the field
+# after frame i of a 48-bit word, 3 bits of it; the `1'b0` on top of the word never reaches them
+# while the shift is at most 42 (i <= 15), which a free 32-bit `i` could not tell
+FRAMES = """
+module frames (input clk, input [47:0] bits, input [4:0] limit, output reg [2:0] out = 0,
+               output reg [15:0] stops = 0);
+localparam FIRST = 1;
+localparam LAST = 16;
+reg [47:0] bf = 0;
+reg [2:0] f = 0;
+reg [2:0] fp = 0;
+reg [15:0] stp = 0;
+integer i;
+always @(posedge clk) begin
+  bf = bits;
+  stp = 0;
+  for (i=1; i<16; i=i+1) begin
+    f = $signed($signed({1'b0, bf}) >>> (3 * i));
+    fp = $signed($signed({1'b0, bf}) >>> ((3 * i) - 3));
+    if (f != fp) stp[i] = 1;
+  end
+  stops <= stp;
+  out <= fp;
+end
+endmodule
+"""
+FRAMES_LOOP = "for (i=1; i<16; i=i+1)"
+
+
+def frames(loop=FRAMES_LOOP, width=3):
+    text = FRAMES.replace(FRAMES_LOOP, loop)
+    if width != 3:
+        text = text.replace("reg [2:0] f", f"reg [{width - 1}:0] f").replace("output reg [2:0] out",
+                                                                             f"output reg [{width - 1}:0] out")
+    return text, site(text, "fp = $signed", "`1'b0` -> `1'b1`")
+
+
+def expression_tier(text, m, tmp_path):
+    an = E._analysis(text, None)
+    s = E._Site(an, m)
+    return E._loop_ranges(an, s), E._same_value(an, s, 20, str(tmp_path))
+
+
 @needs_yosys
-@pytest.mark.parametrize("text", [CONSTANT_GUARDS, PADDING, FUNCTIONS], ids=["guards", "padding", "functions"])
+def test_the_index_of_a_constant_loop_keeps_to_its_values_in_the_expression_tier(tmp_path):
+    text, m = frames()
+    v = prove_equivalent(text, None, m, timeout=20)
+    assert v.equivalent is True and v.method == "expression", v
+    assert v.detail.endswith("for every value of what it reads, the loop index i in 1 .. 15"), v.detail
+    # `<=`, the bound a localparam, the last value that still cannot reach the target (16: a shift of 45)
+    for loop, last in (("for (i=1; i<=16; i=i+1)", 16), ("for (i=FIRST; i<LAST + 1; i=i+FIRST)", 16),
+                       ("for (i = 1; i < 17; i = i + 1)", 16)):
+        text, m = frames(loop)
+        ranges, (same, detail) = expression_tier(text, m, tmp_path)
+        assert same is True and detail.endswith(f"the loop index i in 1 .. {last}"), (loop, detail)
+        assert (ranges["i"].low, ranges["i"].high, ranges["i"].step) == (1, last, 1)
+
+
+@needs_yosys
+def test_a_mutant_the_loop_index_lets_through_is_still_not_proved(tmp_path):
+    # i = 17 shifts by 48: bit 48, the mutated one, becomes bit 0 of fp; a 7-bit fp takes bits
+    # 42..48 at i = 15; i = 0 shifts by -3 (a shift by 2**32 - 3), the mutated sign fills fp
+    for loop, width, values in (("for (i=1; i<18; i=i+1)", 3, (1, 17, 1)), ("for (i=1; i<=17; i=i+1)", 3, (1, 17, 1)),
+                                ("for (i=1; i<18; i=i+2)", 3, (1, 17, 2)), (FRAMES_LOOP, 7, (1, 15, 1)),
+                                ("for (i=0; i<16; i=i+1)", 3, (0, 15, 1))):
+        text, m = frames(loop, width)
+        ranges, (same, detail) = expression_tier(text, m, tmp_path)
+        assert (ranges["i"].low, ranges["i"].high, ranges["i"].step) == values, (loop, ranges)
+        assert same is False and detail == "the values differ", (loop, width, detail)
+        assert prove_equivalent(text, None, m, timeout=20).method != "expression"
+
+
+@needs_yosys
+def test_a_loop_index_whose_values_are_not_known_exactly_stays_a_free_input(tmp_path):
+    for loop in ("for (i=1; i<limit; i=i+1)",              # a bound that is not a constant
+                 "for (i=1; i!=16; i=i+1)",                 # not one of the forms worked out
+                 "for (i=1; i<16; i=i+limit)",              # a step that is not a constant
+                 "for (i=16; i<1; i=i+1)"):                 # a body that never runs
+        text, m = frames(loop)
+        ranges, (same, detail) = expression_tier(text, m, tmp_path)
+        assert "i" not in ranges, (loop, ranges)
+        assert same is False and detail == "the values differ", (loop, detail)
+    # the body assigns the index itself: its values are not the header's
+    text, m = frames()
+    text = text.replace("    if (f != fp) stp[i] = 1;\n", "    if (f != fp) stp[i] = 1;\n    if (bf[0]) i = i + 2;\n")
+    ranges, (same, detail) = expression_tier(text, m, tmp_path)
+    assert "i" not in ranges and same is False, (ranges, detail)
+
+
+PARITY = """
+module parity (input clk, input [2:0] a, output reg [2:0] out = 0);
+reg [2:0] g = 0;
+reg [2:0] acc = 0;
+integer i;
+always @(posedge clk) begin
+  acc = 0;
+  for (i = 0; i < 8; i = i + 2) begin
+    g = a >> (i & 1);
+    acc = acc + g;
+  end
+  out <= acc;
+end
+endmodule
+"""
+
+
+@needs_yosys
+def test_the_step_of_a_loop_leaves_out_the_values_between(tmp_path):
+    # i is even: `i & 1` is 0 and `i & 0` the same; from 1 it is odd and they differ
+    m = site(PARITY, "g = a >> (i & 1)", "`1` -> `0`")
+    v = prove_equivalent(PARITY, None, m, timeout=20)
+    assert v.equivalent is True and v.method == "expression", v
+    assert v.detail.endswith("the loop index i in 0 .. 6 step 2"), v.detail
+    odd = PARITY.replace("i = 0; i < 8", "i = 1; i < 8")
+    ranges, (same, detail) = expression_tier(odd, site(odd, "g = a >> (i & 1)", "`1` -> `0`"), tmp_path)
+    assert (ranges["i"].low, ranges["i"].high, ranges["i"].step) == (1, 7, 2)
+    assert same is False and detail == "the values differ", detail
+
+
+@needs_yosys
+@pytest.mark.parametrize("text", [CONSTANT_GUARDS, PADDING, FUNCTIONS, FRAMES, PARITY],
+                         ids=["guards", "padding", "functions", "frames", "parity"])
 def test_every_proof_of_the_new_tiers_holds_in_simulation(text, tmp_path):
     sites = find_sites(text)
     verdicts = {m.id: prove_equivalent(text, None, m, timeout=10) for m in sites}
@@ -393,3 +515,4 @@ def test_every_proof_of_the_new_tiers_holds_in_simulation(text, tmp_path):
         elif verdicts[m.id].equivalent is False:
             assert killed, (m.description, verdicts[m.id])
     assert sum(v.equivalent is True for v in verdicts.values()) >= 2
+
