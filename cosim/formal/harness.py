@@ -981,7 +981,8 @@ def prism_control_harness(clk, rst, f0_valid, f0_header, f0_beats, f0_too_long, 
                          out_fmt=act_out_fmt, count=act_count,
                          contributors=act_contributors, expected=act_expected, recipients=act_recipients,
                          op_id=act_op_id, generation=act_generation, busy=act_busy),
-        order=AdmissionOrder.wrap(valid=ord_valid, port=ord_port, pop=ord_pop), CAPACITY=CAPACITY)
+        order=AdmissionOrder.wrap(valid=ord_valid, port=ord_port, valid2=Signal(bool(0)), port2=Signal(bool(0)),
+                                  pop=ord_pop), CAPACITY=CAPACITY)
     QW = CE * CONTROL_DEPTH
     ENTRY = (1 << CE) - 1         # one entry's bits (the slot a frame is written to)
     IDS = (1 << ID_BITS) - 1

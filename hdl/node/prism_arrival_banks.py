@@ -32,8 +32,8 @@ behind, on other banks.  (With 8 banks, INT8 groups not aligned to 4 ranges
 would collide on every cycle; 16 leave room for any alignment.)
 
 Read-out: a completed range (cmd_valid, cmd_row) is read from its bank when
-that bank takes no port group this cycle and the range is not reserved
-(cmd_ready); the bank empties the row.  Every read has the same latency
+no port offers that bank a group this cycle (granted or not) and the range is
+not reserved (cmd_ready); the bank empties the row.  Every read has the same latency
 (3 cycles), and at most one is taken per cycle, so read-outs leave in command
 order on o_valid / o_row / o_tile; o_tile is the OR of the banks' outputs
 (a bank's output is 0 outside its read-out cycle; o_tile is 0 while o_valid
@@ -44,9 +44,11 @@ The grant is flat: the admission-order compares are made for every group
 size in parallel and the group's size picks one at the end.  The banks
 export their reservation bitmaps (registers, a row per bit), and the
 reservation checks look the ranges up here, beside the admission terms,
-rather than inside the banks behind their row decode.  A read-out is offered
-to the banks (rd_take) before the grant is known; the range's bank drops it
-when a group takes the bank at the same edge (cmd_ready says the same).  Each
+rather than inside the banks behind their row decode.  The read-out never
+waits for the grant: it yields its bank to any group offered on it, so
+cmd_ready (which prism_completion's head register takes, a LUT further)
+comes from the groups' bank masks and the reservations, not from the
+grant's admission-order terms.  Each
 bank decodes its share of a group before the take arrives, so a take reaches
 the bank's registers through at most one LUT.
 
@@ -60,7 +62,8 @@ Ports (widths from the signals):
     clear                           pulse: a new operation starts (the banks forget every sum)
     enable                          the active operation is FP32_ARRIVAL
     fmt                             input format code (2 bits)
-    p{P}_valid, p{P}_ready (out)    (P = 0, 1) reader P's issue group handshake
+    p{P}_valid, p{P}_ready (out)    (P = 0, 1) reader P's issue group handshake (ready always, while enable
+                                    is low; the group is then not taken)
     p{P}_row                        its first range (8 bits)
     p{P}_lanes                      its element mask (64 bits; bit e: range row + e // 16, lane e % 16)
     p{P}_data                       its elements, each right-aligned in a 32-bit field (2048 bits)
@@ -71,7 +74,7 @@ Ports (widths from the signals):
                                     its start number
     p{P}_plo, p{P}_phi              that pending frame's ranges [plo, phi)
     cmd_valid, cmd_row              read out a completed range
-    cmd_ready                       out: the read is taken
+    cmd_ready                       out: the read is taken (always, while enable is low)
     ev{P}_valid, ev{P}_row, ev{P}_n out: port P's group was taken: its first range and its number of
                                     ranges (1 .. 4), for completion tracking
     o_valid, o_row, o_tile          out: a read-out range: its row and 16 FP32 sums (512 bits)
@@ -305,15 +308,18 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
 
     @always_comb
     def handshake():
-        p0_ready.next = ok0
-        p1_ready.next = ok1
+        # (disabled, every group is ready: the node passes these on to the readers as they are)
+        p0_ready.next = not enable or ok0
+        p1_ready.next = not enable or ok1
         take0.next = ok0
         take1.next = ok1
-        # read-out: the range's bank takes no group this cycle and the range is not reserved.  The banks are
-        # offered the read before the grant is known (rd_take); the range's bank itself drops it when a
-        # group takes the bank at the same edge, the same rule cmd_ready states
-        rd_take.next = cmd_valid and enable and rd_free
-        cmd_ready.next = enable and rd_free and not (ok0 and rd_bank0) and not (ok1 and rd_bank1)
+        # read-out: no group is offered on the range's bank this cycle and the range is not reserved
+        # (a group offered there but refused still holds the bank off: the read never waits for the grant)
+        rd_take.next = (cmd_valid and enable and rd_free and not (p0_valid and rd_bank0)
+                        and not (p1_valid and rd_bank1))
+        # (disabled, every command is ready: the node then passes cmd_ready on to prism_completion as it is,
+        # with no LUT of its own behind this path's seven levels)
+        cmd_ready.next = not enable or (rd_free and not (p0_valid and rd_bank0) and not (p1_valid and rd_bank1))
 
     # ---- read-out order: fixed latency, one per cycle ----
     rd_rows = Signal(modbv(0)[READ_LATENCY * 9:])     # valid | range per stage (newest lowest)
@@ -327,7 +333,7 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
             ev1_valid.next = 0
         else:
             ent[:] = 0
-            if cmd_valid and cmd_ready:
+            if cmd_valid and cmd_ready and enable:
                 ent[8] = 1
                 ent[8:0] = cmd_row
             rd_rows.next = (rd_rows << 9) | ent

@@ -169,9 +169,9 @@ class FrameOrder(Interface):
     """prism_reader <-> the node's FP32_ARRIVAL ordering (dispatch, prism_arrival_banks): which frames run.
 
     may_start   node -> reader: the reader may start its next frame (FP32_ARRIVAL: its turn in admission order)
-    start       a frame starts at this clock edge (combinational)
+    start       a frame started at the last clock edge (a register)
     active      a frame has groups not yet taken; the fields below describe it (the frame of the group
-                presented, or between frames the one starting)
+                presented, or between frames the one starting); these fields are registers
     seq         its start number (4 bits, given by the node as frames start; compared modulo 16)
     lo, hi      its ranges [lo, hi) (9 bits each)
     next_range  its lowest range not yet taken (9 bits)
@@ -231,12 +231,17 @@ class AdmissionOrder(Interface):
 
     valid       such a frame waits
     port        its receive port (0, 1)
-    pop         dispatch -> control: that frame has started
+    valid2      a second one waits behind it
+    port2       its receive port
+    pop         dispatch -> control: the oldest frame started at the last clock edge (the queue drops it
+                at the next edge; meanwhile the dispatch reads the second entry as the head)
     """
 
     def __init__(self):
         self.valid = bit()
         self.port = bit()
+        self.valid2 = bit()
+        self.port2 = bit()
         self.pop = bit()
 
 

@@ -16,8 +16,14 @@ completing in the same cycle enter the FIFO port 0's first, in increasing
 order, then port 1's (with one range per port, as under FP32_ARRIVAL, exactly
 the order of a two-event tracker).
 
-Structure (every path 6 LUT levels or fewer, `prism synth prism_completion`):
+Structure (every path 8 LUT levels or fewer, `prism synth prism_completion`, and
+its ports cheap for the blocks around it: every output a register, every input
+but cmd.ready into a register first):
 
+* The events and op.expected are registered as they come (`e0_*`, `e1_*`,
+  `expected`): they reach the node through its choice of the active policy's
+  store, a LUT level the counts cannot afford.  An event in the cycle of a
+  reset or an op.clear is dropped, as the counts drop it.
 * Counts are kept per row as bit planes (`cnt0` .. `cnt3`: bit k is row k's count
   bit), so the eight updates of a cycle are one bitwise update of all 256 rows:
   a row's increment (0, 1 or 2) is decoded from the two events and added to its
@@ -38,9 +44,17 @@ Structure (every path 6 LUT levels or fewer, `prism synth prism_completion`):
   at most eight consecutive slots, one per bank, so each bank takes at most
   one of them, at its own entry pointer (`wa`); which one is decided by the
   bank of the next free slot (`wp`) and the number of completions before it.
-  Until then the head is read from the pending entries: `cmd` and
-  `ranges_done` show every completion on the same cycle as a FIFO written at
-  the completing edge would, and `cmd.row` is the same value on every cycle.
+  Until then the FIFO's head is read from the pending entries.
+* `cmd` is a register with a spare behind it.  The FIFO gives its head
+  whenever the spare is free; cmd takes the spare, or the FIFO's head, when it
+  is empty or taken, and the spare takes the FIFO's head otherwise.  So
+  cmd.ready (the read-out's ready, through prism_arrival_banks' grant) only
+  moves these two registers, and cmd shows the ranges on the same cycles as
+  one register loaded from the FIFO whenever it is empty or taken.
+
+Latency: a range completed by the events of cycle t is counted in
+`ranges_done` after edge t + 1 and is at the head of `cmd` after edge t + 2
+at the earliest.
 
 Ports (buses in hdl/node/prism_buses.py):
     clk, rst                clock; synchronous reset
@@ -82,6 +96,19 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
     level = Signal(intbv(0, min=0, max=ROWS + 1))       # entries in the banks (the pending ones not counted)
     bank_we = Signal(intbv(0)[BANKS:])      # bank c takes a pending completion at the next edge
     bank_wd = Signal(intbv(0)[8 * BANKS:])  # bank c's at [8c + 7 : 8c]
+    fifo_valid = Signal(bool(0))            # the FIFO (banks and pending entries) holds a range ...
+    fifo_row = Signal(intbv(0)[8:])         # ... this one at its head
+    pop = Signal(bool(0))                   # the head leaves the FIFO (into cmd or the spare) at the next edge
+    spare_valid = Signal(bool(0))           # a range taken from the FIFO while cmd waited, next in line
+    spare_row = Signal(intbv(0)[8:])
+    level_in = Signal(modbv(0)[9:])         # level after the edge without a pop ...
+    level_out = Signal(modbv(0)[9:])        # ... and with one
+    # the events and op.expected as registers: the events come through the node's choice of the active
+    # policy's store, a LUT level its flags and counts cannot afford
+    e0_valid, e1_valid = Signal(bool(0)), Signal(bool(0))
+    e0_row, e1_row = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    e0_n, e1_n = Signal(intbv(0)[3:]), Signal(intbv(0)[3:])
+    expected = Signal(intbv(0)[4:])
 
     @block
     def bank(c, mem, head):
@@ -130,7 +157,7 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
     def fifo_head():
         r = intbv(0)[8:]
         found = bool(0)
-        cmd.valid.next = level != 0 or ranges_done != 0
+        fifo_valid.next = level != 0 or ranges_done != 0
         r[:] = 0
         if level != 0 or ranges_done == 0:
             # the oldest entry in the banks (or, with none waiting, what the read pointer shows)
@@ -143,7 +170,40 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
                 if pend[i] and not found:
                     r[:] = (prows >> (8 * i)) & 0xFF
                     found = True
-        cmd.row.next = r
+        fifo_row.next = r
+        # the pointers' next values without and with a pop
+        level_in.next = level + ranges_done
+        level_out.next = level + ranges_done - 1
+
+    @always_comb
+    def head_taken():
+        # from registers only: the FIFO gives its head whenever the spare is free, whether or not the
+        # read-out takes cmd this cycle
+        pop.next = fifo_valid and not spare_valid
+
+    @always(clk.posedge)
+    def present_head():
+        # cmd is a register with a spare behind it, so the read-out's ready (the deepest input: it comes
+        # through prism_arrival_banks' grant) only moves the two and reaches no pointer: taken (or
+        # empty), cmd takes the spare, else what the FIFO gives now; kept, what the FIFO gives waits
+        # in the spare.  cmd shows the ranges on the same cycles as one register loaded from the FIFO
+        # when empty or taken would.  The rows are not reset (their valid bits are), so ready reaches
+        # each register through one LUT.
+        if rst or op.clear:
+            cmd.valid.next = 0
+            spare_valid.next = 0
+        elif not cmd.valid or cmd.ready:
+            cmd.valid.next = spare_valid or pop
+            spare_valid.next = 0
+        elif pop:
+            spare_valid.next = 1
+        if not cmd.valid or cmd.ready:
+            if spare_valid:
+                cmd.row.next = spare_row
+            else:
+                cmd.row.next = fifo_row
+        if pop:
+            spare_row.next = fifo_row
 
     @always(clk.posedge)
     def move_pointers():
@@ -160,11 +220,26 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
             rp.next = 0
         else:
             wp.next = wp + ranges_done
-            if cmd.ready and (level != 0 or ranges_done != 0):
+            if pop:
                 rp.next = rp + 1
-                level.next = level + ranges_done - 1
+                level.next = level_out
             else:
-                level.next = level + ranges_done
+                level.next = level_in
+
+    @always(clk.posedge)
+    def take_events():
+        # an event in the cycle of a reset or an op.clear is dropped, as the counts below drop it
+        if rst or op.clear:
+            e0_valid.next = 0
+            e1_valid.next = 0
+        else:
+            e0_valid.next = p0_events.valid
+            e1_valid.next = p1_events.valid
+        e0_row.next = p0_events.row
+        e0_n.next = p0_events.n
+        e1_row.next = p1_events.row
+        e1_n.next = p1_events.n
+        expected.next = op.expected
 
     @always(clk.posedge)
     def count_contributions():
@@ -215,33 +290,33 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
             seen.next = 0
             ranges_done.next = 0
             pend.next = 0
-        elif not (p0_events.valid or p1_events.valid):
+        elif not (e0_valid or e1_valid):
             ranges_done.next = 0
             pend.next = 0
         else:
             # ---- the rows each port hits: bit k of h0 (h1) is port 0's (1's) hit of row k ----
             one[:] = 1
-            oh[:] = one << p0_events.row
+            oh[:] = one << e0_row
             h0[:] = 0
-            if p0_events.valid:
-                if p0_events.n > 0:
+            if e0_valid:
+                if e0_n > 0:
                     h0[:] = h0 | oh
-                if p0_events.n > 1:
+                if e0_n > 1:
                     h0[:] = h0 | (oh << 1) | (oh >> (ROWS - 1))
-                if p0_events.n > 2:
+                if e0_n > 2:
                     h0[:] = h0 | (oh << 2) | (oh >> (ROWS - 2))
-                if p0_events.n > 3:
+                if e0_n > 3:
                     h0[:] = h0 | (oh << 3) | (oh >> (ROWS - 3))
-            oh[:] = one << p1_events.row
+            oh[:] = one << e1_row
             h1[:] = 0
-            if p1_events.valid:
-                if p1_events.n > 0:
+            if e1_valid:
+                if e1_n > 0:
                     h1[:] = h1 | oh
-                if p1_events.n > 1:
+                if e1_n > 1:
                     h1[:] = h1 | (oh << 1) | (oh >> (ROWS - 1))
-                if p1_events.n > 2:
+                if e1_n > 2:
                     h1[:] = h1 | (oh << 2) | (oh >> (ROWS - 2))
-                if p1_events.n > 3:
+                if e1_n > 3:
                     h1[:] = h1 | (oh << 3) | (oh >> (ROWS - 3))
             # ---- every hit row's count + its increment (1, or 2 when both ports hit it), bit-sliced ----
             hit[:] = h0 | h1
@@ -264,13 +339,13 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
             cnt2.next = (s2 & hit) | (cnt2 & keep)
             cnt3.next = (s3 & hit) | (cnt3 & keep)
             seen.next = seen | hit
-            # the new count against op.expected - 1 and - 2 (x: the rows where some bit of the count
+            # the new count against expected - 1 and - 2 (x: the rows where some bit of the count
             # differs from the constant's)
-            e1[:] = op.expected - 1
-            e2[:] = op.expected - 2
+            e1[:] = expected - 1
+            e2[:] = expected - 2
             eq1[:] = 0
             eq2[:] = 0
-            if op.expected >= 1:
+            if expected >= 1:
                 x[:] = 0
                 if e1[0]:
                     x[:] = x | ~s0
@@ -289,7 +364,7 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
                 else:
                     x[:] = x | s3
                 eq1[:] = ~x
-            if op.expected >= 2:
+            if expected >= 2:
                 x[:] = 0
                 if e2[0]:
                     x[:] = x | ~s0
@@ -313,35 +388,35 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
             # ---- which of the eight hits complete their row.  Hit j < 4 is port 0's range j (port 1
             # may hit it in the same cycle), hit 4 + j port 1's range j unless port 0 has counted it:
             # the FIFO's order.  A flag of row row + j is read as bit row of the flags rotated by j ----
-            n1 = op.expected == 1
-            n2 = op.expected == 2
-            dl[:] = p0_events.row - p1_events.row
+            n1 = expected == 1
+            n2 = expected == 2
+            dl[:] = e0_row - e1_row
             rows[:] = 0
             flags[:] = 0
             th[:] = 0
             for j in range(4):
                 g[:] = (seen >> j) | (seen << (ROWS - j))
-                sn0 = g[p0_events.row]
-                sn1 = g[p1_events.row]
+                sn0 = g[e0_row]
+                sn1 = g[e1_row]
                 g[:] = (need1 >> j) | (need1 << (ROWS - j))
-                f10 = g[p0_events.row]
-                f11 = g[p1_events.row]
+                f10 = g[e0_row]
+                f11 = g[e1_row]
                 g[:] = (need2 >> j) | (need2 << (ROWS - j))
-                f20 = g[p0_events.row]
+                f20 = g[e0_row]
                 # port 0's range j: complete if one more (two more, both ports) was what it needed.
-                # Port 1 hits it if row0 + j - row1 = t for some t < p1_events.n, port 0 hits port 1's
-                # range j if row1 + j - row0 = t < p0_events.n: each a comparison of dl with constants
+                # Port 1 hits it if row0 + j - row1 = t for some t < e1_n, port 0 hits port 1's
+                # range j if row1 + j - row0 = t < e0_n: each a comparison of dl with constants
                 both = False
                 excl = False
                 for t in range(7):
-                    if t < p1_events.n and dl == ((t + ROWS - j) & 0xFF):
+                    if t < e1_n and dl == ((t + ROWS - j) & 0xFF):
                         both = True
-                    if t < p0_events.n and dl == ((j + ROWS - t) & 0xFF):
+                    if t < e0_n and dl == ((j + ROWS - t) & 0xFF):
                         excl = True
-                r[:] = p0_events.row + j
+                r[:] = e0_row + j
                 rows[:] = rows | (r << (8 * j))
-                hitj = p0_events.valid and j < p0_events.n
-                if p1_events.valid and both:
+                hitj = e0_valid and j < e0_n
+                if e1_valid and both:
                     if sn0:
                         ok = f20
                     else:
@@ -354,9 +429,9 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
                     flags[j] = 1
                     th[:] = (th << 1) | 1
                 # port 1's range j
-                r[:] = p1_events.row + j
+                r[:] = e1_row + j
                 rows[:] = rows | (r << (8 * (j + 4)))
-                hitj = p1_events.valid and j < p1_events.n and not (p0_events.valid and excl)
+                hitj = e1_valid and j < e1_n and not (e0_valid and excl)
                 if sn1:
                     ok = f11
                 else:
@@ -373,4 +448,5 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
             prows.next = rows
             ranges_done.next = done
 
-    return banks, place_completions, fifo_head, move_pointers, count_contributions
+    return banks, place_completions, fifo_head, head_taken, present_head, move_pointers, take_events, \
+        count_contributions

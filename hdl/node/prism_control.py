@@ -88,8 +88,8 @@ Ports (buses in hdl/node/prism_buses.py; widths from the signals):
                                 op.clear pulses when the datapath forgets the previous operation;
                                 op.busy: an operation is open or its datapath is busy (the node's `busy`)
     order                       AdmissionOrder: out: the oldest admitted FP32_ARRIVAL frame not yet fed
-                                (valid, its port); in: pop, that frame has started (readers start frames
-                                in admission order)
+                                (valid, its port) and the one behind it (valid2, port2); in: pop, that
+                                frame started at the last edge (readers start frames in admission order)
 
 Parameters:
     CAPACITY    element capacity of the node (1 .. 4096); STAGE with E > CAPACITY is BAD_COUNT
@@ -120,7 +120,8 @@ HOLD_DEPTH = 8          # frames waiting behind a held COMMIT: at most 3 banks x
 ABORT_QUIET = 16        # quiet cycles that end an ABORT's drain: more than the longest stretch
                         # with work in flight but none of dp_idle's signals high (the read-out
                         # pipeline between a range leaving the completion FIFO and its tile: up to
-                        # 10 cycles, measured with the three-stage rounders)
+                        # 10 cycles, measured with the three-stage rounders; a store's range event
+                        # waits a cycle more in prism_completion's input register)
 
 
 def control_reason(short, is_stage, stage_reason, is_commit, staged, ids_staged, is_abort, is_open, ids_active):
@@ -286,6 +287,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
     ord_bits = Signal(intbv(0)[ORDER_DEPTH:])
     ord_rp = Signal(modbv(0)[3:])
     ord_count = Signal(intbv(0, min=0, max=ORDER_DEPTH + 1))
+    ord_next = Signal(modbv(1)[3:])         # the queue's second entry: ord_rp + 1 (the pointers are not reset)
     # frames waiting behind a held COMMIT, oldest first
     hold_mem = [Signal(intbv(0)[HOLD_W:]) for _ in range(HOLD_DEPTH)]
     hold_count = Signal(intbv(0, min=0, max=HOLD_DEPTH + 1))
@@ -308,6 +310,8 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
         op.busy.next = op_open or dp_busy
         order.valid.next = ord_count != 0
         order.port.next = ord_bits[ord_rp]
+        order.valid2.next = ord_count > 1
+        order.port2.next = ord_bits[ord_next]
 
     @always_comb
     def count_contributors():
@@ -1589,6 +1593,7 @@ def prism_control(clk, rst, p0_frame, p1_frame, p0_verdict, p1_verdict, p0_event
             resp_count.next = rc
             ord_bits.next = ob
             ord_rp.next = orp
+            ord_next.next = orp + 1
             ord_count.next = oc
             hold_count.next = hc
 

@@ -101,11 +101,12 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
     # ---- phase 3: readers ----
     p0_group, p1_group = IssueGroup(), IssueGroup()
     p0_order, p1_order = FrameOrder(), FrameOrder()
-    start_seq = sig(4)      # frames are numbered as they start (FP32_ARRIVAL: in admission order)
+    start_seq = sig(4)      # frames are numbered as they start (FP32_ARRIVAL: in admission order) ...
+    seq_in = sig(4)         # ... counting the one whose start (a reader's register) is not yet in start_seq
     insts.append(prism_reader(clk=clk, rst=rst, bank_read=p0_bank_read, group=p0_group, order=p0_order,
-                              seq_in=start_seq))
+                              seq_in=seq_in))
     insts.append(prism_reader(clk=clk, rst=rst, bank_read=p1_bank_read, group=p1_group, order=p1_order,
-                              seq_in=start_seq))
+                              seq_in=seq_in))
     # the Kulisch store's view of each port's group: valid only under KULISCH_FIXED
     k0_valid, k1_valid = sig(), sig()
     p0_kgroup = IssueGroup.wrap(valid=k0_valid, ready=p0_group.ready, row=p0_group.row, lanes=p0_group.lanes,
@@ -113,7 +114,9 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
     p1_kgroup = IssueGroup.wrap(valid=k1_valid, ready=p1_group.ready, row=p1_group.row, lanes=p1_group.lanes,
                                 data=p1_group.data, last=p1_group.last, ends=p1_group.ends)
     arrival = sig()
-    f0_ready, f1_ready = sig(), sig()
+    # prism_arrival_banks' readies start at what they are while it is disabled (at power-on): no
+    # combinational value may wait for a time-0 event
+    f0_ready, f1_ready = Signal(bool(1)), Signal(bool(1))
 
     @always_comb
     def dispatch():
@@ -123,21 +126,28 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
             arrival.next = 0
             p0_order.may_start.next = 1
             p1_order.may_start.next = 1
-            p0_group.ready.next = 1
-            p1_group.ready.next = 1
             k0_valid.next = p0_group.valid
             k1_valid.next = p1_group.valid
         else:
             arrival.next = 1
-            p0_order.may_start.next = order.valid and not order.port
-            p1_order.may_start.next = order.valid and order.port
-            p0_group.ready.next = f0_ready
-            p1_group.ready.next = f1_ready
+            # the readers' starts are registers: the queue drops a started frame one edge later, and the
+            # entry behind it is the head meanwhile
+            if p0_order.start or p1_order.start:
+                p0_order.may_start.next = order.valid2 and not order.port2
+                p1_order.may_start.next = order.valid2 and order.port2
+            else:
+                p0_order.may_start.next = order.valid and not order.port
+                p1_order.may_start.next = order.valid and order.port
             k0_valid.next = 0
             k1_valid.next = 0
         # the admission-order queue holds FP32_ARRIVAL frames only: under KULISCH_FIXED it is
         # empty, and a pop of an empty queue is ignored
         order.pop.next = p0_order.start or p1_order.start
+        seq_in.next = (start_seq + (p0_order.start or p1_order.start)) % 16
+        # prism_arrival_banks' ready is 1 while it is disabled (KULISCH_FIXED): no choice here behind
+        # its grant
+        p0_group.ready.next = f0_ready
+        p1_group.ready.next = f1_ready
     insts.append(dispatch)
 
     @always(clk.posedge)
@@ -156,7 +166,7 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
     insts.append(prism_kulisch_store(clk=clk, rst=rst, op=op, p0_group=p0_kgroup, p1_group=p1_kgroup,
                                      merge_valid=merge_valid, merge_row=cmd.row, merged=merged,
                                      p0_events=p0_kevents, p1_events=p1_kevents, ROWS=CAPACITY // 16))
-    f_cmd_valid, f_cmd_ready = sig(), sig()
+    f_cmd_valid, f_cmd_ready = sig(), Signal(bool(1))
     p0_fevents, p1_fevents = RangeEvents(), RangeEvents()
     fp32 = Fp32Range()
     insts.append(prism_arrival_banks(
@@ -191,7 +201,7 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
         p1_events.n.next = p1_kevents.n if op.policy == 0 else p1_fevents.n
         merge_valid.next = cmd.valid if op.policy == 0 else 0
         f_cmd_valid.next = 0 if op.policy == 0 else cmd.valid
-        cmd.ready.next = 1 if op.policy == 0 else f_cmd_ready
+        cmd.ready.next = f_cmd_ready         # 1 while prism_arrival_banks is disabled (KULISCH_FIXED)
     insts.append(route_completion)
     insts.append(prism_completion(clk=clk, rst=rst, op=op, p0_events=p0_events, p1_events=p1_events, cmd=cmd,
                                   ranges_done=ranges_done))
@@ -215,7 +225,8 @@ def prism_node(clk, rst, s_axis_0: AxiStream, s_axis_1: AxiStream, m_axis_0: Axi
         # written, no RESULT frame is formed (the gaps between these stages are shorter than the
         # quiet time prism_control waits for after an ABORT)
         dp_idle.next = (not p0_bank_read.avail and not p1_bank_read.avail and not p0_order.active
-                        and not p1_order.active and not cmd.valid and not tiles.valid and sender_idle)
+                        and not p1_order.active and ranges_done == 0 and not cmd.valid and not tiles.valid
+                        and sender_idle)
     insts.append(datapath_idle)
 
     # ---- phase 7: egress ----

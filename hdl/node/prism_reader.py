@@ -30,6 +30,13 @@ has left the RAM stage (so a new frame can never overwrite a beat still needed),
 and the next admitted frame starts in that same cycle when it is already
 queued, so back-to-back frames leave no gap in the issue stream.
 
+Logic depth: group.ready comes through prism_arrival_banks' grant, the node's
+deepest path, so it is only the registers' enable: every register but the two
+release pulses holds unless the issue stage advances, and what it takes then
+is computed without group.ready (the next state if the stage advances).  The
+order bus is registered from that next state, and the RAM address is one of
+two addresses formed ahead (the stage holding or advancing).
+
 Ports (buses in hdl/node/prism_buses.py):
     clk, rst        clock; synchronous active-high reset
     bank_read       BankRead from the ingress: the admitted-frame queue (avail, bank, header >= 96 bits:
@@ -39,14 +46,14 @@ Ports (buses in hdl/node/prism_buses.py):
                     out: release, pulse, the frame has been read and its bank is free)
     group           out: IssueGroup (ready is an input: the arithmetic takes the group this cycle)
     order           FrameOrder: may_start is an input (FP32_ARRIVAL: this port's frame is next in
-                    admission order); out: start (a frame starts at this clock edge, combinational), and
+                    admission order); out: start (a frame started at the last clock edge), and
                     the running frame (active, seq, lo, hi, next_range: the frame of the group presented,
                     or between frames the one starting) and the pending one (pend, pseq, plo, phi: started
                     behind it, nothing taken yet; without these a younger frame on the other port could
                     overtake it).  The node orders FP32_ARRIVAL contributions of two ports with these.
     seq_in          the start number the node gives a frame starting now (4 bits)
 """
-from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv
+from myhdl import ConcatSignal, Signal, always, always_comb, block, concat, intbv, modbv
 
 from spec.formats import FMT_EXACT, FMT_FP32, FMT_INT8
 from spec.frames import (F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_N_END, F_N_LSB, F_OFFSET_END,
@@ -80,6 +87,9 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     gstep = Signal(intbv(1)[3:])          # ranges per issue group: a whole beat (FP32 1, FP16/BF16 2, INT8 4)
     s1_valid = Signal(bool(0))            # RAM stage: bank_read.rdata belongs to range s1_k
     s1_k = Signal(intbv(0)[9:])
+    # the frame's elements from step s1_k on (n_elem - 16 s1_k) and from next_k on, kept as the steps
+    # move so a group's lanes need no subtraction (an EXACT frame does not read them)
+    s1_rem, next_rem = Signal(modbv(0)[14:]), Signal(modbv(0)[14:])
     advance = Signal(bool(0))
     out_valid = Signal(bool(0))
     chunk = Signal(intbv(0)[512:])        # the beat shifted so the range sits at bit 0
@@ -100,39 +110,54 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     lanes8 = lane_fields(8)
     lanes16 = lane_fields(16)
 
-    start_idle = Signal(bool(0))          # start the queue head from IDLE
-    start_next = Signal(bool(0))          # start the second queue entry right behind the current frame
-    release_wait = Signal(bool(0))
+    pre_start = Signal(bool(0))           # a frame would start at this edge if the issue stage advances
+    start = Signal(bool(0))               # a frame starts at this edge (from the queue head when IDLE,
+                                          # else the second queue entry right behind the current frame)
+    raddr_hold = Signal(intbv(0)[len(bank_read.raddr):])    # the RAM address if the issue stage holds ...
+    raddr_adv = Signal(intbv(0)[len(bank_read.raddr):])     # ... and if it advances
+    release_wait = Signal(bool(0))        # a release was just issued: the ingress queue has not moved yet
     s1_seq, out_seq = Signal(intbv(0)[len(seq_in):]), Signal(intbv(0)[len(seq_in):])
-    out_lo, out_hi = Signal(intbv(0)[9:]), Signal(intbv(0)[9:])        # a release was just issued: the ingress queue has not moved yet
+    out_lo, out_hi = Signal(intbv(0)[9:]), Signal(intbv(0)[9:])
+
+    @always_comb
+    def read_ahead():
+        # everything the edge needs but group.ready, from registers and the ingress' queue: group.ready
+        # (through prism_arrival_banks' grant, the deepest input) then only picks, a LUT or two before
+        # the registers and the RAM address
+        beat_s1 = intbv(0)[8:]          # the bank beats of steps s1_k and next_k
+        beat_next = intbv(0)[8:]
+        if fmt == FMT_FP32 or exact:
+            beat_s1[:] = s1_k[8:0]
+            beat_next[:] = next_k[8:0]
+        elif fmt == FMT_INT8:
+            beat_s1[:] = s1_k[9:2]
+            beat_next[:] = next_k[9:2]
+        else:
+            beat_s1[:] = s1_k[9:1]
+            beat_next[:] = next_k[9:1]
+        pre_start.next = ((state == IDLE and bank_read.avail) or (state == LAST and bank_read.next_avail)) \
+            and order.may_start and not release_wait
+        if state == IDLE:
+            raddr_hold.next = concat(bank_read.bank, intbv(0)[8:])
+            raddr_adv.next = concat(bank_read.bank, intbv(0)[8:])
+        else:
+            raddr_hold.next = concat(bank, beat_s1)
+            if state == LAST and bank_read.next_avail and order.may_start and not release_wait:
+                raddr_adv.next = concat(bank_read.next_bank, intbv(0)[8:])
+            elif state == RUN:
+                raddr_adv.next = concat(bank, beat_next)
+            else:
+                raddr_adv.next = concat(bank, beat_s1)
 
     @always_comb
     def read_address():
-        beat = intbv(0)[9:]
-        k = intbv(0)[9:]
         adv = not out_valid or group.ready
         advance.next = adv
-        s_idle = state == IDLE and bank_read.avail and order.may_start and adv and not release_wait
-        s_next = state == LAST and adv and bank_read.next_avail and order.may_start and not release_wait
-        start_idle.next = s_idle
-        start_next.next = s_next
-        order.start.next = s_idle or s_next
-        if state == RUN and adv:
-            k[:] = next_k
+        start.next = pre_start and adv
+        if adv:
+            bank_read.raddr.next = raddr_adv
         else:
-            k[:] = s1_k
-        if fmt == FMT_FP32 or exact:
-            beat[:] = k
-        elif fmt == FMT_INT8:
-            beat[:] = k >> 2
-        else:
-            beat[:] = k >> 1
-        if state == IDLE:
-            bank_read.raddr.next = concat(bank_read.bank, intbv(0)[8:])
-        elif s_next:
-            bank_read.raddr.next = concat(bank_read.next_bank, intbv(0)[8:])
-        else:
-            bank_read.raddr.next = concat(bank, beat[8:0])
+            bank_read.raddr.next = raddr_hold
 
     @always_comb
     def select_ranges():
@@ -144,25 +169,6 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
             chunk.next = bank_read.rdata >> (sub * 128)
         else:
             chunk.next = bank_read.rdata >> (sub[0] * 256)
-
-    @always_comb
-    def describe_frames():
-        group.valid.next = out_valid
-        order.active.next = out_valid or s1_valid
-        order.pend.next = out_valid and s1_valid and s1_seq != out_seq
-        order.pseq.next = s1_seq
-        order.plo.next = first_row
-        order.phi.next = first_row + ranges
-        if out_valid:
-            order.seq.next = out_seq
-            order.lo.next = out_lo
-            order.hi.next = out_hi
-            order.next_range.next = group.row
-        else:
-            order.seq.next = s1_seq
-            order.lo.next = first_row
-            order.hi.next = first_row + ranges
-            order.next_range.next = first_row
 
     @always(clk.posedge)
     def issue_groups():
@@ -179,26 +185,82 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
         lane = intbv(0)[4:]
         gs = intbv(0)[3:]
         gsz = intbv(0)[7:]
+        # the stages' next state as variables, so the order bus can be registered from it
+        ov = bool(0)
+        sv = bool(0)
+        oseq = intbv(0)[len(seq_in):]
+        sseq = intbv(0)[len(seq_in):]
+        olo = intbv(0)[9:]
+        ohi = intbv(0)[9:]
+        frow = intbv(0)[8:]
+        rng = intbv(0)[9:]
+        grow = intbv(0)[8:]
+        ov = bool(out_valid)
+        sv = bool(s1_valid)
+        oseq[:] = out_seq
+        sseq[:] = s1_seq
+        olo[:] = out_lo
+        ohi[:] = out_hi
+        frow[:] = first_row
+        rng[:] = ranges
+        grow[:] = group.row
+        # a starting frame's header: the queue head when IDLE, else the entry behind it
+        if state == IDLE:
+            hdr[:] = bank_read.header[HDR_BITS:0]
+        else:
+            hdr[:] = bank_read.next_header[HDR_BITS:0]
+        n[:] = hdr[F_N_END:F_N_LSB]
+        off[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
+        rows[:] = (n + 15) >> 4
+        # ranges per group: all the ranges of a beat (an EXACT beat: one element, a step of 1)
+        gs[:] = 1
+        if hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_INT8:
+            gs[:] = 4
+        elif hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_FP32 and \
+                hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_EXACT:
+            gs[:] = 2
+        if hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT:
+            st[:] = n[9:0]
+        else:
+            st[:] = rows
         if rst:
             state.next = IDLE
-            s1_valid.next = 0
-            out_valid.next = 0
+            sv = False
+            ov = False
             bank_read.release.next = 0
             release_wait.next = 0
         else:
+            # Every register but the two release pulses holds unless the issue stage advances (a
+            # frame starts only then): group.ready, through prism_arrival_banks' grant the deepest
+            # input, is the registers' enable and no more.  The variables hold the next state if it
+            # advances, computed without it.
             bank_read.release.next = 0
+            release_wait.next = 0
+            # the issue stage takes what the RAM stage holds
+            ov = bool(s1_valid)
+            if s1_valid:
+                oseq[:] = s1_seq
+                olo[:] = first_row
+                ohi[:] = first_row + ranges
+                if exact:
+                    grow[:] = first_row + s1_k[9:4]
+                else:
+                    grow[:] = first_row + s1_k[8:0]
+            if pre_start:
+                frow[:] = off[12:4]
+                rng[:] = rows
+                sv = True
+                sseq[:] = seq_in
+            elif state == RUN:
+                sv = True
+            elif state == LAST:
+                sv = False
             if advance:
-                # issue stage takes what the RAM stage holds
-                out_valid.next = s1_valid
                 if s1_valid:
-                    out_seq.next = s1_seq
-                    out_lo.next = first_row
-                    out_hi.next = first_row + ranges
                     group.last.next = s1_k + gstep >= steps
                     if exact:
                         # one partial: lane s1_k % 16 of range s1_k // 16; the range ends at lane 15
                         # or at the frame's last element
-                        group.row.next = first_row + s1_k[9:4]
                         lane[:] = s1_k[4:0]
                         mask[:] = 0
                         mask[lane] = 1
@@ -206,9 +268,8 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
                         if lane == 15 or s1_k + 1 == n_elem:
                             ends[0] = 1
                     else:
-                        group.row.next = first_row + s1_k[8:0]
                         # elements in the group: a whole group (16 per range) or the frame's tail
-                        rem[:] = n_elem - (s1_k << 4)
+                        rem[:] = s1_rem
                         gsz[:] = gstep << 4
                         if rem >= gsz:
                             cnt[:] = gsz
@@ -228,60 +289,69 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
                         group.data.next = lanes8
                     else:
                         group.data.next = lanes16
-            release_wait.next = 0
-            if start_idle or start_next:
-                if start_idle:
-                    hdr[:] = bank_read.header[HDR_BITS:0]
-                    bank.next = bank_read.bank
-                else:
-                    hdr[:] = bank_read.next_header[HDR_BITS:0]
-                    bank.next = bank_read.next_bank
-                if start_next:
-                    # the previous frame's last range leaves the RAM stage now: free its bank
-                    bank_read.release.next = 1
-                    release_wait.next = 1
-                n[:] = hdr[F_N_END:F_N_LSB]
-                off[:] = hdr[F_OFFSET_END:F_OFFSET_LSB]
-                rows[:] = (n + 15) >> 4
-                fmt.next = hdr[F_DATA_FORMAT_LSB + 2:F_DATA_FORMAT_LSB]
-                exact.next = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT
-                first_row.next = off[12:4]
-                ranges.next = rows
-                n_elem.next = n
-                # ranges per group: all the ranges of a beat (an EXACT beat: one element, a step of 1)
-                gs[:] = 1
-                if hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_INT8:
-                    gs[:] = 4
-                elif hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_FP32 and \
-                        hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] != FMT_EXACT:
-                    gs[:] = 2
-                if hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT:
-                    st[:] = n[9:0]
-                else:
-                    st[:] = rows
-                steps.next = st
-                gstep.next = gs
-                s1_valid.next = 1
-                s1_k.next = 0
-                next_k.next = gs
-                s1_seq.next = seq_in
-                if st <= gs:
-                    state.next = LAST
-                else:
-                    state.next = RUN
-            elif state == RUN:
-                if advance:
-                    s1_valid.next = 1
+                if pre_start:
+                    if state == IDLE:
+                        bank.next = bank_read.bank
+                    else:
+                        bank.next = bank_read.next_bank
+                        # the previous frame's last range leaves the RAM stage now: free its bank
+                        bank_read.release.next = 1
+                        release_wait.next = 1
+                    fmt.next = hdr[F_DATA_FORMAT_LSB + 2:F_DATA_FORMAT_LSB]
+                    exact.next = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT
+                    n_elem.next = n
+                    steps.next = st
+                    gstep.next = gs
+                    s1_k.next = 0
+                    next_k.next = gs
+                    s1_rem.next = n
+                    next_rem.next = n - (gs << 4)
+                    if st <= gs:
+                        state.next = LAST
+                    else:
+                        state.next = RUN
+                elif state == RUN:
                     s1_k.next = next_k
                     next_k.next = next_k + gstep
+                    s1_rem.next = next_rem
+                    next_rem.next = next_rem - (gstep << 4)
                     if next_k + gstep >= steps:
                         state.next = LAST
-            elif state == LAST:
-                # the last range sits in the RAM stage: the bank is released once it has left
-                if advance:
-                    s1_valid.next = 0
+                elif state == LAST:
+                    # the last range sits in the RAM stage: the bank is released once it has left
                     bank_read.release.next = 1
                     release_wait.next = 1
                     state.next = IDLE
+        if rst or advance:
+            out_valid.next = ov
+            s1_valid.next = sv
+            out_seq.next = oseq
+            s1_seq.next = sseq
+            out_lo.next = olo
+            out_hi.next = ohi
+            first_row.next = frow
+            ranges.next = rng
+            group.row.next = grow
+            group.valid.next = ov
+            # the order bus, registered: the frame of the group presented next cycle (between frames the
+            # one starting) and the frame started behind it with nothing taken yet
+            order.active.next = ov or sv
+            order.pend.next = ov and sv and sseq != oseq
+            order.pseq.next = sseq
+            order.plo.next = frow
+            order.phi.next = frow + rng
+            if ov:
+                order.seq.next = oseq
+                order.lo.next = olo
+                order.hi.next = ohi
+                order.next_range.next = grow
+            else:
+                order.seq.next = sseq
+                order.lo.next = frow
+                order.hi.next = frow + rng
+                order.next_range.next = frow
+        # a frame started at this edge (registered: prism_control's admission-order queue drops it at
+        # the next edge, and the node reads the entry behind it meanwhile)
+        order.start.next = start and not rst
 
-    return read_address, select_ranges, describe_frames, issue_groups
+    return read_ahead, read_address, select_ranges, issue_groups

@@ -1,7 +1,8 @@
 """prism_completion against a reference tracker, cycle by cycle: the counts per range, the order
 completed ranges enter the read-out FIFO (port 0's in increasing order, then port 1's others),
-a range both ports hit counted twice, `ranges_done` and the head `cmd` on the edge after the
-completing events, back-pressure on the head, op.clear and reset."""
+a range both ports hit counted twice, `ranges_done` on the second edge after the completing
+events and the head `cmd` (a register) on the third, back-pressure on the head, op.clear and
+reset."""
 import random
 from collections import deque
 
@@ -16,34 +17,42 @@ from hdl.node.prism_completion import prism_completion
 
 class Tracker:
     """The block's behaviour, one edge at a time: contributions counted per range (4 bits),
-    a range entering the FIFO when its count reaches `expected`."""
+    a range entering the FIFO when its count reaches `expected`.  The events and `expected` are
+    registered before they are counted, and the FIFO's head moves into the `cmd` register when
+    that is empty or taken."""
 
     def __init__(self):
         self.counts = {}
         self.fifo = deque()
         self.done = 0
+        self.head = None                # the cmd register's range (None: not valid)
+        self.events = ((0, 0, 1), (0, 0, 1))
+        self.expected = 0
 
     def outputs(self):
-        return (bool(self.fifo), self.fifo[0] if self.fifo else None, self.done)
+        return (self.head is not None, self.head, self.done)
 
     def edge(self, rst, clear, expected, ev0, ev1, ready):
+        (v0, r0, n0), (v1, r1, n1) = self.events
+        counted_expected = self.expected
+        self.events = ((0, 0, 1), (0, 0, 1)) if rst or clear else (ev0, ev1)
+        self.expected = expected
         self.done = 0
-        if rst:
-            self.fifo.clear()           # the counts are not reset: an op.clear comes before any event
+        if rst or clear:
+            if clear and not rst:
+                self.counts = {}        # a reset leaves the counts: an op.clear comes before any event
+            self.fifo.clear()
+            self.head = None
             return
-        if clear:
-            self.counts, self.fifo = {}, deque()
-            return
-        if ready and self.fifo:
-            self.fifo.popleft()
-        (v0, r0, n0), (v1, r1, n1) = ev0, ev1
+        if self.head is None or ready:
+            self.head = self.fifo.popleft() if self.fifo else None
         rows0 = [(r0 + j) % 256 for j in range(min(n0, 4))] if v0 else []
         rows1 = [(r1 + j) % 256 for j in range(min(n1, 4))] if v1 else []
         hits = [(r, 2 if r in rows1 else 1) for r in rows0] + [(r, 1) for r in rows1 if r not in rows0]
         for r, inc in hits:
             c = self.counts.get(r, 0) + inc
             self.counts[r] = c % 16
-            if c == expected:
+            if c == counted_expected:
                 self.fifo.append(r)
                 self.done += 1
 
@@ -125,13 +134,14 @@ def test_a_cycles_completions_enter_port_0s_first_in_increasing_order(backend):
         (0, 0, 2, (1, 250, 4), (1, 252, 4), 1),        # 252, 253 hit twice: complete
         (0, 0, 2, (1, 250, 2), (1, 254, 2), 1),        # 250, 251, then 254, 255
         (0, 0, 2, e, e, 1), (0, 0, 2, e, e, 1), (0, 0, 2, e, e, 1), (0, 0, 2, e, e, 1), (0, 0, 2, e, e, 1),
+        (0, 0, 2, e, e, 1), (0, 0, 2, e, e, 1), (0, 0, 2, e, e, 1),
     ]
     got, want = run(ops, backend)
     assert got == want
     taken = [got[i - 1][1] for i in range(1, len(ops)) if ops[i][5] and got[i - 1][0]]
     assert taken == [20, 21, 22, 5, 6, 255, 0, 1, 252, 253, 250, 251, 254, 255]
-    assert [d for _, _, d in got][:3] == [0, 5, 3]
-    assert [d for _, _, d in got][12:15] == [0, 2, 4]
+    assert [d for _, _, d in got][:4] == [0, 0, 5, 3]          # counted at the second edge after the events
+    assert [d for _, _, d in got][12:16] == [0, 0, 2, 4]
 
 
 def test_clear_and_reset_empty_the_fifo(backend):

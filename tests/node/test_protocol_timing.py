@@ -10,7 +10,7 @@ first beat is taken at edge 4.  What is held, each against its paragraph of the 
   nowhere), counts a frame it cuts as truncated; tready is low from E + 1 and high again two
   edges after the last reset edge.
 * "Counters": CONTROL requests are counted when decided, not when their response leaves; a
-  range is counted T + j + 7 (KULISCH_FIXED) or T + j + 6 (FP32_ARRIVAL) edges after the last
+  range is counted T + j + 8 (KULISCH_FIXED) or T + j + 7 (FP32_ARRIVAL) edges after the last
   beat of the frame that completes it; the per-port counters add up to the frames processed.
 * "Operation lifetime": busy falls at the edge at which the last RESULT beat can first be
   taken, at most two beats before the end of a stalled frame; a COMMIT held in the drain is
@@ -34,7 +34,7 @@ from spec.frames import CTR_RANGES
 
 ONE = {P.FMT_INT8: 1, P.FMT_FP16: 0x3C00, P.FMT_BF16: 0x3F80, P.FMT_FP32: 0x3F800000}
 POLICIES = {"kulisch": P.POLICY_KULISCH, "fp32-arrival": P.POLICY_FP32_ARRIVAL}
-RANGE_COUNT_DELAY = {"kulisch": 7, "fp32-arrival": 6}     # docs/protocol.md, "Counters", counter 32
+RANGE_COUNT_DELAY = {"kulisch": 8, "fp32-arrival": 7}     # docs/protocol.md, "Counters", counter 32
 # port 0's counters 0 .. 12 by their golden names (counter_names() maps each to its select)
 PER_PORT = [(0, "control_accepted"), (0, "data_accepted")] + [(0, f"dropped_{r}") for r in P.DROP_REASONS] + [
     (0, "unsupported"), (0, "truncated")]
