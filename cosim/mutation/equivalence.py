@@ -1214,7 +1214,7 @@ def _for_range(an, loop):
     v &= V.full(W)
 
     def read(x):
-        return V._to_signed(x, W) if signed else x
+        return V.to_signed(x, W) if signed else x
     first, count = v, 0
     while True:
         held = T.truth(cond, {name: v})

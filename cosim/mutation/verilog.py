@@ -1118,7 +1118,7 @@ def _from_lowest(m, W):
     return full(W) ^ full(low)
 
 
-def _to_signed(v, w):
+def to_signed(v, w):
     return v - (1 << w) if w > 0 and (v >> (w - 1)) & 1 else v
 
 
@@ -1221,7 +1221,7 @@ class Types:
         v = self.value(e, {}, function=function)
         if v is None:
             return None
-        return _to_signed(v, t[0]) if t[1] else v
+        return to_signed(v, t[0]) if t[1] else v
 
     def _declared(self, d):
         kinds = d.kinds
@@ -1391,7 +1391,7 @@ class Types:
         v = self.value(e, env, function=f)
         if v is None:
             return None
-        return _to_signed(v, t[0]) if t[1] else v
+        return to_signed(v, t[0]) if t[1] else v
 
     # -- values --
     def value(self, e, env, width=0, function=None):
@@ -1474,7 +1474,7 @@ class Types:
                     if b == 0:
                         return None
                     if S:
-                        sa, sb = _to_signed(a, W), _to_signed(b, W)
+                        sa, sb = to_signed(a, W), to_signed(b, W)
                         q = abs(sa) // abs(sb) * (1 if (sa < 0) == (sb < 0) else -1)
                         return (q if op == "/" else sa - q * sb) & full(W)
                     return (a // b if op == "/" else a % b) & full(W)
@@ -1492,7 +1492,7 @@ class Types:
                 if a is None or b is None:
                     return 0 if a == 0 else None
                 if op == "**":
-                    if t[1] and _to_signed(b, t[0]) < 0:
+                    if t[1] and to_signed(b, t[0]) < 0:
                         return None
                     return pow(a, b, 1 << W) if W > 0 else 0
                 if b >= W + 64:
@@ -1500,7 +1500,7 @@ class Types:
                 if op in ("<<", "<<<"):
                     return (a << b) & full(W)
                 if op == ">>>" and S:
-                    return (_to_signed(a, W) >> b) & full(W)
+                    return (to_signed(a, W) >> b) & full(W)
                 return a >> b
             if op in _COMPARE:
                 ta, tb = self.stype(l, f), self.stype(r, f)
@@ -1509,7 +1509,7 @@ class Types:
                 if a is None or b is None:
                     return None
                 if s:
-                    a, b = _to_signed(a, w), _to_signed(b, w)
+                    a, b = to_signed(a, w), to_signed(b, w)
                 return int({"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b,
                             "===": a == b, "!==": a != b}[op])
             if op in _LOGICAL:
