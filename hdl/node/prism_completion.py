@@ -101,8 +101,6 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
     pop = Signal(bool(0))                   # the head leaves the FIFO (into cmd or the spare) at the next edge
     spare_valid = Signal(bool(0))           # a range taken from the FIFO while cmd waited, next in line
     spare_row = Signal(intbv(0)[8:])
-    level_in = Signal(modbv(0)[9:])         # level after the edge without a pop ...
-    level_out = Signal(modbv(0)[9:])        # ... and with one
     # the events and op.expected as registers: the events come through the node's choice of the active
     # policy's store, a LUT level its flags and counts cannot afford
     e0_valid, e1_valid = Signal(bool(0)), Signal(bool(0))
@@ -171,9 +169,6 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
                     r[:] = (prows >> (8 * i)) & 0xFF
                     found = True
         fifo_row.next = r
-        # the pointers' next values without and with a pop
-        level_in.next = level + ranges_done
-        level_out.next = level + ranges_done - 1
 
     @always_comb
     def head_taken():
@@ -222,9 +217,9 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
             wp.next = wp + ranges_done
             if pop:
                 rp.next = rp + 1
-                level.next = level_out
+                level.next = level + ranges_done - 1
             else:
-                level.next = level_in
+                level.next = level + ranges_done
 
     @always(clk.posedge)
     def take_events():

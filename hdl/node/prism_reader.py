@@ -126,6 +126,7 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
         # the registers and the RAM address
         beat_s1 = intbv(0)[8:]          # the bank beats of steps s1_k and next_k
         beat_next = intbv(0)[8:]
+        behind = bool(0)
         if fmt == FMT_FP32 or exact:
             beat_s1[:] = s1_k[8:0]
             beat_next[:] = next_k[8:0]
@@ -135,14 +136,15 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
         else:
             beat_s1[:] = s1_k[9:1]
             beat_next[:] = next_k[9:1]
-        pre_start.next = ((state == IDLE and bank_read.avail) or (state == LAST and bank_read.next_avail)) \
-            and order.may_start and not release_wait
+        # a start right behind the current frame, its address formed below
+        behind = state == LAST and bank_read.next_avail and order.may_start and not release_wait
+        pre_start.next = (state == IDLE and bank_read.avail and order.may_start and not release_wait) or behind
         if state == IDLE:
             raddr_hold.next = concat(bank_read.bank, intbv(0)[8:])
             raddr_adv.next = concat(bank_read.bank, intbv(0)[8:])
         else:
             raddr_hold.next = concat(bank, beat_s1)
-            if state == LAST and bank_read.next_avail and order.may_start and not release_wait:
+            if behind:
                 raddr_adv.next = concat(bank_read.next_bank, intbv(0)[8:])
             elif state == RUN:
                 raddr_adv.next = concat(bank, beat_next)
