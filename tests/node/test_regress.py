@@ -509,3 +509,20 @@ def test_some_seeds_drive_the_response_queue_to_its_margin():
     seeds = [s for s in range(1, 120) if random_scenario(s).sink_windows]
     fills = [s for s in seeds if random_scenario(s).margin is not None]
     assert 5 <= len(seeds) and 0 < len(fills) < len(seeds)
+
+
+def test_the_line_rate_probe_waits_out_a_drain_on_stalled_ports():
+    """Seed 242882: op 95 sends 4,046 EXACT results (4,112 RESULT beats) to TX1, which stalls 40 %
+    of its cycles in bursts of up to 300; on the node that drain took 7,270 cycles after the
+    operation's last DATA frame.  The probe waited only for 4,112 + the quiet time, so its COMMIT
+    met the drain and was held with its DATA frames, and the probe measured the drain.  The wait
+    now stretches with the stall share (cosim.node.regress._longest_drain)."""
+    from cosim.node.regress import PROBE_OP_ID, PROBE_QUIET
+    sc = random_scenario(242882)
+    def probe_stage(scenario):
+        return next(f for p in (0, 1) for f in scenario.frames[p] if P.get_field(f.beats[0], "op_id") == PROBE_OP_ID
+                    and P.get_field(f.beats[0], "class") == P.CLASS_CONTROL)
+    assert probe_stage(sc).delay >= PROBE_QUIET + 7270
+    unstalled = random_scenario(1)
+    assert all(v == 0 for v in unstalled.sink_pause.values()) and unstalled.probe
+    assert probe_stage(unstalled).delay < PROBE_QUIET + 4200         # no stalls: the wait is the RESULT beats (at most 4,112)

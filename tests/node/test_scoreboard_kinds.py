@@ -400,3 +400,22 @@ def test_busy_falling_off_time_after_an_abort_is_caught(aborted):
         assert [m.kind for m in report.mismatches] == ["busy"], report.mismatches
         assert f"busy fell at cycle {falls[which] + shift}" in report.first().message
     assert moved(1, 1).ok           # later than T + 18 with work admitted: the datapath may still drain
+
+
+def test_a_probe_met_by_a_drain_is_reported_as_the_stimulus_fault(drain_with_requests):
+    """A probe whose DATA frames meet an earlier operation's RESULT frames was held behind a held
+    COMMIT: the line-rate failure names the drain, so a reader does not hunt a node fault."""
+    from cosim.node.node_harness import check_line_rate
+    sc, run = drain_with_requests
+    run = copy.deepcopy(run)
+    probe = [f for f in run.rx[1] if P.get_field(f.beats[0], "op_id") == sc.probe["op_id"]
+             and P.get_field(f.beats[0], "class") == P.CLASS_DATA]
+    for f in probe[1:]:
+        f.cycles = [c + 1 for c in f.cycles]
+    assert "nothing held" in check_line_rate(sc, run)[0].message
+    earlier = [f for f in run.tx[0] if P.get_field(f.beats[0], "class") == P.CLASS_RESULT
+               and P.get_field(f.beats[0], "op_id") != sc.probe["op_id"]]
+    earlier[-1].cycles = [probe[0].cycles[0] + k for k in range(len(earlier[-1].cycles))]
+    lost = check_line_rate(sc, run)
+    assert [m.kind for m in lost] == ["line-rate"]
+    assert "the stimulus waited too short a time for the drain" in lost[0].message
