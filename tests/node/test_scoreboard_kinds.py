@@ -312,7 +312,7 @@ def drain_with_requests():
         sc.frames[0].append(AxisFrame([P.set_field(op.stage().encode()[0], "opcode", 7)],
                                       delay=40 if k % 2 == 0 else 0, after=(1, last) if k == 0 else None))
     add_line_rate_probe(sc, random.Random(3), 0, 4096)
-    run = run_node(sc, "batch-icarus")
+    run = run_node(sc, "batch-verilator")      # 4,096 elements and a probe: seconds on the run's Verilator node
     report = check(sc, run)
     assert report.ok, [str(m) for m in report.mismatches]
     return sc, run

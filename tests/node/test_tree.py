@@ -95,7 +95,8 @@ def test_fp32_arrival_moves_with_the_order_kulisch_does_not():
     assert len(answers["kulisch"]) == 1 and len(answers["fp32-arrival"]) > 1
 
 
-@pytest.mark.parametrize("spec,width,out", [("2", 280, "exact"), ("[[[],[]],[]]", 320, "fp32")])
+@pytest.mark.parametrize("spec,width,out", [("2", 280, "exact"),
+                                             pytest.param("[[[],[]],[]]", 320, "fp32", marks=pytest.mark.slow)])
 def test_a_tree_of_icarus_nodes_gives_the_flat_bits(spec, width, out):
     tree = shape(spec)
     a = hard_data(len(tree.leaves()) * 3, elements=40)
