@@ -474,6 +474,30 @@ def adder_stress_values(rng, in_fmt, shape, sticky_sweep=None):
     return out.astype(DTYPES[fmt_code])
 
 
+def overflow_values(rng, in_fmt, shape):
+    """FP32_ARRIVAL contributions whose sum passes the largest finite FP32 value in every element,
+    so each of the ADDER_LANES adder lanes (element e: lane e % ADDER_LANES) overflows once E >=
+    ADDER_LANES: the largest finite value of the input format and a value of the same sign 0 ..
+    mbits binades below its top binade (a carry out of the top exponent, or out of the rounding;
+    FP32 or BF16, the formats whose range reaches FP32's top).  The other contributors give
+    zeros, so the two meet in one add whatever the arrival order.  adder_stress_values meets the
+    overflow in a lane only at E = 4,096 (its cases take turns per lane); a fault in one lane's
+    overflow test survived 60 seeds of it."""
+    if in_fmt not in ("fp32", "bf16"):
+        raise ValueError("overflow_values: FP32 or BF16 input (the narrower formats' sums stay finite)")
+    contributors, elements = shape
+    _, mbits, _, _, emax = F.float_params(in_fmt)
+    top = Fraction((2 << mbits) - 1) * TWO ** (emax - mbits)
+    out = np.zeros(shape, dtype=np.uint64)
+    for e in range(elements):
+        sign = rng.choice((1, -1))
+        other = Fraction(rng.randint(1 << mbits, (2 << mbits) - 1)) * TWO ** (emax - mbits - rng.randint(0, mbits))
+        row = [sign * top, sign * other] + [Fraction(0)] * (contributors - 2)
+        for c, v in zip(rng.sample(range(contributors), contributors), row):
+            out[c, e] = F.round_exact(in_fmt, v)
+    return out.astype(DTYPES[P.FORMAT_CODES[in_fmt]])
+
+
 def exact_partial_values(rng, shape, kulisch_w=KULISCH_WIDTH_DEFAULT):
     """A C x E object array of EXACT partials (sum, flags), as child nodes of a reduction tree
     send them (a RESULT frame's EXACT values taken back in as DATA), per element one of:

@@ -328,7 +328,10 @@ def add_arrival_overtake(sc, rng, control_port, op_id):
     return op
 
 
-def _aim_data(aux, drawn, width, capacity):
+OVERFLOW_LANES_SHARE = 0.25   # FP32_ARRIVAL operations of FP32 or BF16 data given an overflow in every lane
+
+
+def _aim_data(aux, drawn, width, capacity, lanes=None):
     """Aimed data for some operations (cosim/node/aimed.py), from the seed's second stream:
     sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, every
     input format's own edge patterns in every lane, and,
@@ -377,6 +380,11 @@ def _aim_data(aux, drawn, width, capacity):
             # enough elements that every lane meets every edge pattern from both first contributors
             shape = (max(2, shape[0]), min(capacity, max(shape[1], aimed.input_edge_elements(op.in_format))))
             data, data_mode = aimed.input_edge_values(aux, op.in_format, shape), "input edges"
+        if data is None and lanes is not None and arrival and op.in_format in ("fp32", "bf16") \
+                and lanes.random() < OVERFLOW_LANES_SHARE:
+            # (a stream of its own, so the draws above stay what they were)
+            shape = (max(2, shape[0]), min(capacity, lanes.choice((aimed.ADDER_LANES, 2 * aimed.ADDER_LANES))))
+            data, data_mode = aimed.overflow_values(lanes, op.in_format, shape), "overflow in every lane"
         if data is not None:
             in_fmt = "fp32" if data_mode in ("wrap edges", "sticky sweep") else op.in_format
             op = Operation(op.op_id, op.generation, op.policy, in_fmt, op.result_format, data, mode=op.mode,
@@ -477,7 +485,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 drawn[k] = (Operation(op.op_id, op.generation, "kulisch", "fp32", "exact", data, mode=op.mode,
                                       recipients=op.recipients, frame_elems=op.frame_elems), "huge")
         ops = [op for op, _ in drawn]
-    drawn = _aim_data(aux, drawn, width, capacity)
+    drawn = _aim_data(aux, drawn, width, capacity, lanes=random.Random(seed * 23_000_081 + 13))
     # contributors as real links bring them: half the operations take a sparse set of ids and
     # their own receive port per contributor (all on one port, or each drawn), not row c as
     # contributor c on port c % 2 (a fourth stream, so the other draws stay what they were)
@@ -667,8 +675,12 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                         P.Commit((op.op_id + 101) % 256, op.generation).encode(),
                         [P.set_field(op.stage().encode()[0], "policy", 3)]]
             first = True
+            # spread over the drain's RESULT frames: a long drain (16 EXACT frames of 257 beats) gets
+            # its requests in its middle too, where a response waits for a frame boundary with the
+            # next frame ready (the round robin then decides)
+            stretch = max(1, _result_beats(op) // 300)
             for _ in range(aux.randint(2, 5)):
-                delay = aux.choice((5, 20, 40, 80, 150))
+                delay = aux.choice((5, 20, 40, 80, 150)) * stretch
                 for _ in range(aux.randint(2, 3)):
                     beats = aux.choice(harmless)
                     cond = (other, last_other) if first and last_other is not None else None
