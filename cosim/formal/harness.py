@@ -447,7 +447,7 @@ def bank_fifo(clk, rst, push, push_val, pop, head, count, e0, e1, e2):
 
 @block
 def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, room_ok, res_valid, res_admit,
-                          res_bank, rd_release, mem_raddr,
+                          res_bank, rd_release, mem_raddr, mem_raddr_hold, mem_advance,
                           s_axis_tready, frm_valid, frm_header, frm_beats, frm_too_long, frm_bank, unsupported,
                           in_frame, rd_avail, rd_bank, rd_header, rd_next_avail, rd_next_bank, rd_next_header,
                           mem_rdata, prop_bad, env_ok):
@@ -462,7 +462,8 @@ def prism_ingress_harness(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tlast, r
         status=PortStatus.wrap(unsupported=unsupported, in_frame=in_frame),
         bank_read=BankRead.wrap(avail=rd_avail, bank=rd_bank, header=rd_header, next_avail=rd_next_avail,
                                 next_bank=rd_next_bank, next_header=rd_next_header, release=rd_release,
-                                raddr=mem_raddr, rdata=mem_rdata))
+                                raddr=mem_raddr, raddr_hold=mem_raddr_hold, advance=mem_advance,
+                                rdata=mem_rdata))
     src_ok = Signal(bool(0))
     in_rules = stream_input_rules(clk, rst, s_axis_tdata, s_axis_tlast, s_axis_tvalid, s_axis_tready, src_ok)
     frame_open = Signal(bool(0))

@@ -459,6 +459,7 @@ def _ingress_target():
     def signals():
         return dict(clk=_b(), rst=_rst(), s_axis_tdata=_u(width), s_axis_tvalid=_b(), s_axis_tlast=_b(),
                     room_ok=_b(), res_valid=_b(), res_admit=_b(), res_bank=_u(2), rd_release=_b(), mem_raddr=_u(10),
+                    mem_raddr_hold=_u(10), mem_advance=_b(),
                     s_axis_tready=_b(), frm_valid=_b(), frm_header=_u(hdr), frm_beats=_u(9), frm_too_long=_b(),
                     frm_bank=_u(2), unsupported=_b(), in_frame=_b(), rd_avail=_b(), rd_bank=_u(2),
                     rd_header=_u(hdr), rd_next_avail=_b(), rd_next_bank=_u(2), rd_next_header=_u(hdr),

@@ -46,9 +46,10 @@ export their reservation bitmaps (registers, a row per bit), and the
 reservation checks look the ranges up here, beside the admission terms,
 rather than inside the banks behind their row decode.  The read-out never
 waits for the grant: it yields its bank to any group offered on it, so
-cmd_ready (which prism_completion's head register takes, a LUT further)
-comes from the groups' bank masks and the reservations, not from the
-grant's admission-order terms.  Each
+cmd_ready (prism_completion's head registers' enable) comes from the
+groups' bank masks and the reservations, not from the grant's
+admission-order terms.  Both readies are high while nothing is offered on
+them, so each is its consumer's enable as it is.  Each
 bank decodes its share of a group before the take arrives, so a take reaches
 the bank's registers through at most one LUT.
 
@@ -63,7 +64,7 @@ Ports (widths from the signals):
     enable                          the active operation is FP32_ARRIVAL
     fmt                             input format code (2 bits)
     p{P}_valid, p{P}_ready (out)    (P = 0, 1) reader P's issue group handshake (ready always, while enable
-                                    is low; the group is then not taken)
+                                    is low, the group then not taken; ready while valid is low)
     p{P}_row                        its first range (8 bits)
     p{P}_lanes                      its element mask (64 bits; bit e: range row + e // 16, lane e % 16)
     p{P}_data                       its elements, each right-aligned in a 32-bit field (2048 bits)
@@ -74,7 +75,8 @@ Ports (widths from the signals):
                                     its start number
     p{P}_plo, p{P}_phi              that pending frame's ranges [plo, phi)
     cmd_valid, cmd_row              read out a completed range
-    cmd_ready                       out: the read is taken (always, while enable is low)
+    cmd_ready                       out: the read is taken (always, while enable is low; and while
+                                    cmd_valid is low)
     ev{P}_valid, ev{P}_row, ev{P}_n out: port P's group was taken: its first range and its number of
                                     ranges (1 .. 4), for completion tracking
     o_valid, o_row, o_tile          out: a read-out range: its row and 16 FP32 sums (512 bits)
@@ -308,9 +310,10 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
 
     @always_comb
     def handshake():
-        # (disabled, every group is ready: the node passes these on to the readers as they are)
-        p0_ready.next = not enable or ok0
-        p1_ready.next = not enable or ok1
+        # (disabled, every group is ready: the node passes these on to the readers as they are; and ready
+        # with no group presented, so a reader's ready is its issue stage's advance with no LUT of its own)
+        p0_ready.next = not enable or not p0_valid or ok0
+        p1_ready.next = not enable or not p1_valid or ok1
         take0.next = ok0
         take1.next = ok1
         # read-out: no group is offered on the range's bank this cycle and the range is not reserved
@@ -318,8 +321,10 @@ def prism_arrival_banks(clk, rst, clear, enable, fmt,
         rd_take.next = (cmd_valid and enable and rd_free and not (p0_valid and rd_bank0)
                         and not (p1_valid and rd_bank1))
         # (disabled, every command is ready: the node then passes cmd_ready on to prism_completion as it is,
-        # with no LUT of its own behind this path's seven levels)
-        cmd_ready.next = not enable or (rd_free and not (p0_valid and rd_bank0) and not (p1_valid and rd_bank1))
+        # with no LUT of its own behind this path's seven levels; and ready with no command, so it is
+        # completion's "empty or taken" as it is)
+        cmd_ready.next = not enable or not cmd_valid or (rd_free and not (p0_valid and rd_bank0)
+                                                         and not (p1_valid and rd_bank1))
 
     # ---- read-out order: fixed latency, one per cycle ----
     rd_rows = Signal(modbv(0)[READ_LATENCY * 9:])     # valid | range per stage (newest lowest)

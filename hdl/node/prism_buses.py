@@ -124,8 +124,12 @@ class BankRead(Interface):
     next_bank   its bank (2 bits)
     next_header  its header
     release     reader -> ingress: pulse, done with bank `bank` (pops the queue, frees the bank)
-    raddr       reader -> ingress: bank RAM address {bank, payload beat[7:0]} (10 bits)
-    rdata       the payload beat at raddr, one cycle later (`data_width` bits, 512 in the node)
+    raddr       reader -> ingress: bank RAM address {bank, payload beat[7:0]} (10 bits) if the reader's
+                issue stage advances this cycle ...
+    raddr_hold  ... and if it holds
+    advance     reader -> ingress: the issue stage advances (its IssueGroup's ready); the RAM reads
+                raddr or raddr_hold by it, so the late ready meets the address in one LUT, at the RAM
+    rdata       the payload beat at the address read, one cycle later (`data_width` bits, 512 in the node)
     """
 
     def __init__(self, hdr_width=HDR_BITS, data_width=512):
@@ -137,6 +141,8 @@ class BankRead(Interface):
         self.next_header = vec(hdr_width)
         self.release = bit()
         self.raddr = vec(10)
+        self.raddr_hold = vec(10)
+        self.advance = bit()
         self.rdata = vec(data_width)
 
 

@@ -50,7 +50,9 @@ but cmd.ready into a register first):
   is empty or taken, and the spare takes the FIFO's head otherwise.  So
   cmd.ready (the read-out's ready, through prism_arrival_banks' grant) only
   moves these two registers, and cmd shows the ranges on the same cycles as
-  one register loaded from the FIFO whenever it is empty or taken.
+  one register loaded from the FIFO whenever it is empty or taken.  The
+  read-out keeps cmd.ready high while cmd is empty, so the ready is that
+  "empty or taken" as it is: the two registers' enable, with no LUT of its own.
 
 Latency: a range completed by the events of cycle t is counted in
 `ranges_done` after edge t + 1 and is at the head of `cmd` after edge t + 2
@@ -63,7 +65,8 @@ Ports (buses in hdl/node/prism_buses.py):
     p0_events, p1_events    RangeEvents of port 0, 1: contributions applied to ranges row .. row + n - 1
                             (8-bit row, 3-bit n 1..4; the two ports' ranges may overlap)
     cmd                     out: ReadoutCmd, the oldest completed range not yet read out (ready: the
-                            read-out takes it)
+                            read-out takes it; it must be high while valid is low, as prism_arrival_banks
+                            keeps it)
     ranges_done             out: ranges completed this cycle (4 bits, 0..8)
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv, modbv
@@ -183,16 +186,17 @@ def prism_completion(clk, rst, op, p0_events, p1_events, cmd, ranges_done):
         # empty), cmd takes the spare, else what the FIFO gives now; kept, what the FIFO gives waits
         # in the spare.  cmd shows the ranges on the same cycles as one register loaded from the FIFO
         # when empty or taken would.  The rows are not reset (their valid bits are), so ready reaches
-        # each register through one LUT.
+        # each register through one LUT at most (cmd.ready is high while cmd is empty: "empty or taken"
+        # is cmd.ready).
         if rst or op.clear:
             cmd.valid.next = 0
             spare_valid.next = 0
-        elif not cmd.valid or cmd.ready:
+        elif cmd.ready:
             cmd.valid.next = spare_valid or pop
             spare_valid.next = 0
         elif pop:
             spare_valid.next = 1
-        if not cmd.valid or cmd.ready:
+        if cmd.ready:
             if spare_valid:
                 cmd.row.next = spare_row
             else:

@@ -40,8 +40,9 @@ Ports (widths from the signals; buses in hdl/node/prism_buses.py and hdl/common/
     verdict             Verdict: the validation stage's answer for the oldest pending frame
     status              out: PortStatus, unsupported frame drained / inside a frame
     bank_read           BankRead: the admitted-frame queue for the reader (out: avail, bank, header,
-                        next_*; in: release) and the banks' read port (raddr in, rdata out one cycle
-                        later; 10-bit {bank, beat[7:0]}, rdata as wide as tdata)
+                        next_*; in: release) and the banks' read port (in: raddr or raddr_hold, as
+                        advance picks; rdata out one cycle later; 10-bit {bank, beat[7:0]}, rdata as
+                        wide as tdata)
 
 Parameters:
     BANK_PAYLOAD_BEATS  payload beats per bank; must be 256 (the protocol's frame bank)
@@ -72,7 +73,7 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
         raise ValueError("prism_ingress: bank_read.header must be as wide as frame.header")
     if len(bank_read.rdata) != data_width:
         raise ValueError("prism_ingress: bank_read.rdata must be as wide as s_axis_tdata")
-    if len(bank_read.raddr) != 10 or len(bank_read.bank) != 2 or len(frame.bank) != 2 or len(verdict.bank) != 2:
+    if len(bank_read.raddr) != 10 or len(bank_read.raddr_hold) != 10 or len(bank_read.bank) != 2 or len(frame.bank) != 2 or len(verdict.bank) != 2:
         raise ValueError("prism_ingress: banks are numbered in 2 bits, bank_read.raddr is 10 ({bank, beat[7:0]})")
     beat_width = len(frame.beats)
     if beat_width < 9:
@@ -147,12 +148,23 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
         bank_read.header.next = hdr0 if head == 0 else hdr1 if head == 1 else hdr2
         bank_read.next_header.next = hdr0 if nxt == 0 else hdr1 if nxt == 1 else hdr2
 
+    read_addr = Signal(intbv(0)[len(bank_read.raddr):])
+
+    @always_comb
+    def read_address():
+        # the reader's advance (its group's ready, the node's latest signal) picks one of its two
+        # addresses here, one LUT before the RAM
+        if bank_read.advance:
+            read_addr.next = bank_read.raddr
+        else:
+            read_addr.next = bank_read.raddr_hold
+
     @always(clk.posedge)
     def bank_ram():
         # Plain RAM: one write port (receive), one registered read port (reader); never reset.
         if wr_en and ready:
             mem[wr_addr].next = s_axis.tdata
-        bank_read.rdata.next = mem[bank_read.raddr]
+        bank_read.rdata.next = mem[read_addr]
 
     @always(clk.posedge)
     def track_frames():
@@ -319,7 +331,7 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
             queue.next = q
             q_count.next = qc
 
-    return accept_beats, queue_outputs, bank_ram, track_frames
+    return accept_beats, queue_outputs, read_address, bank_ram, track_frames
 
 
 @block

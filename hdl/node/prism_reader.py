@@ -31,20 +31,27 @@ and the next admitted frame starts in that same cycle when it is already
 queued, so back-to-back frames leave no gap in the issue stream.
 
 Logic depth: group.ready comes through prism_arrival_banks' grant, the node's
-deepest path, so it is only the registers' enable: every register but the two
-release pulses holds unless the issue stage advances, and what it takes then
-is computed without group.ready (the next state if the stage advances).  The
-order bus is registered from that next state, and the RAM address is one of
-two addresses formed ahead (the stage holding or advancing).
+deepest path, so it is only the registers' enable.  The consumer keeps it high
+while no group is presented (valid low), so it is the issue stage's advance as
+it is: every register but the two release pulses holds unless it is high, and
+takes then a next state computed without it; the group's fields are loaded
+whether or not the RAM stage holds a range (they are read only while valid).
+The order bus is registered from that next state; the RAM address is one of two
+formed ahead (the stage holding or advancing, `bank_read.raddr_hold` and `raddr`),
+and the ingress picks by the ready (`bank_read.advance`), one LUT before its RAM.
+The beats of the two steps are kept as counters (a step is one beat in every
+format), so neither address waits for a shift by the format.
 
 Ports (buses in hdl/node/prism_buses.py):
     clk, rst        clock; synchronous active-high reset
     bank_read       BankRead from the ingress: the admitted-frame queue (avail, bank, header >= 96 bits:
                     offset [60:48], n [76:64], format [38:36]; next_avail, next_bank, next_header: a second
-                    frame behind it, started right after the first) and the bank RAM (out: raddr =
-                    {bank, beat} = 8 bits + the width of bank; rdata 512 bits, one cycle after raddr;
-                    out: release, pulse, the frame has been read and its bank is free)
-    group           out: IssueGroup (ready is an input: the arithmetic takes the group this cycle)
+                    frame behind it, started right after the first) and the bank RAM (out: raddr and
+                    raddr_hold = {bank, beat} = 8 bits + the width of bank, the address if the issue
+                    stage advances and if it holds, and advance, which picks; rdata 512 bits, one cycle
+                    after the address; out: release, pulse, the frame has been read and its bank is free)
+    group           out: IssueGroup (ready is an input: the arithmetic takes the group this cycle; it must
+                    be high while valid is low, as prism_arrival_banks and the KULISCH_FIXED path keep it)
     order           FrameOrder: may_start is an input (FP32_ARRIVAL: this port's frame is next in
                     admission order); out: start (a frame started at the last clock edge), and
                     the running frame (active, seq, lo, hi, next_range: the frame of the group presented,
@@ -70,7 +77,8 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
         raise ValueError("prism_reader: bank_read.rdata is a 512-bit beat")
     if len(group.data) != 32 * LANES:
         raise ValueError(f"prism_reader: group.data is {LANES} x 32-bit lane fields ({32 * LANES} bits)")
-    if len(group.lanes) != LANES or len(group.row) != 8 or len(bank_read.raddr) != 8 + len(bank_read.bank):
+    if len(group.lanes) != LANES or len(group.row) != 8 or len(bank_read.raddr) != 8 + len(bank_read.bank) \
+            or len(bank_read.raddr_hold) != len(bank_read.raddr):
         raise ValueError(f"prism_reader: group.lanes {LANES} bits, group.row 8 bits, bank_read.raddr = {{bank_read.bank, beat[7:0]}}")
     if len(bank_read.header) < HDR_BITS:
         raise ValueError(f"prism_reader: bank_read.header needs the low {HDR_BITS} header bits")
@@ -90,6 +98,9 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     # the frame's elements from step s1_k on (n_elem - 16 s1_k) and from next_k on, kept as the steps
     # move so a group's lanes need no subtraction (an EXACT frame does not read them)
     s1_rem, next_rem = Signal(modbv(0)[14:]), Signal(modbv(0)[14:])
+    # the bank beats of steps s1_k and next_k (a step is one beat in every format), kept as counters so
+    # the RAM address needs no shift by the format: the ready picks between two registers
+    s1_beat, next_beat = Signal(modbv(0)[8:]), Signal(modbv(0)[8:])
     advance = Signal(bool(0))
     out_valid = Signal(bool(0))
     chunk = Signal(intbv(0)[512:])        # the beat shifted so the range sits at bit 0
@@ -113,8 +124,6 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     pre_start = Signal(bool(0))           # a frame would start at this edge if the issue stage advances
     start = Signal(bool(0))               # a frame starts at this edge (from the queue head when IDLE,
                                           # else the second queue entry right behind the current frame)
-    raddr_hold = Signal(intbv(0)[len(bank_read.raddr):])    # the RAM address if the issue stage holds ...
-    raddr_adv = Signal(intbv(0)[len(bank_read.raddr):])     # ... and if it advances
     release_wait = Signal(bool(0))        # a release was just issued: the ingress queue has not moved yet
     s1_seq, out_seq = Signal(intbv(0)[len(seq_in):]), Signal(intbv(0)[len(seq_in):])
     out_lo, out_hi = Signal(intbv(0)[9:]), Signal(intbv(0)[9:])
@@ -122,44 +131,31 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
     @always_comb
     def read_ahead():
         # everything the edge needs but group.ready, from registers and the ingress' queue: group.ready
-        # (through prism_arrival_banks' grant, the deepest input) then only picks, a LUT or two before
-        # the registers and the RAM address
-        beat_s1 = intbv(0)[8:]          # the bank beats of steps s1_k and next_k
-        beat_next = intbv(0)[8:]
+        # (through prism_arrival_banks' grant, the deepest input) then only enables the registers and
+        # picks one of the two RAM addresses, in the ingress, one LUT before its RAM
         behind = bool(0)
-        if fmt == FMT_FP32 or exact:
-            beat_s1[:] = s1_k[8:0]
-            beat_next[:] = next_k[8:0]
-        elif fmt == FMT_INT8:
-            beat_s1[:] = s1_k[9:2]
-            beat_next[:] = next_k[9:2]
-        else:
-            beat_s1[:] = s1_k[9:1]
-            beat_next[:] = next_k[9:1]
         # a start right behind the current frame, its address formed below
         behind = state == LAST and bank_read.next_avail and order.may_start and not release_wait
         pre_start.next = (state == IDLE and bank_read.avail and order.may_start and not release_wait) or behind
         if state == IDLE:
-            raddr_hold.next = concat(bank_read.bank, intbv(0)[8:])
-            raddr_adv.next = concat(bank_read.bank, intbv(0)[8:])
+            bank_read.raddr_hold.next = concat(bank_read.bank, intbv(0)[8:])
+            bank_read.raddr.next = concat(bank_read.bank, intbv(0)[8:])
         else:
-            raddr_hold.next = concat(bank, beat_s1)
+            bank_read.raddr_hold.next = concat(bank, s1_beat)
             if behind:
-                raddr_adv.next = concat(bank_read.next_bank, intbv(0)[8:])
+                bank_read.raddr.next = concat(bank_read.next_bank, intbv(0)[8:])
             elif state == RUN:
-                raddr_adv.next = concat(bank, beat_next)
+                bank_read.raddr.next = concat(bank, next_beat)
             else:
-                raddr_adv.next = concat(bank, beat_s1)
+                bank_read.raddr.next = concat(bank, s1_beat)
 
     @always_comb
     def read_address():
-        adv = not out_valid or group.ready
-        advance.next = adv
-        start.next = pre_start and adv
-        if adv:
-            bank_read.raddr.next = raddr_adv
-        else:
-            bank_read.raddr.next = raddr_hold
+        # group.ready is 1 while no group is presented (the consumer's contract, see the ports): it is the
+        # stage's advance as it is, with no LUT before the registers' enables or the ingress's address pick
+        advance.next = group.ready
+        bank_read.advance.next = group.ready
+        start.next = pre_start and group.ready
 
     @always_comb
     def select_ranges():
@@ -225,120 +221,104 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
             st[:] = n[9:0]
         else:
             st[:] = rows
+        # the next state if the issue stage advances, computed without group.ready: the issue stage
+        # takes what the RAM stage holds
+        ov = bool(s1_valid)
+        if s1_valid:
+            oseq[:] = s1_seq
+            olo[:] = first_row
+            ohi[:] = first_row + ranges
+            if exact:
+                grow[:] = first_row + s1_k[9:4]
+            else:
+                grow[:] = first_row + s1_k[8:0]
+        if pre_start:
+            frow[:] = off[12:4]
+            rng[:] = rows
+            sv = True
+            sseq[:] = seq_in
+        elif state == RUN:
+            sv = True
+        elif state == LAST:
+            sv = False
+        # the group the RAM stage's range makes (formed whether or not the stage holds one: the group is
+        # read only while group.valid is high)
+        if exact:
+            # one partial: lane s1_k % 16 of range s1_k // 16; the range ends at lane 15 or at the
+            # frame's last element
+            lane[:] = s1_k[4:0]
+            mask[:] = 0
+            mask[lane] = 1
+            ends[:] = 0
+            if lane == 15 or s1_k + 1 == n_elem:
+                ends[0] = 1
+        else:
+            # elements in the group: a whole group (16 per range) or the frame's tail
+            rem[:] = s1_rem
+            gsz[:] = gstep << 4
+            if rem >= gsz:
+                cnt[:] = gsz
+            else:
+                cnt[:] = rem[7:0]
+            sh[:] = LANES - cnt
+            mask[:] = ALL_LANES
+            mask[:] = mask >> sh
+            # every range the group holds ends with it
+            for j in range(LANES // 16):
+                ends[j] = mask[16 * j]
+        # group.ready, through prism_arrival_banks' grant the deepest input, is 1 while no group is
+        # presented, so it is the issue stage's advance: it is every register's enable and no more (the
+        # valid bits and the state also have the reset; the release pulses are one LUT from it)
         if rst:
             state.next = IDLE
-            sv = False
-            ov = False
+            out_valid.next = 0
+            s1_valid.next = 0
+            group.valid.next = 0
+            order.active.next = 0
+            order.pend.next = 0
             bank_read.release.next = 0
             release_wait.next = 0
         else:
-            # Every register but the two release pulses holds unless the issue stage advances (a
-            # frame starts only then): group.ready, through prism_arrival_banks' grant the deepest
-            # input, is the registers' enable and no more.  The variables hold the next state if it
-            # advances, computed without it.
-            bank_read.release.next = 0
-            release_wait.next = 0
-            # the issue stage takes what the RAM stage holds
-            ov = bool(s1_valid)
-            if s1_valid:
-                oseq[:] = s1_seq
-                olo[:] = first_row
-                ohi[:] = first_row + ranges
-                if exact:
-                    grow[:] = first_row + s1_k[9:4]
-                else:
-                    grow[:] = first_row + s1_k[8:0]
-            if pre_start:
-                frow[:] = off[12:4]
-                rng[:] = rows
-                sv = True
-                sseq[:] = seq_in
-            elif state == RUN:
-                sv = True
-            elif state == LAST:
-                sv = False
+            # the frame's last range leaves the RAM stage: free its bank (a frame behind it may start
+            # at the same edge)
+            bank_read.release.next = advance and state == LAST
+            release_wait.next = advance and state == LAST
             if advance:
-                if s1_valid:
-                    group.last.next = s1_k + gstep >= steps
-                    if exact:
-                        # one partial: lane s1_k % 16 of range s1_k // 16; the range ends at lane 15
-                        # or at the frame's last element
-                        lane[:] = s1_k[4:0]
-                        mask[:] = 0
-                        mask[lane] = 1
-                        ends[:] = 0
-                        if lane == 15 or s1_k + 1 == n_elem:
-                            ends[0] = 1
-                    else:
-                        # elements in the group: a whole group (16 per range) or the frame's tail
-                        rem[:] = s1_rem
-                        gsz[:] = gstep << 4
-                        if rem >= gsz:
-                            cnt[:] = gsz
-                        else:
-                            cnt[:] = rem[7:0]
-                        sh[:] = LANES - cnt
-                        mask[:] = ALL_LANES
-                        mask[:] = mask >> sh
-                        # every range the group holds ends with it
-                        for j in range(LANES // 16):
-                            ends[j] = mask[16 * j]
-                    group.lanes.next = mask
-                    group.ends.next = ends
-                    if fmt == FMT_FP32 or exact:
-                        group.data.next = chunk
-                    elif fmt == FMT_INT8:
-                        group.data.next = lanes8
-                    else:
-                        group.data.next = lanes16
+                out_valid.next = ov
+                s1_valid.next = sv
+                group.valid.next = ov
+                # the order bus, registered: the frame of the group presented next cycle (between
+                # frames the one starting) and the frame started behind it with nothing taken yet
+                order.active.next = ov or sv
+                order.pend.next = ov and sv and sseq != oseq
                 if pre_start:
-                    if state == IDLE:
-                        bank.next = bank_read.bank
-                    else:
-                        bank.next = bank_read.next_bank
-                        # the previous frame's last range leaves the RAM stage now: free its bank
-                        bank_read.release.next = 1
-                        release_wait.next = 1
-                    fmt.next = hdr[F_DATA_FORMAT_LSB + 2:F_DATA_FORMAT_LSB]
-                    exact.next = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT
-                    n_elem.next = n
-                    steps.next = st
-                    gstep.next = gs
-                    s1_k.next = 0
-                    next_k.next = gs
-                    s1_rem.next = n
-                    next_rem.next = n - (gs << 4)
                     if st <= gs:
                         state.next = LAST
                     else:
                         state.next = RUN
                 elif state == RUN:
-                    s1_k.next = next_k
-                    next_k.next = next_k + gstep
-                    s1_rem.next = next_rem
-                    next_rem.next = next_rem - (gstep << 4)
                     if next_k + gstep >= steps:
                         state.next = LAST
                 elif state == LAST:
-                    # the last range sits in the RAM stage: the bank is released once it has left
-                    bank_read.release.next = 1
-                    release_wait.next = 1
                     state.next = IDLE
-        if rst or advance:
-            out_valid.next = ov
-            s1_valid.next = sv
+        if advance:
+            # not reset: each is read only while the valid bits above say so
+            group.last.next = s1_k + gstep >= steps
+            group.lanes.next = mask
+            group.ends.next = ends
+            if fmt == FMT_FP32 or exact:
+                group.data.next = chunk
+            elif fmt == FMT_INT8:
+                group.data.next = lanes8
+            else:
+                group.data.next = lanes16
+            group.row.next = grow
             out_seq.next = oseq
             s1_seq.next = sseq
             out_lo.next = olo
             out_hi.next = ohi
             first_row.next = frow
             ranges.next = rng
-            group.row.next = grow
-            group.valid.next = ov
-            # the order bus, registered: the frame of the group presented next cycle (between frames the
-            # one starting) and the frame started behind it with nothing taken yet
-            order.active.next = ov or sv
-            order.pend.next = ov and sv and sseq != oseq
             order.pseq.next = sseq
             order.plo.next = frow
             order.phi.next = frow + rng
@@ -352,8 +332,34 @@ def prism_reader(clk, rst, bank_read, group, order, seq_in):
                 order.lo.next = frow
                 order.hi.next = frow + rng
                 order.next_range.next = frow
+            if pre_start:
+                if state == IDLE:
+                    bank.next = bank_read.bank
+                else:
+                    bank.next = bank_read.next_bank
+                fmt.next = hdr[F_DATA_FORMAT_LSB + 2:F_DATA_FORMAT_LSB]
+                exact.next = hdr[F_DATA_FORMAT_END:F_DATA_FORMAT_LSB] == FMT_EXACT
+                n_elem.next = n
+                steps.next = st
+                gstep.next = gs
+                s1_k.next = 0
+                next_k.next = gs
+                s1_beat.next = 0
+                next_beat.next = 1
+                s1_rem.next = n
+                next_rem.next = n - (gs << 4)
+            elif state == RUN:
+                s1_k.next = next_k
+                next_k.next = next_k + gstep
+                s1_beat.next = next_beat
+                next_beat.next = next_beat + 1
+                s1_rem.next = next_rem
+                next_rem.next = next_rem - (gstep << 4)
         # a frame started at this edge (registered: prism_control's admission-order queue drops it at
         # the next edge, and the node reads the entry behind it meanwhile)
-        order.start.next = start and not rst
+        if rst:
+            order.start.next = 0
+        else:
+            order.start.next = start
 
     return read_ahead, read_address, select_ranges, issue_groups
