@@ -39,7 +39,7 @@ def test_the_readies_are_high_while_nothing_is_offered():
 
         @instance
         def drive():
-            for cycle in range(600):
+            for cycle in range(300):
                 s["rst"].next = cycle < 2
                 s["clear"].next = cycle == 3 or rng.random() < 0.01
                 s["enable"].next = cycle > 3 and rng.random() < 0.9
@@ -82,4 +82,4 @@ def test_the_readies_are_high_while_nothing_is_offered():
     tb.quit_sim()
     assert not broken, f"ready low with nothing offered: {broken[:5]}"
     for name, (refused, offered) in seen.items():
-        assert offered > 100 and refused > 0, (name, refused, offered)
+        assert offered > 50 and refused > 0, (name, refused, offered)

@@ -115,8 +115,12 @@ SCENARIOS = ("backpressure_operations", "control_requests", "data_drops", "abort
 
 
 # end_window (28 s: requests at every cycle of an operation's end, which the hostile regression's
-# end-window draws also reach) is in the slow set
-@pytest.mark.parametrize("testcase", [pytest.param(t, marks=pytest.mark.slow) if t == "end_window" else t
+# end-window draws also reach) and reset_phases_fp32_arrival (21 s; the default run keeps the resets
+# in every phase under KULISCH_FIXED) are in the slow set
+SLOW_SCENARIOS = ("end_window", "reset_phases_fp32_arrival")
+
+
+@pytest.mark.parametrize("testcase", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW_SCENARIOS else t
                                       for t in SCENARIOS])
 def test_scenario(testcase, tmp_path):
     run_cocotb(testcase, tmp_path)

@@ -91,7 +91,7 @@ def test_sampled_end_window_and_held_commit():
 
 def test_regress_writes_the_coverage_report(tmp_path):
     cmd = [sys.executable, "-m", "cosim.cli", "regress", "--seeds", "2", "--jobs", "1", "--width", "320",
-           "--out", str(tmp_path)]
+           "--backend", "batch-verilator", "--out", str(tmp_path)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "functional coverage" in r.stdout and "verdict: PASS" in r.stdout

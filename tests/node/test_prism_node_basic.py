@@ -84,6 +84,8 @@ def test_control_exchanges(backend):
     assert b.busy_at_end
 
 
+@pytest.mark.slow      # a MyHDL node run (8 s); in the default run tests/node/test_node.py drops every
+                       # malformed frame kind on batched Icarus under both policies
 def test_data_drop_reasons(backend):
     b = NodeBench(backend)
     vals = tuple(range(16))

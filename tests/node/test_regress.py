@@ -141,7 +141,9 @@ def _seeds_with_abort_waiting_on_the_other_port(n):
     return found
 
 
-@pytest.mark.parametrize("which", [0, pytest.param(1, marks=pytest.mark.slow)])
+@pytest.mark.slow      # 35 s of a cold run (a 280-bit seed on Icarus); the stimulus side stays in the
+                       # default run (test_every_random_stimulus_can_finish), the node's in every regression
+@pytest.mark.parametrize("which", [0, 1])
 def test_an_abort_waiting_on_the_other_port_finishes(which):
     seed = _seeds_with_abort_waiting_on_the_other_port(2)[which]
     sc = random_scenario(seed)
@@ -549,9 +551,10 @@ def test_overflow_draws_overflow_every_adder_lane():
             assert F.round_exact("fp32", total) == INF_FP32 | (0x80000000 if total < 0 else 0), (fmt, e)
     with pytest.raises(ValueError):
         aimed.overflow_values(rng, "fp16", (2, 4))
-    found = [s for s in range(1, 300) if "overflow in every lane" in random_scenario(s).description]
-    assert found, "no seed of 1..299 draws an overflow in every lane"
-    sc = random_scenario(found[0])
+    # seed 17 is the first to draw it on this generator (a start for the search, as FIRST_SEEDS)
+    seed = next((s for s in range(17, 300) if "overflow in every lane" in random_scenario(s).description), None)
+    assert seed is not None, "no seed of 17..299 draws an overflow in every lane"
+    sc = random_scenario(seed)
     op = next(o for o in sc.operations if o.policy == "fp32-arrival" and o.elements >= aimed.ADDER_LANES
               and o.in_format in ("fp32", "bf16"))
     assert op.elements >= aimed.ADDER_LANES
