@@ -499,10 +499,10 @@ def transmit_stalls(scenario, run):
 
 
 RESPONSE_READY = 3          # cycles from a request's last beat until its response waits at TX port 0
-                            # (when no drain holds it): measured 1-3 on the node.  Not a bound for every
-                            # request: seed 244120's STAGE, met while an operation's DATA went on, was
-                            # answered 60 cycles later, so only RESULT frames that start after this
-                            # point are judged (judging the frame before them too failed 2 of 1,000 seeds)
+                            # (when no drain holds it): measured 1-3 on the node, but not a bound for every
+                            # request (seed 244120's STAGE, met while an operation's DATA went on, was
+                            # answered 60 cycles later).  So only frames that start after it are judged:
+                            # judging the frame before them too failed 2 of 1,000 correct seeds
 
 
 def tx0_arbitration(sb, run):

@@ -676,8 +676,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                         [P.set_field(op.stage().encode()[0], "policy", 3)]]
             first = True
             # spread over the drain's RESULT frames: a long drain (16 EXACT frames of 257 beats) gets
-            # its requests in its middle too, where a response waits for a frame boundary with the
-            # next frame ready (the round robin then decides)
+            # its requests in its middle too, where a response waits for the frame on TX0 to end
             stretch = max(1, _result_beats(op) // 300)
             for _ in range(aux.randint(2, 5)):
                 delay = aux.choice((5, 20, 40, 80, 150)) * stretch
