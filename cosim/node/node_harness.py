@@ -498,39 +498,61 @@ def transmit_stalls(scenario, run):
     return out
 
 
-RESPONSE_READY = 3          # cycles from a request's last beat until its response waits at TX port 0
-                            # (when no drain holds it): measured 1-3 on the node, but not a bound for every
-                            # request (seed 244120's STAGE, met while an operation's DATA went on, was
-                            # answered 60 cycles later).  So only frames that start after it are judged:
-                            # judging the frame before them too failed 2 of 1,000 correct seeds
+RESPONSE_READY = 3          # edges from a request's last beat until its response surely waits at TX port 0
+                            # when no drain holds it (docs/protocol.md, "When": decided at T + 1, offered
+                            # after T + 2, so taken at T + 3 at the earliest; the bound keeps an edge spare)
 
 
-def tx0_arbitration(sb, run):
+def _grant_edge_bound(ready, prev_last, start):
+    """The earliest edge at which TX0's register could have been loaded with a frame's first beat,
+    taken at edge `start`, after the previous frame's last beat left at edge `prev_last`: the
+    register reloads in the cycle its beat is taken (not before `prev_last`), and a beat loaded
+    before an edge at which the sink was ready would have been taken there (so not before the
+    last such edge ahead of `start`; ready None: the sink's pattern is not known, and only the
+    first bound holds)."""
+    for edge in range(start - 1, prev_last, -1) if ready is not None else ():
+        if ready(0, edge):
+            return edge
+    return prev_last
+
+
+def tx0_arbitration(sb, run, ready=None):
     """TX port 0 alternates between CONTROL responses and RESULT frames when both wait
-    (docs/protocol.md, "RESULT"): while a response waits (from RESPONSE_READY cycles after its
-    request's last beat, unless a drain held the request), no two RESULT frames leave back to
-    back.  Checked between resets (a reset empties the response queue)."""
+    (docs/protocol.md, "RESULT"): a RESULT frame that follows another on TX0 must not have been
+    granted while a response waited.  Its grant came at an edge no earlier than
+    _grant_edge_bound (the previous frame's last beat, and the sink's ready edges, which the
+    test bench's pause pattern gives); a response surely waited from RESPONSE_READY edges after
+    its request's last beat (unless a drain held the request) until it left.  So a response
+    whose wait began by that bound and that left after the second frame was passed over.
+    Judged by the port's own edges, not by when the frames were taken: a stalled sink holds a
+    beat granted long before it leaves.  ready(port, edge): the sink's pattern (sink_ready), or
+    None where it is not known (a cocotb bench's own sinks).  Checked between resets (a reset
+    empties the response queue)."""
     from cosim.node.scoreboard import Mismatch
     held = sb.held_until(run.tx)
-    resets = sorted(run.resets)
-    bounds = [-1] + resets + [float("inf")]
+    bounds = [-1] + sorted(run.resets) + [float("inf")]
     requests = [ev for ev in sb.events if ev["kind"] in ("STAGE", "COMMIT", "ABORT", "CONTROL")]
     tx0 = [f for f in run.tx.get(0, []) if f.cycles]
     is_result = [P.get_field(f.beats[0], "class") == P.CLASS_RESULT for f in tx0]
     for lo, hi in zip(bounds, bounds[1:]):
         reqs = [ev for ev in requests if lo < ev["cycle"] < hi]
         resps = [f for f, res in zip(tx0, is_result) if not res and lo < f.cycles[0] <= hi]
-        for ev, resp in zip(reqs, resps):
-            if id(ev) in held:
-                continue
-            ready, left = ev["cycle"] + RESPONSE_READY, resp.cycles[0]
-            window = [(f, res) for f, res in zip(tx0, is_result) if ready < f.cycles[0] < left]
-            for (a, ra), (b, rb) in zip(window, window[1:]):
-                if ra and rb:
-                    return [Mismatch("tx-arbitration", 0, f"a CONTROL response waited on TX0 from cycle {ready} "
-                                                          f"(its request's last beat at {ev['cycle']}) while two "
-                                                          f"RESULT frames left back to back (at cycles {a.cycles[0]} "
-                                                          f"and {b.cycles[0]}); it left at {left}", cycle=left)]
+        waits = [(ev["cycle"] + RESPONSE_READY, ev["cycle"], resp.cycles[0])
+                 for ev, resp in zip(reqs, resps) if id(ev) not in held]
+        if not waits:
+            continue
+        pairs = [(a, b) for (a, ra), (b, rb) in zip(zip(tx0, is_result), list(zip(tx0, is_result))[1:])
+                 if ra and rb and lo < a.cycles[0] and b.cycles[-1] < hi]
+        for a, b in pairs:
+            grant = _grant_edge_bound(ready, a.cycles[-1], b.cycles[0])
+            for waiting, request, left in waits:
+                if waiting <= grant and left > b.cycles[0]:
+                    return [Mismatch("tx-arbitration", 0, f"a CONTROL response waited on TX0 from edge {waiting} "
+                                                          f"(its request's last beat at {request}) when the RESULT "
+                                                          f"frame taken from {b.cycles[0]} was granted (at edge "
+                                                          f"{grant} or later) right after another RESULT frame "
+                                                          f"(last beat at {a.cycles[-1]}); the response left at "
+                                                          f"{left}", cycle=b.cycles[0])]
     return _tx0_result_waits(run)
 
 
@@ -755,7 +777,8 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
         for f in run.rx[p]:
             sb.record_input(p, f)
     sb.resets = list(run.resets)
-    report = sb.compare(run.tx, ready=sink_ready(scenario, run), cut_frames=run.cut)
+    ready = sink_ready(scenario, run)
+    report = sb.compare(run.tx, ready=ready, cut_frames=run.cut)
     from cosim.node.scoreboard import Mismatch
     if read_counters:
         missing = sorted(set(counter_names().values()) - set(run.counters), key=lambda k: (k[0] is None, k))
@@ -772,7 +795,7 @@ def check(scenario, run, kulisch_w=KULISCH_WIDTH_DEFAULT, capacity=MAX_CAPACITY,
     report.mismatches += receive_stalls(scenario, run)
     report.mismatches += transmit_stalls(scenario, run)
     report.mismatches += check_line_rate(scenario, run)
-    report.mismatches += tx0_arbitration(sb, run)
+    report.mismatches += tx0_arbitration(sb, run, ready)
     report.mismatches += busy_while_sending(run)
     report.mismatches += busy_rises_with_commit(run)
     report.mismatches += busy_falls_after_abort(sb, run)

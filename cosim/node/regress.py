@@ -312,8 +312,9 @@ def add_arrival_overtake(sc, rng, control_port, op_id):
                    mode=P.MODE_ALLREDUCE, recipients=0b11, ports=(0, 1, 0))
     other = 1 - control_port
     last_other = sc.frames[other][-1] if sc.frames[other] else None
-    drain = max((_result_beats(o) for o in sc.operations), default=0)
-    sc.add(control_port, op.stage(), delay=drain + 40, after=None if last_other is None else (other, last_other))
+    # after any earlier drain, stretched by the transmit ports' stalls (as the line-rate probe waits)
+    sc.add(control_port, op.stage(), delay=_longest_drain(sc) + 40,
+           after=None if last_other is None else (other, last_other))
     commit = sc.add(control_port, op.commit())
 
     def frame(c, lo, hi):
@@ -712,10 +713,12 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 else:
                     sc.frames[control_port].append(AxisFrame(beats, delay=delay, after=cond))
             notes.append(f"op{op.op_id} request flood" + (" on both ports" if both else ""))
-            if sc.sink_pause[0] == 0 and flood.random() < 0.5:
-                # TX0 stalled now and then: the sender forms the next RESULT frame while the last
-                # one waits, so RESULT frames and the flood's responses meet at frame boundaries,
-                # where the round robin decides (a frame is otherwise formed a cycle after the last)
+            flood.random()              # (once a coin for the stalls below: drawn still, the stream stays)
+            if stall_share(sc.sink_pause[0], sc.sink_burst) < 0.3:
+                # TX0 stalled at least 30 % of its cycles: the sender forms the next RESULT frame
+                # while the last one waits, so RESULT frames and the flood's responses meet at frame
+                # boundaries, where the round robin decides (a frame is otherwise formed a cycle
+                # after the last, and a response waiting then goes without a contest)
                 sc.sink_pause = dict(sc.sink_pause)
                 sc.sink_pause[0] = burst_start(0.3, max(sc.sink_burst, 8))
                 notes.append("TX0 stalled for the flood")

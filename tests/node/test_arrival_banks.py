@@ -39,7 +39,7 @@ def test_the_readies_are_high_while_nothing_is_offered():
 
         @instance
         def drive():
-            for cycle in range(300):
+            for cycle in range(150):
                 s["rst"].next = cycle < 2
                 s["clear"].next = cycle == 3 or rng.random() < 0.01
                 s["enable"].next = cycle > 3 and rng.random() < 0.9

@@ -186,7 +186,8 @@ def test_verilator_and_icarus_agree_on_frames_cycles_and_verdict(seed):
     assert check(random_scenario(seed), icarus).ok == check(random_scenario(seed), verilator).ok
 
 
-@pytest.mark.parametrize("backend", ["batch-icarus", "icarus"])
+# batched Icarus builds the broken node a second time (29 s): the slow set; per-cycle Icarus by default
+@pytest.mark.parametrize("backend", [pytest.param("batch-icarus", marks=pytest.mark.slow), "icarus"])
 def test_broken_variant_first_mismatch_names_element_and_lane(backend, tmp_path):
     """The fault variant flips bit 0 of lane 5 of every TX0 payload beat: the report must
     name element 5 (range 0, lane 5) of the operation, the contributors and the cycle."""
@@ -255,7 +256,9 @@ def test_links_bring_any_contributor_ids_on_any_port_and_any_operation_id():
             assert {P.get_field(f.encode()[0], "contributor") for c in range(op.contributors)
                     for f in op.data_frames(c)[:1]} == set(ids)
         flood += "request flood" in sc.description
-    assert min(sparse, one_port, mixed, high_ids, flood) >= 10, (sparse, one_port, mixed, high_ids, flood)
+        if min(sparse, one_port, mixed, high_ids, flood) >= 10:
+            return
+    pytest.fail(f"seeds 1..100 fall short of 10 each: {(sparse, one_port, mixed, high_ids, flood)}")
 
 
 LINK_BINS = [("operation: contributor ids", "sparse"),
@@ -511,9 +514,14 @@ def test_the_response_margin_case_meets_the_admission_rule_at_its_edge(fill):
 
 
 def test_some_seeds_drive_the_response_queue_to_its_margin():
-    seeds = [s for s in range(1, 120) if random_scenario(s).sink_windows]
-    fills = [s for s in seeds if random_scenario(s).margin is not None]
-    assert 5 <= len(seeds) and 0 < len(fills) < len(seeds)
+    windows = fills = 0
+    for seed in range(1, 120):                     # drawn until both kinds are seen: drawing is the cost
+        sc = random_scenario(seed)
+        windows += bool(sc.sink_windows)
+        fills += bool(sc.sink_windows) and sc.margin is not None
+        if windows >= 5 and 0 < fills < windows:
+            return
+    pytest.fail(f"seeds 1..119: {windows} with stall windows, {fills} of them filling the response queue")
 
 
 def test_the_line_rate_probe_waits_out_a_drain_on_stalled_ports():

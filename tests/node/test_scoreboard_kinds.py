@@ -332,6 +332,26 @@ def test_a_response_held_back_behind_two_result_frames_is_caught(drain_with_requ
     assert "tx-arbitration" in _kinds(sc, run)
 
 
+def test_a_response_passed_over_at_the_end_of_a_result_frame_is_caught(drain_with_requests):
+    """A request that arrives while a RESULT frame leaves TX0 is answered between that frame and
+    the next one.  Moved behind the next frame, it was passed over at that frame's grant, which
+    came no earlier than the first frame's last beat: caught although the response's wait began
+    after the first frame had started (when only frames starting after the wait were judged,
+    this order passed)."""
+    sc, run = drain_with_requests
+    run = copy.deepcopy(run)
+    tx0 = run.tx[0]
+    kinds = [P.get_field(f.beats[0], "class") for f in tx0]
+    requests = sorted(f.cycles[-1] for f in run.rx[0] if P.get_field(f.beats[0], "class") == P.CLASS_CONTROL)
+    i = next(k for k in range(1, len(tx0) - 1) if kinds[k - 1] == P.CLASS_RESULT and kinds[k] == P.CLASS_CONTROL
+             and kinds[k + 1] == P.CLASS_RESULT and any(tx0[k - 1].cycles[0] < r <= tx0[k - 1].cycles[-1] - 3
+                                                       for r in requests))
+    resp = tx0.pop(i)
+    resp.cycles = [tx0[i].cycles[-1] + 1]
+    tx0.insert(i + 1, resp)
+    assert "tx-arbitration" in _kinds(sc, run)
+
+
 def test_responses_going_ahead_of_a_waiting_result_frame_are_caught(observed):
     """Op 1's AllReduce frame left TX1 at cycle a1, so it waited for TX0 from then on: three
     responses loaded on TX0 after a1 and ahead of it break the round robin (one may go first)."""
