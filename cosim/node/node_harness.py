@@ -534,6 +534,8 @@ def tx0_arbitration(sb, run, ready=None):
     requests = [ev for ev in sb.events if ev["kind"] in ("STAGE", "COMMIT", "ABORT", "CONTROL")]
     tx0 = [f for f in run.tx.get(0, []) if f.cycles]
     is_result = [P.get_field(f.beats[0], "class") == P.CLASS_RESULT for f in tx0]
+    # RESULT frames back to back on TX0, the only places the round robin can have passed a response over
+    result_pairs = [(a, b) for a, b, ra, rb in zip(tx0, tx0[1:], is_result, is_result[1:]) if ra and rb]
     for lo, hi in zip(bounds, bounds[1:]):
         reqs = [ev for ev in requests if lo < ev["cycle"] < hi]
         resps = [f for f, res in zip(tx0, is_result) if not res and lo < f.cycles[0] <= hi]
@@ -541,9 +543,9 @@ def tx0_arbitration(sb, run, ready=None):
                  for ev, resp in zip(reqs, resps) if id(ev) not in held]
         if not waits:
             continue
-        pairs = [(a, b) for (a, ra), (b, rb) in zip(zip(tx0, is_result), list(zip(tx0, is_result))[1:])
-                 if ra and rb and lo < a.cycles[0] and b.cycles[-1] < hi]
-        for a, b in pairs:
+        for a, b in result_pairs:
+            if not (lo < a.cycles[0] and b.cycles[-1] < hi):
+                continue
             grant = _grant_edge_bound(ready, a.cycles[-1], b.cycles[0])
             for waiting, request, left in waits:
                 if waiting <= grant and left > b.cycles[0]:

@@ -720,7 +720,7 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 # boundaries, where the round robin decides (a frame is otherwise formed a cycle
                 # after the last, and a response waiting then goes without a contest)
                 sc.sink_pause = dict(sc.sink_pause)
-                sc.sink_pause[0] = burst_start(0.3, max(sc.sink_burst, 8))
+                sc.sink_pause[0] = burst_start(0.3, sc.sink_burst)     # the seed's own bursts: both ports draw them
                 notes.append("TX0 stalled for the flood")
         # duplicates: an exact repeat and a partly overlapping frame of the same contributor
         if datas and rng.random() < 0.2:

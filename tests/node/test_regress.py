@@ -566,3 +566,22 @@ def test_overflow_draws_overflow_every_adder_lane():
     op = next(o for o in sc.operations if o.policy == "fp32-arrival" and o.elements >= aimed.ADDER_LANES
               and o.in_format in ("fp32", "bf16"))
     assert op.elements >= aimed.ADDER_LANES
+
+
+def test_request_floods_meet_a_stalled_tx0():
+    """A flood of requests in a drain meets TX0 stalled at least 30 % of its cycles, in the bursts
+    the sink draws (sink_burst), so RESULT frames and the flood's responses meet at frame
+    boundaries, where TX0's round robin decides.  (A share set for longer bursts than the sink
+    draws gave 9 % on seeds with one-cycle bursts.)"""
+    from cosim.node.regress import stall_share
+    floods = 0
+    for seed in range(1, 200):
+        sc = random_scenario(seed)
+        if "request flood" not in sc.description:
+            continue
+        share = stall_share(sc.sink_pause[0], sc.sink_burst)
+        assert share >= 0.3 - 1e-9, (seed, share, sc.sink_burst)
+        floods += 1
+        if floods == 10:
+            return
+    pytest.fail(f"seeds 1..199 draw {floods} request floods, fewer than 10")
