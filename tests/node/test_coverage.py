@@ -81,7 +81,7 @@ def test_sampled_end_window_and_held_commit():
     sc.add(0, d0[0], delay=2)
     sc.add(0, P.Abort(1, 1), delay=2)
     sc.add(0, second.commit(), delay=2)
-    cov = _run(sc)
+    cov = _run(sc, "batch-verilator")      # the run's Verilator node: 10 s of batched Icarus
     window = cov.hits["end window: request x TX backpressure"]
     assert window["STAGE no stall"] == window["DATA no stall"] == window["ABORT no stall"] == 1
     assert cov.hits["ABORT: phase"]["NOT_OPEN, in the end window"] == 1
