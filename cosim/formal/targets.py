@@ -474,7 +474,7 @@ def _ingress_target():
     }
     props = _bit_props(h.INGRESS_PROPERTIES, triggers)
     # Lemmas: the checker's frame tracking and bank queues equal the ingress's own state
-    # (frame_open, draining, beat_count, bank_states, queue); with them the induction closes.
+    # (frame_open, draining, beat_count, in_use, queue); with them the induction closes.
     r = "prism_ingress0_"
 
     def member(fifo, b):
@@ -512,14 +512,16 @@ def _ingress_target():
         ("inv_running", f"{r}running != up", "the ingress runs from its second cycle out of reset"),
     ]
     for b in range(3):
-        st = f"{r}bank_states[{2 * b + 1}:{2 * b}]"
+        used = f"{r}in_use[{b}]"
         lemmas += [
-            (f"inv_bank{b}_filling", f"({st} == 1) != (frame_open && stored && {r}wr_bank == {b})",
-             f"bank {b} is filling exactly while a stored frame is open in it"),
-            (f"inv_bank{b}_pending", f"({st} == 2) != ({member(0, b)} || (frm_valid && frm_bank == {b}))",
-             f"bank {b} waits for a verdict exactly while its frame is in the pending queue (or completes now)"),
-            (f"inv_bank{b}_admitted", f"({st} == 3) != ({member(1, b)})",
-             f"bank {b} is admitted exactly while it is in the reader queue"),
+            (f"inv_bank{b}_filling", f"frame_open && stored && {r}wr_bank == {b} && ({used} || {member(0, b)} || "
+                                     f"{member(1, b)} || (frm_valid && frm_bank == {b}))",
+             f"bank {b} is free and in no queue while a stored frame is open in it"),
+            (f"inv_bank{b}_one_queue", f"({member(1, b)}) && ({member(0, b)} || (frm_valid && frm_bank == {b}))",
+             f"bank {b} is not admitted while it waits for a verdict"),
+            (f"inv_bank{b}_in_use", f"{used} != ({member(0, b)} || {member(1, b)} || (frm_valid && frm_bank == {b}))",
+             f"bank {b} is in use exactly while its frame waits for a verdict (in the pending queue, or completing "
+             f"now) or is admitted (in the reader queue)"),
         ]
     return Target(
         name="prism_ingress", summary="the node's receive side: one verdict request per stored frame, every beat "
@@ -530,7 +532,7 @@ def _ingress_target():
                         "protocol), frm_beats 9 bits",
         assumes=("env_ok",), lemmas=tuple(lemmas), depth=10, k=4, timeout=900,
         # mutations of the converted ingress (cosim/sim/faults.py edits)
-        faults={"bank_reuse": _mutant(Edit(f"{r}ready = (({r}accept_beats_st == 0) && room_ok);",
+        faults={"bank_reuse": _mutant(Edit(f"{r}ready = ((!{r}in_use[{r}wr_bank]) && room_ok);",
                                            f"{r}ready = room_ok;"), ("bank_free",),
                                       "a header beat is taken whatever the state of the bank to fill, so a frame "
                                       "overwrites a bank that still holds one"),
@@ -547,8 +549,8 @@ def _ingress_target():
                                               f"({r}track_frames_v << 0)"), ("reader_queue",),
                                          "an admitted bank is merged into the reader queue's head instead of "
                                          "appended"),
-                "needless_stall": _mutant(Edit(f"(({r}accept_beats_st == 0) && room_ok)",
-                                               f"(({r}accept_beats_st == 0) && room_ok && ({r}q_count == 0))"),
+                "needless_stall": _mutant(Edit(f"((!{r}in_use[{r}wr_bank]) && room_ok)",
+                                               f"((!{r}in_use[{r}wr_bank]) && room_ok && ({r}q_count == 0))"),
                                           ("beat_live",),
                                           "a stored frame's header waits until the reader queue is empty, though "
                                           "its bank is free"),

@@ -17,9 +17,14 @@ mutant, one no test could kill.  Only a proof may move a survivor to the second 
      - constants: a name with no driver but its initial value, or whose every assignment that can
        run gives its initial value (a register kept at its reset value), or whose one continuous
        assignment is constant, iterated to a fixed point (a constant condition makes a branch dead,
-       its assignments never run).  Sound by induction over time; a mutation in a statement or
-       condition the induction rests on gets the constants computed again without it.  A mutant
-       in a dead branch never runs: equivalent.
+       its assignments never run).  A name with no initial value that no run reads (MyHDL's
+       variables: written and read by one process alone, with blocking assignments, assigned
+       whole before every read on every path) is a constant when every assignment that can run
+       gives one same value.  An assignment inside `for` loops whose index values are known is
+       worked out for each of them (a part-select assignment that can run makes the name no
+       constant).  Sound by induction over time; a mutation in a statement or condition the
+       induction rests on gets the constants computed again without it.  A mutant in a dead
+       branch never runs: equivalent.
      - paths: a process is followed statement by statement (a variable assigned before it is read,
        as MyHDL sets them all at the top of a process, carries no difference from one run to the
        next), both arms of a live branch joined, a loop until nothing grows;
@@ -32,8 +37,9 @@ mutant, one no test could kill.  Only a proof may move a survivor to the second 
      reached (not proved by this tier).  At most FLOW_SHARE of the time limit.
 
   a2. the value alone.  The mutated right-hand side (or `if` condition) and the original, as two
-     functions of the names they read (constants at their values), in the width of the target:
-     proved equal for every value of those names (one SAT problem).  The index of a `for` loop
+     functions of the names they read (constants at their values, and so are variables the
+     process assigned a constant earlier on every path to the statement), in the width of the
+     target: proved equal for every value of those names (one SAT problem).  The index of a `for` loop
      around the statement counts only at the values the loop gives it when its header is constant
      (`for (i = A; i < B; i = i + C)` or `i <= B`, parameters counted, C > 0) and its body leaves
      the index alone; any other index is a free input like the rest.
@@ -190,6 +196,7 @@ class _Analysis:
             for n in u.writes:
                 self.writers[n].append(u)
         self._constants = {}
+        self._dead_initial = None
         self._distance = None
         self._calls = None
     def _timing(self, p, local):
@@ -471,41 +478,140 @@ def _constants(an, exclude=None):
     return c
 
 
+_DEAD_INITIAL = object()        # a name whose initial value no run reads (see _read_after_assignment)
+ITERATIONS_LIMIT = 4096         # runs of an assignment's enclosing loops the constants tier works out one by one
+
+
+def _read_after_assignment(body, names):
+    """The names of `names` that every run of the process statement `body` reads only after
+    assigning them whole with a blocking assignment, on every path through it: the value a name
+    had before the run (its initial value, or the last run's) is then never read, and what a read
+    sees is what some assignment of this run gave.  A part-select assignment counts as a read (it
+    keeps the other bits).  Conditions and loops are taken on every path: a loop's body as its
+    first iteration (later ones start with at least as much assigned), and what it assigns is not
+    counted after it (it may run no iteration)."""
+    failed = set()
+
+    def check(reads, assigned):
+        failed.update((reads & names) - assigned)
+
+    def run(s, assigned):
+        k = s.kind
+        if k == "assign":
+            reads = V.identifiers(s.rhs) | V.lvalue_reads(s.lhs)
+            if s.lhs.kind != "id":
+                reads |= set(V.lvalue_base(s.lhs))
+            check(reads, assigned)
+            if s.lhs.kind == "id" and s.op == "=" and s.lhs.name in names:
+                return assigned | {s.lhs.name}
+            return assigned
+        if k == "block":
+            for c in s.stmts:
+                assigned = run(c, assigned)
+            return assigned
+        if k == "if":
+            check(V.identifiers(s.cond), assigned)
+            a = run(s.then, assigned) if s.then is not None else assigned
+            b = run(s.else_, assigned) if s.else_ is not None else assigned
+            return a & b
+        if k == "case":
+            reads = V.identifiers(s.cond)
+            for labels, _ in s.items:
+                for e in labels:
+                    reads |= V.identifiers(e)
+            check(reads, assigned)
+            outs = [run(c, assigned) if c is not None else assigned for _, c in s.items]
+            if not any(not labels for labels, _ in s.items):
+                outs.append(assigned)             # no default: no item may run
+            return set.intersection(*outs) if outs else assigned
+        if k == "loop":
+            a = assigned
+            for x in s.header:
+                if isinstance(x, V.Stmt):
+                    if x is s.header[0]:
+                        a = run(x, a)
+                    else:
+                        check(V.statement_reads(x), a)
+                else:
+                    check(V.identifiers(x), a)
+            run(s.body, a)
+            return a
+        check(V.statement_reads(s), assigned)
+        return assigned
+
+    run(body, set())
+    return set(names) - failed
+
+
+def _dead_initial_names(an):
+    """Names whose initial value no run of the design reads: each is written and read by one process
+    alone, only with blocking assignments, and every run of it assigns the name whole before any
+    read (_read_after_assignment).  A MyHDL variable converts to such a name (a module-level `reg`
+    with no initial value)."""
+    mod = an.mod
+    globals_ = set().union(set(), *an._fglobals.values())
+    out = set()
+    for u in an.units:
+        if u.kind != "process" or u.process.kind == "initial":
+            continue
+        if any(x.kind in ("timing", "other", "call") for x in u.process.body.walk()):
+            continue                              # a jump or a wait: the paths are not the statements'
+        names = set()
+        for n in u.writes - u.nba:
+            d = mod.declarations.get(n)
+            if d is None or d.init or d.direction or d.is_memory or n in globals_:
+                continue
+            if any(w is not u for w in an.writers.get(n, ())) or any(r is not u for r in an.readers.get(n, ())):
+                continue
+            names.add(n)
+        if names:
+            out |= _read_after_assignment(u.process.body, names)
+    return out
+
+
 def _compute_constants(an, exclude):
+    """The constants of the module (see the module notes, tier a'), with the statements `exclude`
+    spans taken as unknown.  A name is a candidate when it keeps its declared initial value, has one
+    constant continuous assignment, or has no initial value that any run reads (_dead_initial_names):
+    then every live assignment must give one same value.  An assignment inside `for` loops whose
+    index values are known (_for_range) is worked out for every one of them."""
     T, mod = an.types, an.mod
 
     def hit(a, b):
         return exclude is not None and a < exclude[1] and exclude[0] < b
 
-    writes = defaultdict(list)                 # name -> [((start, end), rhs, guards, kind)]
+    writes = defaultdict(list)      # name -> [((start, end), rhs or None, guards, kind, loops)]
     bad = set()
 
-    def walk(s, guards):
+    def walk(s, guards, loops):
         k = s.kind
         if k == "assign":
             if s.lhs.kind == "id" and not hit(s.start, s.end):
-                writes[s.lhs.name].append(((s.start, s.end), s.rhs, guards, "process"))
+                writes[s.lhs.name].append(((s.start, s.end), s.rhs, guards, "process", loops))
+            elif s.lhs.kind == "select" and s.lhs.kids[0].kind == "id" and not hit(s.start, s.end):
+                # a part of the name: a candidate only where it never runs
+                writes[s.lhs.kids[0].name].append(((s.start, s.end), None, guards, "select", loops))
             else:
                 bad.update(V.lvalue_base(s.lhs))
         elif k == "if":
             decided = not hit(s.cond.start, s.cond.end)
-            walk(s.then, guards + ((("if", s, True),) if decided else ()))
+            walk(s.then, guards + ((("if", s, True),) if decided else ()), loops)
             if s.else_ is not None:
-                walk(s.else_, guards + ((("if", s, False),) if decided else ()))
+                walk(s.else_, guards + ((("if", s, False),) if decided else ()), loops)
         elif k == "case":
             decided = not any(hit(a, b) for a, b in _guard_spans(("case", s, 0)))
             for idx, (_, c) in enumerate(s.items):
-                walk(c, guards + ((("case", s, idx),) if decided else ()))
+                walk(c, guards + ((("case", s, idx),) if decided else ()), loops)
         elif k == "loop":
             for h in s.header:
                 if isinstance(h, V.Stmt):
                     bad.update(V.lvalue_base(h.lhs))
-            walk(s.body, guards)
+            walk(s.body, guards, loops + (s,))
         elif k == "block":
             for c in s.stmts:
-                walk(c, guards)
+                walk(c, guards, loops)
         elif k == "timing":
-            walk(s.body, guards)
+            walk(s.body, guards, loops)
 
     for u in an.units:
         if u.kind == "opaque":
@@ -513,14 +619,16 @@ def _compute_constants(an, exclude):
         elif u.kind == "assign":
             for a in u.assign:
                 if a.lhs.kind == "id" and not hit(a.rhs.start, a.rhs.end):
-                    writes[a.lhs.name].append(((a.rhs.start, a.rhs.end), a.rhs, (), "assign"))
+                    writes[a.lhs.name].append(((a.rhs.start, a.rhs.end), a.rhs, (), "assign", ()))
                 else:
                     bad.update(V.lvalue_base(a.lhs))
         else:
-            walk(u.process.body, ())
+            walk(u.process.body, (), ())
     for f in mod.functions:
         bad |= an._fglobals.get(f, set())
-    target = {}                                # candidate -> (width, initial value or None)
+    if an._dead_initial is None:
+        an._dead_initial = _dead_initial_names(an)
+    target = {}                                # candidate -> (width, initial value, or _DEAD_INITIAL)
     for n, d in mod.declarations.items():
         if n in bad or d.direction in ("input", "inout") or d.is_memory:
             continue
@@ -536,36 +644,82 @@ def _compute_constants(an, exclude):
             except V.VerilogSyntaxError:
                 v = None
             init = None if v is None else v & V.full(nt.width)
-        if kinds == {"assign"}:
-            if len(ws) != 1:
+        if "assign" in kinds:
+            if kinds != {"assign"} or len(ws) != 1:
                 continue
         elif init is None:
-            continue
+            if n not in an._dead_initial:
+                continue
+            init = _DEAD_INITIAL
         target[n] = (nt.width, init)
     deps = defaultdict(set)
     for n in target:
-        for _, rhs, guards, _ in writes.get(n, []):
-            for r in V.identifiers(rhs):
-                deps[r].add(n)
+        for _, rhs, guards, _, _ in writes.get(n, []):
+            if rhs is not None:
+                for r in V.identifiers(rhs):
+                    deps[r].add(n)
             for g in guards:
                 for a, b in _guard_spans(g):
                     for r in re.findall(r"[A-Za-z_][\w$]*", an.text[a:b]):
                         deps[r].add(n)
     env = {}
+    ranges = {}
+
+    def index_values(loops):
+        """[{index: value}] for every run of the body of `loops`, or [{}] (indices unknown)."""
+        runs = [{}]
+        for loop in loops:
+            if id(loop) not in ranges:
+                r = None if hit(loop.start, loop.body.start) else _for_range(an, loop)
+                ranges[id(loop)] = r
+            r = ranges[id(loop)]
+            if r is None or len(runs) * r.count > ITERATIONS_LIMIT:
+                return [{}]
+            values = [(r.first + k * r.step) & V.full(r.width) for k in range(r.count)]
+            runs = [dict(b, **{r.name: v}) for b in runs for v in values]
+        return runs
+
+    def live_runs(w):
+        """The runs (index bindings) in which the assignment `w` can execute."""
+        _, _, guards, _, loops = w
+        out = []
+        for b in index_values(loops):
+            env.update(b)
+            try:
+                if all(_guard_live(T, g, env) for g in guards):
+                    out.append(b)
+            finally:
+                for k in b:
+                    del env[k]
+        return out
+
+    def value(rhs, b, w):
+        env.update(b)
+        try:
+            v = T.value(rhs, env, width=w)
+        finally:
+            for k in b:
+                del env[k]
+        return None if v is None else v & V.full(w)
 
     def check(n):
         w, init = target[n]
         ws = writes.get(n, [])
         if ws and ws[0][3] == "assign":
-            v = T.value(ws[0][1], env, width=w)
-            return None if v is None else v & V.full(w)
+            return value(ws[0][1], {}, w)
+        runs = [(x, b) for x in ws for b in live_runs(x)]
+        if any(x[3] == "select" for x, _ in runs):
+            return None
+        if init is _DEAD_INITIAL:
+            if not runs:
+                return None                    # never assigned where it can run: nothing to read
+            init = value(runs[0][0][1], runs[0][1], w)
+            if init is None:
+                return None
         env[n] = init                          # the induction's hypothesis for its own assignments
         try:
-            for _, rhs, guards, _ in ws:
-                if not all(_guard_live(T, g, env) for g in guards):
-                    continue
-                v = T.value(rhs, env, width=w)
-                if v is None or v & V.full(w) != init:
+            for x, b in runs:
+                if value(x[1], b, w) != init:
                     return None
             return init
         finally:
@@ -583,12 +737,15 @@ def _compute_constants(an, exclude):
                 todo |= {m for m in deps.get(n, ()) if m not in env}
     support = []
     for n in env:
-        for span, _, guards, _ in writes.get(n, []):
+        for span, _, guards, _, loops in writes.get(n, []):
             dead = [g for g in guards if not _guard_live(T, g, env)]
             if dead:
                 support += _guard_spans(dead[0])
-            else:
+            else:                              # it runs, in some runs of its loops at least
                 support.append(span)
+                for g in guards:
+                    support += _guard_spans(g)
+                support += [(loop.start, loop.body.start) for loop in loops]
     return _Constants(env, sorted(set(support)))
 
 
@@ -1263,6 +1420,57 @@ def _loop_ranges(an, site):
     return {n: r for n, r in out.items() if n not in hidden}
 
 
+def _straight_line_values(an, site):
+    """name -> value of the variables the mutated statement of a process reads that hold a known
+    value where it runs, besides the module's constants: a blocking assignment of a constant (under
+    the constants) earlier on every path to the statement, with no assignment of the name between.
+    Walked down the statements that enclose it: in a block, the statements before it in order (an
+    assignment of a whole name sets or forgets its value; a part-select assignment or a compound
+    statement forgets every name it writes; a nonblocking one changes nothing read in this run);
+    entering a loop forgets everything the loop writes (its earlier iterations), entering a branch
+    nothing.  {} for a mutation in a function or outside a process, or past a task call or a wait."""
+    stmt, unit = site.stmt, an.unit_of(site.mutation)
+    if site.function is not None or stmt is None or unit is None or unit.process is None:
+        return {}
+    path = _enclosing(unit.process.body, stmt)
+    if path is None:
+        return {}
+    T, consts = an.types, site.env
+    cur, known = dict(consts), {}
+
+    def forget(names):
+        for n in names:
+            if n in known:
+                del known[n]
+                if n in consts:
+                    cur[n] = consts[n]
+                else:
+                    cur.pop(n, None)
+
+    for parent, child in zip(path, path[1:]):
+        if parent.kind == "loop":
+            forget(V.statement_writes(parent))
+        if parent.kind != "block":
+            continue
+        for s in parent.stmts:
+            if s is child:
+                break
+            if any(x.kind == "timing" or (x.kind == "call" and not x.name.startswith("$")) for x in s.walk()):
+                return {}
+            if s.kind == "assign" and s.lhs.kind == "id" and s.op == "=":
+                n = s.lhs.name
+                nt = T.name_type(n)
+                v = None if nt is None or nt.memory else T.value(s.rhs, cur, width=nt.width)
+                forget([n])
+                if v is not None and n not in consts:
+                    known[n] = cur[n] = v & V.full(nt.width)
+            elif s.kind == "assign" and s.op == "<=":
+                continue
+            else:
+                forget(V.statement_writes(s))
+    return known
+
+
 def _range_lines(ranges):
     """Verilog of `prism_eq_in_range`: 1 when every index is one of its loop's values (its offset
     from the first value, in the index's width, a multiple of the step not past the last)."""
@@ -1322,14 +1530,16 @@ def _expression_module(an, site, name, mutated, ranges=None, bounded=None):
     if any("." in n for n in names):
         return None
     called = V.calls(V.parse_expression(read_from))
-    consts = {n for n in names if n in site.env}          # constants: their value, not a free input
+    env = dict(site.env)
+    env.update(_straight_line_values(an, site))
+    consts = {n for n in names if n in env}               # constants: their value, not a free input
     L = [f"module {name}({', '.join(sorted(names - consts) + ['prism_eq_value'])});"] + _parameter_lines(mod, text)
     for n in sorted(names):
         d = mod.declarations.get(n)
         if d is not None and d.is_memory:
             return None
         try:
-            L += _constant_wire(an, n, site.env[n]) if n in consts else _declaration(n, d, "input", False)
+            L += _constant_wire(an, n, env[n]) if n in consts else _declaration(n, d, "input", False)
         except _Unsupported:
             return None
     head = f"{'signed ' if signed else ''}{width + ' ' if width else ''}"

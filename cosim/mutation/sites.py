@@ -32,8 +32,11 @@ while no other process, assignment or port reads it and no path of the process r
 assigning it whole, so no later run reads it either (in a function: no call reads it before
 assigning it, and it is not the return value).  A loop reads the value only when a path through its body (or its header)
 reads it before assigning it whole: every run of the body starts as the first did (MyHDL's loops
-over lanes assign their variables before reading them).  Where the analysis cannot tell (a
-partial or non-blocking write, a task call) the value counts as read.
+over lanes assign their variables before reading them).  A loop over a name's bits,
+`for (i = 0; i < N; i = i + 1)` with N its width, whose body assigns `name[i]` unconditionally
+and reads the name nowhere, assigns it whole (MyHDL's per-candidate flags: `c_go[s] = ...`).
+Where the analysis cannot tell (another partial or a non-blocking write, a task call) the value
+counts as read.
 
 Every mutation records the span of the original text it replaces, in one of three forms (how
 `cosim.mutation.instrument` puts it behind the run-time select):
@@ -213,8 +216,9 @@ _READ, _WRITTEN, _NEITHER = "read", "written", "neither"
 
 
 class _Fate:
-    def __init__(self, function_reads):
+    def __init__(self, function_reads, widths=None):
         self.function_reads = function_reads
+        self.widths = widths            # name -> its width in bits, or None (unknown)
 
     def reads(self, expr):
         out = V.identifiers(expr)
@@ -258,6 +262,8 @@ class _Fate:
             has_default = any(not labels for labels, _ in st.items)
             return _WRITTEN if has_default and fates and all(f == _WRITTEN for f in fates) else _NEITHER
         if k == "loop":                 # may run no time at all: at best "neither"
+            if self.writes_every_bit(st, name):
+                return _WRITTEN
             header_reads, header_writes = set(), set()
             for h in st.header:
                 if isinstance(h, V.Stmt):
@@ -273,6 +279,54 @@ class _Fate:
         if k == "other" and st.end - st.start <= 1:
             return _NEITHER             # a null statement
         return _READ                    # a call, a timing control, a disable: be safe
+
+    def writes_every_bit(self, loop, name):
+        """MyHDL's loop over a variable's bits, `for (i = 0; i < N; i = i + 1) begin ... name[i] = ...;
+        ... end` with N the name's width: every run of it assigns the name whole.  Only when the
+        loop's body assigns `name[i]` unconditionally (a statement of the body itself), reads the
+        name nowhere and changes neither i nor anything else of the header."""
+        if loop.name != "for" or len(loop.header) != 3 or self.widths is None:
+            return False
+        init, cond, step = loop.header
+        if not (isinstance(init, V.Stmt) and isinstance(step, V.Stmt) and init.lhs.kind == "id"):
+            return False
+        i = init.lhs.name
+        if not (_number(init.rhs) == 0 and cond.kind == "binary" and cond.op == "<"
+                and cond.kids[0].kind == "id" and cond.kids[0].name == i and _number(cond.kids[1]) == self.widths(name)
+                and step.lhs.kind == "id" and step.lhs.name == i and step.rhs.kind == "binary" and step.rhs.op == "+"
+                and step.rhs.kids[0].kind == "id" and step.rhs.kids[0].name == i and _number(step.rhs.kids[1]) == 1):
+            return False
+        body = loop.body.stmts if loop.body.kind == "block" else [loop.body]
+        if not any(x.kind == "assign" and x.op == "=" and x.lhs.kind == "select" and x.lhs.op == "[]"
+                   and x.lhs.kids[0].kind == "id" and x.lhs.kids[0].name == name
+                   and x.lhs.kids[1].kind == "id" and x.lhs.kids[1].name == i for x in body):
+            return False
+        for x in loop.body.walk():
+            if x.kind in ("timing", "call", "other") or i in V.statement_writes(x):
+                return False
+            reads = set(x.events)
+            if x.cond is not None:
+                reads |= self.reads(x.cond)
+            for labels, _ in x.items:
+                for e in labels:
+                    reads |= self.reads(e)
+            if x.kind == "assign":
+                reads |= self.reads(x.rhs) | V.lvalue_reads(x.lhs)
+                if name in V.lvalue_base(x.lhs) and not (x.lhs.kind == "select" and x.lhs.op == "[]"):
+                    return False        # a part select or a concatenation: not one bit
+            for h in x.header:
+                reads |= (self.reads(h.rhs) | V.lvalue_reads(h.lhs)) if isinstance(h, V.Stmt) else self.reads(h)
+            if name in reads:
+                return False
+        return True
+
+
+def _number(expr):
+    """The value of a plain number literal, else None."""
+    if expr.kind != "num":
+        return None
+    lit = V.literal(expr.name)
+    return None if lit is None else lit[0]
 
 
 # ---- the finder ----
@@ -306,7 +360,7 @@ class _Finder:
         # functions that read module names (MyHDL's read only their arguments: then none)
         self.function_reads = {f: g for f in module.functions if (g := V.function_globals(module, f))}
         self._statement_text = {}
-        self.fate = _Fate(self.function_reads)
+        self.fate = _Fate(self.function_reads, self._width)
         # which processes and assignments read each name: a name read outside the process that
         # assigns it is no variable of that process
         self.read_elsewhere = None
@@ -326,6 +380,16 @@ class _Finder:
         for d in module.declarations.values():
             if d.direction in ("output", "inout"):
                 self.readers.setdefault(d.name, set()).add("port")
+
+    def _width(self, name):
+        """A variable's width from its declared range `[N-1:0]` or `[M:0]` (MyHDL's), else None."""
+        d = self.mod.declarations.get(name)
+        if d is None or d.is_memory or d.signed:
+            return None
+        m = re.fullmatch(r"\[\s*(\d+)\s*(-\s*1\s*)?:\s*0\s*\]", d.range)
+        if not m:
+            return None
+        return int(m.group(1)) + (0 if m.group(2) else 1)
 
     def dead(self, s, after):
         """A blocking assignment of a whole name whose value nothing can read: every path after it

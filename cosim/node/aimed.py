@@ -498,6 +498,29 @@ def overflow_values(rng, in_fmt, shape):
     return out.astype(DTYPES[P.FORMAT_CODES[in_fmt]])
 
 
+def subnormal_lane_values(rng, in_fmt, shape):
+    """FP32_ARRIVAL contributions that put a subnormal beside a normal in one add, in every element,
+    so each adder lane (element e: lane e % ADDER_LANES) aligns a subnormal against a normal once
+    E >= ADDER_LANES: a normal of the input format in its lowest binades (within its significand's
+    reach of the subnormals) and a subnormal of any significand, either sign each.  The subnormal's
+    exponent field says 0 where its scale is the smallest normal's, so the adder aligns it one
+    place less than the fields' difference; adder_stress_values has the case only in its
+    "subnormal tie" turn (FP32 alone, at E = 4,096), and one lane's missing correction survived
+    200 seeds.  FP32 or BF16 (their subnormals are FP32's); the other contributors give zeros."""
+    if in_fmt not in ("fp32", "bf16"):
+        raise ValueError("subnormal_lane_values: FP32 or BF16 input (the narrower formats have no FP32 subnormal)")
+    contributors, elements = shape
+    _, mbits, _, emin, _ = F.float_params(in_fmt)
+    out = np.zeros(shape, dtype=np.uint64)
+    for e in range(elements):
+        normal = Fraction(rng.randint(1 << mbits, (2 << mbits) - 1)) * TWO ** (emin - mbits + rng.randint(0, mbits))
+        sub = Fraction(rng.randint(1, (1 << mbits) - 1)) * TWO ** (emin - mbits)
+        row = [normal * rng.choice((1, -1)), sub * rng.choice((1, -1))] + [Fraction(0)] * (contributors - 2)
+        for c, v in zip(rng.sample(range(contributors), contributors), row):
+            out[c, e] = F.round_exact(in_fmt, v)
+    return out.astype(DTYPES[P.FORMAT_CODES[in_fmt]])
+
+
 def exact_partial_values(rng, shape, kulisch_w=KULISCH_WIDTH_DEFAULT):
     """A C x E object array of EXACT partials (sum, flags), as child nodes of a reduction tree
     send them (a RESULT frame's EXACT values taken back in as DATA), per element one of:

@@ -19,7 +19,8 @@
     frame when blocks are complete; sometimes first with a wrong generation), an operation
     left open at the end (staged and committed, no contributor sends), requests inside the end
     window (STAGE, DATA of the ended operation, ABORT of it, the held COMMIT), exact and
-    partly overlapping duplicate DATA, every malformed DATA class, CONTROL requests that
+    partly overlapping duplicate DATA, every malformed DATA class (a header alone right after a
+    frame with n = 0 among them), CONTROL requests that
     are NACKed for every reason (rules on two fields among them: a Reduce to both ports, EXACT
     under FP32_ARRIVAL), floods of requests in the drain (more than the response queue holds
     while RESULT frames keep TX0 busy), and unsupported traffic (RESULT frames among them).
@@ -173,6 +174,53 @@ def _malformed(rng, kind, op, staged_next=None):
         target = staged_next or op
         return target.commit().encode()
     return P.Data(**base).encode()
+
+
+TWIN_SHARE = 0.2         # operations with DATA on both ports that get twins
+TWIN_OFFSETS = (0, 1, 1, 2)   # cycles the second copy starts after the first
+
+
+def _add_twins(sc, rec, control_port, rng, position):
+    """A copy of one of the operation's DATA frames (contributor and ranges) on each receive port,
+    each ahead of that port's first DATA frame of the operation, both waiting for the COMMIT; the
+    second starts 0, 1 or 2 cycles after the first (TWIN_OFFSETS), counted from the COMMIT's end
+    with the frames the control port sends between (with no receive stalls the two then complete
+    that many cycles apart).  Returns (the first's port, the second's, the offset)."""
+    p = rng.randrange(2)
+    frames = rec["data"][0] + rec["data"][1]
+    beats = frames[rng.randrange(len(frames))].beats
+    off = rng.choice(TWIN_OFFSETS)
+    commit = rec["commit"]
+    lead = {}
+    placed = {}
+    for port in (0, 1):
+        first = rec["data"][port][0]
+        at = position(port, first)
+        g = AxisFrame(beats, delay=0, after=None if port == control_port else (control_port, commit))
+        sc.frames[port].insert(at, g)
+        placed[port] = g
+        if port == control_port:        # what the port sends between the COMMIT and the copy
+            between = sc.frames[port][position(port, commit) + 1:at]
+            lead[port] = sum(len(f.beats) + f.delay for f in between)
+        else:
+            lead[port] = 0
+    q = 1 - p
+    start_p = max(lead[p], lead[q] - off)
+    placed[p].delay = 1 + start_p - lead[p]
+    placed[q].delay = 1 + start_p + off - lead[q]
+    return p, q, off
+
+
+def _empty_then_header_alone(op):
+    """Two DATA frames of `op` that the node must drop: one with n = 0 and a payload beat (the range
+    rule), then a header with n = min(16, E) and no payload (the length rule).  The first one's
+    length digest (payload beats + 1 = 1) is a one-beat frame's: a receiver that kept it for the
+    header would admit a frame with no elements."""
+    fmt = P.FORMAT_CODES[op.in_format]
+    zero = (0, 0) if fmt == P.FMT_EXACT else 0
+    c = op.contributor_ids[0]
+    return (P.Data(op.op_id, op.generation, c, fmt, 0, (zero,), n=0).encode(),
+            P.Data(op.op_id, op.generation, c, fmt, 0, (), n=min(16, op.elements)).encode())
 
 
 def _partial_overlap(rng, op, frame_obj):
@@ -330,9 +378,10 @@ def add_arrival_overtake(sc, rng, control_port, op_id):
 
 
 OVERFLOW_LANES_SHARE = 0.25   # FP32_ARRIVAL operations of FP32 or BF16 data given an overflow in every lane
+SUBNORMAL_LANES_SHARE = 0.25  # ... of the others, a subnormal beside a normal in every lane
 
 
-def _aim_data(aux, drawn, width, capacity, lanes=None):
+def _aim_data(aux, drawn, width, capacity, lanes=None, subnormals=None):
     """Aimed data for some operations (cosim/node/aimed.py), from the seed's second stream:
     sums on the result format's edges, AUTO tile boundaries, specials at chosen lanes, every
     input format's own edge patterns in every lane, and,
@@ -386,6 +435,11 @@ def _aim_data(aux, drawn, width, capacity, lanes=None):
             # (a stream of its own, so the draws above stay what they were)
             shape = (max(2, shape[0]), min(capacity, lanes.choice((aimed.ADDER_LANES, 2 * aimed.ADDER_LANES))))
             data, data_mode = aimed.overflow_values(lanes, op.in_format, shape), "overflow in every lane"
+        if data is None and subnormals is not None and arrival and op.in_format in ("fp32", "bf16") \
+                and subnormals.random() < SUBNORMAL_LANES_SHARE:
+            # (a stream of its own too)
+            shape = (max(2, shape[0]), min(capacity, subnormals.choice((aimed.ADDER_LANES, 2 * aimed.ADDER_LANES))))
+            data, data_mode = aimed.subnormal_lane_values(subnormals, op.in_format, shape), "subnormals in every lane"
         if data is not None:
             in_fmt = "fp32" if data_mode in ("wrap edges", "sticky sweep") else op.in_format
             op = Operation(op.op_id, op.generation, op.policy, in_fmt, op.result_format, data, mode=op.mode,
@@ -476,6 +530,8 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
     flood = random.Random(seed * 7_000_003 + 5)
     abort_stall = random.Random(seed * 29_000_039 + 17)
     cut_result = random.Random(seed * 9_000_011 + 7)      # a fourth: the reset inside a RESULT frame
+    stale_digest = random.Random(seed * 47_000_071 + 37)  # a header alone after a frame with n = 0
+    twins = random.Random(seed * 61_000_111 + 47)          # one DATA frame on both ports at once
     if width == NARROW_W:
         # an EXACT result overflows W = 280 only from FP32 near its largest value: one is just
         # under 2^277 units of 2^-149, so five of one sign pass the sign bit (2^279); uniform
@@ -486,7 +542,8 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 drawn[k] = (Operation(op.op_id, op.generation, "kulisch", "fp32", "exact", data, mode=op.mode,
                                       recipients=op.recipients, frame_elems=op.frame_elems), "huge")
         ops = [op for op, _ in drawn]
-    drawn = _aim_data(aux, drawn, width, capacity, lanes=random.Random(seed * 23_000_081 + 13))
+    drawn = _aim_data(aux, drawn, width, capacity, lanes=random.Random(seed * 23_000_081 + 13),
+                      subnormals=random.Random(seed * 59_000_093 + 43))
     # contributors as real links bring them: half the operations take a sparse set of ids and
     # their own receive port per contributor (all on one port, or each drawn), not row c as
     # contributor c on port c % 2 (a fourth stream, so the other draws stay what they were)
@@ -520,6 +577,13 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 elements = min(capacity, tree.choice((aimed.KULISCH_LANES, aimed.WRAP_SWEEP, aimed.WRAP_SWEEP)))
                 data, mode = aimed.exact_wrap_values(tree, (op.contributors, elements), width), "EXACT wraps"
             drawn[k] = (replace(op, in_format="exact", data=data, frame_elems=tree.choice((16, 48, 256))), mode)
+    # aimed (a stream of its own): half the operations that sweep the wrap cases through the Kulisch
+    # lanes ask for EXACT results, whose wrap count shows each lane's merged wraps whole (a rounded
+    # result shows only their sign and whether they are 0)
+    wraps_out = random.Random(seed * 53_000_081 + 41)
+    for k, (op, data_mode) in enumerate(drawn):
+        if data_mode in ("wrap edges", "EXACT wraps") and op.result_format != "exact" and wraps_out.random() < 0.5:
+            drawn[k] = (replace(op, result_format="exact"), data_mode)
     # aimed: where a port takes several contributors, each one's frames start at the range the
     # one before it on that port ended with, so the port's reader feeds the same row in
     # consecutive cycles at every change of contributor (a Kulisch lane's and an FP32 bank's
@@ -747,6 +811,20 @@ def random_scenario(seed, capacity=MAX_CAPACITY):
                 else:
                     insert_after(control_port, rec["commit"], beats)
                 notes.append(kind)
+        # aimed (a stream of its own): one DATA frame on both receive ports at once, or a cycle or
+        # two apart, ahead of the operation's own frames: the control must admit one copy and
+        # drop the other as a duplicate, though the copy it admitted is not yet in the map it
+        # checks against (decided in the same cycle, or at the last edge: the overlap it keeps
+        # for a frame completing right after a candidate)
+        if rec["data"][0] and rec["data"][1] and twins.random() < TWIN_SHARE:
+            first, second, off = _add_twins(sc, rec, control_port, twins, position)
+            notes.append(f"op{op.op_id} twins on both ports (RX{second} {off} after RX{first})")
+        # aimed (a stream of its own): a header alone right after a frame with n = 0, on one port
+        if datas and stale_digest.random() < 0.15:
+            p, f = datas[stale_digest.randrange(len(datas))]
+            empty, header_alone = _empty_then_header_alone(op)
+            insert_before(p, insert_after(p, f, header_alone), empty)
+            notes.append(f"op{op.op_id} header alone after n = 0 on RX{p}")
         # a reset in a chosen phase of this operation: its trigger frame now, its count (the
         # frame's position) once every frame is in place
         # aimed: a reset a few beats into the first operation's RESULT frames on TX port 1 (with

@@ -37,13 +37,13 @@ class Frame(Interface):
     bank        the bank that holds it (2 bits)
     DATA header digest, formed by the ingress from the header beat before the last beat:
     frame_end   offset + n (14 bits; of a one-beat frame too)
-    need1       the beats the frame must have: its payload beats for n elements + 1 (14 bits; 0 for a
-                one-beat frame, which fails the length rule unless n = 0, and then the range rule first)
+    need1       the beats the frame must have: its payload beats for n elements + 1 (14 bits)
     nr          ranges the frame covers when it passes the range rule: ceil(n / 16) (10 bits)
     r_end       ceil(frame_end / 16), its first range past the end (9 bits, wrapping)
     span        its ranges [offset / 16, r_end) as a bit mask (MAX_RANGES bits)
-    (nr, r_end and span are read only for a frame that passes every rule but the duplicate check,
-    which a one-beat DATA frame never does; for it they are left over from an earlier frame)
+    (a one-beat DATA frame is judged by its length and frame_end alone: it fails the length rule
+    unless n = 0, and then the range rule first; its need1, nr, r_end and span are left over from an
+    earlier frame and never read)
     The digest of the frame being received, registered from its header beat (for the control's
     duplicate check a cycle ahead of the frame's `valid`; meaningful from the cycle after a header
     beat, so in the cycle a frame of two or more beats takes its last beat):

@@ -19,11 +19,18 @@ DATA rules (Frame in hdl/node/prism_buses.py): offset + n, the beats n elements
 need, the frame's ranges and their 256-bit mask.  They are formed over the
 frame's beats (registered from the header beat, the mask at the last beat), so
 the control's checks start from registers; a frame's header beat always comes
-before its last beat unless the frame is one beat long, and such a DATA frame
-never passes the length rule, so only offset + n is formed from its one beat.  The node's validation stage answers
-exactly once (`verdict.valid`): admitted frames join a queue that the
-NumberGroup reader takes in order (`bank_read`), dropped frames free their bank.
-The reader frees a bank with `bank_read.release` when it has reread the payload.
+before its last beat unless the frame is one beat long, and the control judges
+such a DATA frame by its length alone, so only offset + n is formed from its one
+beat (the rest of its digest is left over from the frame before, never read).
+The node's validation stage answers exactly once (`verdict.valid`): admitted
+frames join a queue that the NumberGroup reader takes in order (`bank_read`),
+dropped frames free their bank.  The reader frees a bank with
+`bank_read.release` when it has reread the payload.
+
+A bank is in use from its frame's last beat until the verdict drops the frame
+or the reader releases it.  The bank being filled needs no mark: banks are
+filled round robin, and the next header beat (the only beat that asks whether
+a bank is free) comes after the frame ends.
 
 A new frame's header beat is only taken when a bank is free and the CONTROL
 response queue has room (`room_ok`), so the validation stage never stalls and
@@ -56,7 +63,6 @@ from spec.frames import (CLASS_CONTROL, CLASS_DATA, F_CLASS_END, F_CLASS_LSB, F_
                          F_DATA_FORMAT_END, F_DATA_FORMAT_LSB, F_N_END, F_N_LSB, F_OFFSET_END, F_OFFSET_LSB, HDR_BITS,
                          MAX_RANGES, RANGE_ELEMS)
 
-FREE, FILLING, PENDING, ADMITTED = 0, 1, 2, 3
 BANKS = 3
 
 
@@ -87,7 +93,7 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
     draining = Signal(bool(0))
     beat_count = Signal(intbv(0)[beat_width:])    # beats of the current frame so far
     wr_bank = Signal(intbv(0)[2:])
-    bank_states = Signal(intbv(0)[2 * BANKS:])    # bank k's state at [2k+1:2k]
+    in_use = Signal(intbv(0)[BANKS:])             # bank k holds a frame (waiting for its verdict, or admitted)
     hdr = [Signal(intbv(0)[hdr_width:]) for _ in range(BANKS)]
     queue = Signal(intbv(0)[2 * BANKS:])          # admitted banks in admission order, entry i at [2i+1:2i]
     q_count = Signal(intbv(0, min=0, max=BANKS + 1))
@@ -110,10 +116,8 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
     def accept_beats():
         cls = intbv(0)[4:]
         beat_index = modbv(0)[8:]
-        st = modbv(0)[2:]
         cls[:] = s_axis.tdata[F_CLASS_END:F_CLASS_LSB]
         beat_index[:] = beat_count - 1
-        st[:] = bank_states >> (2 * wr_bank)
         if not running:
             ready.next = 0
         elif frame_open:
@@ -121,7 +125,7 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
         elif cls != CLASS_CONTROL and cls != CLASS_DATA:
             ready.next = 1          # unsupported traffic drains without a bank
         else:
-            ready.next = st == FREE and room_ok
+            ready.next = not in_use[wr_bank] and room_ok
         wr_en.next = (running and frame_open and not draining and s_axis.tvalid
                       and beat_count != 0 and beat_count <= BANK_PAYLOAD_BEATS)
         wr_addr.next = concat(wr_bank, beat_index)
@@ -168,7 +172,7 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
 
     @always(clk.posedge)
     def track_frames():
-        bs = modbv(0)[2 * BANKS:]
+        bs = modbv(0)[BANKS:]
         q = modbv(0)[2 * BANKS:]
         qc = intbv(0, min=0, max=BANKS + 1)
         head = modbv(0)[2:]
@@ -199,13 +203,13 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
             running.next = 0
             frame_open.next = 0
             wr_bank.next = 0
-            bank_states.next = 0
+            in_use.next = 0
             q_count.next = 0
             frame.valid.next = 0
             status.unsupported.next = 0
         else:
             running.next = 1
-            bs[:] = bank_states
+            bs[:] = in_use
             q[:] = queue
             qc[:] = q_count
             three[:] = 3
@@ -215,18 +219,22 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
             # The reader is done with the queue head: free its bank.
             if bank_read.release and qc != 0:
                 head[:] = q
-                bs[:] = bs & ~(three << (2 * head))
+                # (bank by bank: a write at a variable bit index maps one LUT level deeper)
+                for k in range(BANKS):
+                    if head == k:
+                        bs[k] = 0
                 q[:] = q >> 2
                 qc[:] = qc - 1
             # Verdict of the validation stage: admitted banks join the queue, dropped ones are freed.
             if verdict.valid:
-                bs[:] = bs & ~(three << (2 * verdict.bank))
                 if verdict.admit:
-                    v[:] = ADMITTED
-                    bs[:] = bs | (v << (2 * verdict.bank))
                     v[:] = verdict.bank
                     q[:] = (q & ~(three << (2 * qc))) | (v << (2 * qc))
                     qc[:] = qc + 1
+                else:
+                    for k in range(BANKS):
+                        if verdict.bank == k:
+                            bs[k] = 0
 
             # Receive one beat.
             if s_axis.tvalid and ready:
@@ -278,8 +286,6 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                             hdr1.next = s_axis.tdata[hdr_width:0]
                         else:
                             hdr2.next = s_axis.tdata[hdr_width:0]
-                        v[:] = FILLING
-                        bs[:] = (bs & ~(three << (2 * wr_bank))) | (v << (2 * wr_bank))
                     else:
                         draining.next = 1
                     count[:] = 1
@@ -300,24 +306,24 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                         # compares with constants in pieces of at most six bits
                         frame.nr.next = d_nr
                         if not frame_open:
-                            # a one-beat frame: its DATA rules up to the range rule read frame_end
-                            # (an adder on the beat); its length is wrong whenever n != 0 (need1 != 1),
-                            # and with n = 0 the range rule fails first
+                            # a one-beat frame: the control's rules for it read frame_end (an adder
+                            # on the beat) and its length alone, never need1, r_end or span (left
+                            # over from the frame before)
                             offset[:] = s_axis.tdata[F_OFFSET_END:F_OFFSET_LSB]
                             n[:] = s_axis.tdata[F_N_END:F_N_LSB]
                             frame.frame_end.next = offset + n
-                            frame.need1.next = 0
                         else:
                             frame.frame_end.next = d_fe
-                            frame.need1.next = d_need1
+                        frame.need1.next = d_need1
                         frame.r_end.next = d_re
                         frame.span.next = d_span
                         if not frame_open:
                             frame.header.next = s_axis.tdata[hdr_width:0]
                         else:
                             frame.header.next = hdr0 if wr_bank == 0 else hdr1 if wr_bank == 1 else hdr2
-                        v[:] = PENDING
-                        bs[:] = (bs & ~(three << (2 * wr_bank))) | (v << (2 * wr_bank))
+                        for k in range(BANKS):
+                            if wr_bank == k:
+                                bs[k] = 1
                         # banks are used round robin: they are freed in the order they were filled
                         if wr_bank == BANKS - 1:
                             wr_bank.next = 0
@@ -327,7 +333,7 @@ def prism_ingress(clk, rst, s_axis: AxiStream, room_ok, frame, verdict, status, 
                     frame_open.next = 1
                     beat_count.next = count
 
-            bank_states.next = bs
+            in_use.next = bs
             queue.next = q
             q_count.next = qc
 

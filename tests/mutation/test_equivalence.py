@@ -213,6 +213,83 @@ def test_a_branch_a_constant_makes_dead_holds_only_equivalent_mutants():
         assert v.equivalent is not True, (line, v)
 
 
+# MyHDL's variables: module-level regs with no initial value, each written and read by one process,
+# assigned before any read in every run (so their initial value is never read)
+VARIABLES = """
+module vars (input clk, input [7:0] a, input [3:0] sel, input c, output reg [7:0] q = 0, output reg [7:0] r = 0,
+             output reg [7:0] u = 0);
+wire from_fp32;
+reg [3:0] s1_neg = 0;
+reg [3:0] negs;
+reg neg;
+reg [7:0] h;
+reg [7:0] late;
+integer lane1;
+integer lane2;
+assign from_fp32 = 1'd1;
+always @(posedge clk) begin: stage1
+  negs = 4'h0;
+  if (from_fp32) begin
+    negs = 0;
+  end else begin
+    for (lane1 = 0; lane1 < 4; lane1 = lane1 + 1) negs[lane1] = a[lane1];
+  end
+  s1_neg <= negs;
+end
+always @(posedge clk) begin: stage2
+  q <= a;
+  for (lane2 = 0; lane2 < 4; lane2 = lane2 + 1) begin
+    neg = (s1_neg[lane2] != 0);
+    if (neg) q <= a ^ 8'hf0;
+  end
+end
+always @(posedge clk) begin: hits
+  h = 0;
+  if (c) h = h | a;
+  r <= h;
+  if (sel[0]) late = a;
+  if (c) late = late | 8'h01;
+  u <= late;
+end
+endmodule
+"""
+
+
+def test_a_variable_whose_initial_value_no_run_reads_is_a_constant():
+    # negs: no initial value, assigned 0 at the top of every run and in the live branch (the other,
+    # a part-select per lane, never runs); so s1_neg keeps its 0, neg is 0 for every lane (the loop
+    # worked out index by index) and the inverting branch never runs
+    v = prove_equivalent(VARIABLES, None, site(VARIABLES, "q <= a ^ 8'hf0", "`8'hf0`"), timeout=10)
+    assert v.equivalent is True and "never runs" in v.detail, v
+    # with the branch that writes the lanes alive, the constants are gone
+    v = prove_equivalent(VARIABLES, None, site(VARIABLES, "if (from_fp32)", "condition"), timeout=10)
+    assert v.equivalent is not True, v
+    alive = VARIABLES.replace("assign from_fp32 = 1'd1;", "assign from_fp32 = sel[3];")
+    v = prove_equivalent(alive, None, site(alive, "q <= a ^ 8'hf0", "`8'hf0`"), timeout=10)
+    assert v.equivalent is not True, v
+
+
+def test_only_a_variable_assigned_before_every_read_loses_its_initial_value():
+    an = E._analysis(VARIABLES, None)
+    dead = E._dead_initial_names(an)
+    assert {"negs", "neg", "h"} <= dead
+    assert "late" not in dead            # read when sel[0] is 0 before this run assigns it
+    assert "s1_neg" not in dead and "q" not in dead       # declared values, nonblocking writes
+    consts = E._constants(an).env
+    assert consts.get("negs") == 0 and consts.get("s1_neg") == 0 and consts.get("neg") == 0
+    assert "h" not in consts and "late" not in consts
+
+
+@needs_yosys
+def test_a_value_assigned_earlier_in_the_run_is_a_constant_of_the_expression():
+    # h is 0 where `h | a` runs: `|` and `^` give a alike
+    v = prove_equivalent(VARIABLES, None, site(VARIABLES, "h = h | a", "`|` -> `^`"), timeout=10)
+    assert v.equivalent is True and v.method == "expression", v
+    # late may hold the last run's value there: `late | 1` and `late ^ 1` differ
+    v = prove_equivalent(VARIABLES, None, site(VARIABLES, "late = late | 8'h01", "`|` -> `^`"), timeout=10)
+    assert v.equivalent is not True, v
+
+
 PADDING = """
 module padded (input clk, input [7:0] a, input [7:0] b, output [15:0] q, output [15:0] m, output [7:0] h);
 wire [31:0] lanes;
@@ -498,8 +575,8 @@ def test_the_step_of_a_loop_leaves_out_the_values_between(tmp_path):
 
 
 @needs_yosys
-@pytest.mark.parametrize("text", [CONSTANT_GUARDS, PADDING, FUNCTIONS, FRAMES, PARITY],
-                         ids=["guards", "padding", "functions", "frames", "parity"])
+@pytest.mark.parametrize("text", [CONSTANT_GUARDS, VARIABLES, PADDING, FUNCTIONS, FRAMES, PARITY],
+                         ids=["guards", "variables", "padding", "functions", "frames", "parity"])
 def test_every_proof_of_the_new_tiers_holds_in_simulation(text, tmp_path):
     sites = find_sites(text)
     verdicts = {m.id: prove_equivalent(text, None, m, timeout=10) for m in sites}

@@ -177,6 +177,48 @@ always @(posedge clk) begin
     q <= acc;
   end
 end""", "mag = 8'h0;", "acc = 8'h0;", id="loop-overwrites"),
+    # MyHDL's per-candidate flags: a loop over a variable's bits assigns every bit (go's first value
+    # is never read); part's loop stops a bit short, so its top bit keeps the first value
+    pytest.param("""
+reg [4-1:0] go;
+reg [4-1:0] part;
+integer s;
+always @(posedge clk) begin
+  go = 4'h0;
+  part = 4'h0;
+  if (rst) q <= 0;
+  else begin
+    for (s = 0; s < 4; s = s + 1) begin
+      go[s] = a[s] && b[s];
+    end
+    for (s = 0; s < 3; s = s + 1) begin
+      part[s] = a[s];
+    end
+    q <= {go, part};
+  end
+end""", "go = 4'h0;", "part = 4'h0;", id="loop-over-every-bit"),
+    # the loop writes every bit, but under a condition, so a bit may keep the first value
+    pytest.param("""
+reg [4-1:0] some;
+integer s;
+always @(posedge clk) begin
+  some = 4'h0;
+  for (s = 0; s < 4; s = s + 1) begin
+    if (a[s]) some[s] = 1'b1;
+  end
+  q <= some;
+end""", None, "some = 4'h0;", id="loop-over-some-bits"),
+    # every bit, but the loop reads the name too (a running or of the bits below)
+    pytest.param("""
+reg [4-1:0] run;
+integer s;
+always @(posedge clk) begin
+  run = 4'h0;
+  for (s = 0; s < 4; s = s + 1) begin
+    run[s] = a[s] | (s != 0 && run[s - 1]);
+  end
+  q <= run;
+end""", None, "run = 4'h0;", id="loop-reads-its-bits"),
 ]
 
 

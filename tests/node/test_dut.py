@@ -177,3 +177,30 @@ def test_a_response_margin_one_off_either_way_fails_the_margin_case(exported_nod
         run = run_node(sc, "batch-icarus", max_cycles=6000, dut=load_dut([str(broken)]))
         report = check(sc, run)
         assert not report.ok and {m.kind for m in report.mismatches} & kinds, [str(m) for m in report.mismatches[:3]]
+
+
+@pytest.mark.slow      # a minute: two broken copies of the exported node built and run on batched Icarus
+@pytest.mark.parametrize("port", [0, 1])
+def test_a_twin_admitted_the_cycle_before_is_a_duplicate(exported_node, tmp_path, capsys, port):
+    """A frame completing right after its twin (the same contributor and ranges) was admitted is
+    checked against the map as registered, which misses the twin, and against the overlap the
+    control kept with the last cycle's candidates (pr0_ov / pr1_ov).  With that overlap stuck at
+    0 the twin is admitted twice: the aimed twins on both ports fail the run."""
+    from cosim.node.regress import random_scenario
+    text = open(exported_node).read()
+    line = f"prism_control0_pr{port}_ov <= prism_control0_admit_control_ovc;"
+    assert text.count(line) == 1
+    broken = tmp_path / f"ov{port}" / "prism_node.v"
+    broken.parent.mkdir()
+    broken.write_text(text.replace(line, f"prism_control0_pr{port}_ov <= prism_control0_pr{port}_ov;"))
+    # the twin on this port completing a cycle after the other was decided, with no receive stalls
+    seeds = [s for s in range(1, 300) if f"(RX{port} 1 after RX{1 - port})" in (sc := random_scenario(s)).description
+             and not any(sc.source_pause.values())][:3]
+    failed = False
+    for seed in seeds:
+        if prism(["regress", "--seeds", "1", "--first-seed", str(seed), "--jobs", "1", "--backend",
+                  "batch-icarus", "--dut", str(broken), "--out", str(tmp_path / f"bad{seed}")]) == 1:
+            failed = True
+            break
+    out = capsys.readouterr().out
+    assert failed and ("counter" in out or "result-value" in out), out[-2000:]

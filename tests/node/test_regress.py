@@ -585,3 +585,99 @@ def test_request_floods_meet_a_stalled_tx0():
         if floods == 10:
             return
     pytest.fail(f"seeds 1..199 draw {floods} request floods, fewer than 10")
+
+
+def test_a_header_alone_follows_a_frame_with_no_elements_on_both_ports():
+    """A DATA frame with n = 0 and a payload beat, then at once on the same port a header of the same
+    operation with n > 0 and no payload: the node drops both (range rule, length rule).  A receiver
+    that kept the first frame's length digest (1 beat) for the header would admit a frame with no
+    elements.  Seeds from 1 on place the pair on both ports, in at least one seed in six."""
+    import golden.node.protocol as P
+    ports = set()
+    seeds = 0
+    for seed in range(1, 61):
+        sc = random_scenario(seed)
+        if "header alone after n = 0" not in sc.description:
+            continue
+        seeds += 1
+        for p in (0, 1):
+            frames = [f.beats for f in sc.frames[p]]
+            for a, b in zip(frames, frames[1:]):
+                if (P.get_field(a[0], "class") == P.CLASS_DATA and P.get_field(a[0], "n") == 0 and len(a) == 2
+                        and len(b) == 1 and P.get_field(b[0], "class") == P.CLASS_DATA and P.get_field(b[0], "n") > 0
+                        and P.get_field(a[0], "op_id") == P.get_field(b[0], "op_id")):
+                    ports.add(p)
+        if ports == {0, 1} and seeds * 6 >= seed:
+            return
+    pytest.fail(f"seeds 1..60: {seeds} seeds with the pair, on ports {sorted(ports)}")
+
+
+def test_half_the_wrap_sweeps_ask_for_exact_results():
+    """The operations that sweep the wrap cases through the Kulisch lanes (FP32 at W = 280, EXACT
+    partials at either width) ask for EXACT results in about half the draws: the merged wrap count
+    then shows whole in the RESULT frame, not only its sign."""
+    ops = []
+    for seed in range(1, 301):
+        ops += [part for part in random_scenario(seed).description.split("; ")
+                if "wrap edges" in part or "EXACT wraps" in part]
+        if len(ops) >= 30:
+            break
+    exact = sum("->exact" in part for part in ops)
+    assert len(ops) >= 30 and 0.4 <= exact / len(ops) <= 0.8, (len(ops), exact)
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "bf16"])
+def test_subnormal_lanes_put_a_subnormal_beside_a_normal_in_every_adder_lane(fmt):
+    """subnormal_lane_values: in every element (so in every one of the 256 FP32 adder lanes at E =
+    256) one contributor gives a subnormal, one a normal of the format's lowest binades, the rest
+    zeros: the two meet in one add, whatever the arrival order, and the adder aligns a subnormal
+    against a normal (a lane that lost the subnormal's one-place correction died on its first seed;
+    it had survived 200 seeds of the adder sweep)."""
+    from fractions import Fraction
+    from cosim.node.aimed import ADDER_LANES, subnormal_lane_values
+    from golden.arith import formats as F
+    _, mbits, _, emin, _ = F.float_params(fmt)
+    smallest_normal = Fraction(2) ** emin
+    data = subnormal_lane_values(random.Random(3), fmt, (3, ADDER_LANES))
+    for e in range(ADDER_LANES):
+        values = [F.decode(fmt, int(data[c, e])) for c in range(3)]
+        subs = [v for v in values if v != 0 and abs(v) < smallest_normal]
+        normals = [v for v in values if smallest_normal <= abs(v) < smallest_normal * 2 ** (mbits + 1)]
+        assert len(subs) == 1 and len(normals) == 1 and values.count(0) == 1, (e, values)
+    with pytest.raises(ValueError, match="FP32 or BF16"):
+        subnormal_lane_values(random.Random(3), "fp16", (2, 4))
+
+
+def test_twins_wait_for_the_commit_on_both_ports_a_set_offset_apart():
+    """The aimed twins: one DATA frame of the operation on each receive port, each ahead of that
+    port's own DATA, both counted from the COMMIT's end so the second starts 0, 1 or 2 cycles after
+    the first (the control port's frames after the COMMIT counted in)."""
+    from cosim.node.regress import TWIN_OFFSETS
+    offsets = set()
+    for seed in range(1, 60):
+        sc = random_scenario(seed)
+        if "twins on both ports" not in sc.description:
+            continue
+        for rec in sc.op_frames:
+            firsts = [rec["data"][p][0] for p in (0, 1) if rec["data"][p]]
+            if len(firsts) < 2:
+                continue
+            twins = []
+            for p in (0, 1):
+                i = next(i for i, f in enumerate(sc.frames[p]) if f is rec["data"][p][0])
+                g = sc.frames[p][i - 1]
+                twins.append((p, i - 1, g))
+            (p0, i0, g0), (p1, i1, g1) = twins
+            if g0.beats != g1.beats:
+                continue                # no twins for this operation
+            start = {}
+            for p, i, g in twins:
+                control = g.after is None
+                if control:
+                    c = next(k for k, f in enumerate(sc.frames[p]) if f is rec["commit"])
+                    start[p] = sum(len(f.beats) + f.delay for f in sc.frames[p][c + 1:i]) + g.delay
+                else:
+                    assert g.after[1] is rec["commit"]
+                    start[p] = g.delay
+            offsets.add(abs(start[0] - start[1]))
+    assert offsets == set(TWIN_OFFSETS), offsets
