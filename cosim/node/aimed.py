@@ -60,6 +60,10 @@ def _edges(result_fmt, kulisch_w=KULISCH_WIDTH_DEFAULT):
     largest = (2 - TWO ** -mbits) * TWO ** emax
     out = [(largest, TWO ** (emax - mbits - 1)),
            ((2 - TWO ** -(mbits + 1)) * TWO ** emax, TWO ** (emax - mbits - 2)),   # overflow threshold (tie)
+           # the midpoint below the largest finite value (a tie to the even one below; a step up
+           # rounds to the largest, not past it: a rounder that took the fraction ...10 for all
+           # ones would give infinity)
+           ((2 - 3 * TWO ** -(mbits + 1)) * TWO ** emax, TWO ** (emax - mbits - 2)),
            (TWO ** emin, TWO ** (emin - mbits - 1)),                             # smallest normal
            (TWO ** (emin - mbits), TWO ** (emin - mbits - 1)),                   # smallest subnormal
            (TWO ** (emin - mbits - 1), TWO ** (emin - mbits - 2)),               # half of it: a tie to 0

@@ -178,47 +178,29 @@ always @(posedge clk) begin
   end
 end""", "mag = 8'h0;", "acc = 8'h0;", id="loop-overwrites"),
     # MyHDL's per-candidate flags: a loop over a variable's bits assigns every bit (go's first value
-    # is never read); part's loop stops a bit short, so its top bit keeps the first value
+    # is never read); the others keep theirs: part's loop stops a bit short, some writes a bit only
+    # under a condition, run reads the bits below (a running or)
     pytest.param("""
 reg [4-1:0] go;
 reg [4-1:0] part;
+reg [4-1:0] some;
+reg [4-1:0] run;
 integer s;
 always @(posedge clk) begin
   go = 4'h0;
   part = 4'h0;
-  if (rst) q <= 0;
-  else begin
-    for (s = 0; s < 4; s = s + 1) begin
-      go[s] = a[s] && b[s];
-    end
-    for (s = 0; s < 3; s = s + 1) begin
-      part[s] = a[s];
-    end
-    q <= {go, part};
-  end
-end""", "go = 4'h0;", "part = 4'h0;", id="loop-over-every-bit"),
-    # the loop writes every bit, but under a condition, so a bit may keep the first value
-    pytest.param("""
-reg [4-1:0] some;
-integer s;
-always @(posedge clk) begin
   some = 4'h0;
-  for (s = 0; s < 4; s = s + 1) begin
-    if (a[s]) some[s] = 1'b1;
-  end
-  q <= some;
-end""", None, "some = 4'h0;", id="loop-over-some-bits"),
-    # every bit, but the loop reads the name too (a running or of the bits below)
-    pytest.param("""
-reg [4-1:0] run;
-integer s;
-always @(posedge clk) begin
   run = 4'h0;
   for (s = 0; s < 4; s = s + 1) begin
+    go[s] = a[s] && b[s];
+    if (a[s]) some[s] = 1'b1;
     run[s] = a[s] | (s != 0 && run[s - 1]);
   end
-  q <= run;
-end""", None, "run = 4'h0;", id="loop-reads-its-bits"),
+  for (s = 0; s < 3; s = s + 1) begin
+    part[s] = a[s];
+  end
+  q <= {go, part} ^ {some, run};
+end""", "go = 4'h0;", ("part = 4'h0;", "some = 4'h0;", "run = 4'h0;"), id="loop-over-every-bit"),
 ]
 
 
@@ -226,7 +208,7 @@ end""", None, "run = 4'h0;", id="loop-reads-its-bits"),
 def test_a_dead_store_is_no_site_a_store_whose_value_is_read_is(body, dead, kept):
     originals = {m.original for m in find_sites(module(body))}
     assert dead is None or dead not in originals
-    assert kept in originals
+    assert {kept} <= originals if isinstance(kept, str) else set(kept) <= originals
 
 
 def test_verilog_2005_as_a_person_writes_it():

@@ -681,3 +681,21 @@ def test_twins_wait_for_the_commit_on_both_ports_a_set_offset_apart():
                     start[p] = g.delay
             offsets.add(abs(start[0] - start[1]))
     assert offsets == set(TWIN_OFFSETS), offsets
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "fp32"])
+def test_result_edges_straddle_the_largest_finite_value_from_below(fmt):
+    """The result-format edges include the midpoint between the two largest finite values: on it a
+    sum ties to the even one below, a step up rounds to the largest finite value and not to
+    infinity (a rounder whose all-ones-fraction test took ...10 gave infinity there and survived
+    200 seeds), and a step down stays below."""
+    from fractions import Fraction
+    from cosim.node.aimed import _edges
+    from golden.arith import formats as F
+    _, mbits, _, _, emax = F.float_params(fmt)
+    largest = (2 - Fraction(2) ** -mbits) * Fraction(2) ** emax
+    below = largest - Fraction(2) ** (emax - mbits)
+    mid = (largest + below) / 2
+    step = next(s for v, s in _edges(fmt) if v == mid)
+    assert F.decode(fmt, F.round_exact(fmt, mid + step)) == largest
+    assert F.decode(fmt, F.round_exact(fmt, mid)) == below == F.decode(fmt, F.round_exact(fmt, mid - step))
