@@ -101,6 +101,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from cosim.mutation import verilog as V
+from cosim.mutation.sites import READ, Fate, variable_width
 
 REGION_LIMIT = 400_000         # characters of process text in a cut-out region (about 3,000 node lines)
 MEMORY_WORDS_LIMIT = 256       # words of a memory in a region (each is compared, as registers are)
@@ -478,78 +479,19 @@ def _constants(an, exclude=None):
     return c
 
 
-_DEAD_INITIAL = object()        # a name whose initial value no run reads (see _read_after_assignment)
+_DEAD_INITIAL = object()        # a name whose initial value no run reads (see _dead_initial_names)
 ITERATIONS_LIMIT = 4096         # runs of an assignment's enclosing loops the constants tier works out one by one
-
-
-def _read_after_assignment(body, names):
-    """The names of `names` that every run of the process statement `body` reads only after
-    assigning them whole with a blocking assignment, on every path through it: the value a name
-    had before the run (its initial value, or the last run's) is then never read, and what a read
-    sees is what some assignment of this run gave.  A part-select assignment counts as a read (it
-    keeps the other bits).  Conditions and loops are taken on every path: a loop's body as its
-    first iteration (later ones start with at least as much assigned), and what it assigns is not
-    counted after it (it may run no iteration)."""
-    failed = set()
-
-    def check(reads, assigned):
-        failed.update((reads & names) - assigned)
-
-    def run(s, assigned):
-        k = s.kind
-        if k == "assign":
-            reads = V.identifiers(s.rhs) | V.lvalue_reads(s.lhs)
-            if s.lhs.kind != "id":
-                reads |= set(V.lvalue_base(s.lhs))
-            check(reads, assigned)
-            if s.lhs.kind == "id" and s.op == "=" and s.lhs.name in names:
-                return assigned | {s.lhs.name}
-            return assigned
-        if k == "block":
-            for c in s.stmts:
-                assigned = run(c, assigned)
-            return assigned
-        if k == "if":
-            check(V.identifiers(s.cond), assigned)
-            a = run(s.then, assigned) if s.then is not None else assigned
-            b = run(s.else_, assigned) if s.else_ is not None else assigned
-            return a & b
-        if k == "case":
-            reads = V.identifiers(s.cond)
-            for labels, _ in s.items:
-                for e in labels:
-                    reads |= V.identifiers(e)
-            check(reads, assigned)
-            outs = [run(c, assigned) if c is not None else assigned for _, c in s.items]
-            if not any(not labels for labels, _ in s.items):
-                outs.append(assigned)             # no default: no item may run
-            return set.intersection(*outs) if outs else assigned
-        if k == "loop":
-            a = assigned
-            for x in s.header:
-                if isinstance(x, V.Stmt):
-                    if x is s.header[0]:
-                        a = run(x, a)
-                    else:
-                        check(V.statement_reads(x), a)
-                else:
-                    check(V.identifiers(x), a)
-            run(s.body, a)
-            return a
-        check(V.statement_reads(s), assigned)
-        return assigned
-
-    run(body, set())
-    return set(names) - failed
 
 
 def _dead_initial_names(an):
     """Names whose initial value no run of the design reads: each is written and read by one process
     alone, only with blocking assignments, and every run of it assigns the name whole before any
-    read (_read_after_assignment).  A MyHDL variable converts to such a name (a module-level `reg`
-    with no initial value)."""
+    read: no path of the process reads it before assigning it whole (the dead-store analysis of
+    cosim/mutation/sites.py, whose loop over every bit counts as a whole assignment).  A MyHDL
+    variable converts to such a name (a module-level `reg` with no initial value)."""
     mod = an.mod
     globals_ = set().union(set(), *an._fglobals.values())
+    fate = Fate({f: g for f, g in an._fglobals.items() if g}, lambda name: variable_width(mod, name))
     out = set()
     for u in an.units:
         if u.kind != "process" or u.process.kind == "initial":
@@ -564,8 +506,7 @@ def _dead_initial_names(an):
             if any(w is not u for w in an.writers.get(n, ())) or any(r is not u for r in an.readers.get(n, ())):
                 continue
             names.add(n)
-        if names:
-            out |= _read_after_assignment(u.process.body, names)
+        out |= {n for n in names if fate.statement(u.process.body, n) != READ}
     return out
 
 

@@ -212,10 +212,10 @@ def _expression_sites(text, e):
 # "neither".  Conservative where it cannot tell: a partial write, a non-blocking write, a task
 # call or a timing control counts as a read.
 
-_READ, _WRITTEN, _NEITHER = "read", "written", "neither"
+READ, WRITTEN, NEITHER = "read", "written", "neither"
 
 
-class _Fate:
+class Fate:
     def __init__(self, function_reads, widths=None):
         self.function_reads = function_reads
         self.widths = widths            # name -> its width in bits, or None (unknown)
@@ -230,40 +230,40 @@ class _Fate:
     def sequence(self, stmts, name):
         for st in stmts:
             fate = self.statement(st, name)
-            if fate != _NEITHER:
+            if fate != NEITHER:
                 return fate
-        return _NEITHER
+        return NEITHER
 
     def statement(self, st, name):
         k = st.kind
         if k == "assign":
             if name in self.reads(st.rhs) or name in V.lvalue_reads(st.lhs):
-                return _READ
+                return READ
             if name in V.lvalue_base(st.lhs):
                 whole = st.lhs.kind == "id" and st.op == "="
-                return _WRITTEN if whole else _READ
-            return _NEITHER
+                return WRITTEN if whole else READ
+            return NEITHER
         if k == "block":
             return self.sequence(st.stmts, name)
         if k == "if":
             if name in self.reads(st.cond):
-                return _READ
+                return READ
             a = self.statement(st.then, name)
-            b = self.statement(st.else_, name) if st.else_ is not None else _NEITHER
-            if _READ in (a, b):
-                return _READ
-            return _WRITTEN if a == b == _WRITTEN else _NEITHER
+            b = self.statement(st.else_, name) if st.else_ is not None else NEITHER
+            if READ in (a, b):
+                return READ
+            return WRITTEN if a == b == WRITTEN else NEITHER
         if k == "case":
             if name in self.reads(st.cond) or any(name in self.reads(e) for labels, _ in st.items for e in labels):
-                return _READ
+                return READ
             fates = [self.statement(c, name) for _, c in st.items]
-            if _READ in fates:
-                return _READ
+            if READ in fates:
+                return READ
             has_default = any(not labels for labels, _ in st.items)
-            return _WRITTEN if has_default and fates and all(f == _WRITTEN for f in fates) else _NEITHER
+            return WRITTEN if has_default and fates and all(f == WRITTEN for f in fates) else NEITHER
         if k == "loop":                 # may run no time at all: at best "neither"
             if self.writes_every_bit(st, name):
-                return _WRITTEN
+                return WRITTEN
             header_reads, header_writes = set(), set()
             for h in st.header:
                 if isinstance(h, V.Stmt):
@@ -272,13 +272,13 @@ class _Fate:
                 else:
                     header_reads |= self.reads(h)
             if name in header_reads or name in header_writes:
-                return _READ
+                return READ
             # each run of the body starts as the first did: if no path of it reads the name before
             # assigning it whole, no run does
-            return _READ if self.statement(st.body, name) == _READ else _NEITHER
+            return READ if self.statement(st.body, name) == READ else NEITHER
         if k == "other" and st.end - st.start <= 1:
-            return _NEITHER             # a null statement
-        return _READ                    # a call, a timing control, a disable: be safe
+            return NEITHER             # a null statement
+        return READ                    # a call, a timing control, a disable: be safe
 
     def writes_every_bit(self, loop, name):
         """MyHDL's loop over a variable's bits, `for (i = 0; i < N; i = i + 1) begin ... name[i] = ...;
@@ -321,6 +321,17 @@ class _Fate:
         return True
 
 
+def variable_width(module, name):
+    """A variable's width from its declared range `[N-1:0]` or `[M:0]` (MyHDL's), else None."""
+    d = module.declarations.get(name)
+    if d is None or d.is_memory or d.signed:
+        return None
+    m = re.fullmatch(r"\[\s*(\d+)\s*(-\s*1\s*)?:\s*0\s*\]", d.range)
+    if not m:
+        return None
+    return int(m.group(1)) + (0 if m.group(2) else 1)
+
+
 def _number(expr):
     """The value of a plain number literal, else None."""
     if expr.kind != "num":
@@ -360,7 +371,7 @@ class _Finder:
         # functions that read module names (MyHDL's read only their arguments: then none)
         self.function_reads = {f: g for f in module.functions if (g := V.function_globals(module, f))}
         self._statement_text = {}
-        self.fate = _Fate(self.function_reads, self._width)
+        self.fate = Fate(self.function_reads, lambda name: variable_width(self.mod, name))
         # which processes and assignments read each name: a name read outside the process that
         # assigns it is no variable of that process
         self.read_elsewhere = None
@@ -381,16 +392,6 @@ class _Finder:
             if d.direction in ("output", "inout"):
                 self.readers.setdefault(d.name, set()).add("port")
 
-    def _width(self, name):
-        """A variable's width from its declared range `[N-1:0]` or `[M:0]` (MyHDL's), else None."""
-        d = self.mod.declarations.get(name)
-        if d is None or d.is_memory or d.signed:
-            return None
-        m = re.fullmatch(r"\[\s*(\d+)\s*(-\s*1\s*)?:\s*0\s*\]", d.range)
-        if not m:
-            return None
-        return int(m.group(1)) + (0 if m.group(2) else 1)
-
     def dead(self, s, after):
         """A blocking assignment of a whole name whose value nothing can read: every path after it
         assigns the name whole before reading it, or none reads it up to the end of the process,
@@ -400,16 +401,16 @@ class _Finder:
         if s.kind != "assign" or s.op != "=" or s.lhs.kind != "id":
             return False
         name = s.lhs.name
-        fate = _NEITHER
+        fate = NEITHER
         for stmts in after:
             fate = self.fate.sequence(stmts, name)
-            if fate != _NEITHER:
+            if fate != NEITHER:
                 break
-        if fate == _WRITTEN:
+        if fate == WRITTEN:
             return True
-        if fate == _READ or self.read_elsewhere.get(name, 0) > 0:
+        if fate == READ or self.read_elsewhere.get(name, 0) > 0:
             return False
-        return self.fate.statement(self.process.body, name) != _READ
+        return self.fate.statement(self.process.body, name) != READ
 
     def block_of(self, offset):
         if self.design_map is None:
